@@ -1,0 +1,141 @@
+"""The ``docbench`` command line. Each command is a thin shell over a module that does the work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from docbench import paths
+
+
+def parse_count(text: str) -> int:
+    """Accept 1m/10m/100m/1000m, 20k, or a plain integer."""
+    value = text.strip().lower().replace("_", "")
+    for suffix, factor in (("k", 1_000), ("m", 1_000_000), ("b", 1_000_000_000)):
+        if value.endswith(suffix):
+            return int(float(value[: -len(suffix)]) * factor)
+    return int(value)
+
+
+@click.group()
+@click.version_option(package_name="docbench")
+def main() -> None:
+    """docbench: load the same JSON documents into many datastores and compare them."""
+
+
+@main.command()
+@click.option("--docs", "docs", required=True, help="Number of documents: 1m, 10m, 100m, 1000m, 20k, ...")
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True)
+@click.option("--seed", default=1, show_default=True, type=int)
+@click.option("--jobs", default=1, show_default=True, type=int, help="Files generated in parallel.")
+@click.option("--compress", type=click.Choice(["none", "gzip", "zstd"]), default="none", show_default=True)
+@click.option("--dirty-rate", default=0.0, show_default=True, type=float,
+              help="Share of invalid lines mixed in (truncated JSON, invalid UTF-8, empty lines).")
+@click.option("--hard-rate", default=None, type=float,
+              help="Share of valid-but-hard documents (default: the generator's documented rate).")
+@click.option("--files", default=None, help="Generate only these file numbers (e.g. 1,3-5).")
+def generate(docs: str, out: Path, seed: int, jobs: int, compress: str, dirty_rate: float,
+             hard_rate: float | None, files: str | None) -> None:
+    """Generate Bluesky Jetstream events in JSONBench's file layout."""
+    from docbench.dataset.generate import generate_dataset
+
+    generate_dataset(parse_count(docs), out, seed=seed, jobs=jobs, compress=compress,
+                     dirty_rate=dirty_rate, hard_rate=hard_rate, only_files=files)
+
+
+@main.command()
+@click.argument("data_dir", type=click.Path(path_type=Path, exists=True))
+@click.option("--jobs", default=1, show_default=True, type=int)
+@click.option("--refresh", is_flag=True, help="Ignore a cached answers.json.")
+def answers(data_dir: Path, jobs: int, refresh: bool) -> None:
+    """Compute the exact answers of Q1-Q5 for a directory of ndjson files (no database)."""
+    from docbench.dataset.oracle import answers_command
+
+    answers_command(data_dir, jobs=jobs, refresh=refresh)
+
+
+@main.command()
+def systems() -> None:
+    """List every system, its version and whether it can run here."""
+    from docbench.report.systems import print_systems
+
+    print_systems()
+
+
+@main.command()
+@click.option("--workload", type=click.Choice(["analytics"]), default="analytics", show_default=True)
+@click.option("--systems", "system_names", default=None,
+              help="Comma-separated systems (default: every one that can run here without setup).")
+@click.option("--scale", default=None, help="1m, 10m, 100m, 1000m (generated if missing).")
+@click.option("--data", "data_dir", type=click.Path(path_type=Path, exists=True), default=None,
+              help="Any directory of ndjson files instead of a generated scale.")
+@click.option("--results", "results_dir", type=click.Path(path_type=Path), default=None)
+@click.option("--tries", default=3, show_default=True, type=int)
+@click.option("--timeout", default=600.0, show_default=True, type=float, help="Seconds per query try.")
+@click.option("--variants", default=None, help="Comma-separated variants (default: all of each system).")
+@click.option("--resume", is_flag=True, help="Skip (system, variant, scale) runs already complete.")
+@click.option("--postgresql-url", default=None, help="Use this PostgreSQL server instead of a managed one.")
+def run(workload: str, system_names: str | None, scale: str | None, data_dir: Path | None,
+        results_dir: Path | None, tries: int, timeout: float, variants: str | None, resume: bool,
+        postgresql_url: str | None) -> None:
+    """Run a workload on the chosen systems and write one result file per run."""
+    from docbench.workloads.analytics.runner import RunRequest, run_analytics
+
+    if scale and data_dir:
+        raise click.UsageError("--scale and --data are exclusive")
+    request = RunRequest(
+        system_names=_split(system_names),
+        scale=scale,
+        data_dir=data_dir,
+        results_dir=results_dir or paths.results_dir(),
+        tries=tries,
+        timeout=timeout,
+        variants=_split(variants),
+        resume=resume,
+        urls={"postgresql": postgresql_url},
+    )
+    raise SystemExit(run_analytics(request))
+
+
+@main.command()
+@click.option("--results", "results_dirs", type=click.Path(path_type=Path), multiple=True)
+def report(results_dirs: tuple[Path, ...]) -> None:
+    """Compare what is in the results directory."""
+    from docbench.report.terminal import print_report
+
+    print_report(list(results_dirs) or [paths.results_dir()])
+
+
+@main.group()
+def bench() -> None:
+    """Benchmarks of docbench itself (generator, oracle, loader overhead)."""
+
+
+@bench.command("generate")
+@click.option("--docs", default="1m", show_default=True)
+@click.option("--jobs", default=2, show_default=True, type=int)
+def bench_generate(docs: str, jobs: int) -> None:
+    """Print generator and oracle throughput and peak memory."""
+    from docbench.dataset.bench import bench_dataset_tools
+
+    bench_dataset_tools(parse_count(docs), jobs=jobs)
+
+
+@bench.command("load")
+@click.option("--systems", "system_names", default=None)
+@click.option("--scale", default="1m", show_default=True)
+@click.option("--data", "data_dir", type=click.Path(path_type=Path, exists=True), default=None)
+def bench_load(system_names: str | None, scale: str, data_dir: Path | None) -> None:
+    """Compare docbench's load time with each system's native bulk load of the same files."""
+    from docbench.workloads.analytics.loadbench import bench_load_overhead
+
+    bench_load_overhead(_split(system_names), scale=scale, data_dir=data_dir)
+
+
+def _split(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""Where docbench keeps what it owns: datasets, results, engine work directories, installs.
+
+Everything lives under one home directory (``$DOCBENCH_HOME``, default ``./.docbench``) so
+that a run never writes anywhere it does not own and cleaning up is one ``rm -rf``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def home() -> Path:
+    return Path(os.environ.get("DOCBENCH_HOME", ".docbench")).resolve()
+
+
+def datasets_dir() -> Path:
+    return Path(os.environ.get("DOCBENCH_DATA", "data")).resolve()
+
+
+def results_dir() -> Path:
+    return Path(os.environ.get("DOCBENCH_RESULTS", "results")).resolve()
+
+
+def work_dir() -> Path:
+    """Engine data directories (databases, server clusters) that docbench creates and owns."""
+    return home() / "work"
+
+
+def opt_dir() -> Path:
+    """Software that ``docbench setup`` installs (servers, JDKs, built binaries)."""
+    return home() / "opt"
+
+
+def repo_root() -> Path:
+    """The source checkout, when docbench runs from one (for the native generator build)."""
+    return Path(__file__).resolve().parents[2]
