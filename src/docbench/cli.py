@@ -64,6 +64,15 @@ def systems() -> None:
 
 
 @main.command()
+@click.argument("names", nargs=-1, required=True)
+def setup(names: tuple[str, ...]) -> None:
+    """Install what a system needs (idempotent): `docbench setup postgresql`, `docbench setup all`."""
+    from docbench.setup import setup_systems
+
+    raise SystemExit(setup_systems(list(names)))
+
+
+@main.command()
 @click.option("--workload", type=click.Choice(["analytics"]), default="analytics", show_default=True)
 @click.option("--systems", "system_names", default=None,
               help="Comma-separated systems (default: every one that can run here without setup).")

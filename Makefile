@@ -1,0 +1,48 @@
+# docbench: `make demo` runs the main job on this machine's engines; `make test` runs the tests.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+SCALE  ?= 1m
+
+.PHONY: install native test demo bench-generate bench-load lint clean systems
+
+# A virtualenv with docbench and its libraries (chDB, DuckDB, SQLite/JSONB, psycopg...), plus the
+# native generator. Re-runs only when pyproject.toml or the generator's sources change.
+install: $(STAMP) native
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+native:
+	bash scripts/build-native.sh
+
+# Servers the tests run against, installed idempotently (Debian packages).
+test-systems: install
+	$(BIN)/docbench setup postgresql
+
+test: install test-systems
+	$(BIN)/ruff check src tests
+	$(BIN)/python -m pytest -q
+
+demo: install
+	-$(BIN)/docbench setup postgresql
+	$(BIN)/docbench run --scale $(SCALE)
+
+systems: install
+	$(BIN)/docbench systems
+
+bench-generate: install
+	$(BIN)/docbench bench generate --docs $(SCALE)
+
+bench-load: install
+	$(BIN)/docbench bench load --scale $(SCALE)
+
+lint: install
+	$(BIN)/ruff check src tests
+
+clean:
+	rm -rf .docbench results

@@ -1,0 +1,394 @@
+"""The analytics workload (JSONBench): load, measure storage, run Q1-Q5 cold and hot, check.
+
+For every (system, variant) the runner:
+1. starts the system (managed server or embedded engine) in a work directory it owns;
+2. loads the dataset through the generic load driver (refused documents isolated and logged);
+3. runs the system's post-load step (indexes, VACUUM ANALYZE, merges) -- part of load time;
+4. records the system's own document count and sizes;
+5. runs each query `tries` times in a fresh worker process: before the first try the engine is
+   restarted (servers) and the OS page cache dropped (when root), so try 1 is cold and the
+   others hot; each try records wall time, engine time, peak memory and bytes read;
+6. checks each answer against the oracle and writes the result file atomically.
+A failure anywhere is recorded in the result and the run goes on with the next system.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from docbench import paths, procstats, results
+from docbench.answers import AnswerCheck, check_answer
+from docbench.dataset.baselines import dataset_baselines
+from docbench.dataset.manifest import read_manifest
+from docbench.dataset.oracle import load_or_compute_answers
+from docbench.dataset.reader import dataset_files
+from docbench.systems import REGISTERED, system_class
+from docbench.systems.base import System, Variant
+from docbench.workloads.analytics.load import LoadReport, load_files
+from docbench.workloads.analytics.worker import QueryRun, run_query_in_worker
+
+log = logging.getLogger(__name__)
+console = Console(stderr=True)
+
+QUERY_COUNT = 5
+
+
+@dataclass
+class RunRequest:
+    system_names: list[str] | None = None
+    scale: str | None = None
+    data_dir: Path | None = None
+    results_dir: Path = field(default_factory=paths.results_dir)
+    tries: int = 3
+    timeout: float = 600.0
+    variants: list[str] | None = None
+    resume: bool = False
+    urls: dict[str, str | None] = field(default_factory=dict)
+    quiet: bool = False
+
+
+@dataclass
+class Dataset:
+    path: Path
+    label: str
+    files: list[Path]
+    answers: dict[str, Any]
+    baselines: dict[str, int]
+    manifest: dict[str, Any] | None
+
+
+def run_analytics(request: RunRequest) -> int:
+    dataset = prepare_dataset(request)
+    runs = plan_runs(request)
+    if not runs:
+        console.print("[red]No system can run here. See `docbench systems`.[/red]")
+        return 2
+    written = []
+    for cls, variant in runs:
+        path = results.result_path(request.results_dir, cls.name, variant.name, dataset.label)
+        if request.resume and results.is_complete(path):
+            console.print(f"[dim]skip {cls.name}/{variant.name}: {path.name} is complete[/dim]")
+            written.append(path)
+            continue
+        document = run_system(cls, variant, dataset, request)
+        results.write_atomically(path, document)
+        console.print(f"[green]wrote[/green] {path}")
+        written.append(path)
+    from docbench.report.terminal import print_report
+
+    print_report([request.results_dir], only=written)
+    return 0
+
+
+# ----- dataset ----------------------------------------------------------------------------
+
+
+def prepare_dataset(request: RunRequest) -> Dataset:
+    if request.data_dir:
+        path = request.data_dir.resolve()
+        label = path.name if path.is_dir() else path.stem
+    else:
+        label = request.scale or "1m"
+        path = paths.datasets_dir() / f"bluesky-{label}"
+        if not (path / "dataset.json").exists():
+            from docbench.cli import parse_count
+            from docbench.dataset.generate import generate_dataset
+
+            console.print(f"Generating the {label} dataset into {path}")
+            generate_dataset(parse_count(label), path, jobs=max(1, (_cpu_count())))
+    files = dataset_files(path)
+    if not files:
+        raise SystemExit(f"no ndjson files in {path}")
+    console.print(f"Dataset {path} ({len(files)} files): computing/reading the oracle's answers")
+    answers = load_or_compute_answers(path, jobs=_cpu_count())
+    baselines = dataset_baselines(path)
+    manifest = read_manifest(path) if path.is_dir() else None
+    return Dataset(path, label, files, answers, baselines,
+                   _manifest_summary(manifest) if manifest else None)
+
+
+def _manifest_summary(manifest: Any) -> dict[str, Any]:
+    """The manifest's provenance fields (seed, generator version...) for the result file."""
+    data = manifest if isinstance(manifest, dict) else getattr(manifest, "__dict__", {})
+    keep = {k: v for k, v in data.items() if k not in ("files", "hard_documents", "dirty_lines")}
+    for key in ("hard_documents", "dirty_lines"):
+        if key in data and isinstance(data[key], list):
+            keep[f"{key}_count"] = len(data[key])
+    return keep
+
+
+def _cpu_count() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+# ----- which runs -------------------------------------------------------------------------
+
+
+def plan_runs(request: RunRequest) -> list[tuple[type[System], Variant]]:
+    names = request.system_names or REGISTERED
+    runs = []
+    for name in names:
+        cls = system_class(name)
+        url = request.urls.get(name)
+        availability = cls.availability(url)
+        if not availability.ok:
+            level = "red" if request.system_names else "yellow"
+            hint = f" -- install: {availability.install_hint}" if availability.install_hint else ""
+            console.print(f"[{level}]{name}: cannot run here: {availability.reason}{hint}[/{level}]")
+            continue
+        if not request.system_names and not getattr(cls, "runs_by_default", True):
+            continue
+        for variant in cls.variants:
+            if request.variants and variant.name not in request.variants:
+                continue
+            runs.append((cls, variant))
+    return runs
+
+
+# ----- one system -------------------------------------------------------------------------
+
+
+def run_system(cls: type[System], variant: Variant, dataset: Dataset,
+               request: RunRequest) -> dict[str, Any]:
+    url = request.urls.get(cls.name)
+    workdir = paths.work_dir() / f"{cls.name}-{variant.name}"
+    system = cls(workdir, variant, url=url)
+    document = base_document(system, dataset, request)
+    console.rule(f"{cls.display_name} / {variant.name}")
+    try:
+        system.start()
+        document["version"] = system.version() or "unknown"
+        document["environment"]["versions"] = system.versions()
+        load_phase(system, dataset, document, request)
+        query_phase(system, dataset, document, request)
+        document["complete"] = True
+    except Exception as error:  # noqa: BLE001 - recorded, and the next system runs
+        document["error"] = f"{type(error).__name__}: {error}"
+        document["error_traceback"] = traceback.format_exc(limit=8)
+        console.print(f"[red]{cls.name}/{variant.name} failed: {document['error']}[/red]")
+        # A failed run is still complete in the sense of --resume only if queries were tried.
+        document["complete"] = False
+    finally:
+        try:
+            system.stop()
+        except Exception as error:  # noqa: BLE001
+            document.setdefault("warnings", []).append(f"stop failed: {error}")
+    document["finished_at"] = results.now_iso()
+    return document
+
+
+def base_document(system: System, dataset: Dataset, request: RunRequest) -> dict[str, Any]:
+    cls = type(system)
+    env = results.environment()
+    tags = ["embedded" if cls.embedded else ("url" if system.url else "managed-server")]
+    return {
+        # JSONBench's keys
+        "system": cls.display_name,
+        "version": "unknown",
+        "os": env["os"],
+        "date": results.today(),
+        "machine": results.machine_label(),
+        "retains_structure": "yes" if cls.retains_structure else "no",
+        "tags": tags,
+        "dataset_size": None,
+        "num_loaded_documents": None,
+        "total_size": None,
+        "data_size": None,
+        "index_size": None,
+        "result": [[None] * request.tries for _ in range(QUERY_COUNT)],
+        "memory_usage": [[None] * request.tries for _ in range(QUERY_COUNT)],
+        "load_time": None,
+        "comment": cls.notes,
+        # docbench's additions
+        "format": results.RESULT_FORMAT,
+        "workload": "analytics",
+        "complete": False,
+        "system_name": cls.name,
+        "variant": system.variant.name,
+        "variant_role": system.variant.role,
+        "variant_description": system.variant.description,
+        "dataset": {
+            "label": dataset.label,
+            "path": str(dataset.path),
+            "files": [p.name for p in dataset.files],
+            "documents_by_oracle": dataset.answers.get("documents"),
+            "invalid_lines_by_oracle": dataset.answers.get("invalid_lines"),
+            "manifest": dataset.manifest,
+            "baselines": dataset.baselines,
+        },
+        "tries": request.tries,
+        "timeout_seconds": request.timeout,
+        "started_at": results.now_iso(),
+        "environment": {**env},
+    }
+
+
+def load_phase(system: System, dataset: Dataset, document: dict[str, Any],
+               request: RunRequest) -> None:
+    system.create()
+    expected = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
+    with _progress(request) as progress:
+        task = progress.add_task(f"load {system.name}/{system.variant.name}", total=expected or None)
+        report: LoadReport = load_files(system.loader(), dataset.files, type(system).load_batch_size,
+                                        on_progress=lambda n: progress.advance(task, n))
+    started = time.perf_counter()
+    system.finish_load()
+    finish_seconds = time.perf_counter() - started
+    count = system.count()
+    storage = system.storage()
+    system.release()
+    load_time = report.seconds + finish_seconds
+    document.update({
+        "dataset_size": report.offered,
+        "num_loaded_documents": count,
+        "total_size": storage.total,
+        "data_size": storage.data,
+        "index_size": storage.index,
+        "load_time": round(load_time, 3),
+        "load": {
+            "insert_seconds": round(report.seconds, 3),
+            "finish_seconds": round(finish_seconds, 3),
+            "documents_per_second": round(report.offered / load_time, 1) if load_time else None,
+            "offered": report.offered,
+            "empty_lines": report.empty_lines,
+            "batches": report.batches,
+            "retried_batches": report.retried_batches,
+            "batch_size": type(system).load_batch_size,
+        },
+        "load_errors": {
+            "count": report.refused_count,
+            "first": [vars(r) for r in report.refused],
+        },
+        "storage": {"total": storage.total, "data": storage.data, "index": storage.index,
+                    "on_disk": storage.on_disk, "detail": storage.detail},
+    })
+    if count != report.offered - report.refused_count:
+        document.setdefault("warnings", []).append(
+            f"the system counts {count} documents but accepted "
+            f"{report.offered - report.refused_count} of {report.offered}")
+    console.print(f"loaded {count:,} of {report.offered:,} documents in {load_time:.1f} s "
+                  f"({report.refused_count} refused); total size {_mb(storage.total)}")
+
+
+def query_phase(system: System, dataset: Dataset, document: dict[str, Any],
+                request: RunRequest) -> None:
+    cls = type(system)
+    texts = system.queries()
+    can_drop = procstats.can_drop_page_cache()
+    can_restart = getattr(system, "can_restart", True)
+    if not can_drop:
+        document["tags"].append("lukewarm-cold-run")
+    if not cls.embedded and not can_restart:
+        document["tags"].append("no-restart-cold-run")
+    document["cold_method"] = _cold_method(cls.embedded, can_restart, can_drop)
+    per_query: dict[str, list[Any]] = {k: [] for k in
+                                       ("answers", "engine_time", "bytes_read", "plans",
+                                        "plan_warnings", "query_errors")}
+    with _progress(request) as progress:
+        task = progress.add_task(f"queries {cls.name}/{system.variant.name}",
+                                 total=QUERY_COUNT)
+        for number, text in enumerate(texts, start=1):
+            run = run_one_query(system, number, text, request, can_restart, can_drop)
+            record_query(document, per_query, system, number, run, dataset)
+            progress.advance(task)
+    document.update(per_query)
+    statuses = " ".join(f"Q{i + 1}:{a['status']}" for i, a in enumerate(per_query["answers"]))
+    console.print(f"answers {statuses}")
+
+
+def run_one_query(system: System, number: int, text: str, request: RunRequest,
+                  can_restart: bool, can_drop: bool) -> QueryRun:
+    if not type(system).embedded and can_restart:
+        system.restart()
+    if can_drop:
+        procstats.drop_page_cache()
+    spec = {**system.session_spec(), "timeout": request.timeout}
+    run = run_query_in_worker(type(system).name, spec, number, text, request.tries,
+                              request.timeout)
+    if not system.is_alive():
+        run.worker_error = (run.worker_error or "") + " server crashed during the query"
+        for attempt in run.tries:
+            if attempt.error is None:
+                continue
+            attempt.error = f"server crashed: {attempt.error}"
+        console.print(f"[red]{system.name} crashed during Q{number}; restarting[/red]")
+        system.restart()
+    return run
+
+
+def record_query(document: dict[str, Any], per_query: dict[str, list[Any]], system: System,
+                 number: int, run: QueryRun, dataset: Dataset) -> None:
+    cls = type(system)
+    index = number - 1
+    document["result"][index] = [_round(t.seconds) for t in run.tries]
+    document["memory_usage"][index] = [t.peak_rss for t in run.tries]
+    per_query["engine_time"].append([_round(t.engine_seconds) for t in run.tries])
+    per_query["bytes_read"].append([t.read_bytes for t in run.tries])
+    per_query["plans"].append(run.plan)
+    per_query["plan_warnings"].append(system.check_plan(number, run.plan))
+    per_query["query_errors"].append([t.error for t in run.tries])
+    per_query["answers"].append(answer_for(cls, number, run, dataset))
+
+
+def answer_for(cls: type[System], number: int, run: QueryRun, dataset: Dataset) -> dict[str, Any]:
+    answered = [t for t in run.tries if t.rows is not None and t.error is None]
+    if not answered:
+        errors = [t.error for t in run.tries if t.error] or [run.worker_error or "no result"]
+        check = AnswerCheck.error(errors[0])
+    else:
+        check = check_answer(number, answered[0].rows, dataset.answers,
+                             time_precision_us=cls.time_precision_us,
+                             approximate=number in cls.approximate_queries)
+        if any(t.rows != answered[0].rows for t in answered[1:]):
+            check.detail = (check.detail + "; " if check.detail else "") + \
+                "tries returned different rows"
+    return {"query": number, "status": check.status, "detail": check.detail, "rows": check.rows}
+
+
+def _cold_method(embedded: bool, can_restart: bool, can_drop: bool) -> str:
+    engine = ("fresh worker process opens the database" if embedded else
+              "server restarted" if can_restart else "server NOT restarted (user's server)")
+    cache = "OS page cache dropped" if can_drop else "OS page cache NOT dropped (not root)"
+    return f"{engine}; {cache}"
+
+
+class RateColumn(ProgressColumn):
+    """Items per second (documents while loading, queries while querying)."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:>10,.0f}/s" if speed else "", style="progress.data.speed")
+
+
+def _progress(request: RunRequest) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    RateColumn(), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+                    transient=True, disable=request.quiet)
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _mb(size: int | None) -> str:
+    return "?" if size is None else f"{size / 1e6:,.1f} MB"
