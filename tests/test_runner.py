@@ -1,0 +1,175 @@
+"""End-to-end tests of `docbench run` (the analytics workload) against the real engines."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from docbench import results
+from docbench.systems import REGISTERED, system_class
+from docbench.workloads.analytics import runner
+from docbench.workloads.analytics.runner import RunRequest, run_analytics
+
+TRUSTED = {"ok", "precision"}
+
+
+def available_systems() -> list[str]:
+    return [name for name in REGISTERED if system_class(name).availability().ok]
+
+
+@pytest.fixture(autouse=True)
+def own_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's engines live in a fresh DOCBENCH_HOME, so leftovers are attributable."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("DOCBENCH_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def real_events(real_data_dir: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "real"
+    target.mkdir()
+    for path in sorted(real_data_dir.glob("*.jsonl")):
+        shutil.copy(path, target / path.name)
+    return target
+
+
+def processes_under(path: Path) -> list[int]:
+    """PIDs of live processes whose command line mentions `path` (servers we started)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(path) in cmdline:
+            found.append(int(proc.name))
+    return found
+
+
+def run(data_dir: Path, results_dir: Path, systems: list[str], **kwargs: object) -> list[dict]:
+    request = RunRequest(system_names=systems, data_dir=data_dir, results_dir=results_dir,
+                         tries=kwargs.pop("tries", 2), timeout=kwargs.pop("timeout", 120.0),
+                         quiet=True, **kwargs)  # type: ignore[arg-type]
+    assert run_analytics(request) == 0
+    documents = results.load_results([results_dir])
+    for document in documents:
+        results.validate({k: v for k, v in document.items() if k != "_path"})
+    return documents
+
+
+def test_every_system_loads_every_real_event_with_correct_answers(
+        real_events: Path, tmp_path: Path, own_home: Path) -> None:
+    systems = available_systems()
+    assert {"clickhouse", "duckdb", "sqlite"} <= set(systems)
+    documents = run(real_events, tmp_path / "results", systems)
+    variants = sum(len(system_class(s).variants) for s in systems)
+    assert len(documents) == variants
+    for document in documents:
+        name = f"{document['system_name']}/{document['variant']}"
+        assert document["complete"], name
+        assert document["num_loaded_documents"] == document["dataset_size"], name
+        assert document["load_errors"]["count"] == 0, (name, document["load_errors"])
+        statuses = [a["status"] for a in document["answers"]]
+        assert set(statuses) <= TRUSTED, (name, [a["detail"] for a in document["answers"]])
+        assert all(t is not None for row in document["result"] for t in row), name
+        assert document["total_size"] and document["total_size"] > 0, name
+    assert processes_under(own_home) == []
+
+
+def test_generated_dataset_answers_equal_the_oracle(generated_20k: Path, tmp_path: Path) -> None:
+    documents = run(generated_20k, tmp_path / "results", available_systems())
+    for document in documents:
+        name = f"{document['system_name']}/{document['variant']}"
+        statuses = {a["query"]: (a["status"], a["detail"]) for a in document["answers"]}
+        assert all(s in TRUSTED for s, _ in statuses.values()), (name, statuses)
+        refused = document["dataset_size"] - document["num_loaded_documents"]
+        assert refused == document["load_errors"]["count"], name
+
+
+def test_bad_lines_lose_only_themselves(real_data_dir: Path, tmp_path: Path) -> None:
+    good = (real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes().splitlines()[:200]
+    bad = {
+        "truncated": good[0][: len(good[0]) // 2],
+        "not json": b"this is not json",
+        "invalid utf-8": good[1].replace(b'"did"', b'"d\xff\xfeid"', 1),
+    }
+    lines, bad_line_numbers = [], {}
+    for i, line in enumerate(good):
+        lines.append(line)
+        if i % 50 == 10 and bad:
+            kind, text = bad.popitem()
+            lines.append(text)
+            bad_line_numbers[len(lines)] = kind
+        if i == 100:
+            lines.append(b"")  # an empty line is not a document
+    data = tmp_path / "dirty"
+    data.mkdir()
+    (data / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
+    documents = run(data, tmp_path / "results", available_systems())
+    for document in documents:
+        name = f"{document['system_name']}/{document['variant']}"
+        assert document["dataset_size"] == len(good) + len(bad_line_numbers), name
+        assert document["num_loaded_documents"] == len(good), name
+        refused = {e["line"] for e in document["load_errors"]["first"]}
+        assert refused == set(bad_line_numbers), (name, document["load_errors"])
+        assert all(a["status"] in TRUSTED for a in document["answers"]), name
+
+
+def test_query_timeout_is_recorded_and_the_run_goes_on(generated_20k: Path, tmp_path: Path) -> None:
+    documents = run(generated_20k, tmp_path / "results", ["sqlite", "duckdb"], timeout=0.001,
+                    variants=["jsonb", "default"])
+    assert {d["system_name"] for d in documents} == {"sqlite", "duckdb"}
+    for document in documents:
+        assert document["complete"]
+        for q in range(5):
+            errors = document["query_errors"][q]
+            assert document["result"][q][0] is None
+            assert errors[0].startswith("timeout"), errors
+            assert document["answers"][q]["status"] == "error"
+
+
+@pytest.mark.skipif(not system_class("postgresql").availability().ok,
+                    reason="PostgreSQL server binaries are installed by `make test`")
+def test_killed_server_is_recorded_restarted_and_next_system_runs(
+        real_events: Path, tmp_path: Path, own_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_worker = runner.run_query_in_worker
+    killed: list[int] = []
+
+    def kill_server_before_q3(system_name: str, spec: dict, number: int, *args: object):
+        if system_name == "postgresql" and number == 3 and not killed:
+            postmasters = [pid for pid in processes_under(own_home)
+                           if b"postgres" in Path(f"/proc/{pid}/comm").read_bytes()]
+            assert postmasters
+            for pid in postmasters:
+                os.kill(pid, signal.SIGKILL)
+            killed.extend(postmasters)
+        return real_worker(system_name, spec, number, *args)
+
+    monkeypatch.setattr(runner, "run_query_in_worker", kill_server_before_q3)
+    documents = run(real_events, tmp_path / "results", ["postgresql", "sqlite"],
+                    variants=["pglz", "jsonb"])
+    by_system = {d["system_name"]: d for d in documents}
+    assert killed
+    pg = by_system["postgresql"]
+    assert pg["answers"][2]["status"] == "error"
+    assert "crash" in " ".join(e or "" for e in pg["query_errors"][2])
+    assert pg["answers"][3]["status"] in TRUSTED  # restarted for Q4
+    assert all(a["status"] in TRUSTED for a in by_system["sqlite"]["answers"])
+    assert processes_under(own_home) == []
+
+
+def test_resume_skips_complete_results(real_events: Path, tmp_path: Path) -> None:
+    results_dir = tmp_path / "results"
+    run(real_events, results_dir, ["sqlite"], variants=["jsonb"])
+    [path] = list(results_dir.glob("*.json"))
+    before = path.stat().st_mtime_ns
+    run(real_events, results_dir, ["sqlite", "duckdb"], variants=["jsonb", "default"], resume=True)
+    assert path.stat().st_mtime_ns == before
+    assert len(list(results_dir.glob("*.json"))) == 2
