@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from docbench import paths
+from docbench.systems import all_systems
 
 
 def parse_count(text: str) -> int:
@@ -16,6 +18,21 @@ def parse_count(text: str) -> int:
         if value.endswith(suffix):
             return int(float(value[: -len(suffix)]) * factor)
     return int(value)
+
+
+def system_url_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`--<system>-url` for every registered system: run against the user's own server."""
+    for cls in reversed(all_systems()):
+        if cls.url_example:
+            command = click.option(
+                f"--{cls.name}-url", default=None, metavar="URL",
+                help=f"Run against this {cls.display_name} server (e.g. {cls.url_example}); "
+                     "docbench only touches its own database/index there.")(command)
+    return command
+
+
+def _urls(options: dict[str, str | None]) -> dict[str, str | None]:
+    return {key.removesuffix("_url"): value for key, value in options.items()}
 
 
 @click.group()
@@ -84,10 +101,10 @@ def setup(names: tuple[str, ...]) -> None:
 @click.option("--timeout", default=600.0, show_default=True, type=float, help="Seconds per query try.")
 @click.option("--variants", default=None, help="Comma-separated variants (default: all of each system).")
 @click.option("--resume", is_flag=True, help="Skip (system, variant, scale) runs already complete.")
-@click.option("--postgresql-url", default=None, help="Use this PostgreSQL server instead of a managed one.")
+@system_url_options
 def run(workload: str, system_names: str | None, scale: str | None, data_dir: Path | None,
         results_dir: Path | None, tries: int, timeout: float, variants: str | None, resume: bool,
-        postgresql_url: str | None) -> None:
+        **system_urls: str | None) -> None:
     """Run a workload on the chosen systems and write one result file per run."""
     from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
@@ -102,18 +119,60 @@ def run(workload: str, system_names: str | None, scale: str | None, data_dir: Pa
         timeout=timeout,
         variants=_split(variants),
         resume=resume,
-        urls={"postgresql": postgresql_url},
+        urls=_urls(system_urls),
     )
     raise SystemExit(run_analytics(request))
 
 
 @main.command()
 @click.option("--results", "results_dirs", type=click.Path(path_type=Path), multiple=True)
-def report(results_dirs: tuple[Path, ...]) -> None:
-    """Compare what is in the results directory."""
-    from docbench.report.terminal import print_report
+@click.option("--html", "html_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write the dashboard: one self-contained HTML file (works offline).")
+@click.option("--plots", "plots_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Write the charts as PNG files into this directory.")
+def report(results_dirs: tuple[Path, ...], html_file: Path | None, plots_dir: Path | None) -> None:
+    """Compare what is in the results directory (in the terminal, or as --html / --plots)."""
+    dirs = list(results_dirs) or [paths.results_dir()]
+    if html_file is None and plots_dir is None:
+        from docbench.report.terminal import print_report
 
-    print_report(list(results_dirs) or [paths.results_dir()])
+        print_report(dirs)
+        return
+    if html_file is not None:
+        from docbench.report.html import write_dashboard
+
+        written, runs = write_dashboard(dirs, html_file)
+        click.echo(f"dashboard of {runs} analytics results: {written}")
+    if plots_dir is not None:
+        from docbench.report.plots import write_plots
+
+        files = write_plots(dirs, plots_dir)
+        click.echo(f"{len(files)} charts in {plots_dir}")
+        for path in files:
+            click.echo(f"  {path.name}")
+
+
+@main.command("import-jsonbench")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Where to write the docbench result files (default: results/imported/).")
+def import_jsonbench(sources: tuple[Path, ...], out_dir: Path | None) -> None:
+    """Import JSONBench result files (or directories of them) as docbench results.
+
+    They are marked as measured on another machine (tag `imported`, variant imported-<machine>)
+    and their answers as unchecked, so the reports show them beside local results.
+    """
+    from docbench.report.jsonbench_import import import_files
+
+    out = out_dir or paths.results_dir() / "imported"
+    written, skipped = import_files(list(sources), out)
+    for path, reason in skipped:
+        click.echo(f"skipped {path}: {reason}", err=True)
+    for path in written:
+        click.echo(f"imported {path}")
+    click.echo(f"{len(written)} JSONBench results imported into {out}")
+    if not written:
+        raise SystemExit(1)
 
 
 @main.group()

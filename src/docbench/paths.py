@@ -35,3 +35,18 @@ def opt_dir() -> Path:
 def repo_root() -> Path:
     """The source checkout, when docbench runs from one (for the native generator build)."""
     return Path(__file__).resolve().parents[2]
+
+
+def cache_dir_for(data_dir: Path) -> Path:
+    """Where derived files of a dataset (answers.json, baselines.json) are kept.
+
+    Next to the data when docbench generated that dataset (it has docbench's dataset.json);
+    otherwise under docbench's home, so a directory docbench does not own is never written.
+    """
+    import hashlib
+
+    data_dir = data_dir.resolve()
+    if data_dir.is_dir() and (data_dir / "dataset.json").exists():
+        return data_dir
+    digest = hashlib.sha1(str(data_dir).encode()).hexdigest()[:16]
+    return home() / "cache" / f"{data_dir.name}-{digest}"

@@ -2,7 +2,8 @@
 
 JSONBench lists these next to every system (`_files_gzip`, `_files_zstd`, ...). They are
 computed once per dataset (gzip level 6, zstd level 3 -- each tool's default -- and lz4 frame
-default) and cached in ``baselines.json`` next to the data, keyed by the files' sha256.
+default) and cached in ``baselines.json`` (see :func:`docbench.paths.cache_dir_for`), keyed by
+the files' sha256.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import lz4.frame
 import zstandard
 
 from docbench.dataset.reader import dataset_files, file_sha256, iter_lines
+from docbench.paths import cache_dir_for
 
 CACHE_NAME = "baselines.json"
 
@@ -73,8 +75,8 @@ def _feed(buffer: list[bytes], raw: int, gzip: Any, gzip_bytes: int, zstd_writer
 def dataset_baselines(data_dir: Path) -> dict[str, Any]:
     files = dataset_files(data_dir)
     key = [[path.name, file_sha256(path)] for path in files]
-    cache = data_dir / CACHE_NAME if data_dir.is_dir() else None
-    if cache and cache.exists():
+    cache = cache_dir_for(data_dir) / CACHE_NAME
+    if cache.exists():
         try:
             cached = json.loads(cache.read_text())
             if cached.get("files") == key:
@@ -82,11 +84,11 @@ def dataset_baselines(data_dir: Path) -> dict[str, Any]:
         except (OSError, ValueError, KeyError):
             pass
     sizes = compute_baselines(files)
-    if cache:
-        try:
-            tmp = cache.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"files": key, "sizes": sizes}))
-            os.replace(tmp, cache)
-        except OSError:
-            pass  # a read-only dataset directory: keep the figures in memory only
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"files": key, "sizes": sizes}))
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # nowhere writable: keep the figures in memory only
     return sizes

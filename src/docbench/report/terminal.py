@@ -28,7 +28,7 @@ SHIFT = 0.01
 
 def print_report(results_dirs: list[Path], only: list[Path] | None = None,
                  console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or report_console()
     documents = [d for d in load_results(results_dirs) if d.get("workload", "analytics") ==
                  "analytics"]
     if only is not None:
@@ -41,6 +41,12 @@ def print_report(results_dirs: list[Path], only: list[Path] | None = None,
         group = sorted((d for d in documents if _dataset(d) == label), key=_name)
         console.rule(f"Analytics on {label} ({group[0].get('dataset_size') or '?'} documents)")
         print_dataset_report(group, console)
+
+
+def report_console() -> Console:
+    """Wide enough for the tables when printing to a file or CI log (rich assumes 80 there)."""
+    probe = Console()
+    return probe if probe.is_terminal else Console(width=160)
 
 
 def print_dataset_report(docs: list[dict[str, Any]], console: Console) -> None:
@@ -187,7 +193,9 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
         top_score, top = scored[0]
         lines.append(f"[bold]{_name(top)}[/bold] is the fastest on hot runs (geometric mean).")
         for s, d in scored[1:]:
-            lines.append(f"  {_name(top)} is {s / top_score:.1f}x faster than {_name(d)}")
+            factor = s / top_score
+            lines.append(f"  {_name(top)} is about as fast as {_name(d)}" if factor < 1.1 else
+                         f"  {_name(top)} is {factor:.1f}x faster than {_name(d)}")
     for d in docs:
         answers = d.get("answers") or []
         good = sum(1 for a in answers if a.get("status") in TRUSTED)

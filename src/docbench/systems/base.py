@@ -134,6 +134,12 @@ class System(ABC):
     time_precision_us: ClassVar[int] = 1
     # Query numbers whose answers are approximate by design.
     approximate_queries: ClassVar[frozenset[int]] = frozenset()
+    # False for systems that need `docbench setup` first: `docbench run` without --systems
+    # leaves them out.
+    runs_by_default: ClassVar[bool] = True
+    # Set by systems that can run against the user's own server: an example URL, and the CLI
+    # then offers `--<name>-url`.
+    url_example: ClassVar[str | None] = None
     # Shown by `docbench systems` and the report: what runs where, what the system lacks.
     notes: ClassVar[str] = ""
 
@@ -141,6 +147,9 @@ class System(ABC):
         self.workdir = workdir
         self.variant = variant
         self.url = url
+        # A user's server reached by URL is not docbench's to restart: its cold runs are not
+        # cold, and the result is tagged so.
+        self.can_restart = url is None
 
     # ----- discovery -------------------------------------------------------------------
     @classmethod

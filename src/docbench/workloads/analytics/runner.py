@@ -156,7 +156,7 @@ def plan_runs(request: RunRequest) -> list[tuple[type[System], Variant]]:
             hint = f" -- install: {availability.install_hint}" if availability.install_hint else ""
             console.print(f"[{level}]{name}: cannot run here: {availability.reason}{hint}[/{level}]")
             continue
-        if not request.system_names and not getattr(cls, "runs_by_default", True):
+        if not request.system_names and not cls.runs_by_default:
             continue
         for variant in cls.variants:
             if request.variants and variant.name not in request.variants:
@@ -295,7 +295,7 @@ def query_phase(system: System, dataset: Dataset, document: dict[str, Any],
     cls = type(system)
     texts = system.queries()
     can_drop = procstats.can_drop_page_cache()
-    can_restart = getattr(system, "can_restart", True)
+    can_restart = system.can_restart
     if not can_drop:
         document["tags"].append("lukewarm-cold-run")
     if not cls.embedded and not can_restart:

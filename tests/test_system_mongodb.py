@@ -1,0 +1,252 @@
+"""The mongodb system in URL mode (``System(url=...)``, ``--mongodb-url``).
+
+No real mongod can be obtained here, so the server behind the URL is a FerretDB v1 that this
+module starts itself (built once by ``docbench setup ferretdb``): everything that goes over the
+wire is tested for real; what only a real MongoDB does (WiredTiger compressors, covered index
+plans) is checked on recorded explain documents. Same answer expectations as FerretDB.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from docbench.answers import AnswerCheck, check_answer
+from docbench.dataset.oracle import compute_answers
+from docbench.dataset.reader import iter_lines
+from docbench.systems import system_class
+from docbench.systems.base import BatchRejected, Variant
+from docbench.systems.mongodb.adapter import INDEX_NAME, MongoDB, refuses_dollar_keys
+
+pytest.importorskip("pymongo")
+
+EXPECTED_STATUS = {1: "ok", 2: "error", 3: "error", 4: "error", 5: "error"}
+
+GOOD = (b'{"did":"did:plc:a","time_us":1732206349000167,"kind":"commit","commit":{"operation":'
+        b'"create","collection":"app.bsky.feed.post","record":{"$type":"app.bsky.feed.post"}}}')
+BAD_LINES = {
+    "invalid_json": (b'{"did": "x", ', True),
+    "invalid_utf8": (b'{"did": "\xff\xfe"}', True),
+    "nul_escape_in_value": (b'{"did": "a\\u0000b"}', False),
+    "integer_beyond_64_bits": (b'{"n": 123456789012345678901234567890}', True),
+    "nesting_1000_deep": (b'{"a":' + b"[" * 1000 + b"]" * 1000 + b"}", True),
+}
+
+
+def stand_in(variant: Variant) -> Variant:
+    """No real mongod exists here: these tests use a FerretDB v1 server as the MongoDB, and it
+    refuses '$' keys, so the documents are stored escaped (as FerretDB's escaped-keys variant)."""
+    return dataclasses.replace(variant, settings={**variant.settings, "escape_dollar_keys": True})
+
+
+def real_files(data_dir: Path) -> list[Path]:
+    """The real events: *.jsonl only (other files may sit beside them)."""
+    files = sorted(data_dir.glob("*.jsonl"))
+    assert files
+    return files
+
+
+@pytest.fixture(scope="session")
+def ferretdb_installed() -> None:
+    from docbench.setup import setup_systems
+
+    assert setup_systems(["ferretdb"]) == 0
+
+
+@pytest.fixture(scope="module")
+def server_url(ferretdb_installed, tmp_path_factory):
+    from docbench.systems.ferretdb.adapter import FerretDBServer
+
+    ferret = FerretDBServer(tmp_path_factory.mktemp("ferretdb-server"))
+    ferret.start()
+    try:
+        yield ferret.uri
+    finally:
+        ferret.stop()
+    assert not ferret.running()
+
+
+@pytest.fixture(scope="module")
+def real_lines(real_data_dir: Path) -> list[bytes]:
+    return [line for path in real_files(real_data_dir) for line in iter_lines(path)
+            if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def oracle(real_data_dir: Path) -> dict:
+    return compute_answers(real_files(real_data_dir))
+
+
+def load(system: MongoDB, lines: list[bytes]) -> None:
+    system.create()
+    loader = system.loader()
+    for start in range(0, len(lines), system.load_batch_size):
+        loader.load_batch(lines[start:start + system.load_batch_size])
+    loader.close()
+    system.finish_load()
+
+
+@pytest.fixture(scope="module")
+def loaded(server_url, tmp_path_factory, real_lines):
+    system = MongoDB(tmp_path_factory.mktemp("mongodb"), stand_in(MongoDB.variant_named("snappy")),
+                     url=server_url)
+    system.start()
+    try:
+        load(system, real_lines)
+        yield system
+    finally:
+        system.stop()
+
+
+def test_registered_and_needs_url():
+    cls = system_class("mongodb")
+    assert cls is MongoDB
+    assert cls.embedded is False and cls.runs_by_default is False
+    availability = MongoDB.availability(None)
+    assert not availability.ok and "--mongodb-url" in availability.reason
+    assert {v.name: v.role for v in MongoDB.variants} == {"snappy": "default", "zstd": "best"}
+
+
+def test_availability_by_url(server_url):
+    availability = MongoDB.availability(server_url)
+    assert availability.ok
+    assert availability.version.startswith("FerretDB v1.24.0")
+    assert not MongoDB.availability("mongodb://127.0.0.1:9/").ok
+
+
+def test_count_equals_lines(loaded, real_lines):
+    assert loaded.count() == len(real_lines)
+
+
+def test_queries(loaded, oracle):
+    statuses = {}
+    for number, text in enumerate(loaded.queries(), 1):
+        session = MongoDB.open_session(loaded.session_spec())
+        try:
+            outcome = session.execute(number, text)
+            check = check_answer(number, outcome.rows, oracle,
+                                 time_precision_us=MongoDB.time_precision_us)
+        except Exception as error:  # noqa: BLE001
+            check = AnswerCheck.error(f"{type(error).__name__}: {error}")
+        finally:
+            session.close()
+        statuses[number] = check.status
+        assert check.detail
+    assert statuses == EXPECTED_STATUS
+
+
+def test_queries_are_plain_json_pipelines(loaded):
+    for text in loaded.queries():
+        query = json.loads(text)
+        assert isinstance(query["pipeline"], list) and query["columns"]
+
+
+def test_url_mode_cannot_restart_and_measures_no_memory(loaded):
+    assert loaded.can_restart is False
+    loaded.restart()  # nothing happens
+    assert loaded.is_alive()
+    session = MongoDB.open_session(loaded.session_spec())
+    try:
+        assert session.engine_pids() == []
+    finally:
+        session.close()
+
+
+def test_storage(loaded):
+    size = loaded.storage()
+    assert size.total > 0 and size.data > 0 and size.index > 0
+    assert INDEX_NAME in size.detail["index_sizes"]
+    assert size.on_disk is None  # not docbench's directory
+
+
+def test_variants_each_load_and_other_databases_untouched(server_url, tmp_path, real_lines):
+    import pymongo
+
+    client = pymongo.MongoClient(server_url)
+    try:
+        client.someone_else.things.insert_one({"mine": True})
+        for variant in MongoDB.variants:
+            system = MongoDB(tmp_path / variant.name, stand_in(variant), url=server_url)
+            system.start()
+            try:
+                load(system, real_lines)
+                assert system.count() == len(real_lines)
+                assert system.storage().total > 0
+            finally:
+                system.stop()
+        assert client.someone_else.things.count_documents({"mine": True}) == 1
+        assert set(client.docbench.list_collection_names()) <= {
+            f"bluesky_{v.name}" for v in MongoDB.variants}
+    finally:
+        client.close()
+
+
+def test_bad_lines(server_url, tmp_path):
+    system = MongoDB(tmp_path, stand_in(MongoDB.variant_named("snappy")), url=server_url)
+    system.start()
+    try:
+        system.create()
+        loader = system.loader()
+        refused = set()
+        for name, (line, _) in BAD_LINES.items():
+            before = system.count()
+            try:
+                loader.load_batch([GOOD, line, GOOD])
+            except BatchRejected:
+                refused.add(name)
+                assert system.count() == before
+            else:
+                assert system.count() == before + 3
+        loader.close()
+        assert refused == {name for name, (_, bad) in BAD_LINES.items() if bad}
+    finally:
+        system.stop()
+
+
+def test_server_refusal_keeps_nothing_of_the_batch(server_url, tmp_path):
+    """Per-document refusals by the server (BulkWriteError): the inserted rest is deleted."""
+    system = MongoDB(tmp_path, stand_in(MongoDB.variant_named("snappy")), url=server_url)
+    system.start()
+    try:
+        system.create()
+        loader = system.loader()
+        loader.rewrite = None  # send "$type" keys as they are: FerretDB refuses them
+        with pytest.raises(BatchRejected, match=r"\$type"):
+            loader.load_batch([b'{"a": 1}', GOOD, b'{"b": 2}'])
+        loader.close()
+        assert system.count() == 0
+    finally:
+        system.stop()
+
+
+def test_refuses_dollar_keys():
+    assert refuses_dollar_keys({"version": "7.0.42", "versionArray": [7, 0, 42, 0],
+                                "ferretdbVersion": "v1.24.0"})
+    assert not refuses_dollar_keys({"version": "7.0.14", "versionArray": [7, 0, 14, 0]})
+    assert refuses_dollar_keys({"version": "4.4.29", "versionArray": [4, 4, 29, 0]})
+
+
+# Explain documents of a real MongoDB 7 (shape: aggregate explain, classic and SBE plans).
+COVERED = {"stages": [{"$cursor": {"queryPlanner": {"winningPlan": {
+    "stage": "PROJECTION_COVERED", "inputStage": {"stage": "IXSCAN", "indexName": INDEX_NAME}}}}},
+    {"$group": {}}]}
+SBE_COVERED = {"explainVersion": "2", "queryPlanner": {"winningPlan": {"queryPlan": {
+    "stage": "GROUP", "inputStage": {"stage": "PROJECTION_COVERED", "inputStage": {
+        "stage": "IXSCAN", "indexName": INDEX_NAME}}}, "slotBasedPlan": {"stages": "..."}}}}
+FETCHED = {"queryPlanner": {"winningPlan": {"queryPlan": {"stage": "GROUP", "inputStage": {
+    "stage": "FETCH", "inputStage": {"stage": "IXSCAN", "indexName": INDEX_NAME}}}}}}
+COLLSCAN = {"queryPlanner": {"winningPlan": {"stage": "COLLSCAN"}, "rejectedPlans": [
+    {"stage": "IXSCAN", "indexName": INDEX_NAME}]}}
+
+
+def test_check_plan(tmp_path):
+    system = MongoDB(tmp_path, stand_in(MongoDB.variant_named("snappy")), url="mongodb://127.0.0.1:9/")
+    assert system.check_plan(1, json.dumps(COLLSCAN)) is None
+    assert system.check_plan(2, json.dumps(COVERED)) is None
+    assert system.check_plan(3, json.dumps(SBE_COVERED)) is None
+    assert "not covered" in system.check_plan(4, json.dumps(FETCHED))
+    assert "does not scan the index" in system.check_plan(5, json.dumps(COLLSCAN))
+    assert system.check_plan(2, None)
