@@ -22,7 +22,8 @@ native:
 
 # Servers the tests run against, installed idempotently (Debian packages).
 test-systems: install
-	$(BIN)/docbench setup postgresql
+	$(BIN)/docbench setup postgresql mariadb ferretdb elasticsearch opensearch
+	bash scripts/install-chromium.sh
 
 test: install test-systems
 	$(BIN)/ruff check src tests

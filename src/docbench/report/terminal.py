@@ -202,7 +202,11 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
         bad = [f"Q{a['query']} {a['status']}" for a in answers if a.get("status") not in TRUSTED]
         offered, loaded = d.get("dataset_size"), d.get("num_loaded_documents")
         raw = ((d.get("dataset") or {}).get("baselines") or {}).get("raw")
-        parts = [f"answers {good}/5 correct" + (f" ({', '.join(bad)})" if bad else "")]
+        if d.get("imported"):
+            parts = [f"imported from {d['imported'].get('from', 'elsewhere')} "
+                     f"({d.get('machine', 'another machine')}); answers unchecked"]
+        else:
+            parts = [f"answers {good}/5 correct" + (f" ({', '.join(bad)})" if bad else "")]
         if offered:
             parts.append(f"loaded {loaded}/{offered}")
         if d.get("total_size") and raw:

@@ -1,0 +1,190 @@
+"""Import JSONBench result files, so that published results can be shown beside local ones.
+
+A JSONBench result (``<system>/results/<machine>_bluesky_<scale>.json`` in its repository) has
+the keys system, version, os, date, machine, retains_structure, tags, dataset_size,
+num_loaded_documents, total_size, data_size, index_size, result (5 queries x 3 tries, seconds,
+null = failed) and optionally memory_usage, load_time and comment. docbench's result format is
+a superset of it, so the import keeps every JSONBench key and adds docbench's, marking the
+document as measured elsewhere:
+
+- ``"imported": {"from": "JSONBench", "source": <the file>, ...}`` and the tag ``imported``;
+- the variant is ``imported-<machine>`` (role ``imported``), so the terminal report's
+  ``system/variant`` names and the dashboard both show it;
+- there is no ``answers`` key: docbench never saw the rows, so every answer is *unchecked*
+  (the reports' status for a query without an answer record), never "ok";
+- the environment holds only what the file says (machine, os); the rest is null.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from docbench import __version__
+from docbench.results import now_iso, result_path, write_atomically
+
+QUERY_COUNT = 5
+SOURCE_NAME = "JSONBench"
+REQUIRED_KEYS = ("system", "dataset_size", "result")
+
+
+class NotJSONBench(ValueError):
+    """The file is not a JSONBench result document."""
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "unknown"
+
+
+def scale_label(dataset_size: int | None) -> str:
+    """1000000 -> "1m", as docbench labels its generated scales (1m, 10m, 100m, 1000m)."""
+    if not dataset_size:
+        return "unknown"
+    if dataset_size % 1_000_000 == 0:
+        return f"{dataset_size // 1_000_000}m"
+    if dataset_size % 1_000 == 0:
+        return f"{dataset_size // 1_000}k"
+    return str(dataset_size)
+
+
+def _per_query(value: Any) -> list[list[float | None]] | None:
+    """A 5 x n array of numbers or nulls, or None when ``value`` is not one."""
+    if not isinstance(value, list) or len(value) != QUERY_COUNT:
+        return None
+    rows = []
+    for row in value:
+        if not isinstance(row, list):
+            return None
+        if not all(v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in row):
+            return None
+        rows.append([None if v is None else float(v) for v in row])
+    return rows
+
+
+def _int_or_none(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def convert(source: dict[str, Any], source_name: str) -> dict[str, Any]:
+    """A docbench analytics result document made from one JSONBench result document."""
+    missing = [k for k in REQUIRED_KEYS if k not in source]
+    if missing:
+        raise NotJSONBench(f"not a JSONBench result (no {', '.join(missing)})")
+    result = _per_query(source["result"])
+    if result is None:
+        raise NotJSONBench("not a JSONBench result (result is not 5 lists of seconds)")
+    tries = max((len(row) for row in result), default=0) or 1
+    system = str(source["system"])
+    machine = str(source.get("machine") or "unknown machine")
+    dataset_size = _int_or_none(source.get("dataset_size"))
+    tags = [str(t) for t in source.get("tags") or [] if isinstance(t, str)]
+    comment = str(source.get("comment") or "")
+    document: dict[str, Any] = {
+        # JSONBench's keys, as published
+        "system": system,
+        "version": str(source.get("version") or "unknown"),
+        "os": str(source.get("os") or "unknown"),
+        "date": str(source.get("date") or "1970-01-01"),
+        "machine": machine,
+        "retains_structure": "no" if source.get("retains_structure") == "no" else "yes",
+        "tags": [*tags, "imported"] if "imported" not in tags else tags,
+        "dataset_size": dataset_size,
+        "num_loaded_documents": _int_or_none(source.get("num_loaded_documents")),
+        "total_size": _int_or_none(source.get("total_size")),
+        "data_size": _int_or_none(source.get("data_size")),
+        "index_size": _int_or_none(source.get("index_size")),
+        "result": result,
+        "load_time": source["load_time"] if isinstance(source.get("load_time"), int | float)
+        and not isinstance(source.get("load_time"), bool) else None,
+        "comment": (f"Imported from {SOURCE_NAME} ({source_name}); measured on {machine}."
+                    + (f" {comment}" if comment else "")),
+        # docbench's additions
+        "format": 1,
+        "workload": "analytics",
+        "complete": True,
+        "system_name": slug(system),
+        "variant": f"imported-{slug(machine.split(',')[0])}",
+        "variant_role": "imported",
+        "variant_description": f"{system} as published by {SOURCE_NAME}, measured on {machine}",
+        "tries": tries,
+        "cold_method": f"as measured by {SOURCE_NAME} (unknown to docbench)",
+        "dataset": {
+            "label": scale_label(dataset_size),
+            "files": [],
+            "baselines": {"raw": None, "gzip": None, "zstd": None, "lz4": None},
+            "manifest": None,
+            "source": f"{SOURCE_NAME}'s Bluesky dataset ({dataset_size or '?'} documents offered)",
+        },
+        "environment": {
+            "cpu_model": None,
+            "cores": None,
+            "memory_bytes": None,
+            "os": str(source.get("os") or "unknown"),
+            "kernel": None,
+            "docbench_version": __version__,
+            "machine": machine,
+        },
+        "imported": {
+            "from": SOURCE_NAME,
+            "source": source_name,
+            "imported_at": now_iso(),
+            "answers": "unchecked",
+        },
+    }
+    memory = _per_query(source.get("memory_usage"))
+    if memory is not None:
+        document["memory_usage"] = memory
+    elif source.get("memory_usage") is not None:
+        document["imported"]["memory_usage"] = source["memory_usage"]
+    known = set(document) | {"memory_usage", "source"}
+    extra = {k: v for k, v in source.items() if k not in known}
+    if extra:
+        document["imported"]["other_keys"] = extra
+    return document
+
+
+def _candidates(paths: list[Path]) -> list[Path]:
+    files = []
+    for path in paths:
+        files.extend(sorted(path.rglob("*.json")) if path.is_dir() else [path])
+    return files
+
+
+def import_files(paths: list[Path], out_dir: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Convert every JSONBench result under ``paths``; returns (files written, files skipped)."""
+    written: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
+    used: set[Path] = set()
+    for path in _candidates(paths):
+        try:
+            source = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as error:
+            skipped.append((path, f"unreadable: {error}"))
+            continue
+        if not isinstance(source, dict):
+            skipped.append((path, "not a JSON object"))
+            continue
+        try:
+            document = convert(source, str(path))
+        except NotJSONBench as error:
+            skipped.append((path, str(error)))
+            continue
+        target = result_path(out_dir, document["system_name"], document["variant"],
+                             document["dataset"]["label"])
+        if target in used:  # two sources for the same system, machine and scale
+            document["variant"] += f"-{slug(path.stem)}"
+            target = result_path(out_dir, document["system_name"], document["variant"],
+                                 document["dataset"]["label"])
+        used.add(target)
+        write_atomically(target, document)
+        written.append(target)
+    return written, skipped

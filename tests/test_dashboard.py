@@ -1,0 +1,568 @@
+"""The HTML dashboard: its data, its self-containedness, and the page itself in a real browser.
+
+The browser test drives Debian's Chromium (headless) over the Chrome DevTools Protocol, from
+Python through its websocket (the ``websocket-client`` package): it opens the generated file,
+switches systems, scale, metric and queries by clicking the page's own controls, reads the
+figures shown and compares them with the result files (and with the terminal report's score),
+reloads to check the URL keeps the selection, checks that nothing but the file itself was
+requested, and saves a screenshot. ``scripts/install-chromium.sh`` installs the browser.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from docbench import results
+from docbench.cli import main
+from docbench.report import html
+from docbench.report.terminal import TRUSTED, cold_time, hot_time, score
+
+CHROMIUM = os.environ.get("DOCBENCH_CHROMIUM", "/usr/bin/chromium")
+FIXTURES = Path(__file__).parent / "fixtures" / "jsonbench"
+QUERIES = range(5)
+
+# ----- sample results (schema-valid docbench result documents) -----------------------------
+
+BASELINES = {"1m": {"raw": 480_000_000, "gzip": 80_000_000, "zstd": 60_000_000, "lz4": 120_000_000},
+             "10m": {"raw": 4_800_000_000, "gzip": 800_000_000, "zstd": 600_000_000,
+                     "lz4": 1_200_000_000}}
+SIZES = {"1m": 1_000_000, "10m": 10_000_000}
+
+
+def sample_document(system_name: str, display: str, variant: str, label: str, factor: float,
+                    statuses: list[str] | None = None, failed: tuple[int, ...] = (),
+                    role: str = "default") -> dict[str, Any]:
+    """A complete analytics result with made-up but plausible figures.
+
+    ``factor`` scales every time and size; ``statuses`` are the answer statuses of Q1-Q5;
+    queries in ``failed`` have no time at all (an error on every try).
+    """
+    size = SIZES[label]
+    scale = size / 1_000_000
+    statuses = statuses or ["ok"] * 5
+    result, memory, errors = [], [], []
+    for q in QUERIES:
+        if q in failed:
+            result.append([None, None, None])
+            memory.append([None, None, None])
+            errors.append(["Timeout: query exceeded 600 s"] * 3)
+            continue
+        base = round(0.0123 * (q + 1) * factor * scale, 6)
+        result.append([round(base * 4.1, 6), round(base * 1.07, 6), base])
+        memory.append([int(50e6 * factor * (q + 1)), int(42e6 * factor * (q + 1)),
+                       int(41e6 * factor * (q + 1))])
+        errors.append([None, None, None])
+    loaded = size - int(3 * factor)
+    total = int(100e6 * factor * scale)
+    document = {
+        "system": display, "version": "1.2.3", "os": "Debian GNU/Linux 12 (bookworm)",
+        "date": "2026-01-15", "machine": "2 cores, 8 GiB, Test CPU @ 3.0GHz",
+        "retains_structure": "yes", "tags": ["embedded", "lukewarm-cold-run"],
+        "dataset_size": size, "num_loaded_documents": loaded, "total_size": total,
+        "data_size": int(total * 0.9), "index_size": total - int(total * 0.9),
+        "result": result, "memory_usage": memory, "load_time": round(7.5 * factor * scale, 3),
+        "comment": f"{display} sample",
+        "format": 1, "workload": "analytics", "complete": True, "system_name": system_name,
+        "variant": variant, "variant_role": role, "variant_description": f"{variant} storage",
+        "dataset": {"label": label, "path": f"/data/bluesky-{label}", "files": ["file_0001.json"],
+                    "documents_by_oracle": size, "invalid_lines_by_oracle": 0,
+                    "manifest": {"generator": "docbench-gen", "seed": 1, "documents": size},
+                    "baselines": BASELINES[label]},
+        "environment": {"cpu_model": "Test CPU @ 3.0GHz", "cores": 2, "memory_bytes": 8 * 2**30,
+                        "os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.1.0-test",
+                        "python": "3.11.2", "docbench_version": "0.1.0",
+                        "versions": {system_name: "1.2.3"}},
+        "tries": 3, "timeout_seconds": 600.0,
+        "cold_method": "fresh worker process opens the database; OS page cache NOT dropped (not root)",
+        "answers": [{"query": q + 1, "status": statuses[q],
+                     "detail": "Q3 rows differ: 24 expected, 23 returned" if statuses[q] == "wrong"
+                     else None, "rows": [["app.bsky.feed.post", 1]]} for q in QUERIES],
+        "engine_time": [[None] * 3 for _ in QUERIES], "bytes_read": [[0] * 3 for _ in QUERIES],
+        "plans": ["SEQ_SCAN bluesky"] * 5, "plan_warnings": [None] * 5, "query_errors": errors,
+        "load": {"insert_seconds": round(6.5 * factor * scale, 3),
+                 "finish_seconds": round(1.0 * factor * scale, 3), "offered": size,
+                 "documents_per_second": round(size / (7.5 * factor * scale), 1), "empty_lines": 0},
+        "load_errors": {"count": size - loaded, "first": [
+            {"file": "file_0001.json", "line": 17, "reason": "invalid JSON: unexpected end"}]
+            if size != loaded else []},
+        "storage": {"total": total, "data": int(total * 0.9), "index": total - int(total * 0.9),
+                    "on_disk": int(total * 1.05), "detail": {}},
+    }
+    results.validate(document)
+    return document
+
+
+def write_sample_results(directory: Path, with_imports: bool = True,
+                         with_updates: bool = True) -> list[dict[str, Any]]:
+    """Three local systems/variants at 1m and 10m (one with a wrong answer that is the fastest,
+    one with a failed query), the JSONBench fixtures imported, one `updates` result."""
+    directory.mkdir(parents=True, exist_ok=True)
+    documents = []
+    for label in ("1m", "10m"):
+        documents += [
+            sample_document("duckdb", "DuckDB", "default", label, 1.0),
+            sample_document("sqlite", "SQLite", "jsonb", label, 2.5),
+            # The fastest Q3 of all, but wrong: it must never be "best".
+            sample_document("sqlite", "SQLite", "text", label, 3.0,
+                            statuses=["ok", "ok", "wrong", "ok", "precision"]),
+            sample_document("postgresql", "PostgreSQL", "lz4", label, 6.0, failed=(4,),
+                            statuses=["ok", "ok", "ok", "approximate", "error"]),
+        ]
+    documents[2]["result"][2] = [0.0005, 0.0002, 0.0001]
+    documents[6]["result"][2] = [0.0005, 0.0002, 0.0001]
+    for d in documents:
+        results.write_atomically(results.result_path(directory, d["system_name"], d["variant"],
+                                                     d["dataset"]["label"]), d)
+    if with_imports:
+        outcome = CliRunner().invoke(main, ["import-jsonbench", str(FIXTURES), "--out",
+                                            str(directory / "imported")])
+        assert outcome.exit_code == 0, outcome.output
+    if with_updates:
+        results.write_atomically(directory / "updates.duckdb.default.1m.json", {
+            "workload": "updates", "system": "DuckDB", "system_name": "duckdb",
+            "variant": "default", "dataset": {"label": "1m"}, "updates_per_second": 1234.5,
+            "p99_ms": 8.25, "rows_changed": 1000, "nested": {"ignored": True}})
+    return [d for d in results.load_results([directory]) if html.is_analytics(d)]
+
+
+# ----- the payload, without a browser ------------------------------------------------------
+
+
+def test_payload_has_the_terminal_figures(tmp_path: Path) -> None:
+    documents = write_sample_results(tmp_path / "results")
+    payload = html.build_payload(documents, html.extra_documents([tmp_path / "results"]))
+    runs = {(r["key"], r["dataset"]): r for r in payload["runs"]}
+    assert len(runs) == len(documents) == 11
+    for d in documents:
+        run = runs[(html.run_key(d), html.dataset_label(d))]
+        assert run["hot"] == [hot_time(d, q) for q in QUERIES]
+        assert run["cold"] == [cold_time(d, q) for q in QUERIES]
+        assert run["total_size"] == d["total_size"]
+        assert all("rows" not in a for a in run["doc"].get("answers") or [])
+    imported = [r for r in payload["runs"] if r["imported"]]
+    assert len(imported) == 3
+    assert all(s == "unchecked" for r in imported for s in r["status"])
+    assert [d["label"] for d in payload["datasets"]] == ["1m", "10m"]
+    assert [t["workload"] for t in payload["workloads"]] == ["updates"]
+    assert "updates_per_second" in payload["workloads"][0]["columns"]
+    assert "nested" not in payload["workloads"][0]["columns"]
+
+
+def test_page_is_self_contained_and_escapes_data(tmp_path: Path) -> None:
+    documents = write_sample_results(tmp_path / "results", with_imports=False)
+    documents[0]["comment"] = "</script><script>alert(1)</script> & <!-- \u2028"
+    documents[1]["load_time"] = float("nan")
+    page = html.render_dashboard(html.build_payload(documents))
+    assert page.count("</script>") == 2  # the data block and the script, nothing injected
+    assert "alert(1)</script>" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "<link" not in page and "@import" not in page and "url(http" not in page
+    assert "fetch(" not in page and "XMLHttpRequest" not in page
+    data = re.search(r'<script id="docbench-data" type="application/json">(.*?)</script>', page,
+                     re.S)
+    assert data is not None
+    payload = json.loads(data.group(1))
+    assert payload["runs"][0]["doc"]["comment"].startswith("</script>")
+    assert any(r["load_time"] is None for r in payload["runs"])
+
+
+def test_report_html_command(tmp_path: Path) -> None:
+    write_sample_results(tmp_path / "results")
+    out = tmp_path / "site" / "index.html"
+    outcome = CliRunner().invoke(main, ["report", "--html", str(out), "--results",
+                                        str(tmp_path / "results")])
+    assert outcome.exit_code == 0, outcome.output
+    assert "11 analytics results" in outcome.output
+    assert out.stat().st_size > 20_000
+    assert not list(out.parent.glob(".*.tmp"))
+
+
+# ----- the page in Chromium ----------------------------------------------------------------
+
+
+class Chromium:
+    """Headless Chromium driven over the DevTools Protocol (one page, one websocket)."""
+
+    def __init__(self, workdir: Path) -> None:
+        import websocket  # websocket-client
+
+        self.profile = workdir / "chromium-profile"
+        self.profile.mkdir(parents=True)
+        self.log = (workdir / "chromium.log").open("wb")
+        self.process = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+             "--no-first-run", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--disable-extensions", "--hide-scrollbars", "--mute-audio",
+             f"--user-data-dir={self.profile}", "--remote-debugging-port=0",
+             "--remote-allow-origins=*", "--window-size=1400,1000", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=self.log, start_new_session=True)
+        self.events: list[dict[str, Any]] = []
+        self._id = 0
+        try:
+            port = self._port()
+            targets = self._targets(port)
+            page = next(t for t in targets if t.get("type") == "page")
+            self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=60,
+                                                  suppress_origin=True)
+        except BaseException:
+            self.close()
+            raise
+
+    def _port(self) -> int:
+        marker = self.profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"chromium exited with {self.process.returncode}")
+            if marker.exists():
+                text = marker.read_text().split()
+                if text:
+                    return int(text[0])
+            time.sleep(0.1)
+        raise TimeoutError("chromium did not open its DevTools port")
+
+    @staticmethod
+    def _targets(port: int) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as r:
+                    targets = json.loads(r.read())
+                if any(t.get("type") == "page" for t in targets):
+                    return targets
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+            if time.monotonic() > deadline:
+                raise TimeoutError("no page target in chromium")
+            time.sleep(0.1)
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self._id += 1
+        self.ws.send(json.dumps({"id": self._id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.ws.recv())
+            if message.get("id") == self._id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+            self.events.append(message)
+
+    def wait_event(self, method: str, timeout: float = 30) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for i, event in enumerate(self.events):
+                if event.get("method") == method:
+                    return self.events.pop(i)
+            self.ws.settimeout(max(0.1, deadline - time.monotonic()))
+            try:
+                self.events.append(json.loads(self.ws.recv()))
+            finally:
+                self.ws.settimeout(60)
+        raise TimeoutError(method)
+
+    def js(self, expression: str) -> Any:
+        reply = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
+                          awaitPromise=True)
+        if "exceptionDetails" in reply:
+            raise RuntimeError(f"{expression}: {reply['exceptionDetails']}")
+        return reply["result"].get("value")
+
+    def open(self, url: str) -> None:
+        self.events = [e for e in self.events if e.get("method") != "Page.loadEventFired"]
+        self.call("Page.navigate", url=url)
+        self.wait_event("Page.loadEventFired")
+        self.wait_ready()
+
+    def reload(self) -> None:
+        self.events = [e for e in self.events if e.get("method") != "Page.loadEventFired"]
+        self.call("Page.reload", ignoreCache=True)
+        self.wait_event("Page.loadEventFired")
+        self.wait_ready()
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + 20
+        while not self.js("document.body && document.body.dataset.ready || ''"):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the dashboard did not render")
+            time.sleep(0.05)
+
+    def click(self, selector: str) -> None:
+        found = self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+                        " if (!e) return false; e.click(); return true; })()")
+        assert found, f"nothing matches {selector}"
+
+    def screenshot(self, path: Path, width: int = 1400) -> None:
+        height = int(self.js("Math.ceil(document.documentElement.scrollHeight)"))
+        height = max(600, min(height, 4000))
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)
+        shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+        path.write_bytes(base64.b64decode(shot["data"]))
+
+    def close(self) -> None:
+        try:
+            if getattr(self, "ws", None) is not None:
+                with contextlib.suppress(Exception):  # the browser may already be gone
+                    self.call("Browser.close")
+                self.ws.close()
+        finally:
+            if self.process.poll() is None:
+                self.process.terminate()
+                try:
+                    self.process.wait(10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                    self.process.wait(10)
+            self.log.close()
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+
+@pytest.fixture
+def browser(tmp_path: Path):
+    # `make test` installs both; under CI a missing browser is a failure, not a skip.
+    missing = pytest.fail if os.environ.get("CI") else pytest.skip
+    if not Path(CHROMIUM).exists():
+        missing(f"{CHROMIUM} is missing: run scripts/install-chromium.sh")
+    try:
+        import websocket  # noqa: F401
+    except ImportError:
+        missing("the browser test needs websocket-client (pip install -e '.[dev]')")
+    chromium = Chromium(tmp_path)
+    try:
+        chromium.call("Page.enable")
+        chromium.call("Runtime.enable")
+        chromium.call("Network.enable")
+        yield chromium
+    finally:
+        chromium.close()
+
+
+def cells(browser: Chromium) -> dict[tuple[str, int], dict[str, Any]]:
+    rows = browser.js("""[...document.querySelectorAll('#details td.cell')].map(td => ({
+        key: td.dataset.key, q: +td.dataset.q, value: td.dataset.value, status: td.dataset.status,
+        text: td.textContent, best: td.classList.contains('best'),
+        struck: getComputedStyle(td.querySelector('.value') || td).textDecorationLine}))""")
+    return {(c["key"], c["q"]): c for c in rows}
+
+
+def summary(browser: Chromium) -> dict[str, dict[str, Any]]:
+    rows = browser.js("""[...document.querySelectorAll('#summary tr.summary-row[data-key]')].map(tr => ({
+        key: tr.dataset.key, value: tr.querySelector('.summary-number').dataset.value,
+        text: tr.querySelector('.summary-number').textContent,
+        name: tr.querySelector('.summary-name').textContent}))""")
+    return {r["key"]: r for r in rows}
+
+
+def field_values(browser: Chromium, field: str) -> dict[str, str]:
+    return browser.js(f"""Object.fromEntries([...document.querySelectorAll('#details tr.run-row')].map(tr =>
+        [tr.dataset.key, tr.querySelector('td[data-field="{field}"]').dataset.value]))""")
+
+
+def best_times(docs: list[dict[str, Any]], pick: Any, queries: list[int]) -> list[float | None]:
+    """The best correct time per query among ``docs`` (None for queries not selected)."""
+    best: list[float | None] = []
+    for q in QUERIES:
+        times = [pick(d, q) for d in docs if html.status(d, q) in TRUSTED and pick(d, q) is not None]
+        best.append(min(times) if times and q in queries else None)
+    return best
+
+
+def fmt_seconds(t: float) -> str:
+    """The page's format: 3 decimals in seconds, or in milliseconds below 10 ms."""
+    return f"{t:.3f} s" if t >= 0.01 or t == 0 else f"{t * 1000:.3f} ms"
+
+
+def check_timings(browser: Chromium, docs: list[dict[str, Any]], kind: str,
+                  queries: list[int]) -> None:
+    """Every cell and score shown equals the result files' figure / the terminal's score."""
+    pick = hot_time if kind == "hot" else cold_time
+    shown, scores = cells(browser), summary(browser)
+    assert set(scores) == {html.run_key(d) for d in docs}
+    best_all = best_times(docs, pick, list(QUERIES))
+    for d in docs:
+        key = html.run_key(d)
+        for q in QUERIES:
+            cell, value = shown[(key, q + 1)], pick(d, q)
+            assert cell["status"] == html.status(d, q)
+            if value is None:
+                assert cell["value"] == "" and "✗" in cell["text"]
+                continue
+            assert float(cell["value"]) == value
+            assert fmt_seconds(value) in cell["text"]
+            if cell["status"] in ("wrong", "error"):
+                assert "✗" in cell["text"] and "line-through" in cell["struck"]
+                assert not cell["best"]
+            elif cell["status"] == "unchecked":
+                assert "? unchecked" in cell["text"] and not cell["best"]
+            else:
+                assert cell["best"] == (value == best_all[q])
+                assert f"×{(0.01 + value) / (0.01 + best_all[q]):.2f}" in cell["text"]
+        expected = score(d, pick, best_times(docs, pick, queries))
+        assert math.isclose(float(scores[key]["value"]), expected, rel_tol=1e-9), key
+        assert scores[key]["text"] == f"×{expected:.2f}"
+
+
+def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
+    documents = write_sample_results(tmp_path / "results")
+    page = tmp_path / "dashboard.html"
+    outcome = CliRunner().invoke(main, ["report", "--html", str(page), "--results",
+                                        str(tmp_path / "results")])
+    assert outcome.exit_code == 0, outcome.output
+    url = page.resolve().as_uri()
+    browser.open(url)
+    by_label = {label: [d for d in documents if html.dataset_label(d) == label]
+                for label in ("1m", "10m")}
+
+    # Every scale and timing metric: the cells are the result files' times.
+    for label in ("1m", "10m"):
+        browser.click(f'#sel-scales [data-scale="{label}"]')
+        for kind in ("hot", "cold"):
+            browser.click(f'#sel-metrics [data-metric="{kind}"]')
+            assert f"metric={kind}" in browser.js("location.hash")
+            check_timings(browser, by_label[label], kind, list(QUERIES))
+
+    # The wrong Q3 of sqlite/text is the fastest time but not the best, and is penalised.
+    shown = cells(browser)
+    assert shown[("sqlite/text", 3)]["status"] == "wrong" and not shown[("sqlite/text", 3)]["best"]
+    assert shown[("duckdb/default", 3)]["best"]
+    assert "✗ Q3 wrong" in summary(browser)["sqlite/text"]["name"]
+
+    # Switch systems off and on: the scores follow (best among the systems shown).
+    browser.click('#sel-systems [data-system="duckdb"]')
+    remaining = [d for d in by_label["10m"] if d["system_name"] != "duckdb"]
+    assert set(summary(browser)) == {html.run_key(d) for d in remaining}
+    check_timings(browser, remaining, "cold", list(QUERIES))
+    browser.click('#sel-variants [data-key="sqlite/text"]')
+    remaining = [d for d in remaining if html.run_key(d) != "sqlite/text"]
+    check_timings(browser, remaining, "cold", list(QUERIES))
+
+    # Queries: only Q2 and Q4 in the score.
+    for q in (1, 3, 5):
+        browser.click(f'#sel-queries input[data-q="{q}"]')
+    check_timings(browser, remaining, "cold", [1, 3])
+
+    # The URL keeps the selection: reload and find the same page.
+    state = browser.js("location.hash")
+    assert "q=24" in state and "scale=10m" in state and "runs=" in state
+    browser.reload()
+    assert browser.js("location.hash") == state
+    assert browser.js("document.querySelector('#sel-metrics .active').dataset.metric") == "cold"
+    assert browser.js("[...document.querySelectorAll('#sel-queries input')].map(i => i.checked)") \
+        == [False, True, False, True, False]
+    check_timings(browser, remaining, "cold", [1, 3])
+    browser.click("#queries-all")
+    browser.click('#sel-systems [data-system="duckdb"]')
+    browser.click('#sel-variants [data-key="sqlite/text"]')
+    assert "runs=" not in browser.js("location.hash")
+
+    # Imported JSONBench results: shown beside the local ones, marked, never "best".
+    browser.click('#sel-scales [data-scale="1m"]')
+    browser.click('#sel-metrics [data-metric="hot"]')
+    check_timings(browser, by_label["1m"], "hot", list(QUERIES))
+    names = summary(browser)
+    assert "imported" in names["clickhouse/imported-m6i-8xlarge"]["name"]
+    assert "imported" in names["postgresql/imported-m6i-8xlarge"]["name"]
+
+    # Storage, data quality, load time, memory.
+    browser.click('#sel-metrics [data-metric="storage"]')
+    sizes = field_values(browser, "total_size")
+    assert {k: int(v) for k, v in sizes.items()} == {html.run_key(d): d["total_size"]
+                                                     for d in by_label["1m"]}
+    baselines = browser.js("[...document.querySelectorAll('#summary tr[data-baseline]')].map(tr =>"
+                           " [tr.dataset.baseline, +tr.querySelector('.summary-number').dataset.value])")
+    assert dict(baselines) == BASELINES["1m"]
+    browser.click('#sel-metrics [data-metric="quality"]')
+    loaded = field_values(browser, "num_loaded_documents")
+    assert {k: int(v) for k, v in loaded.items()} == {html.run_key(d): d["num_loaded_documents"]
+                                                      for d in by_label["1m"]}
+    browser.click('#sel-metrics [data-metric="load"]')
+    loads = field_values(browser, "load_time")
+    assert {k: (float(v) if v else None) for k, v in loads.items()} == {
+        html.run_key(d): d["load_time"] for d in by_label["1m"]}
+    browser.click('#sel-metrics [data-metric="memory"]')
+    shown = cells(browser)
+    for d in by_label["1m"]:
+        for q in QUERIES:
+            expected = html.memory_hot(d, q)
+            value = shown[(html.run_key(d), q + 1)]["value"]
+            assert (float(value) if value else None) == expected
+
+    # The environment of a result, one click away.
+    browser.click('#sel-metrics [data-metric="hot"]')
+    browser.click('button[data-details="duckdb/default"]')
+    panel = browser.js("document.querySelector('[data-panel=\"duckdb/default\"]').textContent")
+    assert "Test CPU @ 3.0GHz" in panel and "OS page cache NOT dropped" in panel
+    assert "docbench-gen" in panel and "lukewarm-cold-run" in panel
+    browser.click('button[data-details="clickhouse/imported-m6i-8xlarge"]')
+    panel = browser.js("document.querySelector('[data-panel=\"clickhouse/imported-m6i-8xlarge\"]')"
+                       ".textContent")
+    assert "JSONBench" in panel and "m6i.8xlarge, 10000gib gp3" in panel
+    browser.screenshot(tmp_path / "analytics.png")
+
+    # Scaling: one chart per metric, the points are the files' figures.
+    browser.click('#tabs [data-view="scaling"]')
+    assert browser.js("document.querySelectorAll('#scaling-charts figure').length") == 6
+    points = browser.js("""[...document.querySelectorAll('figure[data-chart="storage"] circle')]
+        .map(c => [c.dataset.key, +c.dataset.x, +c.dataset.y])""")
+    assert sorted(points) == sorted([html.run_key(d), d["dataset_size"], d["total_size"]]
+                                    for d in documents)
+    hot_points = browser.js("""[...document.querySelectorAll('figure[data-chart="hot"] circle')]
+        .map(c => c.dataset.key)""")
+    assert "sqlite/text" not in hot_points  # a wrong answer leaves its point out
+    assert "view=scaling" in browser.js("location.hash")
+
+    # Other workloads: a generic table of the scalar fields.
+    browser.click('#tabs [data-view="workload-updates"]')
+    table = browser.js("document.querySelector('table[data-workload=\"updates\"]').textContent")
+    assert "updates_per_second" in table and "1234.5" in table
+
+    # Unchecked answers can be counted as correct (then an import can be the best).
+    browser.click('#tabs [data-view="analytics"]')
+    browser.click("#opt-unchecked")
+    assert "unchecked=1" in browser.js("location.hash")
+    assert cells(browser)[("clickhouse/imported-m6i-8xlarge", 1)]["best"]
+
+    screenshot = Path(os.environ.get("DOCBENCH_SCREENSHOT", tmp_path / "dashboard.png"))
+    browser.click('#sel-metrics [data-metric="hot"]')
+    browser.screenshot(screenshot)
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert screenshot.stat().st_size > 20_000
+
+    # Nothing but the file itself was requested, and the page threw nothing.
+    requests = [e["params"]["request"]["url"] for e in browser.events
+                if e.get("method") == "Network.requestWillBeSent"]
+    assert requests and all(u.split("#")[0] == url for u in requests), requests
+    errors = [e for e in browser.events if e.get("method") == "Runtime.exceptionThrown" or
+              (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")]
+    assert not errors, errors
+
+
+def test_dashboard_with_one_scale_and_nothing_else(tmp_path: Path, browser: Chromium) -> None:
+    directory = tmp_path / "results"
+    document = sample_document("duckdb", "DuckDB", "default", "1m", 1.0)
+    results.write_atomically(directory / "duckdb.default.1m.json", document)
+    page = tmp_path / "one.html"
+    html.write_dashboard([directory], page)
+    browser.open(page.resolve().as_uri() + "#view=scaling&metric=nonsense&runs=ghost")
+    views = browser.js("[...document.querySelectorAll('#tabs button')].map(b => b.dataset.view)")
+    assert views == ["analytics"]
+    assert browser.js("document.getElementById('nothing-selected').hidden") is False
+    browser.click('#sel-variants [data-key="duckdb/default"]')
+    assert summary(browser)["duckdb/default"]["text"] == "×1.00"
+    assert browser.js("document.querySelector('#sel-metrics .active').dataset.metric") == "hot"
