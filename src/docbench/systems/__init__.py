@@ -7,7 +7,8 @@ import importlib
 from docbench.systems.base import System
 
 # Order is the order of tables and reports.
-REGISTERED: list[str] = ["clickhouse", "duckdb", "sqlite", "postgresql"]
+REGISTERED: list[str] = ["clickhouse", "duckdb", "sqlite", "postgresql", "mariadb", "mongodb", "ferretdb",
+                         "elasticsearch", "opensearch"]
 
 
 def system_class(name: str) -> type[System]:

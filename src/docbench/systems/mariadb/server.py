@@ -1,0 +1,307 @@
+"""docbench's own MariaDB server: mariadb-install-db into the work directory, mariadbd as the
+unprivileged user on 127.0.0.1 and a free port. Never Debian's service or /var/lib/mysql."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pwd
+import secrets
+import shutil
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
+
+from docbench.systems import server
+
+GiB = 1024**3
+MiB = 1024**2
+ADMIN_USER = "docbench"
+# sun_path is 108 bytes including the final NUL.
+_SOCKET_PATH_MAX = 107
+
+
+def find_binary(*names: str) -> str | None:
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+        for folder in ("/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"):
+            candidate = Path(folder) / name
+            if candidate.exists() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    return None
+
+
+def server_binary() -> str | None:
+    return find_binary("mariadbd", "mysqld")
+
+
+def install_db_binary() -> str | None:
+    return find_binary("mariadb-install-db", "mysql_install_db")
+
+
+def client_binary() -> str | None:
+    return find_binary("mariadb", "mysql")
+
+
+def machine_ram() -> int:
+    """Physical RAM, capped by a cgroup memory limit (``DOCBENCH_MARIADB_RAM=8G`` overrides)."""
+    override = os.environ.get("DOCBENCH_MARIADB_RAM")
+    if override:
+        units = {"K": 1024, "M": MiB, "G": GiB, "T": 1024 * GiB}
+        text = override.strip().upper().rstrip("B")
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(text)
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        with contextlib.suppress(OSError, ValueError):
+            limit = int(Path(limit_file).read_text().strip())
+            if 0 < limit < ram:
+                ram = limit
+    return ram
+
+
+def tuned_options() -> dict[str, str]:
+    """Server options sized to this machine (see README)."""
+    ram = machine_ram()
+    pool = min(max(ram // 4, 128 * MiB), 4 * GiB)
+    pool -= pool % (128 * MiB) or 0
+    tmp_table = min(max(ram // 32, 64 * MiB), 1 * GiB)
+    return {
+        "innodb-buffer-pool-size": str(max(pool, 128 * MiB)),
+        # Cold runs are cold: no buffer pool dump at shutdown / reload at start-up.
+        "innodb-buffer-pool-dump-at-shutdown": "0",
+        "innodb-buffer-pool-load-at-startup": "0",
+        # Bulk load: a redo log big enough to avoid checkpoint storms; a bigger sort buffer
+        # for the index build (its maximum).
+        "innodb-log-file-size": str(1 * GiB),
+        "innodb-log-buffer-size": str(64 * MiB),
+        "innodb-sort-buffer-size": str(64 * MiB),
+        # Durability stays on (commit = fsync of the redo log), as the server ships.
+        "innodb-flush-log-at-trx-commit": "1",
+        "innodb-compression-algorithm": "zlib",
+        # GROUP BY of Q1-Q5 in memory when possible.
+        "tmp-table-size": str(tmp_table),
+        "max-heap-table-size": str(tmp_table),
+        "sort-buffer-size": str(64 * MiB),
+        "max-allowed-packet": str(1 * GiB),
+        "max-connections": "50",
+        "character-set-server": "utf8mb4",
+        "collation-server": "utf8mb4_bin",
+        "default-time-zone": "+00:00",
+        "local-infile": "1",
+        "skip-name-resolve": "1",
+        "performance-schema": "0",
+    }
+
+
+def _user_can_reach(path: Path, user: pwd.struct_passwd | None) -> str | None:
+    """The first ancestor of path that `user` cannot traverse, or None if all are fine."""
+    if user is None:
+        return None
+    groups = set(os.getgrouplist(user.pw_name, user.pw_gid))
+    for ancestor in reversed([path, *path.parents]):
+        try:
+            st = ancestor.stat()
+        except FileNotFoundError:
+            return None
+        if st.st_uid == user.pw_uid:
+            ok = bool(st.st_mode & stat.S_IXUSR)
+        elif st.st_gid in groups:
+            ok = bool(st.st_mode & stat.S_IXGRP)
+        else:
+            ok = bool(st.st_mode & stat.S_IXOTH)
+        if not ok:
+            return str(ancestor)
+    return None
+
+
+class MariaDBServer:
+    """One mariadb-install-db'ed data directory in ``workdir`` and the mariadbd serving it."""
+
+    def __init__(self, workdir: Path, options: dict[str, str] | None = None) -> None:
+        self.workdir = workdir
+        self.server_dir = workdir / "mariadb"  # owned by the server user
+        self.data_dir = self.server_dir / "data"
+        self.run_dir = self.server_dir / "run"
+        self.tmp_dir = self.server_dir / "tmp"
+        self.log_path = workdir / "mariadb.log"
+        self.password_file = workdir / "password"
+        self.port_file = workdir / "port"
+        self.options_override = options or {}
+        self.user = server.ensure_unprivileged_user()
+        self.process: server.ManagedProcess | None = None
+        self.port: int | None = None
+
+    # ----- paths -------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process and self.process.alive() else None
+
+    @property
+    def socket_path(self) -> Path:
+        path = self.run_dir / "mysqld.sock"
+        if len(str(path)) <= _SOCKET_PATH_MAX:
+            return path
+        # A long work directory: the socket goes to a short private directory under /tmp
+        # named after the work directory (docbench connects over TCP anyway).
+        digest = hashlib.sha1(str(self.workdir).encode()).hexdigest()[:12]
+        return Path(tempfile.gettempdir()) / f"docbench-mariadb-{digest}" / "mysqld.sock"
+
+    def password(self) -> str:
+        return self.password_file.read_text().strip()
+
+    def _own(self, path: Path) -> None:
+        server.chown_tree(path, self.user)
+
+    def _prepare(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if self.user is not None:
+            os.chmod(self.workdir, os.stat(self.workdir).st_mode | stat.S_IXOTH)
+            blocked = _user_can_reach(self.workdir, self.user)
+            if blocked:
+                raise RuntimeError(
+                    f"the MariaDB server runs as user {self.user.pw_name!r}, which cannot enter "
+                    f"{blocked}; use a work directory it can reach (e.g. DOCBENCH_HOME under "
+                    f"/var/tmp) or `chmod o+x {blocked}`")
+        for folder in (self.server_dir, self.run_dir, self.tmp_dir, self.socket_path.parent):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._own(folder)
+
+    # ----- lifecycle ---------------------------------------------------------------------
+    def initialized(self) -> bool:
+        return (self.data_dir / "mysql" / "global_priv.frm").exists() and self.password_file.exists()
+
+    def init(self) -> None:
+        self._prepare()
+        if self.initialized():
+            return
+        if self.data_dir.exists():  # half-made by an interrupted init: ours, in our workdir
+            shutil.rmtree(self.data_dir)
+        self.password_file.unlink(missing_ok=True)
+        install = install_db_binary()
+        if install is None:
+            raise RuntimeError("mariadb-install-db not found (run `docbench setup mariadb`)")
+        argv = [install, "--no-defaults", f"--datadir={self.data_dir}",
+                "--auth-root-authentication-method=normal", "--skip-test-db",
+                "--skip-name-resolve"]
+        if self.user is not None:
+            argv.append(f"--user={self.user.pw_name}")
+        out = subprocess.run(argv, capture_output=True, text=True, check=False, cwd="/")
+        if out.returncode != 0:
+            raise RuntimeError(f"mariadb-install-db failed:\n{out.stdout}\n{out.stderr}")
+        self._own(self.data_dir)
+        # First start: root@127.0.0.1 has no password yet; make docbench's own account with a
+        # generated password and drop the password-less TCP accounts.
+        self._start_process()
+        password = secrets.token_urlsafe(24)
+        import pymysql
+
+        conn = pymysql.connect(host="127.0.0.1", port=self.port, user="root", password="",
+                               connect_timeout=10, autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT user, host FROM mysql.user WHERE user = 'root' "
+                            "AND host <> 'localhost'")
+                others = cur.fetchall()
+                cur.execute(f"CREATE USER '{ADMIN_USER}'@'127.0.0.1' IDENTIFIED BY %s", (password,))
+                cur.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{ADMIN_USER}'@'127.0.0.1' "
+                            "WITH GRANT OPTION")
+                cur.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (password,))
+                for user, host in others:
+                    cur.execute("DROP USER %s@%s", (user, host))
+        finally:
+            conn.close()
+        self.password_file.write_text(password + "\n")
+        os.chmod(self.password_file, 0o600)
+
+    def options(self, port: int) -> dict[str, str]:
+        values = tuned_options()
+        values.update({
+            "datadir": str(self.data_dir),
+            "socket": str(self.socket_path),
+            "port": str(port),
+            "bind-address": "127.0.0.1",
+            "skip-networking": "0",
+            "pid-file": str(self.run_dir / "mariadbd.pid"),
+            "tmpdir": str(self.tmp_dir),
+        })
+        values.update(self.options_override)
+        return values
+
+    def argv(self, port: int) -> list[str]:
+        binary = server_binary()
+        if binary is None:
+            raise RuntimeError("mariadbd not found (run `docbench setup mariadb`)")
+        return [binary, "--no-defaults", *(f"--{k}={v}" for k, v in self.options(port).items())]
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.alive()
+
+    def _start_process(self, timeout: float = 600.0) -> None:
+        if self.port is None and self.port_file.exists():
+            with contextlib.suppress(ValueError):
+                self.port = int(self.port_file.read_text())
+        for attempt in range(1, 4):
+            port = self.port if self.port and attempt == 1 and not server.port_open(self.port) \
+                else server.free_port()
+            process = server.ManagedProcess(self.argv(port), self.log_path, user=self.user,
+                                            cwd=Path("/"))
+            process.start()
+            try:
+                process.wait_until(lambda p=port: self._listening(p), timeout, "MariaDB")
+            except RuntimeError:
+                process.stop()
+                if attempt == 3:
+                    raise
+                continue
+            except TimeoutError:
+                process.stop()
+                raise
+            self.process = process
+            self.port = port
+            self.port_file.write_text(str(port))
+            return
+
+    def _listening(self, port: int) -> bool:
+        import pymysql
+
+        try:
+            pymysql.connect(host="127.0.0.1", port=port, user="nobody-docbench-probe",
+                            password="x", connect_timeout=2).close()
+        except pymysql.err.OperationalError as error:
+            # 1045 access denied = the server answers the protocol: it is up.
+            return bool(error.args) and error.args[0] in (1045, 1698)
+        return True
+
+    def start(self) -> None:
+        if self.running():
+            return
+        if not self.initialized():
+            self.init()
+            return
+        self._prepare()
+        self._start_process()
+
+    def accepting(self) -> bool:
+        if not self.running() or self.port is None:
+            return False
+        import pymysql
+
+        try:
+            conn = pymysql.connect(host="127.0.0.1", port=self.port, user=ADMIN_USER,
+                                   password=self.password(), connect_timeout=5)
+            conn.close()
+            return True
+        except Exception:  # noqa: BLE001
+            return False
+
+    def stop(self) -> None:
+        """SIGTERM = normal shutdown (InnoDB flushes); SIGKILL after two minutes."""
+        if self.process is not None:
+            self.process.stop(timeout=120)
+            self.process = None

@@ -1,0 +1,39 @@
+"""OpenSearch 2.19: a managed single node from the ``integ-test-zip`` distribution (or the
+user's cluster via URL), one index with one shard, loaded through ``_bulk``.
+
+Everything but the names and a few node settings is shared with Elasticsearch in
+:mod:`docbench.systems.searchengine`; the index definition (``index.json``) and the five
+aggregation requests (``queries.json``) are plain files next to this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from docbench.systems.searchengine import SearchEngineSystem
+
+
+class OpenSearch(SearchEngineSystem):
+    name = "opensearch"
+    url_example = "http://localhost:9200"
+    display_name = "OpenSearch"
+    artifact = "opensearch"
+    binary = "opensearch"
+    version_prefix = "2.19."
+    config_file = "opensearch.yml"
+    java_opts_env = "OPENSEARCH_JAVA_OPTS"
+    java_home_env = "OPENSEARCH_JAVA_HOME"
+    path_conf_env = "OPENSEARCH_PATH_CONF"
+    tmpdir_env = "OPENSEARCH_TMPDIR"
+    # 2.x runs on Java 17 and 21 (it needs the security manager, which Java 24 removed).
+    java_versions = (17, 21)
+    distribution = "opensearch"
+    # The integ-test-zip has no security plugin: plain HTTP on 127.0.0.1.
+    server_settings: ClassVar[dict[str, Any]] = {}
+    notes = ("OpenSearch 2.19 integ-test-zip (no painless, no SQL/PPL plugins): aggregation API; "
+             "keyword mapping, index sorted on the five paths, force-merged to one segment; Q2 "
+             "exact by composite paging (the cardinality form recorded beside it); time_us a "
+             "long (µs).")
+
+
+SYSTEM = OpenSearch

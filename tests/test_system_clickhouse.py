@@ -1,0 +1,279 @@
+"""ClickHouse (chDB) adapter against the real embedded engine (no mocks).
+
+chDB opens one database directory per process: the module's systems share the process's one
+chDB session (the adapter switches directories when asked), and the worker-process test checks
+that a directory released by the parent opens in another process and reopens in the parent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docbench.answers import check_answer
+from docbench.dataset.oracle import compute_answers
+from docbench.dataset.reader import dataset_files, iter_lines
+from docbench.systems import system_class
+from docbench.systems.base import BatchRejected
+from docbench.systems.clickhouse.adapter import ClickHouseSystem
+from docbench.workloads.analytics.load import load_files
+from docbench.workloads.analytics.worker import run_query_in_worker
+
+pytestmark = pytest.mark.skipif(not ClickHouseSystem.availability().ok,
+                                reason="the chdb package is not installed")
+
+BASE = b'{"did":"did:plc:hard","time_us":1732206349000167,"kind":"commit","commit":{"rev":"x",' \
+       b'"operation":"create","collection":"app.bsky.feed.post","record":'
+
+
+def _post(record: bytes) -> bytes:
+    return BASE + record + b"}}"
+
+
+# Lines ClickHouse refuses (-> BatchRejected), by name.
+REFUSED = {
+    "invalid_json": b'{"did": "did:plc:x", "kind": ',
+    "invalid_utf8": _post(b'{"text": "caf\xc3 \xff\xfe"}'),
+    # simdjson (ClickHouse's JSON parser) refuses a high surrogate escape without its pair.
+    "lone_surrogate": _post(b'{"text": "a \\ud83d b"}'),
+    "not_an_object": b"[1, 2, 3]",
+    "duplicate_key": b'{"did": "did:plc:a", "did": "did:plc:b"}',
+    # simdjson's depth limit is 1024 levels.
+    "deep_2000": _post(b'{"n": ' + b"[" * 2000 + b"]" * 2000 + b"}"),
+    # time_us is a typed UInt64 path: a value that is not an unsigned integer is refused...
+    "time_us_text": b'{"did": "did:plc:x", "time_us": "soon", "kind": "commit"}',
+    "time_us_negative": b'{"did": "did:plc:x", "time_us": -5, "kind": "commit"}',
+}
+# ... and lines it stores.
+ACCEPTED = {
+    "nul_escape": _post(b'{"text": "a\\u0000b"}'),
+    # Beyond 64 bits: kept, as the number's text (the path becomes a String there).
+    "int_beyond_64_bits": _post(b'{"size": 340282366920938463463374607431768211457}'),
+    # The generator's deep_nesting document: 1000 levels inside the record.
+    "deep_1000": _post(b'{"nested": ' + b'{"n": ' * 999 + b"{}" + b"}" * 999 + b"}"),
+    "deep_1000_arrays": _post(b'{"n": ' + b"[" * 1000 + b"]" * 1000 + b"}"),
+    "long_text": _post(b'{"text": "' + b"x" * 50_000 + b'"}'),
+    "no_collection": b'{"did": "did:plc:id", "time_us": 1732206349000168, "kind": "identity"}',
+    # (stored as 1: the typed UInt64 path truncates a fraction)
+    "time_us_fraction": b'{"did": "did:plc:frac", "time_us": 1.5, "kind": "commit"}',
+}
+
+
+@pytest.fixture(scope="module")
+def real_files(real_data_dir: Path) -> list[Path]:
+    """Every real event (*.jsonl only: other tools may leave metadata files beside them)."""
+    return [p for p in dataset_files(real_data_dir) if p.name.endswith(".jsonl")]
+
+
+@pytest.fixture(scope="module")
+def good_lines(real_data_dir: Path) -> list[bytes]:
+    path = real_data_dir / "jsonbench_file_0001_first1000.jsonl"
+    return [line for line in iter_lines(path) if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def expected(real_files: list[Path]) -> dict:
+    return compute_answers(real_files)
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory, real_files: list[Path]):
+    """The default variant with every real event loaded through the generic driver."""
+    system = ClickHouseSystem(tmp_path_factory.mktemp("ch-lz4"),
+                              ClickHouseSystem.variant_named("lz4"))
+    system.create()
+    report = load_files(system.loader(), real_files, ClickHouseSystem.load_batch_size)
+    assert report.refused_count == 0, report.refused
+    system.finish_load()
+    yield system, report
+    system.release()
+
+
+def _non_empty_lines(files: list[Path]) -> int:
+    return sum(1 for path in files for line in iter_lines(path) if line.strip())
+
+
+def test_registered() -> None:
+    assert system_class("clickhouse") is ClickHouseSystem
+    assert {v.role for v in ClickHouseSystem.variants} == {"default", "best"}
+    assert ClickHouseSystem.variant_named("lz4").role == "default"
+    assert ClickHouseSystem.variant_named("zstd").role == "best"
+    availability = ClickHouseSystem.availability()
+    assert availability.ok and availability.version and "chDB" in availability.version
+    assert set(ClickHouseSystem(Path("unused"), ClickHouseSystem.variants[0]).versions()) == \
+        {"chdb", "clickhouse"}
+
+
+def test_load_count_and_answers(loaded, real_files, expected) -> None:
+    system, report = loaded
+    assert system.count() == _non_empty_lines(real_files) == report.offered
+    assert system.count() == expected["documents"]
+    session = ClickHouseSystem.open_session(system.session_spec())
+    try:
+        for number, text in enumerate(system.queries(), start=1):
+            outcome = session.execute(number, text)
+            check = check_answer(number, outcome.rows, expected,
+                                 time_precision_us=ClickHouseSystem.time_precision_us)
+            assert check.status == "ok", check.detail
+            assert outcome.engine_seconds is not None and outcome.engine_seconds >= 0
+            assert outcome.extra.get("storage_rows_read", 1) > 0
+            plan = session.explain(number, text)
+            assert plan and "ReadFromMergeTree" in plan
+            assert system.check_plan(number, plan) is None, plan
+    finally:
+        session.close()
+
+
+def test_plan_warning_without_index() -> None:
+    plan = "ReadFromMergeTree\n  Indexes:\n    PrimaryKey\n      Condition: true\n    Ranges: 1"
+    assert ClickHouseSystem.check_plan(None, 2, plan)  # type: ignore[arg-type]
+    assert ClickHouseSystem.check_plan(None, 2, "ReadFromMergeTree")  # type: ignore[arg-type]
+    assert ClickHouseSystem.check_plan(None, 1, plan) is None  # type: ignore[arg-type]
+
+
+def test_storage(loaded) -> None:
+    system, _ = loaded
+    size = system.storage()
+    assert size.total and size.total > 0
+    assert size.data and 0 < size.data <= size.total
+    assert size.index and size.index > 0
+    assert size.on_disk and size.on_disk >= size.total
+    assert size.detail["parts"] == 1  # OPTIMIZE FINAL merged everything
+    assert size.detail["outdated_parts"] == 0  # and the replaced parts left the disk
+    assert size.detail["rows"] == system.count()
+
+
+def test_worker_process_opens_released_database(loaded, expected) -> None:
+    """chDB: one process per database directory. After release() a worker opens it; then
+    the parent opens it again."""
+    system, _ = loaded
+    count = system.count()
+    system.release()
+    text = system.queries()[1]
+    spec = {**system.session_spec(), "timeout": 60}
+    run = run_query_in_worker("clickhouse", spec, 2, text, 2, 60)
+    assert run.worker_error is None, run.worker_error
+    for attempt in run.tries:
+        assert attempt.error is None, attempt.error
+        assert check_answer(2, attempt.rows, expected).status == "ok"
+        assert attempt.engine_seconds is not None
+    assert run.plan and "PrimaryKey" in run.plan
+    assert system.count() == count  # the parent reopens the directory
+
+
+def test_session_timeout_setting(loaded) -> None:
+    system, _ = loaded
+    session = ClickHouseSystem.open_session({**system.session_spec(), "timeout": 12.5})
+    try:
+        outcome = session.execute(0, "SELECT getSetting('max_execution_time'), "
+                                     "getSetting('use_query_cache')")
+        (timeout, query_cache), = outcome.rows
+        assert timeout == 13 and not query_cache
+    finally:
+        session.close()
+
+
+def test_refused_and_accepted_lines(tmp_path: Path) -> None:
+    system = ClickHouseSystem(tmp_path, ClickHouseSystem.variant_named("lz4"))
+    system.create()
+    loader = system.loader()
+    try:
+        for name, line in REFUSED.items():
+            with pytest.raises(BatchRejected) as refusal:
+                loader.load_batch([line])
+            assert "Exception" in str(refusal.value), (name, str(refusal.value))
+            assert system.count() == 0, name
+        for count, (name, line) in enumerate(ACCEPTED.items(), start=1):
+            loader.load_batch([line])
+            assert system.count() == count, name
+    finally:
+        loader.close()
+        system.release()
+    assert not (tmp_path / "load-batch.ndjson").exists()
+
+
+def test_invalid_utf8_message_is_clickhouses(tmp_path: Path) -> None:
+    """ClickHouse quotes the refused document; chDB cannot decode that into a str and raises
+    UnicodeDecodeError: the adapter still reports ClickHouse's own message."""
+    system = ClickHouseSystem(tmp_path, ClickHouseSystem.variant_named("lz4"))
+    system.create()
+    loader = system.loader()
+    try:
+        with pytest.raises(BatchRejected, match="Cannot parse JSON object"):
+            loader.load_batch([REFUSED["invalid_utf8"]])
+    finally:
+        loader.close()
+        system.release()
+
+
+@pytest.mark.parametrize("position", [0, 2500, 4999])
+def test_batch_is_all_or_nothing(tmp_path: Path, good_lines: list[bytes], position: int) -> None:
+    batch = (good_lines * 5)[:5000]
+    system = ClickHouseSystem(tmp_path, ClickHouseSystem.variant_named("lz4"))
+    system.create()
+    loader = system.loader()
+    try:
+        loader.load_batch(batch[:100])
+        for bad in (REFUSED["invalid_json"], REFUSED["time_us_text"], REFUSED["invalid_utf8"]):
+            broken = list(batch)
+            broken[position] = bad
+            with pytest.raises(BatchRejected):
+                loader.load_batch(broken)
+            assert system.count() == 100
+        loader.load_batch(batch)
+        assert system.count() == 5100
+    finally:
+        loader.close()
+        system.release()
+
+
+def test_driver_isolates_refused_lines(tmp_path: Path, good_lines: list[bytes]) -> None:
+    good = good_lines[:300]
+    lines = list(good)
+    bad_positions = {17: "invalid_json", 150: "lone_surrogate", 299: "invalid_utf8"}
+    for position, name in bad_positions.items():
+        lines.insert(position, REFUSED[name])
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(b"\n".join(lines) + b"\n")
+    system = ClickHouseSystem(tmp_path / "work", ClickHouseSystem.variant_named("zstd"))
+    system.create()
+    try:
+        report = load_files(system.loader(), [data], 64)
+        assert sorted(r.line for r in report.refused) == [p + 1 for p in sorted(bad_positions)]
+        assert all(r.reason for r in report.refused)
+        assert system.count() == len(good)
+    finally:
+        system.release()
+
+
+def test_zstd_variant_and_native_load(tmp_path: Path, real_files: list[Path]) -> None:
+    system = ClickHouseSystem(tmp_path, ClickHouseSystem.variant_named("zstd"))
+    system.create()
+    try:
+        system.native_load(real_files)
+        system.finish_load()
+        assert system.count() == _non_empty_lines(real_files)
+        size = system.storage()
+        assert size.total and size.data and size.index and size.on_disk
+        assert "ZSTD(1)" in size.detail["codec"]
+        assert size.detail["json_parameters"] == "max_dynamic_paths = 0"
+        # create() starts again from an empty table
+        system.create()
+        assert system.count() == 0
+    finally:
+        system.release()
+
+
+def test_native_load_skips_bad_rows_like_jsonbench(tmp_path: Path, good_lines: list[bytes]) -> None:
+    """JSONBench's second attempt (input_format_allow_errors_num) for a file that fails."""
+    good = good_lines[:50]
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(b"\n".join(good[:20] + [REFUSED["duplicate_key"]] + good[20:]) + b"\n")
+    system = ClickHouseSystem(tmp_path / "work", ClickHouseSystem.variant_named("lz4"))
+    system.create()
+    try:
+        system.native_load([data])
+        assert system.count() == 50
+    finally:
+        system.release()

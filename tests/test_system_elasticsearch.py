@@ -1,0 +1,204 @@
+"""Elasticsearch adapter against a real node started by the test (installed by `docbench setup`).
+
+The cases live in :class:`SearchEngineSuite`, shared with tests/test_system_opensearch.py (the
+two adapters share docbench/systems/searchengine.py). One managed node per system is started
+for the whole class, restarted once, and stopped at the end; URL mode runs against that node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from docbench.answers import check_answer
+from docbench.dataset.oracle import compute_answers
+from docbench.dataset.reader import dataset_files, iter_lines
+from docbench.systems import searchengine
+from docbench.systems.base import BatchRejected
+from docbench.workloads.analytics.load import load_files
+
+HEAP = "1g"  # small heap: faster start, and tests load a thousand documents
+
+
+def _real_lines(files: list[Path]) -> list[bytes]:
+    return [line for path in files for line in iter_lines(path) if line.strip()]
+
+
+def _bad_lines(good: bytes) -> dict[str, bytes]:
+    doc = json.loads(good)
+    return {
+        "invalid_json": b'{"did": "did:plc:x", "kind": "commit", ',
+        "invalid_utf8": good.replace(b'"kind"', b'"k\xff\xfeind"', 1),
+        "nul_escape": json.dumps({**doc, "did": "did:plc:a\u0000b"}).encode(),
+        "integer_beyond_64_bits": good[:-1] + b', "n": 123456789012345678901234567890}',
+        "deep_nesting_1000": b'{"did":"did:plc:deep","a":' + b"[" * 1000 + b"]" * 1000 + b"}",
+    }
+
+
+# What both engines refuse (asserted; see the README): invalid JSON, invalid UTF-8, an integer
+# beyond 64 bits (dynamically mapped as a long), nesting past 1000 levels (JSON parser limit).
+# A \u0000 escape is a valid JSON string: stored as is.
+REFUSED = {"invalid_json", "invalid_utf8", "integer_beyond_64_bits", "deep_nesting_1000"}
+
+
+class SearchEngineSuite:
+    """The cases; subclasses set ``system_name`` (a class named Test* is collected)."""
+
+    system_name: str
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def cls_(cls):
+        """`docbench setup NAME` first (idempotent: installs on a fresh machine)."""
+        from docbench.setup import setup_systems
+        from docbench.systems import system_class
+
+        if setup_systems([cls.system_name]) != 0:
+            pytest.fail(f"docbench setup {cls.system_name} failed")
+        return system_class(cls.system_name)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def files(cls, real_data_dir):
+        return dataset_files(real_data_dir)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def answers(cls, files):
+        return compute_answers(files)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def node(cls, cls_):
+        # Not tmp_path: pytest deletes old base temp directories when other pytest sessions
+        # start (concurrent runs would remove a live node's data), and its directories are
+        # 0700, which the unprivileged server user cannot enter.
+        monkey = pytest.MonkeyPatch()
+        monkey.setenv("DOCBENCH_SEARCH_HEAP", HEAP)
+        top = Path(tempfile.mkdtemp(prefix=f"docbench-test-{cls.system_name}-"))
+        os.chmod(top, 0o755)
+        workdir = top / "work"
+        system = cls_(workdir, cls_.variant_named("default"))
+        system.start()
+        pids = {system.node.process.pid, system.node.server_pid}
+        try:
+            yield system
+        finally:
+            system.stop()
+            system.stop()  # safe twice
+            monkey.undo()
+            shutil.rmtree(top, ignore_errors=True)
+            for pid in pids:
+                assert not searchengine._pid_alive(pid), f"server process {pid} left running"
+
+    # ----- tests -------------------------------------------------------------------------
+    def test_availability(self, cls_, tmp_path, monkeypatch):
+        ok = cls_.availability()
+        assert ok.ok, ok.reason
+        assert ok.version and ok.version.startswith(f"{cls_.display_name} {cls_.version_prefix}")
+        assert cls_.runs_by_default is False and cls_.embedded is False
+        assert {v.role for v in cls_.variants} == {"default", "best", "alt"}
+        monkeypatch.setenv("DOCBENCH_OPT", str(tmp_path))
+        missing = cls_.availability()
+        assert not missing.ok
+        assert "not installed" in missing.reason
+        assert missing.install_hint == f"docbench setup {cls_.name}"
+
+    def test_load_count_queries(self, cls_, node, files, answers):
+        node.create()
+        report = load_files(node.loader(), files, cls_.load_batch_size)
+        assert report.refused_count == 0, report.refused
+        node.finish_load()
+        lines = _real_lines(files)
+        assert node.count() == len(lines)
+
+        spec = node.session_spec()
+        assert spec["server_pid"] and spec["local"]
+        session = cls_.open_session(spec)
+        try:
+            assert session.engine_pids() == [node.node.server_pid]
+            for number, text in enumerate(node.queries(), start=1):
+                outcome = session.execute(number, text)
+                check = check_answer(number, outcome.rows, answers,
+                                     time_precision_us=cls_.time_precision_us)
+                assert check.status == "ok", (number, check.detail, outcome.rows[:5])
+                assert outcome.engine_seconds is not None and outcome.engine_seconds >= 0
+                if number == 2:
+                    approximate = outcome.extra["q2_cardinality_rows"]
+                    assert check_answer(2, approximate, answers, approximate=True).acceptable
+                plan = session.explain(number, text)
+                assert node.check_plan(number, plan) is None, plan[:500]
+        finally:
+            session.close()
+
+        size = node.storage()
+        assert size.total > 0 and size.on_disk > 0
+        assert size.data > 0 and size.index > 0 and size.data + size.index == size.total
+
+    def test_bad_lines_all_or_nothing(self, node, files):
+        good = _real_lines(files)[0]
+        before = node.count()
+        loader = node.loader()
+        refused = set()
+        for name, line in _bad_lines(good).items():
+            try:
+                loader.load_batch([good, line, good])
+            except BatchRejected as refusal:
+                refused.add(name)
+                assert str(refusal)
+            expected = before if name in refused else before + 3
+            assert node.count() == expected, name  # a refused batch leaves nothing behind
+            before = node.count()
+        loader.close()
+        assert refused == REFUSED
+
+    def test_restart_keeps_data(self, cls_, node):
+        count = node.count()
+        old_pid = node.node.server_pid
+        node.restart()
+        assert node.is_alive()
+        assert node.node.server_pid != old_pid and not searchengine._pid_alive(old_pid)
+        assert node.count() == count
+        session = cls_.open_session(node.session_spec())
+        try:
+            assert session.execute(1, node.queries()[0]).rows
+        finally:
+            session.close()
+
+    def test_variants_in_url_mode(self, cls_, node, files, tmp_path):
+        """The other variants load into the same node reached by URL: docbench touches only
+        its own index there and cannot restart or stop that server."""
+        client = searchengine.HttpClient(node.base_url)
+        client.request("PUT", "/not_docbench", {"settings": {"number_of_shards": 1,
+                                                             "number_of_replicas": 0}})
+        lines = _real_lines(files)
+        assert cls_.availability(node.base_url).ok
+        sizes = {}
+        for variant in cls_.variants[1:]:
+            system = cls_(tmp_path / variant.name, variant, url=node.base_url)
+            assert system.can_restart is False
+            system.start()
+            system.create()
+            loader = system.loader()
+            loader.load_batch(lines)
+            loader.close()
+            system.finish_load()
+            assert system.count() == len(lines)
+            sizes[variant.name] = system.storage()
+            assert sizes[variant.name].total > 0
+            system.restart()  # nothing happens
+            system.stop()  # nor here: the server is the user's
+            assert node.is_alive()
+        assert client.request("HEAD", "/not_docbench", ok=(200,)) is None
+        assert sizes["no_source"].total < node.storage().total
+        client.request("DELETE", "/not_docbench")
+        client.close()
+
+
+class TestElasticsearch(SearchEngineSuite):
+    system_name = "elasticsearch"
