@@ -122,6 +122,27 @@ def test_bad_lines_lose_only_themselves(real_data_dir: Path, tmp_path: Path) -> 
         assert all(a["status"] in TRUSTED for a in document["answers"]), name
 
 
+@pytest.mark.skipif(not system_class("postgresql").availability().ok,
+                    reason="PostgreSQL server binaries are installed by `make test`")
+def test_refused_documents_are_data_quality_not_wrong_answers(real_data_dir: Path,
+                                                              tmp_path: Path) -> None:
+    """PostgreSQL refuses a \\u0000 escape: it is counted as refused, and the answers are judged
+    against the oracle re-run without it (so the queries are still found correct)."""
+    lines = (real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes().splitlines()[:300]
+    post = next(line for line in lines if b'"app.bsky.feed.post","rkey"' in line and b'"text":"' in line)
+    lines.append(post.replace(b'"text":"', b'"text":"nul \\u0000 ', 1))
+    data = tmp_path / "nul"
+    data.mkdir()
+    (data / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
+    [document] = run(data, tmp_path / "results", ["postgresql"], variants=["pglz"])
+    assert document["load_errors"]["count"] == 1
+    assert document["load_errors"]["first"][0]["line"] == len(lines)
+    assert "\\u0000" in document["load_errors"]["first"][0]["reason"]
+    assert document["num_loaded_documents"] == len(lines) - 1
+    assert "refused" in document["answers_basis"]
+    assert all(a["status"] in TRUSTED for a in document["answers"]), document["answers"]
+
+
 def test_query_timeout_is_recorded_and_the_run_goes_on(generated_20k: Path, tmp_path: Path) -> None:
     documents = run(generated_20k, tmp_path / "results", ["sqlite", "duckdb"], timeout=0.001,
                     variants=["jsonb", "default"])

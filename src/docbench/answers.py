@@ -315,10 +315,10 @@ def _check_grouped(query: int, rows: list[list], expected: list[list], issues: _
         if key in got:
             issues.add("wrong", f"duplicate row for {'/'.join(map(_label, key))}")
         got[key] = r[key_len:]
-    for key in exp.keys() - got.keys():
+    for key in (k for k in exp if k not in got):  # in expected order: deterministic detail
         issues.add("wrong", f"missing {'/'.join(map(_label, key))} "
                             f"({', '.join(map(str, exp[key]))})")
-    for key in got.keys() - exp.keys():
+    for key in (k for k in got if k not in exp):
         issues.add("wrong", f"extra {'/'.join(map(_label, key))} "
                             f"({', '.join(map(str, got[key]))})")
     for key in (k for k in exp if k in got):  # in expected order

@@ -209,6 +209,8 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
             parts = [f"answers {good}/5 correct" + (f" ({', '.join(bad)})" if bad else "")]
         if offered:
             parts.append(f"loaded {loaded}/{offered}")
+        if d.get("answers_basis"):
+            parts.append("answers judged on the documents it loaded")
         if d.get("total_size") and raw:
             parts.append(f"stores the data in x{d['total_size'] / raw:.2f} of the raw ndjson")
         if d.get("error"):

@@ -294,7 +294,7 @@ class MariaDB(System):
                         version = cur.fetchone()[0]
                 finally:
                     conn.close()
-                return Availability(True, version=f"MariaDB {version}")
+                return Availability(True, version=f"MariaDB {version.split('-')[0]}")
             except Exception as error:  # noqa: BLE001
                 return Availability(False, reason=f"cannot connect to {cls._redact(url)}: "
                                                   f"{' '.join(str(error).split())}")
@@ -306,7 +306,7 @@ class MariaDB(System):
         if version is None:
             return Availability(False, reason=f"{binary} does not run", install_hint=INSTALL_HINT)
         match = re.search(r"Ver (\S+)", version)
-        return Availability(True, version=f"MariaDB {match.group(1) if match else version}")
+        return Availability(True, version=f"MariaDB {match.group(1).split('-')[0] if match else version}")
 
     @staticmethod
     def _redact(url: str) -> str:

@@ -38,12 +38,15 @@ class LoadReport:
     empty_lines: int = 0
     refused: list[RefusedDocument] = field(default_factory=list)
     refused_count: int = 0
+    # Every refused line (all of them, not only the listed ones): file name -> line numbers.
+    refused_lines: dict[str, set[int]] = field(default_factory=dict)
     seconds: float = 0.0
     batches: int = 0
     retried_batches: int = 0
 
     def refuse(self, document: RefusedDocument) -> None:
         self.refused_count += 1
+        self.refused_lines.setdefault(document.file, set()).add(document.line)
         if len(self.refused) < MAX_LISTED_ERRORS:
             self.refused.append(document)
         log.warning("refused %s:%d: %s", document.file, document.line, document.reason)

@@ -42,6 +42,7 @@ from docbench.dataset.oracle import load_or_compute_answers
 from docbench.dataset.reader import dataset_files
 from docbench.systems import REGISTERED, system_class
 from docbench.systems.base import System, Variant
+from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.load import LoadReport, load_files
 from docbench.workloads.analytics.worker import QueryRun, run_query_in_worker
 
@@ -179,8 +180,8 @@ def run_system(cls: type[System], variant: Variant, dataset: Dataset,
         system.start()
         document["version"] = system.version() or "unknown"
         document["environment"]["versions"] = system.versions()
-        load_phase(system, dataset, document, request)
-        query_phase(system, dataset, document, request)
+        expected = load_phase(system, dataset, document, request)
+        query_phase(system, expected, document, request)
         document["complete"] = True
     except Exception as error:  # noqa: BLE001 - recorded, and the next system runs
         document["error"] = f"{type(error).__name__}: {error}"
@@ -244,11 +245,12 @@ def base_document(system: System, dataset: Dataset, request: RunRequest) -> dict
 
 
 def load_phase(system: System, dataset: Dataset, document: dict[str, Any],
-               request: RunRequest) -> None:
+               request: RunRequest) -> dict[str, Any]:
+    """Load, finish, count and size; return the oracle answers for what was loaded."""
     system.create()
-    expected = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
+    lines_offered = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
     with _progress(request) as progress:
-        task = progress.add_task(f"load {system.name}/{system.variant.name}", total=expected or None)
+        task = progress.add_task(f"load {system.name}/{system.variant.name}", total=lines_offered or None)
         report: LoadReport = load_files(system.loader(), dataset.files, type(system).load_batch_size,
                                         on_progress=lambda n: progress.advance(task, n))
     started = time.perf_counter()
@@ -288,9 +290,14 @@ def load_phase(system: System, dataset: Dataset, document: dict[str, Any],
             f"{report.offered - report.refused_count} of {report.offered}")
     console.print(f"loaded {count:,} of {report.offered:,} documents in {load_time:.1f} s "
                   f"({report.refused_count} refused); total size {_mb(storage.total)}")
+    if not report.refused_count:
+        return dataset.answers
+    document["answers_basis"] = (f"oracle re-run without the {report.refused_count} refused "
+                                 "documents: answers judge the queries on what was loaded")
+    return answers_without(dataset.files, report.refused_lines, dataset.answers)
 
 
-def query_phase(system: System, dataset: Dataset, document: dict[str, Any],
+def query_phase(system: System, expected: dict[str, Any], document: dict[str, Any],
                 request: RunRequest) -> None:
     cls = type(system)
     texts = system.queries()
@@ -309,7 +316,7 @@ def query_phase(system: System, dataset: Dataset, document: dict[str, Any],
                                  total=QUERY_COUNT)
         for number, text in enumerate(texts, start=1):
             run = run_one_query(system, number, text, request, can_restart, can_drop)
-            record_query(document, per_query, system, number, run, dataset)
+            record_query(document, per_query, system, number, run, expected)
             progress.advance(task)
     document.update(per_query)
     statuses = " ".join(f"Q{i + 1}:{a['status']}" for i, a in enumerate(per_query["answers"]))
@@ -337,7 +344,7 @@ def run_one_query(system: System, number: int, text: str, request: RunRequest,
 
 
 def record_query(document: dict[str, Any], per_query: dict[str, list[Any]], system: System,
-                 number: int, run: QueryRun, dataset: Dataset) -> None:
+                 number: int, run: QueryRun, expected: dict[str, Any]) -> None:
     cls = type(system)
     index = number - 1
     document["result"][index] = [_round(t.seconds) for t in run.tries]
@@ -347,16 +354,17 @@ def record_query(document: dict[str, Any], per_query: dict[str, list[Any]], syst
     per_query["plans"].append(run.plan)
     per_query["plan_warnings"].append(system.check_plan(number, run.plan))
     per_query["query_errors"].append([t.error for t in run.tries])
-    per_query["answers"].append(answer_for(cls, number, run, dataset))
+    per_query["answers"].append(answer_for(cls, number, run, expected))
 
 
-def answer_for(cls: type[System], number: int, run: QueryRun, dataset: Dataset) -> dict[str, Any]:
+def answer_for(cls: type[System], number: int, run: QueryRun,
+               expected: dict[str, Any]) -> dict[str, Any]:
     answered = [t for t in run.tries if t.rows is not None and t.error is None]
     if not answered:
         errors = [t.error for t in run.tries if t.error] or [run.worker_error or "no result"]
         check = AnswerCheck.error(errors[0])
     else:
-        check = check_answer(number, answered[0].rows, dataset.answers,
+        check = check_answer(number, answered[0].rows, expected,
                              time_precision_us=cls.time_precision_us,
                              approximate=number in cls.approximate_queries)
         if any(t.rows != answered[0].rows for t in answered[1:]):

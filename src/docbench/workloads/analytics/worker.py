@@ -103,11 +103,13 @@ def run_query_in_worker(system_name: str, spec: dict[str, Any], query_number: in
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not parent_end.poll(remaining):
-                if remaining <= 0 and current:
+                # Nothing arrived before the deadline: the running try (or the session
+                # opening) timed out. The worker is killed below.
+                if current:
                     results[current] = TryResult(error=f"timeout: cancelled after {timeout:g} s")
                     for later in range(current + 1, tries + 1):
                         results[later] = TryResult(error="not run: an earlier try timed out")
-                elif not current:
+                else:
                     run.worker_error = "session did not open in time"
                 break
             try:
