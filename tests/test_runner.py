@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,16 +19,33 @@ from docbench.workloads.analytics.runner import RunRequest, run_analytics
 TRUSTED = {"ok", "precision"}
 
 
+# Systems with documented defects that make "every answer correct" untrue by design; their
+# own tests assert the defects are detected (tests/test_system_ferretdb.py).
+KNOWN_DEFECTS = {"ferretdb"}
+
+
 def available_systems() -> list[str]:
     return [name for name in REGISTERED if system_class(name).availability().ok]
 
 
+def main_variants(systems: list[str]) -> list[str]:
+    """Each system's default and best variants (the ones JSONBench reports)."""
+    return sorted({v.name for s in systems for v in system_class(s).variants
+                   if v.role in ("default", "best")})
+
+
 @pytest.fixture(autouse=True)
-def own_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Each test's engines live in a fresh DOCBENCH_HOME, so leftovers are attributable."""
-    home = tmp_path_factory.mktemp("home")
+def own_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Each test's engines live in a fresh DOCBENCH_HOME, so leftovers are attributable.
+
+    Not under pytest's private (0700) temp root: servers that refuse root (PostgreSQL,
+    MariaDB, Elasticsearch) run as an unprivileged user that must be able to enter it.
+    """
+    home = Path(tempfile.mkdtemp(prefix="docbench-test-home-"))
+    home.chmod(0o755)
     monkeypatch.setenv("DOCBENCH_HOME", str(home))
-    return home
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture
@@ -68,12 +87,17 @@ def test_every_system_loads_every_real_event_with_correct_answers(
         real_events: Path, tmp_path: Path, own_home: Path) -> None:
     systems = available_systems()
     assert {"clickhouse", "duckdb", "sqlite"} <= set(systems)
-    documents = run(real_events, tmp_path / "results", systems)
-    variants = sum(len(system_class(s).variants) for s in systems)
-    assert len(documents) == variants
+    if os.environ.get("CI"):  # `make test` installs every server
+        assert set(REGISTERED) - {"mongodb"} <= set(systems)
+    variants = main_variants(systems)
+    documents = run(real_events, tmp_path / "results", systems, variants=variants)
+    assert len(documents) == sum(1 for s in systems for v in system_class(s).variants
+                                 if v.name in variants)
     for document in documents:
         name = f"{document['system_name']}/{document['variant']}"
         assert document["complete"], name
+        if document["system_name"] in KNOWN_DEFECTS:
+            continue
         assert document["num_loaded_documents"] == document["dataset_size"], name
         assert document["load_errors"]["count"] == 0, (name, document["load_errors"])
         statuses = [a["status"] for a in document["answers"]]
@@ -84,9 +108,13 @@ def test_every_system_loads_every_real_event_with_correct_answers(
 
 
 def test_generated_dataset_answers_equal_the_oracle(generated_20k: Path, tmp_path: Path) -> None:
-    documents = run(generated_20k, tmp_path / "results", available_systems())
+    systems = available_systems()
+    documents = run(generated_20k, tmp_path / "results", systems, variants=main_variants(systems))
     for document in documents:
         name = f"{document['system_name']}/{document['variant']}"
+        assert document["complete"], name
+        if document["system_name"] in KNOWN_DEFECTS:
+            continue
         statuses = {a["query"]: (a["status"], a["detail"]) for a in document["answers"]}
         assert all(s in TRUSTED for s, _ in statuses.values()), (name, statuses)
         refused = document["dataset_size"] - document["num_loaded_documents"]
@@ -112,7 +140,8 @@ def test_bad_lines_lose_only_themselves(real_data_dir: Path, tmp_path: Path) -> 
     data = tmp_path / "dirty"
     data.mkdir()
     (data / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
-    documents = run(data, tmp_path / "results", available_systems())
+    systems = [s for s in available_systems() if s not in KNOWN_DEFECTS]
+    documents = run(data, tmp_path / "results", systems, variants=main_variants(systems), tries=1)
     for document in documents:
         name = f"{document['system_name']}/{document['variant']}"
         assert document["dataset_size"] == len(good) + len(bad_line_numbers), name
