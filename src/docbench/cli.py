@@ -90,7 +90,8 @@ def setup(names: tuple[str, ...]) -> None:
 
 
 @main.command()
-@click.option("--workload", type=click.Choice(["analytics"]), default="analytics", show_default=True)
+@click.option("--workload", type=click.Choice(["analytics", "storage"]), default="analytics",
+              show_default=True)
 @click.option("--systems", "system_names", default=None,
               help="Comma-separated systems (default: every one that can run here without setup).")
 @click.option("--scale", default=None, help="1m, 10m, 100m, 1000m (generated if missing).")
@@ -101,11 +102,25 @@ def setup(names: tuple[str, ...]) -> None:
 @click.option("--timeout", default=600.0, show_default=True, type=float, help="Seconds per query try.")
 @click.option("--variants", default=None, help="Comma-separated variants (default: all of each system).")
 @click.option("--resume", is_flag=True, help="Skip (system, variant, scale) runs already complete.")
+@click.option("--rows", default="50000", show_default=True,
+              help="storage workload: documents per cell (e.g. 50000, 10k).")
+@click.option("--sizes", default="1000,3000,7000,15000,31000", show_default=True,
+              help="storage workload: payload field sizes in bytes.")
+@click.option("--entropy", default="random,repetitive,text", show_default=True,
+              help="storage workload: payload kinds (random, repetitive, text).")
 @system_url_options
 def run(workload: str, system_names: str | None, scale: str | None, data_dir: Path | None,
         results_dir: Path | None, tries: int, timeout: float, variants: str | None, resume: bool,
+        rows: str, sizes: str, entropy: str,
         **system_urls: str | None) -> None:
     """Run a workload on the chosen systems and write one result file per run."""
+    if workload == "storage":
+        from docbench.workloads.storage.runner import StorageRequest, run_storage
+
+        raise SystemExit(run_storage(StorageRequest(
+            system_names=_split(system_names), results_dir=results_dir or paths.results_dir(),
+            rows=parse_count(rows), sizes=[parse_count(v) for v in _split(sizes) or []],
+            entropies=_split(entropy) or [], variants=_split(variants), resume=resume)))
     from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
     if scale and data_dir:

@@ -186,6 +186,14 @@ class _Job:
     started: float = 0.0
     exit_code: int | None = None
     peak_rss: int = 0
+    stdout: bytes = b""
+    stdout_reader: threading.Thread | None = None
+
+
+def _read_stdout(job: _Job) -> None:
+    """Collect the summary concurrently: with many dirty lines it outgrows a pipe buffer."""
+    assert job.proc is not None and job.proc.stdout is not None
+    job.stdout = job.proc.stdout.read()
 
 
 def _read_stderr(job: _Job, lock: threading.Lock) -> None:
@@ -361,6 +369,8 @@ def generate_dataset(n_docs: int, out: Path, *, seed: int = 1, jobs: int = 1,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                 job.reader = threading.Thread(target=_read_stderr, args=(job, lock), daemon=True)
                 job.reader.start()
+                job.stdout_reader = threading.Thread(target=_read_stdout, args=(job,), daemon=True)
+                job.stdout_reader.start()
                 running.append(job)
             # Wait for whichever child finishes first, refreshing the bar meanwhile.
             done_job = None
@@ -475,11 +485,12 @@ def _record_file(out: Path, manifest: Manifest, entry: FileEntry | None, hard: l
 
 def _finish(job: _Job, run: RunStats) -> dict:
     assert job.proc is not None
-    stdout = job.proc.stdout.read() if job.proc.stdout else b""
     _reap(job, block=True)
     code, rss = job.exit_code, job.peak_rss
-    if job.reader is not None:
-        job.reader.join(timeout=5)
+    for reader in (job.stdout_reader, job.reader):
+        if reader is not None:
+            reader.join(timeout=30)
+    stdout = job.stdout
     if code != 0:
         raise GeneratorError(f"docbench-gen failed on file {job.number} (exit {code}):\n"
                              + "\n".join(job.stderr_tail))

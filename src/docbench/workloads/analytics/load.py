@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from docbench.dataset.reader import iter_lines
+from docbench.dataset.reader import iter_line_batches
 from docbench.systems.base import BatchRejected, Loader
 
 log = logging.getLogger(__name__)
@@ -52,22 +52,76 @@ class LoadReport:
         log.warning("refused %s:%d: %s", document.file, document.line, document.reason)
 
 
-# (line number, raw line) pairs; line numbers are 1-based in the file.
-Batch = list[tuple[int, bytes]]
+@dataclass
+class Batch:
+    """Lines to load, and where they are in their file (1-based line numbers).
+
+    Numbers are kept implicitly (`first` + position) while the lines are contiguous, which is
+    the common case, so building a batch costs no Python work per line; `numbers` is set only
+    when empty lines were dropped from the middle of the batch.
+    """
+
+    lines: list[bytes]
+    first: int
+    numbers: list[int] | None = None
+
+    def number(self, index: int) -> int:
+        return self.numbers[index] if self.numbers is not None else self.first + index
+
+    def split(self) -> tuple[Batch, Batch]:
+        middle = len(self.lines) // 2
+        if self.numbers is None:
+            return (Batch(self.lines[:middle], self.first),
+                    Batch(self.lines[middle:], self.first + middle))
+        return (Batch(self.lines[:middle], 0, self.numbers[:middle]),
+                Batch(self.lines[middle:], 0, self.numbers[middle:]))
+
+
+# Bytes a whitespace-only line can start with. A block whose smallest line (bytewise, found at
+# C speed) does not start with one of these has no empty line, so needs no per-line check.
+_BLANK_START = frozenset(b" \t\r\n")
+
+
+def _has_blank(block: list[bytes]) -> bool:
+    smallest = min(block)
+    return not smallest or smallest[0] in _BLANK_START
 
 
 def batches(path: Path, size: int, report: LoadReport) -> Iterator[Batch]:
-    batch: Batch = []
-    for number, line in enumerate(iter_lines(path), start=1):
-        if not line.strip():
-            report.empty_lines += 1
-            continue
-        batch.append((number, line))
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    pending: list[bytes] = []
+    numbers: list[int] | None = None
+    first = next_number = 1
+    for block in iter_line_batches(path):
+        if _has_blank(block):
+            # Same rule as the oracle: a line of only spaces/tabs/CR/LF is not a document.
+            kept = [(n, line) for n, line in enumerate(block, next_number)
+                    if line.strip(b" \t\r\n")]
+            report.empty_lines += len(block) - len(kept)
+            if numbers is None:
+                numbers = list(range(first, first + len(pending)))
+            numbers.extend(n for n, _ in kept)
+            pending.extend(line for _, line in kept)
+        else:
+            if numbers is not None:
+                numbers.extend(range(next_number, next_number + len(block)))
+            pending.extend(block)
+        next_number += len(block)
+        while len(pending) >= size:
+            yield _take(pending, numbers, first, size)
+            del pending[:size]
+            if numbers is not None:
+                del numbers[:size]
+            first += size  # only meaningful while numbers is None
+        if numbers is not None and not pending:
+            numbers, first = None, next_number
+    if pending:
+        yield _take(pending, numbers, first, len(pending))
+
+
+def _take(pending: list[bytes], numbers: list[int] | None, first: int, size: int) -> Batch:
+    if numbers is None:
+        return Batch(pending[:size], first)
+    return Batch(pending[:size], numbers[0], numbers[:size])
 
 
 def load_batch_isolating(loader: Loader, batch: Batch, file_name: str, report: LoadReport) -> int:
@@ -76,16 +130,16 @@ def load_batch_isolating(loader: Loader, batch: Batch, file_name: str, report: L
     Returns the number of documents loaded.
     """
     try:
-        loader.load_batch([line for _, line in batch])
-        return len(batch)
+        loader.load_batch(batch.lines)
+        return len(batch.lines)
     except BatchRejected as refusal:
-        if len(batch) == 1:
-            report.refuse(RefusedDocument(file_name, batch[0][0], _short(str(refusal))))
+        if len(batch.lines) == 1:
+            report.refuse(RefusedDocument(file_name, batch.number(0), _short(str(refusal))))
             return 0
     report.retried_batches += 1
-    middle = len(batch) // 2
-    return (load_batch_isolating(loader, batch[:middle], file_name, report)
-            + load_batch_isolating(loader, batch[middle:], file_name, report))
+    left, right = batch.split()
+    return (load_batch_isolating(loader, left, file_name, report)
+            + load_batch_isolating(loader, right, file_name, report))
 
 
 def load_files(loader: Loader, files: list[Path], batch_size: int,
@@ -95,11 +149,11 @@ def load_files(loader: Loader, files: list[Path], batch_size: int,
     started = time.perf_counter()
     for path in files:
         for batch in batches(path, batch_size, report):
-            report.offered += len(batch)
+            report.offered += len(batch.lines)
             report.batches += 1
             load_batch_isolating(loader, batch, path.name, report)
             if on_progress:
-                on_progress(len(batch))
+                on_progress(len(batch.lines))
     loader.close()
     report.seconds = time.perf_counter() - started
     return report

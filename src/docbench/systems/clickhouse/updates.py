@@ -1,0 +1,183 @@
+"""ClickHouse (chDB) in the updates workload: ``docbench.ycsb (ycsb_key String DEFAULT
+data.ycsb_key, data JSON)``, a MergeTree ORDERed BY ycsb_key (the sparse primary index is
+ClickHouse's natural key index). The key has its own column because a column in the sorting
+key cannot be updated, and the bulk update rewrites ``data``.
+
+ClickHouse has no in-place partial update of a JSON value: both styles assign
+``data = CAST(jsonMergePatch(toJSONString(data), '{"field11": ...}') AS JSON)``:
+
+* ``lightweight``: ``UPDATE ... SET ... WHERE 1`` (lightweight updates, 25.7+; the table has
+  ``enable_block_number_column`` / ``enable_block_offset_column``): writes *patch parts* with
+  the new values, applied on read until a merge materializes them (OPTIMIZE FINAL);
+* ``mutation``: ``ALTER TABLE ... UPDATE ... WHERE 1`` with ``mutations_sync = 2``: rewrites
+  the column in every part (a heavy, asynchronous operation in normal use; waited for here).
+
+Point updates are lightweight updates (one patch part each); point reads apply pending patches.
+Maintenance: ``OPTIMIZE TABLE FINAL`` (merges to one part, patches applied), then waits for
+the replaced parts to leave the disk. chDB keeps one session per process: the key-value
+session shares it (its close() leaves it open).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from docbench.systems.base import StorageSize, Variant
+from docbench.systems.clickhouse.adapter import (
+    _chdb,
+    _directory_size,
+    _session,
+    _sql_string,
+    _write_lines,
+)
+
+UPDATE_VARIANTS: list[Variant] = [
+    Variant("default", "JSON column + ycsb_key String column (DEFAULT data.ycsb_key), "
+            "MergeTree ORDER BY ycsb_key", settings={"type": "JSON", "index": "order-by"}),
+]
+QUALIFIED = "docbench.ycsb"
+
+
+def _patch(field: str, value: str) -> str:
+    text = _sql_string(json.dumps({field: value}))
+    return f"CAST(jsonMergePatch(toJSONString(data), '{text}') AS JSON)"
+
+
+class ClickHouseKeyValueSession:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.path = Path(spec["path"])
+
+    def read(self, key: str) -> dict[str, Any] | None:
+        text = str(_session(self.path).query(
+            f"SELECT toJSONString(data) FROM {QUALIFIED} WHERE ycsb_key = '{_sql_string(key)}' "
+            "LIMIT 1", "TSVRaw")).strip()
+        return json.loads(text) if text else None
+
+    def update_field(self, key: str, field: str, value: str) -> int:
+        result = _session(self.path).query(
+            f"UPDATE {QUALIFIED} SET data = {_patch(field, value)} "
+            f"WHERE ycsb_key = '{_sql_string(key)}'", "TSV")
+        try:
+            return int(result.rows_written()) or 1
+        except Exception:  # noqa: BLE001 - chDB may not report it
+            return 1
+
+    def insert(self, doc: dict[str, Any]) -> None:
+        _session(self.path).query(
+            f"INSERT INTO {QUALIFIED} (data) FORMAT JSONAsObject {json.dumps(doc)}")
+
+    def close(self) -> None:
+        """The process's chDB session stays open (the target uses it too)."""
+
+
+class UpdatesTarget:
+    styles: ClassVar[list[str]] = ["lightweight", "mutation"]
+
+    def __init__(self, workdir: Path, variant: Variant) -> None:
+        self.workdir = workdir
+        self.variant = variant
+        self.path = workdir / "chdb"
+
+    def q(self, sql: str, fmt: str = "TSVRaw") -> str:
+        return str(_session(self.path).query(sql, fmt)).strip()
+
+    def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+
+    def stop(self) -> None:
+        from docbench.systems.clickhouse.adapter import _close_session
+
+        _close_session(self.path)
+
+    def engine_info(self) -> dict[str, Any]:
+        return {"chdb": _chdb().__version__, "clickhouse": self.q("SELECT version()")}
+
+    def create(self) -> None:
+        self.q("CREATE DATABASE IF NOT EXISTS docbench")
+        self.q(f"DROP TABLE IF EXISTS {QUALIFIED} SYNC")
+        self.q(f"""CREATE TABLE {QUALIFIED} (
+                     ycsb_key String DEFAULT data.ycsb_key::String,
+                     data JSON)
+                   ENGINE = MergeTree ORDER BY ycsb_key
+                   SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1,
+                            cleanup_delay_period = 1, max_cleanup_delay_period = 1,
+                            cleanup_delay_period_random_add = 0""")
+
+    def load(self, docs: list[bytes]) -> None:
+        batch = self.workdir / "load.ndjson"
+        _write_lines(batch, docs)
+        try:
+            self.q(f"INSERT INTO {QUALIFIED} (data) FROM INFILE '{_sql_string(str(batch))}' "
+                   "SETTINGS max_insert_block_size = 1000000000, "
+                   "min_insert_block_size_rows = 1000000000, min_insert_block_size_bytes = 0 "
+                   "FORMAT JSONAsObject")
+        finally:
+            batch.unlink(missing_ok=True)
+
+    def create_key_index(self) -> None:
+        """The sorting key (ORDER BY ycsb_key) is the index; nothing to build."""
+
+    def count(self) -> int:
+        return int(self.q(f"SELECT count() FROM {QUALIFIED}"))
+
+    def count_field(self, field: str, value: str) -> int:
+        return int(self.q(f"SELECT count() FROM {QUALIFIED} "
+                          f"WHERE toString(data.`{field}`) = '{_sql_string(value)}'"))
+
+    def bulk_update_styles(self) -> list[str]:
+        return list(self.styles)
+
+    def bulk_add_field(self, style: str, field: str, value: str) -> int:
+        if style == "lightweight":
+            self.q(f"UPDATE {QUALIFIED} SET data = {_patch(field, value)} WHERE 1")
+        elif style == "mutation":
+            self.q(f"ALTER TABLE {QUALIFIED} UPDATE data = {_patch(field, value)} WHERE 1 "
+                   "SETTINGS mutations_sync = 2")
+        else:
+            raise ValueError(f"unknown style {style!r}")
+        return -1  # ClickHouse does not report rows changed by an update
+
+    def maintain(self) -> str:
+        self.q(f"OPTIMIZE TABLE {QUALIFIED} FINAL")
+        self._wait_outdated()
+        return "OPTIMIZE TABLE FINAL"
+
+    def _wait_outdated(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and int(self.q(
+                "SELECT count() FROM system.parts WHERE database = 'docbench' "
+                "AND table = 'ycsb' AND NOT active") or 0):
+            time.sleep(0.2)
+
+    def sizes(self) -> StorageSize:
+        row = orjson.loads(self.q(
+            "SELECT count(), sum(bytes_on_disk), sum(data_compressed_bytes), "
+            "sum(primary_key_size) + sum(marks_bytes), countIf(startsWith(name, 'patch-')), "
+            "sumIf(bytes_on_disk, startsWith(name, 'patch-')) "
+            "FROM system.parts WHERE database = 'docbench' AND table = 'ycsb' AND active",
+            "JSONCompact"))["data"][0]
+        parts, total, data, index, patches, patch_bytes = row
+        return StorageSize(total=int(total), data=int(data), index=int(index),
+                           on_disk=_directory_size(self.path),
+                           detail={"parts": int(parts), "patch_parts": int(patches),
+                                   "patch_bytes": int(patch_bytes)})
+
+    def extra_stats(self) -> dict[str, Any]:
+        return {"mutations": int(self.q(
+            "SELECT count() FROM system.mutations WHERE database = 'docbench' AND table = 'ycsb'")
+            or 0)}
+
+    def session_spec(self) -> dict[str, Any]:
+        return {"path": str(self.path)}
+
+    @classmethod
+    def open_session(cls, spec: dict[str, Any]) -> ClickHouseKeyValueSession:
+        return ClickHouseKeyValueSession(spec)
+
+    def session(self) -> ClickHouseKeyValueSession:
+        return self.open_session(self.session_spec())

@@ -1,0 +1,143 @@
+"""DuckDB in the updates workload: ``ycsb (doc JSON)`` loaded with ``read_ndjson_objects``, the key
+extracted at load into its own column ``ycsb_key`` with an ART index on it (DuckDB 2.0 refuses
+an index on an expression of the JSON column: "Cannot use json_extract_string in this
+context"). Bulk style: ``json_merge_patch``.
+Maintenance: ``CHECKPOINT`` (DuckDB's VACUUM does not reclaim space; a checkpoint writes the
+table and frees the blocks of the old row groups for reuse). Sessions of one process share the
+database instance (DuckDB allows one writing process per file)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docbench.systems.base import StorageSize, Variant, directory_size
+from docbench.systems.duckdb.adapter import _connect, _duckdb, _write_lines
+
+UPDATE_VARIANTS: list[Variant] = [
+    Variant("default", "JSON column + extracted ycsb_key column with an ART index",
+            settings={"type": "json", "index": "art"}),
+]
+TABLE = "ycsb"
+KEY = "ycsb_key"
+
+
+class DuckDBKeyValueSession:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.con = _connect(Path(spec["path"]))
+
+    def read(self, key: str) -> dict[str, Any] | None:
+        row = self.con.execute(f"SELECT doc::VARCHAR FROM {TABLE} WHERE {KEY} = ?", [key]).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def update_field(self, key: str, field: str, value: str) -> int:
+        row = self.con.execute(
+            f"UPDATE {TABLE} SET doc = json_merge_patch(doc, json_object(?, ?)) WHERE {KEY} = ?",
+            [field, value, key]).fetchone()
+        return int(row[0]) if row else 0
+
+    def insert(self, doc: dict[str, Any]) -> None:
+        self.con.execute(f"INSERT INTO {TABLE} VALUES (?, ?::JSON)",
+                         [doc["ycsb_key"], json.dumps(doc)])
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.con.close()
+
+
+class UpdatesTarget:
+    styles: ClassVar[list[str]] = ["json_merge_patch"]
+
+    def __init__(self, workdir: Path, variant: Variant) -> None:
+        self.workdir = workdir
+        self.variant = variant
+        self.path = workdir / "ycsb.duckdb"
+        self._con = None
+
+    def con(self):
+        if self._con is None:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self._con = _connect(self.path)
+        return self._con
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        if self._con is not None:
+            with contextlib.suppress(Exception):
+                self._con.close()
+            self._con = None
+
+    def engine_info(self) -> dict[str, Any]:
+        return {"duckdb": _duckdb().__version__}
+
+    def create(self) -> None:
+        self.stop()
+        for leftover in (self.path, self.path.with_name(self.path.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        self.con().execute(f"CREATE TABLE {TABLE} (ycsb_key VARCHAR NOT NULL, doc JSON NOT NULL)")
+
+    def load(self, docs: list[bytes]) -> None:
+        batch = self.workdir / "load.ndjson"
+        _write_lines(batch, docs)
+        try:
+            self.con().execute(f"INSERT INTO {TABLE} SELECT json->>'ycsb_key', json "
+                               "FROM read_ndjson_objects(?)",
+                               [str(batch)])
+            self.con().execute("CHECKPOINT")
+        finally:
+            batch.unlink(missing_ok=True)
+
+    def create_key_index(self) -> None:
+        self.con().execute(f"CREATE INDEX {TABLE}_key ON {TABLE} ({KEY})")
+
+    def count(self) -> int:
+        return int(self.con().execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
+
+    def count_field(self, field: str, value: str) -> int:
+        return int(self.con().execute(f"SELECT count(*) FROM {TABLE} WHERE doc->>? = ?",
+                                      [field, value]).fetchone()[0])
+
+    def bulk_update_styles(self) -> list[str]:
+        return list(self.styles)
+
+    def bulk_add_field(self, style: str, field: str, value: str) -> int:
+        if style != "json_merge_patch":
+            raise ValueError(f"unknown style {style!r}")
+        row = self.con().execute(
+            f"UPDATE {TABLE} SET doc = json_merge_patch(doc, json_object(?, ?))",
+            [field, value]).fetchone()
+        return int(row[0]) if row else -1
+
+    def maintain(self) -> str:
+        self.con().execute("CHECKPOINT")
+        return "CHECKPOINT"
+
+    def sizes(self) -> StorageSize:
+        con = self.con()
+        cursor = con.execute("SELECT * FROM pragma_database_size()")
+        names = [d[0] for d in cursor.description]
+        size = dict(zip(names, cursor.fetchone(), strict=True))
+        block = int(size["block_size"])
+        return StorageSize(total=int(size["used_blocks"]) * block, data=None, index=None,
+                           on_disk=directory_size(self.workdir),
+                           detail={"total_blocks": int(size["total_blocks"]),
+                                   "free_blocks": int(size["free_blocks"]),
+                                   "wal_size": str(size.get("wal_size")),
+                                   "file_bytes": self.path.stat().st_size})
+
+    def extra_stats(self) -> dict[str, Any]:
+        return {}
+
+    def session_spec(self) -> dict[str, Any]:
+        return {"path": str(self.path)}
+
+    @classmethod
+    def open_session(cls, spec: dict[str, Any]) -> DuckDBKeyValueSession:
+        return DuckDBKeyValueSession(spec)
+
+    def session(self) -> DuckDBKeyValueSession:
+        return self.open_session(self.session_spec())

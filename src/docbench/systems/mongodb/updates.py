@@ -1,0 +1,136 @@
+"""MongoDB (wire protocol, pymongo) in the updates workload: collection ``ycsb`` with a
+unique index on ``ycsb_key``. Bulk style: ``update_many({}, {"$set": {"field11": ...}})``.
+Point update: ``update_one({"ycsb_key": k}, {"$set": {field: value}})``. Maintenance: the
+``compact`` command. Sizes: ``collStats`` (storageSize, totalIndexSize).
+
+MongoDB itself runs only against a user's server (``url``); FerretDB subclasses this with
+its managed server (``docbench/systems/ferretdb/updates.py``). YCSB documents have no
+``$`` keys, so nothing is escaped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from docbench.systems.base import StorageSize, Variant
+from docbench.systems.mongodb.adapter import DATABASE, MongoDB, _client
+
+UPDATE_VARIANTS: list[Variant] = [
+    Variant("default", "collection ycsb, unique index on ycsb_key",
+            settings={"type": "BSON", "index": "ycsb_key (unique)"}),
+]
+COLLECTION = "ycsb"
+INSERT_CHUNK = 5_000
+
+
+class MongoKeyValueSession:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.client = _client(spec["uri"])
+        self.coll = self.client[spec.get("database", DATABASE)][spec.get("collection", COLLECTION)]
+
+    def read(self, key: str) -> dict[str, Any] | None:
+        return self.coll.find_one({"ycsb_key": key}, {"_id": 0})
+
+    def update_field(self, key: str, field: str, value: str) -> int:
+        return self.coll.update_one({"ycsb_key": key}, {"$set": {field: value}}).matched_count
+
+    def insert(self, doc: dict[str, Any]) -> None:
+        self.coll.insert_one(dict(doc))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.close()
+
+
+class UpdatesTarget:
+    styles: ClassVar[list[str]] = ["$set"]
+    system_class: ClassVar[type[MongoDB]] = MongoDB
+
+    def __init__(self, workdir: Path, variant: Variant, url: str | None = None) -> None:
+        self.variant = variant
+        self.system = self.system_class(workdir, self.system_class.variants[0], url)
+        self._handle = None
+
+    def start(self) -> None:
+        self.system.start()
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            with contextlib.suppress(Exception):
+                self._handle.close()
+            self._handle = None
+        self.system.stop()
+
+    def client(self):
+        if self._handle is None:
+            self._handle = _client(self.system.uri())
+        return self._handle
+
+    def coll(self):
+        return self.client()[DATABASE][COLLECTION]
+
+    def engine_info(self) -> dict[str, Any]:
+        return {"buildInfo": self.client().admin.command("buildInfo").get("version")}
+
+    def create(self) -> None:
+        db = self.client()[DATABASE]
+        db.drop_collection(COLLECTION)
+        db.create_collection(COLLECTION)
+
+    def load(self, docs: list[bytes]) -> None:
+        coll = self.coll()
+        for start in range(0, len(docs), INSERT_CHUNK):
+            coll.insert_many([orjson.loads(line) for line in docs[start:start + INSERT_CHUNK]],
+                             ordered=True)
+
+    def create_key_index(self) -> None:
+        self.coll().create_index("ycsb_key", unique=True, name="ycsb_key")
+
+    def count(self) -> int:
+        return int(self.coll().count_documents({}))
+
+    def count_field(self, field: str, value: str) -> int:
+        return int(self.coll().count_documents({field: value}))
+
+    def bulk_update_styles(self) -> list[str]:
+        return list(self.styles)
+
+    def bulk_add_field(self, style: str, field: str, value: str) -> int:
+        if style != "$set":
+            raise ValueError(f"unknown style {style!r}")
+        return int(self.coll().update_many({}, {"$set": {field: value}}).modified_count)
+
+    def maintain(self) -> str:
+        try:
+            self.client()[DATABASE].command("compact", COLLECTION)
+            return "compact"
+        except Exception as error:  # noqa: BLE001 - recorded, not fatal
+            return f"compact failed: {' '.join(str(error).split())[:200]}"
+
+    def sizes(self) -> StorageSize:
+        stats = self.client()[DATABASE].command("collStats", COLLECTION)
+        storage = stats.get("storageSize")
+        index = stats.get("totalIndexSize")
+        total = (storage or 0) + (index or 0) if storage is not None else None
+        return StorageSize(total=total, data=storage, index=index, on_disk=self.on_disk(),
+                           detail={"size": stats.get("size"), "count": stats.get("count")})
+
+    def on_disk(self) -> int | None:
+        return None
+
+    def extra_stats(self) -> dict[str, Any]:
+        return {}
+
+    def session_spec(self) -> dict[str, Any]:
+        return {"uri": self.system.uri(), "database": DATABASE, "collection": COLLECTION}
+
+    @classmethod
+    def open_session(cls, spec: dict[str, Any]) -> MongoKeyValueSession:
+        return MongoKeyValueSession(spec)
+
+    def session(self) -> MongoKeyValueSession:
+        return self.open_session(self.session_spec())

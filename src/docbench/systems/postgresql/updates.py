@@ -1,0 +1,206 @@
+"""PostgreSQL in the updates workload: ``CREATE TABLE ycsb_<variant> (data jsonb|json)``.
+
+Variants (the published comparison's three): jsonb + btree expression index on
+``data->>'ycsb_key'``; jsonb + GIN index on the whole document (point operations use
+``data @> '{"ycsb_key": ...}'``, which the GIN index serves; no btree); json + btree.
+
+Bulk update styles (each on a freshly created and loaded table):
+
+* ``rebuild``: the document rebuilt with ``jsonb_build_object`` (``json_build_object``)
+  listing every field plus field11;
+* ``concat``: ``data || jsonb_build_object('field11', ...)`` (json: via a cast to jsonb and
+  back, as json has no ``||``);
+* ``jsonb_set``: ``jsonb_set(data, '{field11}', ...)`` (json: via jsonb and back).
+
+Point update: ``jsonb_set`` of one field of the row found by the key (json: through jsonb).
+Maintenance: plain ``VACUUM (ANALYZE)`` -- the routine one; it makes dead tuples reusable but
+does not give the space back (``VACUUM FULL`` would rewrite the table). HOT updates: from
+``pg_stat_user_tables`` (n_tup_upd, n_tup_hot_upd). Default fillfactor 100, so a HOT update
+needs free space on the page, and the index on an expression of ``data`` rules HOT out anyway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docbench.systems.base import StorageSize, Variant, directory_size
+from docbench.systems.postgresql.adapter import COPY_OPTIONS, PostgreSQL, _psycopg, copy_buffer
+from docbench.workloads.updates.documents import FIELDS
+
+UPDATE_VARIANTS: list[Variant] = [
+    Variant("jsonb-btree", "jsonb column, btree expression index on data->>'ycsb_key'",
+            settings={"type": "jsonb", "index": "btree"}),
+    Variant("jsonb-gin", "jsonb column, GIN index (jsonb_ops) on the whole document; key "
+            "lookups by containment (@>)", settings={"type": "jsonb", "index": "gin"}),
+    Variant("json-btree", "json (text) column, btree expression index on data->>'ycsb_key'",
+            settings={"type": "json", "index": "btree"}),
+]
+
+COPY_CHUNK = 2_000
+
+
+def _where(index: str) -> str:
+    if index == "gin":
+        return "data @> jsonb_build_object('ycsb_key', %(key)s::text)"
+    return "data->>'ycsb_key' = %(key)s"
+
+
+class PostgreSQLKeyValueSession:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.conn = _psycopg().connect(spec["conninfo"], autocommit=True)
+        table, kind, where = spec["table"], spec["type"], _where(spec["index"])
+        self.read_sql = f"SELECT data::text FROM {table} WHERE {where}"
+        value = "jsonb_set(data, ARRAY[%(field)s], to_jsonb(%(value)s::text))"
+        if kind == "json":
+            value = f"jsonb_set(data::jsonb, ARRAY[%(field)s], to_jsonb(%(value)s::text))::json"
+        self.update_sql = f"UPDATE {table} SET data = {value} WHERE {where}"
+        self.insert_sql = f"INSERT INTO {table} (data) VALUES (%(doc)s::{kind})"
+
+    def read(self, key: str) -> dict[str, Any] | None:
+        row = self.conn.execute(self.read_sql, {"key": key}, prepare=True).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def update_field(self, key: str, field: str, value: str) -> int:
+        cur = self.conn.execute(self.update_sql, {"key": key, "field": field, "value": value},
+                                prepare=True)
+        return cur.rowcount
+
+    def insert(self, doc: dict[str, Any]) -> None:
+        self.conn.execute(self.insert_sql, {"doc": json.dumps(doc)})
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+
+class UpdatesTarget:
+    styles: ClassVar[list[str]] = ["rebuild", "concat", "jsonb_set"]
+
+    def __init__(self, workdir: Path, variant: Variant, url: str | None = None) -> None:
+        self.variant = variant
+        self.kind = variant.settings["type"]
+        self.index = variant.settings["index"]
+        self.table = "ycsb_" + variant.name.replace("-", "_")
+        # The analytics adapter's managed cluster (or the user's server by URL) and database.
+        self.system = PostgreSQL(workdir, PostgreSQL.variants[0], url)
+        self._conn = None
+
+    # lifecycle --------------------------------------------------------------------------
+    def start(self) -> None:
+        self.system.start()
+
+    def stop(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
+        self.system.stop()
+
+    def conn(self):
+        if self._conn is None or self._conn.closed:
+            self._conn = _psycopg().connect(self.system.conninfo(), autocommit=True)
+        return self._conn
+
+    def engine_info(self) -> dict[str, Any]:
+        return {"server_version": self.conn().execute("SHOW server_version").fetchone()[0]}
+
+    # loading ----------------------------------------------------------------------------
+    def create(self) -> None:
+        conn = self.conn()
+        conn.execute(f"DROP TABLE IF EXISTS {self.table}")
+        conn.execute(f"CREATE TABLE {self.table} (data {self.kind} NOT NULL)")
+
+    def load(self, docs: list[bytes]) -> None:
+        sql = f"COPY {self.table} (data) FROM STDIN WITH ({COPY_OPTIONS})"
+        conn = self.conn()
+        with conn.transaction(), conn.cursor() as cur, cur.copy(sql) as copy:
+            for start in range(0, len(docs), COPY_CHUNK):
+                copy.write(copy_buffer(docs[start:start + COPY_CHUNK]))
+
+    def create_key_index(self) -> None:
+        conn = self.conn()
+        if self.index == "gin":
+            conn.execute(f"CREATE INDEX {self.table}_doc ON {self.table} USING gin (data)")
+        else:
+            conn.execute(f"CREATE INDEX {self.table}_key ON {self.table} ((data->>'ycsb_key'))")
+        conn.execute(f"VACUUM ANALYZE {self.table}")
+
+    def count(self) -> int:
+        return int(self.conn().execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
+
+    def count_field(self, field: str, value: str) -> int:
+        return int(self.conn().execute(
+            f"SELECT count(*) FROM {self.table} WHERE data->>%s = %s", (field, value)).fetchone()[0])
+
+    # the bulk update --------------------------------------------------------------------
+    def bulk_update_styles(self) -> list[str]:
+        return list(self.styles)
+
+    def bulk_expression(self, style: str) -> str:
+        jb = "jsonb" if self.kind == "jsonb" else "json"
+        if style == "rebuild":
+            pairs = ", ".join(f"'{name}', data->'{name}'" for name in ["ycsb_key", *FIELDS])
+            return f"{jb}_build_object({pairs}, %(field)s::text, %(value)s::text)"
+        source = "data" if self.kind == "jsonb" else "data::jsonb"
+        if style == "concat":
+            value = f"{source} || jsonb_build_object(%(field)s::text, %(value)s::text)"
+        elif style == "jsonb_set":
+            value = f"jsonb_set({source}, ARRAY[%(field)s::text], to_jsonb(%(value)s::text))"
+        else:
+            raise ValueError(f"unknown style {style!r}")
+        return value if self.kind == "jsonb" else f"({value})::json"
+
+    def bulk_add_field(self, style: str, field: str, value: str) -> int:
+        sql = f"UPDATE {self.table} SET data = {self.bulk_expression(style)}"
+        return self.conn().execute(sql, {"field": field, "value": value}).rowcount
+
+    def maintain(self) -> str:
+        self.conn().execute(f"VACUUM (ANALYZE) {self.table}")
+        return "VACUUM (ANALYZE)"
+
+    # figures ----------------------------------------------------------------------------
+    def sizes(self) -> StorageSize:
+        self.conn().execute("CHECKPOINT")
+        total, table, index, heap, toast = self.conn().execute(
+            "SELECT pg_total_relation_size(c.oid), pg_table_size(c.oid), pg_indexes_size(c.oid), "
+            "pg_relation_size(c.oid), coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) "
+            "FROM pg_class c WHERE c.relname = %s", (self.table,)).fetchone()
+        on_disk = None
+        if self.system.cluster is not None:
+            on_disk = directory_size(self.system.cluster.data_dir / "base")
+        return StorageSize(total=int(total), data=int(table), index=int(index), on_disk=on_disk,
+                           detail={"heap": int(heap), "toast": int(toast),
+                                   "on_disk_is": "pgdata/base (all databases, no WAL)"})
+
+    def extra_stats(self) -> dict[str, Any]:
+        conn = self.conn()
+        with contextlib.suppress(Exception):
+            conn.execute("SELECT pg_stat_force_next_flush()")
+        conn.execute("SELECT 1")
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT n_tup_ins, n_tup_upd, n_tup_hot_upd, n_live_tup, n_dead_tup, "
+            "vacuum_count, autovacuum_count FROM pg_stat_user_tables WHERE relname = %s",
+            (self.table,)).fetchone()
+        if row is None:
+            return {}
+        names = ["n_tup_ins", "n_tup_upd", "n_tup_hot_upd", "n_live_tup", "n_dead_tup",
+                 "vacuum_count", "autovacuum_count"]
+        stats = dict(zip(names, (int(v) for v in row), strict=True))
+        stats["hot_share"] = stats["n_tup_hot_upd"] / stats["n_tup_upd"] if stats["n_tup_upd"] else None
+        return stats
+
+    # point operations -------------------------------------------------------------------
+    def session_spec(self) -> dict[str, Any]:
+        return {"conninfo": self.system.conninfo(), "table": self.table, "type": self.kind,
+                "index": self.index}
+
+    @classmethod
+    def open_session(cls, spec: dict[str, Any]) -> PostgreSQLKeyValueSession:
+        return PostgreSQLKeyValueSession(spec)
+
+    def session(self) -> PostgreSQLKeyValueSession:
+        return self.open_session(self.session_spec())

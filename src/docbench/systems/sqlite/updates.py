@@ -1,0 +1,144 @@
+"""SQLite in the updates workload: ``ycsb (doc BLOB)`` holding SQLite JSONB, an index on the
+extracted key ``doc ->> '$.ycsb_key'``. Bulk styles: ``jsonb_set`` and ``jsonb_patch``.
+Maintenance: ``VACUUM`` (rewrites the file; freed pages go back to the OS). Database file in
+WAL mode with synchronous=NORMAL (pragmas.sql of the analytics adapter)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docbench.systems.base import StorageSize, Variant, directory_size, read_sql_statements
+from docbench.systems.sqlite.adapter import SQLiteSystem, _sqlean
+
+UPDATE_VARIANTS: list[Variant] = [
+    Variant("jsonb", "JSONB blob column, index on doc ->> '$.ycsb_key'", settings={
+        "type": "jsonb", "index": "expression"}),
+]
+TABLE = "ycsb"
+KEY = "doc ->> '$.ycsb_key'"
+
+
+def _connect(path: Path):
+    con = _sqlean().connect(str(path), isolation_level=None, check_same_thread=False)
+    for statement in read_sql_statements(SQLiteSystem.folder() / "pragmas.sql"):
+        con.execute(statement).fetchall()
+    con.execute("PRAGMA busy_timeout = 60000")
+    return con
+
+
+class SQLiteKeyValueSession:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.con = _connect(Path(spec["path"]))
+
+    def read(self, key: str) -> dict[str, Any] | None:
+        row = self.con.execute(f"SELECT json(doc) FROM {TABLE} WHERE {KEY} = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def update_field(self, key: str, field: str, value: str) -> int:
+        cur = self.con.execute(f"UPDATE {TABLE} SET doc = jsonb_set(doc, ?, ?) WHERE {KEY} = ?",
+                               (f"$.{field}", value, key))
+        return cur.rowcount
+
+    def insert(self, doc: dict[str, Any]) -> None:
+        self.con.execute(f"INSERT INTO {TABLE} (doc) VALUES (jsonb(?))", (json.dumps(doc),))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.con.close()
+
+
+class UpdatesTarget:
+    styles: ClassVar[list[str]] = ["jsonb_set", "jsonb_patch"]
+
+    def __init__(self, workdir: Path, variant: Variant) -> None:
+        self.workdir = workdir
+        self.variant = variant
+        self.path = workdir / "ycsb.sqlite"
+        self._con = None
+
+    def con(self):
+        if self._con is None:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self._con = _connect(self.path)
+        return self._con
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        if self._con is not None:
+            with contextlib.suppress(Exception):
+                self._con.close()
+            self._con = None
+
+    def engine_info(self) -> dict[str, Any]:
+        return {"sqlite": _sqlean().sqlite_version}
+
+    def create(self) -> None:
+        self.stop()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        self.con().execute(f"CREATE TABLE {TABLE} (doc BLOB NOT NULL)")
+
+    def load(self, docs: list[bytes]) -> None:
+        con = self.con()
+        con.execute("BEGIN")
+        con.executemany(f"INSERT INTO {TABLE} (doc) VALUES (jsonb(?))",
+                        ((line.decode("utf-8"),) for line in docs))
+        con.execute("COMMIT")
+
+    def create_key_index(self) -> None:
+        self.con().execute(f"CREATE INDEX {TABLE}_key ON {TABLE} (({KEY}))")
+        self.con().execute("ANALYZE")
+
+    def count(self) -> int:
+        return int(self.con().execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
+
+    def count_field(self, field: str, value: str) -> int:
+        return int(self.con().execute(f"SELECT count(*) FROM {TABLE} WHERE doc ->> ? = ?",
+                                      (f"$.{field}", value)).fetchone()[0])
+
+    def bulk_update_styles(self) -> list[str]:
+        return list(self.styles)
+
+    def bulk_add_field(self, style: str, field: str, value: str) -> int:
+        if style == "jsonb_set":
+            sql, args = f"UPDATE {TABLE} SET doc = jsonb_set(doc, ?, ?)", (f"$.{field}", value)
+        elif style == "jsonb_patch":
+            sql, args = (f"UPDATE {TABLE} SET doc = jsonb_patch(doc, json_object(?, ?))",
+                         (field, value))
+        else:
+            raise ValueError(f"unknown style {style!r}")
+        return self.con().execute(sql, args).rowcount
+
+    def maintain(self) -> str:
+        self.con().execute("VACUUM")
+        return "VACUUM"
+
+    def sizes(self) -> StorageSize:
+        con = self.con()
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        page_size = int(con.execute("PRAGMA page_size").fetchone()[0])
+        pages = int(con.execute("PRAGMA page_count").fetchone()[0])
+        free = int(con.execute("PRAGMA freelist_count").fetchone()[0])
+        objects = {n: int(s) for n, s in con.execute(
+            "SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE")}
+        return StorageSize(total=pages * page_size, data=objects.get(TABLE),
+                           index=objects.get(f"{TABLE}_key", 0), on_disk=directory_size(self.workdir),
+                           detail={"freelist_pages": free, "page_size": page_size})
+
+    def extra_stats(self) -> dict[str, Any]:
+        return {}
+
+    def session_spec(self) -> dict[str, Any]:
+        return {"path": str(self.path)}
+
+    @classmethod
+    def open_session(cls, spec: dict[str, Any]) -> SQLiteKeyValueSession:
+        return SQLiteKeyValueSession(spec)
+
+    def session(self) -> SQLiteKeyValueSession:
+        return self.open_session(self.session_spec())

@@ -1,0 +1,288 @@
+"""``docbench run --workload storage``: the TOAST experiment on every system that has a
+``storage_matrix`` module.
+
+A *cell* is (system, variant, field size, entropy): create the empty table, insert ``rows``
+documents in batches (only the insert calls are timed; the documents are generated before
+each batch), ``finish()`` (VACUUM / merge / checkpoint, timed separately), measure the sizes.
+A refused batch ends the cell: its failure and the system's message are recorded with the
+number of rows that went in, and the run goes on with the next cell. Any other error of the
+system is recorded the same way (kind "error") and the target is restarted.
+
+One result file per (system, variant): ``storage.<system>.<variant>.r<rows>.json``, rewritten
+after every cell (``complete`` false until the last one), so ``--resume`` skips complete files
+and the cells already measured in an interrupted one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import shutil
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from docbench import paths, results
+from docbench.systems import REGISTERED, system_class
+from docbench.systems.base import BatchRejected, Variant
+from docbench.workloads.storage import documents
+
+log = logging.getLogger(__name__)
+
+WORKLOAD = "storage"
+# A batch holds at most this many bytes of documents (and at most MAX_BATCH_ROWS rows).
+BATCH_BYTES = 16 << 20
+MAX_BATCH_ROWS = 5_000
+
+
+@dataclass
+class StorageRequest:
+    system_names: list[str] | None = None
+    results_dir: Path = field(default_factory=paths.results_dir)
+    rows: int = 50_000
+    sizes: list[int] = field(default_factory=lambda: list(documents.DEFAULT_SIZES))
+    entropies: list[str] = field(default_factory=lambda: list(documents.ENTROPIES))
+    variants: list[str] | None = None
+    resume: bool = False
+    seed: int = documents.DEFAULT_SEED
+    work_dir: Path | None = None
+    keep_workdir: bool = False
+
+
+def matrix_module(name: str) -> ModuleType | None:
+    """The system's storage_matrix module, or None when it has none."""
+    module_name = f"docbench.systems.{name}.storage_matrix"
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name == module_name:
+            return None
+        raise
+
+
+def supported_systems() -> dict[str, ModuleType | None]:
+    return {name: matrix_module(name) for name in REGISTERED}
+
+
+def batch_rows(size: int) -> int:
+    return max(1, min(MAX_BATCH_ROWS, BATCH_BYTES // max(1, size + 40)))
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def run_storage(request: StorageRequest) -> int:
+    """Run the matrix; returns the exit code (1 when a system could not run at all)."""
+    for entropy in request.entropies:
+        if entropy not in documents.ENTROPIES:
+            raise ValueError(f"unknown entropy {entropy!r} (known: {', '.join(documents.ENTROPIES)})")
+    modules = supported_systems()
+    if request.system_names:
+        unknown = [n for n in request.system_names if n not in REGISTERED]
+        if unknown:
+            raise ValueError(f"unknown systems: {', '.join(unknown)} (known: {', '.join(REGISTERED)})")
+        chosen = list(request.system_names)
+    else:
+        chosen = [n for n in REGISTERED if modules[n] is not None
+                  and system_class(n).runs_by_default]
+    failed = False
+    for name in chosen:
+        module = modules[name]
+        if module is None:
+            _say(f"{name}: not supported by the storage workload yet")
+            continue
+        cls = system_class(name)
+        availability = cls.availability()
+        if not availability.ok:
+            _say(f"{name}: cannot run here: {availability.reason}"
+                 + (f" (install: {availability.install_hint})" if availability.install_hint else ""))
+            failed = True
+            continue
+        variants: list[Variant] = list(module.MATRIX_VARIANTS)
+        if request.variants:
+            variants = [v for v in variants if v.name in request.variants]
+        for variant in variants:
+            try:
+                run_variant(name, cls.display_name, module, variant, request,
+                            availability.version)
+            except Exception as error:  # noqa: BLE001 - one system's failure never ends the run
+                failed = True
+                _say(f"{name}/{variant.name}: FAILED: {error}")
+                log.debug("%s", traceback.format_exc())
+    shutil.rmtree(documents_dir(request), ignore_errors=True)
+    return 1 if failed else 0
+
+
+def _header(name: str, display_name: str, variant: Variant, request: StorageRequest,
+            version: str | None) -> dict[str, Any]:
+    return {
+        "workload": WORKLOAD,
+        "system": name,
+        "display_name": display_name,
+        "variant": variant.name,
+        "variant_description": variant.description,
+        "variant_role": variant.role,
+        "settings": variant.settings,
+        "version": version,
+        "os": results.environment()["os"],
+        "date": results.today(),
+        "machine": results.machine_label(),
+        "environment": results.environment(),
+        "tags": ["storage"],
+        "rows": request.rows,
+        "seed": request.seed,
+        "sizes": list(request.sizes),
+        "entropies": list(request.entropies),
+        "started": results.now_iso(),
+        "complete": False,
+        "cells": [],
+    }
+
+
+def run_variant(name: str, display_name: str, module: ModuleType, variant: Variant,
+                request: StorageRequest, version: str | None) -> Path:
+    path = results.result_path(request.results_dir, name, variant.name, f"r{request.rows}",
+                               workload=WORKLOAD)
+    previous = results.read_result(path) if request.resume else None
+    if previous and previous.get("complete"):
+        _say(f"{name}/{variant.name}: complete result exists, skipped ({path.name})")
+        return path
+    done: dict[tuple[int, str], dict[str, Any]] = {}
+    if previous and previous.get("rows") == request.rows:
+        done = {(c["size"], c["entropy"]): c for c in previous.get("cells", [])}
+    document = _header(name, display_name, variant, request, version)
+    workdir = (request.work_dir or paths.work_dir()) / f"storage-{name}-{variant.name}"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True, exist_ok=True)
+    target = module.StorageMatrixTarget(workdir, variant)
+    _say(f"{name}/{variant.name}: {variant.description}")
+    try:
+        target.start()
+        with contextlib.suppress(Exception):
+            document["version"] = target.version() or version
+        for size in request.sizes:
+            for entropy in request.entropies:
+                if (size, entropy) in done:
+                    document["cells"].append(done[(size, entropy)])
+                    continue
+                cell = run_cell(target, size, entropy, request)
+                document["cells"].append(cell)
+                _say("  " + describe_cell(cell))
+                results.write_atomically(path, document)
+                if cell.get("failure") and cell["failure"].get("kind") == "error":
+                    _restart(target)
+    finally:
+        with contextlib.suppress(Exception):
+            target.stop()
+        if not request.keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    document["finished"] = results.now_iso()
+    document["complete"] = True
+    results.write_atomically(path, document)
+    return path
+
+
+def _restart(target: Any) -> None:
+    with contextlib.suppress(Exception):
+        target.stop()
+    target.start()
+
+
+def run_cell(target: Any, size: int, entropy: str, request: StorageRequest) -> dict[str, Any]:
+    cell: dict[str, Any] = {"size": size, "entropy": entropy, "rows": request.rows,
+                            "rows_loaded": 0, "insert_seconds": None, "finish_seconds": None,
+                            "total_size": None, "on_disk": None, "data_size": None,
+                            "index_size": None, "detail": {}, "input_bytes": None,
+                            "payload_bytes": None, "bytes_per_input_byte": None,
+                            "failure": None}
+    inserted_seconds = 0.0
+    offered = 0
+    try:
+        target.create()
+        for batch in _batches(entropy, size, request):
+            started = time.perf_counter()
+            try:
+                target.insert(batch)
+            except BatchRejected as refusal:
+                inserted_seconds += time.perf_counter() - started
+                cell["failure"] = {"kind": "refused", "message": _short(str(refusal)),
+                                   "batch_first_row": offered}
+                break
+            inserted_seconds += time.perf_counter() - started
+            offered += len(batch)
+        cell["insert_seconds"] = round(inserted_seconds, 4)
+        started = time.perf_counter()
+        target.finish()
+        cell["finish_seconds"] = round(time.perf_counter() - started, 4)
+        loaded = int(target.count())
+        cell["rows_loaded"] = loaded
+        storage = target.sizes()
+        cell.update({"total_size": storage.total, "data_size": storage.data,
+                     "index_size": storage.index, "on_disk": storage.on_disk,
+                     "detail": storage.detail})
+    except Exception as error:  # noqa: BLE001 - recorded, the run goes on
+        cell["failure"] = {"kind": "error", "message": _short(f"{type(error).__name__}: {error}")}
+        cell["insert_seconds"] = cell["insert_seconds"] or round(inserted_seconds, 4)
+        with contextlib.suppress(Exception):
+            cell["rows_loaded"] = int(target.count())
+    loaded = cell["rows_loaded"] or 0
+    if loaded:
+        key = documents.key_of(0)
+        cell["input_bytes"] = loaded * documents.document_bytes(key, "x" * size)
+        cell["payload_bytes"] = loaded * size
+        if cell["total_size"]:
+            cell["bytes_per_input_byte"] = round(cell["total_size"] / cell["input_bytes"], 4)
+    return cell
+
+
+def documents_dir(request: StorageRequest) -> Path:
+    return (request.work_dir or paths.work_dir()) / "storage-documents"
+
+
+def _payload_file(entropy: str, size: int, request: StorageRequest) -> Path:
+    """The payloads of a cell, generated once per run and shared by every (system, variant):
+    every payload is exactly ``size`` ASCII bytes, so the file is rows x size bytes."""
+    path = documents_dir(request) / f"{request.seed}-{entropy}-{size}-{request.rows}.bin"
+    if path.exists() and path.stat().st_size == request.rows * size:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as handle:
+        for _key, payload in documents.rows(entropy, size, request.rows, request.seed):
+            handle.write(payload.encode("ascii"))
+    tmp.replace(path)
+    return path
+
+
+def _batches(entropy: str, size: int, request: StorageRequest):
+    step = batch_rows(size)
+    with open(_payload_file(entropy, size, request), "rb") as handle:
+        for start in range(0, request.rows, step):
+            count = min(step, request.rows - start)
+            data = handle.read(count * size).decode("ascii")
+            yield [(documents.key_of(start + i), data[i * size:(i + 1) * size])
+                   for i in range(count)]
+
+
+def _short(text: str, limit: int = 600) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def describe_cell(cell: dict[str, Any]) -> str:
+    head = f"{cell['size']:>6} B {cell['entropy']:<10}"
+    failure = cell.get("failure")
+    if failure and not cell.get("total_size"):
+        return f"{head} FAILED ({failure['kind']}): {failure['message'][:160]}"
+    size = cell["total_size"] / 2**20 if cell["total_size"] else 0.0
+    ratio = cell.get("bytes_per_input_byte")
+    text = (f"{head} {cell['rows_loaded']:>7} rows  insert {cell['insert_seconds']:8.2f} s  "
+            f"size {size:9.1f} MiB  {ratio if ratio is not None else '-'} B/B")
+    if failure:
+        text += f"  [{failure['kind']} after {cell['rows_loaded']} rows: {failure['message'][:120]}]"
+    return text

@@ -1,0 +1,343 @@
+"""`docbench run --workload updates`: for each system with an updates module, each variant,
+each bulk update style:
+
+create + load (timed) -> key index (timed) -> sizes before -> bulk add field11 (timed, rows
+changed) -> sizes after -> the system's maintenance (timed) -> sizes maintained -> correctness
+(count unchanged, every document has field11 by the system's own count, 100 documents read
+back through a session equal the expected document).
+
+After the last style of a variant: point reads then point updates by key, ``ops`` of each per
+distribution, one client, each op timed with perf_counter_ns into an HdrHistogram (1 µs ..
+60 s, 3 significant digits); the updated documents are read back afterwards.
+
+Each style starts from a fresh table (``create()`` drops and recreates it, then the same
+documents are loaded again), so every style updates the same freshly loaded data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import logging
+import random
+import shutil
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from docbench import paths, results
+from docbench.systems import REGISTERED, system_class
+from docbench.workloads.updates import documents as ycsb
+
+log = logging.getLogger(__name__)
+
+WORKLOAD = "updates"
+HIST_LOWEST_NS = 1_000
+HIST_HIGHEST_NS = 60_000_000_000
+HIST_DIGITS = 3
+SAMPLE_SIZE = 100
+DISTRIBUTIONS = ("uniform", "zipfian")
+
+
+def updates_module(name: str):
+    """The system's updates module, or None when it has none (not supported yet)."""
+    try:
+        return importlib.import_module(f"docbench.systems.{name}.updates")
+    except ModuleNotFoundError as error:
+        if error.name == f"docbench.systems.{name}.updates":
+            return None
+        raise
+
+
+def parse_count(text: str | int) -> int:
+    if isinstance(text, int):
+        return text
+    text = text.strip().lower().replace("_", "")
+    factor = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text[:-1] if factor > 1 else text) * factor)
+
+
+def label(docs: int) -> str:
+    if docs % 1_000_000 == 0:
+        return f"{docs // 1_000_000}m"
+    if docs % 1_000 == 0:
+        return f"{docs // 1_000}k"
+    return str(docs)
+
+
+def _histogram():
+    from hdrh.histogram import HdrHistogram
+
+    return HdrHistogram(HIST_LOWEST_NS, HIST_HIGHEST_NS, HIST_DIGITS)
+
+
+def summarize(hist, seconds: float, ops: int, errors: int) -> dict[str, Any]:
+    us = 1000.0
+    return {
+        "ops": ops,
+        "errors": errors,
+        "seconds": seconds,
+        "ops_per_second": ops / seconds if seconds > 0 else None,
+        "mean_us": hist.get_mean_value() / us,
+        "p50_us": hist.get_value_at_percentile(50) / us,
+        "p95_us": hist.get_value_at_percentile(95) / us,
+        "p99_us": hist.get_value_at_percentile(99) / us,
+        "p999_us": hist.get_value_at_percentile(99.9) / us,
+        "max_us": hist.get_max_value() / us,
+        "histogram": hist.encode().decode("ascii"),
+        "histogram_unit": "ns",
+    }
+
+
+def _sizes(target) -> dict[str, Any] | None:
+    try:
+        return dataclasses.asdict(target.sizes())
+    except Exception as error:  # noqa: BLE001 - a size figure is not worth the run
+        return {"error": f"{type(error).__name__}: {error}"}
+
+
+def _stats(target) -> dict[str, Any]:
+    try:
+        return target.extra_stats()
+    except Exception as error:  # noqa: BLE001
+        return {"error": f"{type(error).__name__}: {error}"}
+
+
+def _timed(fn, *args):
+    started = time.perf_counter()
+    value = fn(*args)
+    return value, time.perf_counter() - started
+
+
+def _same(got: dict[str, Any] | None, expected: dict[str, Any]) -> bool:
+    if got is None:
+        return False
+    return {k: v for k, v in got.items() if k != "_id"} == expected
+
+
+def check_bulk(target, docs: int, seed: int, rng: random.Random) -> dict[str, Any]:
+    count = target.count()
+    with_field = target.count_field(ycsb.NEW_FIELD, ycsb.NEW_FIELD_VALUE)
+    sample = rng.sample(range(docs), min(SAMPLE_SIZE, docs))
+    mismatches: list[dict[str, Any]] = []
+    session = target.session()
+    try:
+        for i in sample:
+            expected = ycsb.document(i, seed)
+            expected[ycsb.NEW_FIELD] = ycsb.NEW_FIELD_VALUE
+            got = session.read(expected["ycsb_key"])
+            if not _same(got, expected):
+                mismatches.append({"key": expected["ycsb_key"],
+                                   "got": None if got is None else sorted(got)})
+    finally:
+        session.close()
+    verdict = "ok"
+    if count < docs:
+        verdict = "lost documents"
+    elif count > docs:
+        verdict = "duplicated documents"
+    elif with_field != docs or mismatches:
+        verdict = "wrong"
+    return {"verdict": verdict, "count": count, "expected_count": docs,
+            "with_new_field": with_field, "sample": len(sample),
+            "sample_mismatches": len(mismatches), "mismatch_examples": mismatches[:3]}
+
+
+def point_operations(target, docs: int, seed: int, ops: int,
+                     distributions: list[str]) -> dict[str, Any]:
+    """Point reads then point updates of one random field, per distribution, one client."""
+    out: dict[str, Any] = {}
+    session = target.session()
+    written: dict[str, tuple[str, str]] = {}
+    try:
+        for distribution in distributions:
+            per: dict[str, Any] = {}
+            for operation in ("read", "update"):
+                pick = ycsb.chooser(distribution, docs, seed=seed * 31 + len(operation))
+                rng = random.Random(seed * 17 + len(distribution) + len(operation))
+                hist = _histogram()
+                errors = missing = 0
+                first_error = None
+                started = time.perf_counter()
+                for _ in range(ops):
+                    key = ycsb.key_of(pick.next_index(), seed)
+                    if operation == "update":
+                        field = ycsb.FIELDS[rng.randrange(ycsb.FIELD_COUNT)]
+                        value = ycsb.random_text(rng, ycsb.FIELD_LENGTH)
+                    t0 = time.perf_counter_ns()
+                    try:
+                        if operation == "read":
+                            found = session.read(key) is not None
+                        else:
+                            found = session.update_field(key, field, value) >= 1
+                    except Exception as error:  # noqa: BLE001 - counted, the run goes on
+                        errors += 1
+                        first_error = first_error or f"{type(error).__name__}: {error}"
+                        continue
+                    hist.record_value(max(HIST_LOWEST_NS, time.perf_counter_ns() - t0))
+                    if not found:
+                        missing += 1
+                    elif operation == "update":
+                        written[key] = (field, value)
+                seconds = time.perf_counter() - started
+                summary = summarize(hist, seconds, ops - errors, errors)
+                summary["not_found"] = missing
+                if first_error:
+                    summary["first_error"] = first_error
+                per[operation] = summary
+            out[distribution] = per
+        # Read back what the point updates wrote (a sample of the keys).
+        rng = random.Random(seed + 99)
+        keys = rng.sample(sorted(written), min(SAMPLE_SIZE, len(written)))
+        wrong = [k for k in keys if (session.read(k) or {}).get(written[k][0]) != written[k][1]]
+        out["verify"] = {"keys_updated": len(written), "checked": len(keys), "wrong": len(wrong),
+                         "wrong_examples": wrong[:3], "verdict": "ok" if not wrong else "wrong"}
+    finally:
+        session.close()
+    return out
+
+
+def run_variant(name: str, module, variant, docs: int, seed: int, ops: int,
+                distributions: list[str], workdir: Path, lines: list[bytes],
+                url: str | None = None) -> dict[str, Any]:
+    target_cls = module.UpdatesTarget
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True, exist_ok=True)
+    target = target_cls(workdir, variant, url=url) if url else target_cls(workdir, variant)
+    rng = random.Random(seed)
+    styles: list[dict[str, Any]] = []
+    document: dict[str, Any] = {"styles": styles, "errors": []}
+    try:
+        target.start()
+        style_names = target.bulk_update_styles()
+        for number, style in enumerate(style_names):
+            entry: dict[str, Any] = {"style": style}
+            styles.append(entry)
+            log.info("%s/%s: load %d documents (style %s)", name, variant.name, docs, style)
+            try:
+                _, entry["create_seconds"] = _timed(target.create)
+                _, entry["load_seconds"] = _timed(target.load, lines)
+                _, entry["index_seconds"] = _timed(target.create_key_index)
+                entry["count_before"] = target.count()
+                entry["sizes_before"] = _sizes(target)
+                entry["stats_before"] = _stats(target)
+                rows, entry["update_seconds"] = _timed(target.bulk_add_field, style,
+                                                       ycsb.NEW_FIELD, ycsb.NEW_FIELD_VALUE)
+                entry["rows_changed"] = rows
+                entry["sizes_after"] = _sizes(target)
+                entry["stats_after"] = _stats(target)
+                what, entry["maintain_seconds"] = _timed(target.maintain)
+                entry["maintenance"] = what
+                entry["sizes_maintained"] = _sizes(target)
+                entry["check"] = check_bulk(target, docs, seed, rng)
+                log.info("%s/%s/%s: update %.2f s, check %s", name, variant.name, style,
+                         entry["update_seconds"], entry["check"]["verdict"])
+            except Exception as error:  # noqa: BLE001 - next style
+                entry["error"] = f"{type(error).__name__}: {error}"
+                entry["traceback"] = traceback.format_exc(limit=6)
+                log.error("%s/%s/%s failed: %s", name, variant.name, style, entry["error"])
+                if number == len(style_names) - 1:
+                    raise
+        stats_before = _stats(target)
+        document["point"] = point_operations(target, docs, seed, ops, distributions)
+        document["point_stats_before"] = stats_before
+        document["point_stats_after"] = _stats(target)
+        document["point_sizes_after"] = _sizes(target)
+    except Exception as error:  # noqa: BLE001
+        document["errors"].append({"error": f"{type(error).__name__}: {error}",
+                                   "traceback": traceback.format_exc(limit=8)})
+    finally:
+        with contextlib.suppress(Exception):
+            document["engine"] = getattr(target, "engine_info", lambda: {})()
+        with contextlib.suppress(Exception):
+            target.stop()
+    document["complete"] = not document["errors"] and all("error" not in s for s in styles)
+    return document
+
+
+def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000,
+                ops: int = 10_000, distributions: list[str] | None = None,
+                results_dir: Path | None = None, work_dir: Path | None = None, seed: int = 1,
+                variants: list[str] | None = None, urls: dict[str, str] | None = None,
+                keep_workdir: bool = False) -> int:
+    """Run the workload; returns the exit code (0 = every run complete)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    docs = parse_count(docs)
+    distributions = list(distributions or DISTRIBUTIONS)
+    results_dir = results_dir or paths.results_dir()
+    work_dir = work_dir or paths.work_dir() / WORKLOAD
+    urls = urls or {}
+    names = system_names or REGISTERED
+    lines: list[bytes] | None = None
+    failures = 0
+    written: list[Path] = []
+    for name in names:
+        cls = system_class(name)
+        module = updates_module(name)
+        if module is None:
+            console.print(f"[yellow]{name}: updates workload not supported yet[/yellow]")
+            continue
+        url = urls.get(name)
+        availability = cls.availability(url)
+        if not availability.ok:
+            console.print(f"[yellow]{name}: skipped ({availability.reason})[/yellow]")
+            continue
+        if lines is None:
+            started = time.perf_counter()
+            lines = ycsb.document_lines(docs, seed)
+            console.print(f"generated {docs:,} YCSB documents in "
+                          f"{time.perf_counter() - started:.1f} s")
+        for variant in module.UPDATE_VARIANTS:
+            if variants and variant.name not in variants:
+                continue
+            console.print(f"[bold]{name}/{variant.name}[/bold]: {docs:,} documents, "
+                          f"{ops:,} ops per distribution")
+            started = time.perf_counter()
+            workdir = work_dir / f"{name}-{variant.name}"
+            body = run_variant(name, module, variant, docs, seed, ops, distributions, workdir,
+                               lines, url)
+            if not keep_workdir:
+                shutil.rmtree(workdir, ignore_errors=True)
+            document = {
+                "workload": WORKLOAD,
+                "system": name,
+                "display_name": cls.display_name,
+                "variant": variant.name,
+                "variant_description": variant.description,
+                "variant_settings": variant.settings,
+                "version": availability.version,
+                "date": results.today(),
+                "finished": results.now_iso(),
+                "machine": results.machine_label(),
+                "environment": results.environment(),
+                "dataset": {"kind": "ycsb", "docs": docs, "seed": seed,
+                            "fields": ycsb.FIELD_COUNT, "field_length": ycsb.FIELD_LENGTH,
+                            "new_field": ycsb.NEW_FIELD, "new_field_length": len(ycsb.NEW_FIELD_VALUE)},
+                "ops": ops,
+                "distributions": distributions,
+                "zipfian": {"theta": ycsb.ZIPFIAN_THETA, "scrambled": True},
+                "wall_seconds": time.perf_counter() - started,
+                **body,
+            }
+            with contextlib.suppress(Exception):
+                document["versions"] = cls(workdir, cls.variants[0], url).versions() \
+                    if cls.embedded else {name: availability.version}
+            path = results.result_path(results_dir, name, variant.name, label(docs),
+                                       workload=WORKLOAD)
+            results.write_atomically(path, document)
+            written.append(path)
+            state = "complete" if document["complete"] else "[red]incomplete[/red]"
+            console.print(f"  {state}: {path} ({document['wall_seconds']:.0f} s)")
+            if not document["complete"]:
+                failures += 1
+                for error in document["errors"]:
+                    console.print(f"  [red]{error['error']}[/red]")
+    if written:
+        from docbench.workloads.updates.report import print_updates_report
+
+        print_updates_report(written)
+    return 1 if failures else 0

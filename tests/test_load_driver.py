@@ -1,0 +1,60 @@
+"""The generic load driver: batching, line numbers and bisection, on a real SQLite loader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docbench.systems.sqlite.adapter import SYSTEM as SQLite
+from docbench.workloads.analytics.load import load_files
+
+GOOD = b'{"did":"did:plc:a","time_us":1,"kind":"commit"}'
+
+
+@pytest.fixture
+def sqlite(tmp_path: Path):
+    system = SQLite(tmp_path / "db", SQLite.variant_named("jsonb"))
+    system.start()
+    system.create()
+    yield system
+    system.release()
+    system.stop()
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 7, 100])
+def test_refused_lines_are_exactly_the_bad_ones_with_their_line_numbers(
+        sqlite, tmp_path: Path, batch_size: int) -> None:
+    lines = [GOOD] * 40
+    bad_at = {2, 7, 8, 21, 40}  # 1-based line numbers in the file, incl. first-of-batch and last
+    for number in bad_at:
+        lines[number - 1] = b'{"did": broken'
+    blank_at = {5, 13, 14, 30}  # empty and whitespace-only lines are not documents
+    for number in blank_at:
+        lines[number - 1] = b"" if number % 2 else b"  \t"
+    data = tmp_path / "file_0001.json"
+    data.write_bytes(b"\n".join(lines) + b"\n")
+
+    report = load_files(sqlite.loader(), [data], batch_size)
+
+    assert report.empty_lines == len(blank_at)
+    assert report.offered == 40 - len(blank_at)
+    assert report.refused_count == len(bad_at)
+    assert {r.line for r in report.refused} == bad_at
+    assert report.refused_lines == {"file_0001.json": bad_at}
+    assert all(r.file == "file_0001.json" and r.reason for r in report.refused)
+    assert sqlite.count() == 40 - len(blank_at) - len(bad_at)
+
+
+def test_line_numbers_continue_across_files_and_blocks(sqlite, tmp_path: Path) -> None:
+    first = tmp_path / "file_0001.json"
+    first.write_bytes(b"\n".join([GOOD] * 5) + b"\n")
+    second = tmp_path / "file_0002.json"
+    # A big file (several read blocks) with one bad line far in, and no trailing newline.
+    body = [GOOD] * 60_000
+    body[54_321 - 1] = b"not json"
+    second.write_bytes(b"\n".join(body))
+    report = load_files(sqlite.loader(), [first, second], 10_000)
+    assert report.offered == 60_005
+    assert [(r.file, r.line) for r in report.refused] == [("file_0002.json", 54_321)]
+    assert sqlite.count() == 60_004
