@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from docbench import results
+from docbench import paths, results
 from docbench.systems import REGISTERED, system_class
 from docbench.workloads.analytics import runner
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
@@ -43,6 +43,7 @@ def own_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """
     home = Path(tempfile.mkdtemp(prefix="docbench-test-home-"))
     home.chmod(0o755)
+    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))  # keep the installed servers
     monkeypatch.setenv("DOCBENCH_HOME", str(home))
     yield home
     shutil.rmtree(home, ignore_errors=True)

@@ -90,6 +90,18 @@ def loaded(tmp_path_factory, real_files: list[Path]):
     system.release()
 
 
+def _block_methods(system: ClickHouseSystem) -> set[int]:
+    """The compression method byte of the first block of every column file (0x82 = LZ4,
+    0x90 = ZSTD): what is really on disk."""
+    methods = set()
+    for path in (system.path / "store").rglob("*.bin"):
+        with open(path, "rb") as fh:
+            header = fh.read(17)
+        if len(header) == 17:
+            methods.add(header[16])
+    return methods
+
+
 def _non_empty_lines(files: list[Path]) -> int:
     return sum(1 for path in files for line in iter_lines(path) if line.strip())
 
@@ -142,6 +154,8 @@ def test_storage(loaded) -> None:
     assert size.detail["parts"] == 1  # OPTIMIZE FINAL merged everything
     assert size.detail["outdated_parts"] == 0  # and the replaced parts left the disk
     assert size.detail["rows"] == system.count()
+    assert size.detail["codec"] == "CODEC(LZ4)"
+    assert _block_methods(system) == {0x82}
 
 
 def test_worker_process_opens_released_database(loaded, expected) -> None:
@@ -256,8 +270,8 @@ def test_zstd_variant_and_native_load(tmp_path: Path, real_files: list[Path]) ->
         assert system.count() == _non_empty_lines(real_files)
         size = system.storage()
         assert size.total and size.data and size.index and size.on_disk
-        assert "ZSTD(1)" in size.detail["codec"]
-        assert size.detail["json_parameters"] == "max_dynamic_paths = 0"
+        assert size.detail["codec"] == "CODEC(ZSTD(3))"
+        assert _block_methods(system) == {0x90}
         # create() starts again from an empty table
         system.create()
         assert system.count() == 0

@@ -90,7 +90,7 @@ def setup(names: tuple[str, ...]) -> None:
 
 
 @main.command()
-@click.option("--workload", type=click.Choice(["analytics", "storage"]), default="analytics",
+@click.option("--workload", type=click.Choice(["analytics", "storage", "updates"]), default="analytics",
               show_default=True)
 @click.option("--systems", "system_names", default=None,
               help="Comma-separated systems (default: every one that can run here without setup).")
@@ -108,12 +108,25 @@ def setup(names: tuple[str, ...]) -> None:
               help="storage workload: payload field sizes in bytes.")
 @click.option("--entropy", default="random,repetitive,text", show_default=True,
               help="storage workload: payload kinds (random, repetitive, text).")
+@click.option("--docs", "update_docs", default="100k", show_default=True,
+              help="updates workload: YCSB documents loaded (e.g. 100k, 2000).")
+@click.option("--ops", "update_ops", default=10_000, show_default=True, type=int,
+              help="updates workload: point reads and point updates per distribution.")
+@click.option("--distribution", "update_distribution", default="uniform,zipfian", show_default=True,
+              help="updates workload: key distributions (uniform, zipfian; comma-separated).")
 @system_url_options
 def run(workload: str, system_names: str | None, scale: str | None, data_dir: Path | None,
         results_dir: Path | None, tries: int, timeout: float, variants: str | None, resume: bool,
-        rows: str, sizes: str, entropy: str,
-        **system_urls: str | None) -> None:
+        rows: str, sizes: str, entropy: str, update_docs: str, update_ops: int,
+        update_distribution: str, **system_urls: str | None) -> None:
     """Run a workload on the chosen systems and write one result file per run."""
+    if workload == "updates":
+        from docbench.workloads.updates.runner import run_updates
+
+        raise SystemExit(run_updates(
+            _split(system_names), docs=update_docs, ops=update_ops,
+            distributions=_split(update_distribution), results_dir=results_dir or paths.results_dir(),
+            variants=_split(variants), urls=_urls(system_urls)))
     if workload == "storage":
         from docbench.workloads.storage.runner import StorageRequest, run_storage
 
@@ -149,9 +162,9 @@ def report(results_dirs: tuple[Path, ...], html_file: Path | None, plots_dir: Pa
     """Compare what is in the results directory (in the terminal, or as --html / --plots)."""
     dirs = list(results_dirs) or [paths.results_dir()]
     if html_file is None and plots_dir is None:
-        from docbench.report.terminal import print_report
+        from docbench.report.terminal import print_all_reports
 
-        print_report(dirs)
+        print_all_reports(dirs)
         return
     if html_file is not None:
         from docbench.report.html import write_dashboard

@@ -28,8 +28,12 @@ def work_dir() -> Path:
 
 
 def opt_dir() -> Path:
-    """Software that ``docbench setup`` installs (servers, JDKs, built binaries)."""
-    return home() / "opt"
+    """Software that ``docbench setup`` installs (servers, built binaries).
+
+    ``$DOCBENCH_OPT`` overrides it, so that several homes (e.g. one per test) share one install.
+    """
+    override = os.environ.get("DOCBENCH_OPT")
+    return Path(override).resolve() if override else home() / "opt"
 
 
 def repo_root() -> Path:

@@ -29,6 +29,7 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -530,7 +531,16 @@ def _remember_sha(path: Path, sha: str) -> None:
     remember_sha256(path, sha)
 
 
+_ANSWERS_SNIPPET = (
+    "import sys; from pathlib import Path; from docbench.dataset.oracle import write_answers; "
+    "print(write_answers(Path(sys.argv[1]), jobs=int(sys.argv[2])))"
+)
+
+
 def _write_answers(out: Path, jobs: int, quiet: bool) -> None:
+    """Write answers.json with the answer oracle, in a fresh interpreter: the oracle may fork
+    worker processes, which is only safe from a process without other threads (this one ran
+    reader threads and a progress bar)."""
     try:
         from docbench.dataset import oracle
     except ImportError:
@@ -541,6 +551,11 @@ def _write_answers(out: Path, jobs: int, quiet: bool) -> None:
             print("answer oracle not available: answers.json not written")
         return
     started = time.perf_counter()
-    path = write(out, jobs=jobs)
+    proc = subprocess.run([sys.executable, "-c", _ANSWERS_SNIPPET, str(out), str(jobs)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise GeneratorError(f"the data was generated but computing answers.json failed:\n"
+                             f"{proc.stderr[-3000:]}")
     if not quiet:
+        path = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else out / "answers.json"
         print(f"answers written to {path} in {time.perf_counter() - started:.1f} s")

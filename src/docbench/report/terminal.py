@@ -43,6 +43,14 @@ def print_report(results_dirs: list[Path], only: list[Path] | None = None,
         print_dataset_report(group, console)
 
 
+def print_all_reports(results_dirs: list[Path]) -> None:
+    """Every workload's tables for what the directories hold (each prints nothing if absent)."""
+    from docbench.workloads.updates.report import print_updates_report
+
+    print_report(results_dirs)
+    print_updates_report(results_dirs)
+
+
 def report_console() -> Console:
     """Wide enough for the tables when printing to a file or CI log (rich assumes 80 there)."""
     probe = Console()

@@ -98,6 +98,19 @@ class QuerySession(ABC):
     def execute(self, query_number: int, text: str) -> QueryOutcome:
         """Run one query and return its rows in the canonical column order (see answers.py)."""
 
+    def alternatives(self, query_number: int, text: str) -> dict[str, bool]:
+        """Other forms of this query to run beside it, each timed and checked on its own:
+        name -> whether its answer is approximate by design (e.g. Elasticsearch's Q2 with
+        `cardinality` beside the exact composite-aggregation form)."""
+        return {}
+
+    def execute_alternative(self, name: str, query_number: int, text: str) -> QueryOutcome:
+        raise NotImplementedError(name)
+
+    def stats_after(self) -> dict[str, Any]:
+        """Engine statistics read after a try, outside its timing (e.g. JVM heap in use)."""
+        return {}
+
     def explain(self, query_number: int, text: str) -> str | None:
         """The engine's plan for the query (not timed), or None when it has none."""
         return None
@@ -125,7 +138,8 @@ class System(ABC):
     display_name: ClassVar[str]
     # True when the engine runs inside docbench's process (chDB, DuckDB, SQLite).
     embedded: ClassVar[bool] = True
-    # Whether the system keeps the document's structure (JSONBench's `retains_structure`).
+    # Whether the system keeps the document's structure (JSONBench's `retains_structure`);
+    # a variant may override it with settings["retains_structure"] (e.g. no _source).
     retains_structure: ClassVar[bool] = True
     variants: ClassVar[list[Variant]]
     # Lines per load batch (the unit that is retried and bisected on a refusal).

@@ -55,7 +55,7 @@ class PostgreSQLKeyValueSession:
         self.read_sql = f"SELECT data::text FROM {table} WHERE {where}"
         value = "jsonb_set(data, ARRAY[%(field)s], to_jsonb(%(value)s::text))"
         if kind == "json":
-            value = f"jsonb_set(data::jsonb, ARRAY[%(field)s], to_jsonb(%(value)s::text))::json"
+            value = "jsonb_set(data::jsonb, ARRAY[%(field)s], to_jsonb(%(value)s::text))::json"
         self.update_sql = f"UPDATE {table} SET data = {value} WHERE {where}"
         self.insert_sql = f"INSERT INTO {table} (data) VALUES (%(doc)s::{kind})"
 

@@ -209,7 +209,8 @@ def base_document(system: System, dataset: Dataset, request: RunRequest) -> dict
         "os": env["os"],
         "date": results.today(),
         "machine": results.machine_label(),
-        "retains_structure": "yes" if cls.retains_structure else "no",
+        "retains_structure": "yes" if system.variant.settings.get(
+            "retains_structure", cls.retains_structure) else "no",
         "tags": tags,
         "dataset_size": None,
         "num_loaded_documents": None,
@@ -310,7 +311,7 @@ def query_phase(system: System, expected: dict[str, Any], document: dict[str, An
     document["cold_method"] = _cold_method(cls.embedded, can_restart, can_drop)
     per_query: dict[str, list[Any]] = {k: [] for k in
                                        ("answers", "engine_time", "bytes_read", "plans",
-                                        "plan_warnings", "query_errors")}
+                                        "plan_warnings", "query_errors", "query_extra")}
     with _progress(request) as progress:
         task = progress.add_task(f"queries {cls.name}/{system.variant.name}",
                                  total=QUERY_COUNT)
@@ -354,7 +355,33 @@ def record_query(document: dict[str, Any], per_query: dict[str, list[Any]], syst
     per_query["plans"].append(run.plan)
     per_query["plan_warnings"].append(system.check_plan(number, run.plan))
     per_query["query_errors"].append([t.error for t in run.tries])
-    per_query["answers"].append(answer_for(cls, number, run, expected))
+    per_query["query_extra"].append([t.extra for t in run.tries])
+    answer = answer_for(cls, number, run, expected)
+    alternatives = alternatives_for(number, run, expected, cls.time_precision_us)
+    if alternatives:
+        answer["alternatives"] = alternatives
+    per_query["answers"].append(answer)
+
+
+def alternatives_for(number: int, run: QueryRun, expected: dict[str, Any],
+                     time_precision_us: int) -> dict[str, Any]:
+    """Each alternative form's times per try and its own answer check."""
+    names = {name for t in run.tries for name in t.alternatives}
+    report: dict[str, Any] = {}
+    for name in sorted(names):
+        forms = [t.alternatives.get(name, {}) for t in run.tries]
+        answered = [f for f in forms if f.get("rows") is not None]
+        if answered:
+            check = check_answer(number, answered[0]["rows"], expected,
+                                 time_precision_us=time_precision_us,
+                                 approximate=bool(answered[0].get("approximate")))
+        else:
+            check = AnswerCheck.error(next((f["error"] for f in forms if f.get("error")),
+                                           "not run"))
+        report[name] = {"result": [_round(f.get("seconds")) for f in forms],
+                        "engine_time": [_round(f.get("engine_seconds")) for f in forms],
+                        "status": check.status, "detail": check.detail, "rows": check.rows}
+    return report
 
 
 def answer_for(cls: type[System], number: int, run: QueryRun,

@@ -21,6 +21,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from docbench.procstats import QueryMeter
+from docbench.systems.base import QuerySession
 
 
 def worker_main(system_name: str, spec: dict[str, Any], query_number: int, text: str,
@@ -49,6 +50,8 @@ def worker_main(system_name: str, spec: dict[str, Any], query_number: int, text:
                 "rss_peak_measured": sample.peak_rss,
                 "read_bytes": sample.read_bytes, "rows": [list(r) for r in outcome.rows],
                 "peak_reset": meter.reset_ok,
+                "extra": {**outcome.extra, **session.stats_after()},
+                "alternatives": run_alternatives(session, query_number, text),
             })
         except Exception as error:  # noqa: BLE001
             conn.send({"event": "failed", "try": attempt, "error": _describe(error)})
@@ -58,6 +61,21 @@ def worker_main(system_name: str, spec: dict[str, Any], query_number: int, text:
         plan = f"EXPLAIN failed: {_describe(error)}"
     conn.send({"event": "plan", "plan": plan})
     session.close()
+
+
+def run_alternatives(session: QuerySession, query_number: int, text: str) -> dict[str, Any]:
+    """Run each alternative form of the query once, timed on its own (after the main try)."""
+    results: dict[str, Any] = {}
+    for name, approximate in session.alternatives(query_number, text).items():
+        try:
+            t0 = time.perf_counter()
+            outcome = session.execute_alternative(name, query_number, text)
+            results[name] = {"seconds": time.perf_counter() - t0, "approximate": approximate,
+                             "engine_seconds": outcome.engine_seconds,
+                             "rows": [list(r) for r in outcome.rows]}
+        except Exception as error:  # noqa: BLE001
+            results[name] = {"approximate": approximate, "error": _describe(error)}
+    return results
 
 
 def _describe(error: BaseException) -> str:
@@ -75,6 +93,8 @@ class TryResult:
     read_bytes: int | None = None
     error: str | None = None
     rows: list[list[Any]] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    alternatives: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -129,7 +149,8 @@ def run_query_in_worker(system_name: str, spec: dict[str, Any], query_number: in
                 results[message["try"]] = TryResult(
                     seconds=message["seconds"], engine_seconds=message["engine_seconds"],
                     peak_rss=message["peak_rss"], read_bytes=message["read_bytes"],
-                    rows=message["rows"])
+                    rows=message["rows"], extra=message["extra"],
+                    alternatives=message["alternatives"])
             elif event == "failed":
                 if message["try"] == 0:
                     run.worker_error = message["error"]

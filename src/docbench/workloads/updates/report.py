@@ -70,7 +70,8 @@ def bulk_rows(documents: list[dict[str, Any]]) -> list[list[str]]:
             rows.append([
                 doc.get("display_name", doc["system"]), kind, index, style["style"],
                 _seconds(style.get("update_seconds")),
-                f"{style['rows_changed']:,}" if isinstance(style.get("rows_changed"), int) else "-",
+                f"{style['rows_changed']:,}" if isinstance(style.get("rows_changed"), int)
+                and style["rows_changed"] >= 0 else "-",
                 _seconds(style.get("load_seconds")),
                 _mb(_size(style.get("sizes_before"))), _mb(_size(style.get("sizes_after"))),
                 _mb(_size(style.get("sizes_maintained"))),
