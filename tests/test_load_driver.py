@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -58,3 +60,30 @@ def test_line_numbers_continue_across_files_and_blocks(sqlite, tmp_path: Path) -
     assert report.offered == 60_005
     assert [(r.file, r.line) for r in report.refused] == [("file_0002.json", 54_321)]
     assert sqlite.count() == 60_004
+
+
+def test_refusals_named_by_the_engine_are_recorded_without_bisection(tmp_path: Path) -> None:
+    """A bulk API that names the refused items (here a real FerretDB) needs no bisection."""
+    from docbench.setup import setup_systems
+    from docbench.systems.ferretdb.adapter import SYSTEM as FerretDB
+
+    assert setup_systems(["ferretdb"]) == 0
+    home = Path(tempfile.mkdtemp(prefix="docbench-ferretdb-"))
+    home.chmod(0o755)
+    system = FerretDB(home / "db", FerretDB.variant_named("default"))
+    system.start()
+    try:
+        system.create()
+        good = b'{"did":"did:plc:a","time_us":1,"kind":"identity"}'
+        dollar = b'{"did":"did:plc:b","time_us":2,"kind":"commit","commit":{"record":{"$type":"x"}}}'
+        lines = [dollar if i % 3 == 0 else good for i in range(300)]
+        data = tmp_path / "file_0001.json"
+        data.write_bytes(b"\n".join(lines) + b"\n")
+        report = load_files(system.loader(), [data], 300)
+        assert report.refused_count == 100
+        assert report.refused_lines == {"file_0001.json": set(range(1, 301, 3))}
+        assert report.retried_batches == 1  # the named refusals, then the rest in one go
+        assert system.count() == 200
+    finally:
+        system.stop()
+        shutil.rmtree(home, ignore_errors=True)

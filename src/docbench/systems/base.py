@@ -19,12 +19,14 @@ be picklable (paths, URLs, variant settings -- never live handles).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISLNK
 from typing import Any, ClassVar
 
 
@@ -32,8 +34,14 @@ class BatchRejected(Exception):
     """The engine refused a batch of documents because of their content; nothing of it was kept.
 
     Raised by :meth:`Loader.load_batch`. Any other exception means the system itself failed
-    (server gone, disk full) and stops the load.
+    (server gone, disk full) and stops the load. When the engine says which documents it
+    refused (e.g. a bulk API's per-item errors), pass them as ``refused`` (index in the batch ->
+    reason): the driver then records those and loads the rest at once instead of bisecting.
     """
+
+    def __init__(self, message: str, refused: dict[int, str] | None = None) -> None:
+        super().__init__(message)
+        self.refused = refused or {}
 
 
 @dataclass(frozen=True)
@@ -277,17 +285,20 @@ def read_sql_statements(path: Path) -> list[str]:
 
 
 def directory_size(path: Path) -> int:
-    """Bytes allocated on disk under path (like `du -s --block-size=1`)."""
+    """Bytes allocated on disk under path (like `du -s --block-size=1`).
+
+    Tolerates files and directories vanishing during the walk (engines delete old parts and
+    WAL segments in the background).
+    """
     total = 0
-    if not path.exists():
-        return 0
-    for entry in path.rglob("*"):
-        try:
-            stat = entry.lstat()
-        except FileNotFoundError:
-            continue
-        if entry.is_file() and not entry.is_symlink():
-            total += stat.st_blocks * 512
+    for root, _dirs, files in os.walk(path, onerror=lambda _error: None):
+        for name in files:
+            try:
+                stat = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            if not S_ISLNK(stat.st_mode):
+                total += stat.st_blocks * 512
     return total
 
 

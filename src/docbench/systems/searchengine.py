@@ -500,9 +500,12 @@ class BulkLoader(Loader):
             if content:
                 first = content[0]
                 position = items.index(first) + 1
+                named = {i: _error_text({"error": item["error"]}) for i, item in enumerate(items)
+                         if "error" in item and item.get("status") not in RETRYABLE_STATUSES}
                 raise BatchRejected(f"{_error_text({'error': first['error']})} "
                                     f"[document {position} of {len(lines)}, "
-                                    f"{len(content)} refused]")
+                                    f"{len(content)} refused]",
+                                    refused=named)
             time.sleep(min(30.0, 0.5 * 2 ** attempt))
         raise RuntimeError(f"_bulk into {self.index}: the engine kept rejecting the batch "
                            f"as overloaded after {BULK_RETRIES} tries")

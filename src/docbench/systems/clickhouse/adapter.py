@@ -277,7 +277,7 @@ class ClickHouseSystem(System):
     ]
     # JSONBench inserts 1M-row blocks. Smaller batches mean more, smaller parts and more
     # merging: 100k-line batches loaded a 1M-document file 1.85x slower than the native insert
-    # (2.4x with OPTIMIZE FINAL), 1M-line batches 1.07x.
+    # (2.4x with OPTIMIZE FINAL), 1M-line batches 0.96-1.19x (README).
     load_batch_size = 1_000_000
     notes = ("Embedded ClickHouse (chDB) with a persistent database directory; one JSON column "
              "with kind, commit.operation, commit.collection, did, time_us as typed paths; "

@@ -5,7 +5,8 @@
 -- sparse primary index on that key is the only index.
 -- Placeholders (from the variant's settings):
 --   {json_parameters}  JSON type parameters before the typed paths, e.g. "max_dynamic_paths = 0,"
---   {codec}            column codec, e.g. "CODEC(ZSTD(1))"; empty = ClickHouse's default (LZ4)
+--   {codec}            column codec, e.g. "CODEC(ZSTD(3))"; empty = ClickHouse's size-aware default
+--                      (LZ4 for parts under 100 MB, ZSTD(3) above)
 -- Table settings: housekeeping only. The thread that deletes the parts a merge replaced runs
 -- every second (default: every 30 s, backing off to 300 s when idle), so that right after
 -- OPTIMIZE FINAL the directory holds only the table's one part.

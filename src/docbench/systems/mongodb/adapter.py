@@ -271,8 +271,11 @@ class MongoDBLoader(Loader):
                 self._delete(inserted)
             first = errors[0]
             message = _short(str(first.get("errmsg")))
+            named = {int(e.get("index", -1)): f"{_short(str(e.get('errmsg')))} [code {e.get('code')}]"
+                     for e in errors}
             raise BatchRejected(f"{message} [code {first.get('code')}, batch line "
-                                f"{int(first.get('index', -1)) + 1}; {len(errors)} refused]") from error
+                                f"{int(first.get('index', -1)) + 1}; {len(errors)} refused]",
+                                refused=named) from error
         except OperationFailure as error:
             if error.code in CONTENT_ERROR_CODES:
                 self._delete(ids)

@@ -68,6 +68,10 @@ class Batch:
     def number(self, index: int) -> int:
         return self.numbers[index] if self.numbers is not None else self.first + index
 
+    def without(self, indexes: set[int]) -> Batch:
+        kept = [i for i in range(len(self.lines)) if i not in indexes]
+        return Batch([self.lines[i] for i in kept], 0, [self.number(i) for i in kept])
+
     def split(self) -> tuple[Batch, Batch]:
         middle = len(self.lines) // 2
         if self.numbers is None:
@@ -133,6 +137,14 @@ def load_batch_isolating(loader: Loader, batch: Batch, file_name: str, report: L
         loader.load_batch(batch.lines)
         return len(batch.lines)
     except BatchRejected as refusal:
+        named = {i: reason for i, reason in refusal.refused.items() if 0 <= i < len(batch.lines)}
+        if named and len(batch.lines) > 1:
+            # The engine said which documents it refused: record them, load the rest at once.
+            for index, reason in sorted(named.items()):
+                report.refuse(RefusedDocument(file_name, batch.number(index), _short(reason)))
+            report.retried_batches += 1
+            rest = batch.without(set(named))
+            return load_batch_isolating(loader, rest, file_name, report) if rest.lines else 0
         if len(batch.lines) == 1:
             report.refuse(RefusedDocument(file_name, batch.number(0), _short(str(refusal))))
             return 0

@@ -67,7 +67,7 @@ def _cell_text(cell: dict[str, Any] | None) -> tuple[str, str]:
     failure = cell.get("failure")
     if failure and not cell.get("rows_loaded"):
         message = failure.get("message", "")
-        short = message.split("|")[0].split(" [SQLSTATE")[0][:40]
+        short = message.split("|")[0].split(":")[0][:30]
         return "[red]FAILED[/red]", f"[red]{short}[/red]"
     size = _mib(cell.get("total_size"))
     seconds = _seconds(cell.get("insert_seconds"))
