@@ -110,7 +110,9 @@ def test_every_system_loads_every_real_event_with_correct_answers(
 
 def test_generated_dataset_answers_equal_the_oracle(generated_20k: Path, tmp_path: Path) -> None:
     systems = available_systems()
-    documents = run(generated_20k, tmp_path / "results", systems, variants=main_variants(systems))
+    # Cold runs with server restarts are covered by the real-events test; here, speed.
+    documents = run(generated_20k, tmp_path / "results", systems, variants=main_variants(systems),
+                    restart_for_cold=False)
     for document in documents:
         name = f"{document['system_name']}/{document['variant']}"
         assert document["complete"], name
@@ -142,7 +144,8 @@ def test_bad_lines_lose_only_themselves(real_data_dir: Path, tmp_path: Path) -> 
     data.mkdir()
     (data / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
     systems = [s for s in available_systems() if s not in KNOWN_DEFECTS]
-    documents = run(data, tmp_path / "results", systems, variants=main_variants(systems), tries=1)
+    documents = run(data, tmp_path / "results", systems, variants=main_variants(systems), tries=1,
+                    restart_for_cold=False)
     for document in documents:
         name = f"{document['system_name']}/{document['variant']}"
         assert document["dataset_size"] == len(good) + len(bad_line_numbers), name

@@ -101,6 +101,8 @@ def setup(names: tuple[str, ...]) -> None:
 @click.option("--tries", default=3, show_default=True, type=int)
 @click.option("--timeout", default=600.0, show_default=True, type=float, help="Seconds per query try.")
 @click.option("--variants", default=None, help="Comma-separated variants (default: all of each system).")
+@click.option("--no-restart", is_flag=True,
+              help="Do not restart servers before cold runs (quicker; results tagged no-restart-cold-run).")
 @click.option("--resume", is_flag=True, help="Skip (system, variant, scale) runs already complete.")
 @click.option("--rows", default="50000", show_default=True,
               help="storage workload: documents per cell (e.g. 50000, 10k).")
@@ -117,7 +119,7 @@ def setup(names: tuple[str, ...]) -> None:
 @system_url_options
 def run(workload: str, system_names: str | None, scale: str | None, data_dir: Path | None,
         results_dir: Path | None, tries: int, timeout: float, variants: str | None, resume: bool,
-        rows: str, sizes: str, entropy: str, update_docs: str, update_ops: int,
+        no_restart: bool, rows: str, sizes: str, entropy: str, update_docs: str, update_ops: int,
         update_distribution: str, **system_urls: str | None) -> None:
     """Run a workload on the chosen systems and write one result file per run."""
     if workload == "updates":
@@ -147,6 +149,7 @@ def run(workload: str, system_names: str | None, scale: str | None, data_dir: Pa
         timeout=timeout,
         variants=_split(variants),
         resume=resume,
+        restart_for_cold=not no_restart,
         urls=_urls(system_urls),
     )
     raise SystemExit(run_analytics(request))

@@ -64,6 +64,9 @@ class RunRequest:
     resume: bool = False
     urls: dict[str, str | None] = field(default_factory=dict)
     quiet: bool = False
+    # Restart servers before each query's first try (a true cold run). Off = quicker runs,
+    # tagged `no-restart-cold-run` like runs against a user's server.
+    restart_for_cold: bool = True
 
 
 @dataclass
@@ -303,7 +306,7 @@ def query_phase(system: System, expected: dict[str, Any], document: dict[str, An
     cls = type(system)
     texts = system.queries()
     can_drop = procstats.can_drop_page_cache()
-    can_restart = system.can_restart
+    can_restart = system.can_restart and request.restart_for_cold
     if not can_drop:
         document["tags"].append("lukewarm-cold-run")
     if not cls.embedded and not can_restart:
