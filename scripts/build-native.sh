@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Build docbench's native dataset generator (native/docbench-gen, Rust) and install the binary
-# as <dest>/docbench-gen. <dest> is the first argument, else $DOCBENCH_HOME/opt/bin
-# (DOCBENCH_HOME defaults to ./.docbench, like docbench.paths.opt_dir()).
+# as <dest>/docbench-gen. <dest> is the first argument, else $DOCBENCH_OPT/bin, else
+# $DOCBENCH_HOME/opt/bin (DOCBENCH_HOME defaults to ./.docbench), like docbench.paths.opt_dir().
 # Idempotent: cargo rebuilds only what changed and the copy happens only if the binary differs.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CRATE="$ROOT/native/docbench-gen"
 HOME_DIR="${DOCBENCH_HOME:-$PWD/.docbench}"
-DEST="${1:-$HOME_DIR/opt/bin}"
+DEST="${1:-${DOCBENCH_OPT:-$HOME_DIR/opt}/bin}"
 
 if ! command -v cargo >/dev/null 2>&1; then
     if [ -x "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" ]; then
