@@ -841,9 +841,9 @@ def compute_answers(files: list[Path], jobs: int = 1,
 
         tasks = _plan_tasks(files, jobs)
         split = sorted({Path(t[0]) for t in tasks if t[2] is not None})
-        # fork (Linux): workers need nothing re-imported, and callers need no __main__ guard
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        # spawn, never fork: the caller may have threads (database engines, progress bars),
+        # and a forked child can inherit a lock one of them holds and hang forever.
+        ctx = multiprocessing.get_context("spawn")
         with ctx.Pool(min(jobs, len(tasks))) as pool:
             results = pool.imap_unordered(_scan_task, tasks)
             for path in split:  # hash the split files here while the workers scan
