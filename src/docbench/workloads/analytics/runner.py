@@ -154,13 +154,13 @@ def plan_runs(request: RunRequest) -> list[tuple[type[System], Variant]]:
     for name in names:
         cls = system_class(name)
         url = request.urls.get(name)
+        if not request.system_names and not cls.runs_by_default and not url:
+            continue
         availability = cls.availability(url)
         if not availability.ok:
             level = "red" if request.system_names else "yellow"
             hint = f" -- install: {availability.install_hint}" if availability.install_hint else ""
             console.print(f"[{level}]{name}: cannot run here: {availability.reason}{hint}[/{level}]")
-            continue
-        if not request.system_names and not cls.runs_by_default:
             continue
         for variant in cls.variants:
             if request.variants and variant.name not in request.variants:
