@@ -173,6 +173,8 @@ def test_refused_documents_are_data_quality_not_wrong_answers(real_data_dir: Pat
     assert "\\u0000" in document["load_errors"]["first"][0]["reason"]
     assert document["num_loaded_documents"] == len(lines) - 1
     assert "refused" in document["answers_basis"]
+    log = (tmp_path / "results" / document["load_errors"]["log"]).read_text().splitlines()
+    assert log == [f"file_0001.json\t{len(lines)}\t{document['load_errors']['first'][0]['reason']}"]
     assert all(a["status"] in TRUSTED for a in document["answers"]), document["answers"]
 
 

@@ -15,14 +15,18 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from docbench.dataset.reader import iter_line_batches
 from docbench.systems.base import BatchRejected, Loader
 
 log = logging.getLogger(__name__)
 
-# How many refused documents a result file lists in full (all are counted).
+# How many refused documents a result file lists in full (all are counted, and all are written
+# to the refusal log when the caller gives one).
 MAX_LISTED_ERRORS = 100
+# How many refusals are also printed as warnings (the rest only go to the refusal log).
+MAX_PRINTED_ERRORS = 20
 
 
 @dataclass
@@ -43,13 +47,20 @@ class LoadReport:
     seconds: float = 0.0
     batches: int = 0
     retried_batches: int = 0
+    # Where every refusal is written as "file<TAB>line<TAB>reason" (None: nowhere).
+    refusal_log: TextIO | None = None
 
     def refuse(self, document: RefusedDocument) -> None:
         self.refused_count += 1
         self.refused_lines.setdefault(document.file, set()).add(document.line)
         if len(self.refused) < MAX_LISTED_ERRORS:
             self.refused.append(document)
-        log.warning("refused %s:%d: %s", document.file, document.line, document.reason)
+        if self.refusal_log is not None:
+            self.refusal_log.write(f"{document.file}\t{document.line}\t{document.reason}\n")
+        if self.refused_count <= MAX_PRINTED_ERRORS:
+            log.warning("refused %s:%d: %s", document.file, document.line, document.reason)
+        elif self.refused_count == MAX_PRINTED_ERRORS + 1:
+            log.warning("more refusals: counted, and written to the refusal log if there is one")
 
 
 @dataclass
@@ -155,9 +166,10 @@ def load_batch_isolating(loader: Loader, batch: Batch, file_name: str, report: L
 
 
 def load_files(loader: Loader, files: list[Path], batch_size: int,
-               on_progress: Callable[[int], None] | None = None) -> LoadReport:
+               on_progress: Callable[[int], None] | None = None,
+               refusal_log: TextIO | None = None) -> LoadReport:
     """Load every file through `loader`; `on_progress(n)` is called with lines offered."""
-    report = LoadReport()
+    report = LoadReport(refusal_log=refusal_log)
     started = time.perf_counter()
     for path in files:
         for batch in batches(path, batch_size, report):

@@ -253,10 +253,16 @@ def load_phase(system: System, dataset: Dataset, document: dict[str, Any],
     """Load, finish, count and size; return the oracle answers for what was loaded."""
     system.create()
     lines_offered = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
-    with _progress(request) as progress:
+    log_path = results.result_path(request.results_dir, system.name, system.variant.name,
+                                   dataset.label).with_suffix(".refused.tsv")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with _progress(request) as progress, open(log_path, "w") as refusal_log:
         task = progress.add_task(f"load {system.name}/{system.variant.name}", total=lines_offered or None)
         report: LoadReport = load_files(system.loader(), dataset.files, type(system).load_batch_size,
-                                        on_progress=lambda n: progress.advance(task, n))
+                                        on_progress=lambda n: progress.advance(task, n),
+                                        refusal_log=refusal_log)
+    if not report.refused_count:
+        log_path.unlink()
     started = time.perf_counter()
     system.finish_load()
     finish_seconds = time.perf_counter() - started
@@ -284,6 +290,7 @@ def load_phase(system: System, dataset: Dataset, document: dict[str, Any],
         "load_errors": {
             "count": report.refused_count,
             "first": [vars(r) for r in report.refused],
+            "log": log_path.name if report.refused_count else None,
         },
         "storage": {"total": storage.total, "data": storage.data, "index": storage.index,
                     "on_disk": storage.on_disk, "detail": storage.detail},
