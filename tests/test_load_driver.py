@@ -87,3 +87,28 @@ def test_refusals_named_by_the_engine_are_recorded_without_bisection(tmp_path: P
     finally:
         system.stop()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_whole_file_fast_path_falls_back_to_batches_on_refusal(tmp_path: Path) -> None:
+    """DuckDB takes a plain file whole; a refused file is then loaded in batches and only the
+    refused line is lost; a file with a blank line never takes the fast path."""
+    from docbench.systems.duckdb.adapter import SYSTEM as DuckDB
+    from docbench.workloads.analytics.load import plain_file_documents
+
+    system = DuckDB(tmp_path / "db", DuckDB.variants[0])
+    system.start()
+    system.create()
+    clean = tmp_path / "file_0001.json"
+    clean.write_bytes(b"\n".join([GOOD] * 10) + b"\n")
+    dirty = tmp_path / "file_0002.json"
+    dirty.write_bytes(b"\n".join([GOOD] * 4 + [b'{"did": broken'] + [GOOD] * 5) + b"\n")
+    blank = tmp_path / "file_0003.json"
+    blank.write_bytes(GOOD + b"\n\n" + GOOD + b"\n")
+    assert plain_file_documents(clean) == 10 and plain_file_documents(blank) is None
+    report = load_files(system.loader(), [clean, dirty, blank], 100)
+    assert report.whole_file_refusals == 1
+    assert [(r.file, r.line) for r in report.refused] == [("file_0002.json", 5)]
+    assert report.offered == 10 + 10 + 2 and report.empty_lines == 1
+    assert system.count() == 10 + 9 + 2
+    system.release()
+    system.stop()

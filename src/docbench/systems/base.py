@@ -95,6 +95,14 @@ class Loader(ABC):
     def load_batch(self, lines: list[bytes]) -> None:
         """Load all lines or none; raise :class:`BatchRejected` if the content was refused."""
 
+    def load_file(self, path: Path, documents: int) -> bool:
+        """Optional fast path: load a whole plain ndjson file (`documents` lines, no blank
+        line) with the engine's own reader, all or nothing -- the way a person loads it by hand.
+        Return False to decline (the driver then sends batches); raise :class:`BatchRejected`
+        when the engine refuses the content (nothing kept; the driver then falls back to
+        batches and isolates the refused documents)."""
+        return False
+
     def close(self) -> None:
         """Flush and release whatever the loader holds."""
 

@@ -183,17 +183,28 @@ class ClickHouseLoader(Loader):
     def __init__(self, system: ClickHouseSystem) -> None:
         self.system = system
         self.batch_path = system.workdir / BATCH_FILE_NAME
-        statement = read_sql_statements(system.folder() / "load.sql")[0]
-        self.statement = statement.replace("{path}", _sql_string(str(self.batch_path)))
+        self.template = read_sql_statements(system.folder() / "load.sql")[0]
         self.rows_written = 0
 
     def load_batch(self, lines: list[bytes]) -> None:
         if not lines:
             return
-        con = self.system.session()
         _write_lines(self.batch_path, lines)
+        self._insert_file(self.batch_path)
+
+    def load_file(self, path: Path, documents: int) -> bool:
+        """The whole file with INSERT ... FROM INFILE, as by hand; the statement's settings
+        make it one insert block, so it is all or nothing like a batch."""
+        if documents > self.system.load_batch_size:
+            return False  # keep the memory of one insert block bounded, as for batches
+        self._insert_file(path)
+        return True
+
+    def _insert_file(self, path: Path) -> None:
+        con = self.system.session()
+        statement = self.template.replace("{path}", _sql_string(str(path)))
         try:
-            result = con.query(self.statement, "TSV")
+            result = con.query(statement, "TSV")
         except Exception as error:
             if _is_content_error(error):
                 raise BatchRejected(_error_text(error)) from error

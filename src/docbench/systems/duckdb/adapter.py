@@ -121,9 +121,17 @@ class DuckDBLoader(Loader):
         if not lines:
             return
         _write_lines(self.batch_path, lines)
+        self._load_path(self.batch_path)
+
+    def load_file(self, path: Path, documents: int) -> bool:
+        """The whole file through read_ndjson_objects, as by hand, in one transaction."""
+        self._load_path(path)
+        return True
+
+    def _load_path(self, path: Path) -> None:
         self.con.execute("BEGIN TRANSACTION")
         try:
-            self.con.execute(self.statement, {"path": str(self.batch_path)})
+            self.con.execute(self.statement, {"path": str(path)})
             self.con.execute("COMMIT")
         except Exception as error:
             with contextlib.suppress(Exception):

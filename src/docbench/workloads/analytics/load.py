@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from docbench.dataset.reader import iter_line_batches
+import numpy as np
+
+from docbench.dataset.reader import compression_of, iter_line_batches
 from docbench.systems.base import BatchRejected, Loader
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,8 @@ class LoadReport:
     seconds: float = 0.0
     batches: int = 0
     retried_batches: int = 0
+    # Files whose native whole-file load was refused, then loaded in batches instead.
+    whole_file_refusals: int = 0
     # Where every refusal is written as "file<TAB>line<TAB>reason" (None: nowhere).
     refusal_log: TextIO | None = None
 
@@ -165,6 +169,53 @@ def load_batch_isolating(loader: Loader, batch: Batch, file_name: str, report: L
             + load_batch_isolating(loader, right, file_name, report))
 
 
+def plain_file_documents(path: Path) -> int | None:
+    """The number of lines of a plain ndjson file when it is safe to hand the whole file to an
+    engine's own reader: uncompressed, no CR, and every line starting with '{' (so no blank
+    line: each line is then one document, exactly as the batch path would count it). None
+    otherwise -- anything unusual just takes the batch path. Vectorised (numpy): ~0.3 s per
+    500 MB, against ~5x that for byte-pair searches."""
+    if compression_of(path) != "none":
+        return None
+    lines, line_starts_next = 0, True
+    with open(path, "rb") as handle:
+        while chunk := handle.read(16 << 20):
+            if b"\r" in chunk:
+                return None
+            data = np.frombuffer(chunk, dtype=np.uint8)
+            newlines = np.flatnonzero(data == 0x0A)
+            if line_starts_next and data[0] != 0x7B:  # '{'
+                return None
+            inner = newlines[newlines < len(data) - 1]
+            if inner.size and not (data[inner + 1] == 0x7B).all():
+                return None
+            lines += int(newlines.size)
+            line_starts_next = bool(data[-1] == 0x0A)
+    if not line_starts_next:
+        lines += 1  # a last line without a newline
+    return lines or None
+
+
+def load_whole_file(loader: Loader, path: Path, report: LoadReport,
+                    on_progress: Callable[[int], None] | None) -> bool:
+    """Try the loader's native whole-file path; False means: send this file in batches."""
+    documents = plain_file_documents(path)
+    if documents is None:
+        return False
+    try:
+        if not loader.load_file(path, documents):
+            return False
+    except BatchRejected as refusal:
+        report.whole_file_refusals += 1
+        log.info("%s refused as a whole (%s); loading it in batches", path.name, refusal)
+        return False
+    report.offered += documents
+    report.batches += 1
+    if on_progress:
+        on_progress(documents)
+    return True
+
+
 def load_files(loader: Loader, files: list[Path], batch_size: int,
                on_progress: Callable[[int], None] | None = None,
                refusal_log: TextIO | None = None) -> LoadReport:
@@ -172,6 +223,8 @@ def load_files(loader: Loader, files: list[Path], batch_size: int,
     report = LoadReport(refusal_log=refusal_log)
     started = time.perf_counter()
     for path in files:
+        if load_whole_file(loader, path, report, on_progress):
+            continue
         for batch in batches(path, batch_size, report):
             report.offered += len(batch.lines)
             report.batches += 1
