@@ -5,11 +5,12 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from docbench.report.terminal import report_console
 from docbench.systems import REGISTERED, system_class
 
 
 def print_systems(console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or report_console()
     table = Table(title="Systems")
     for column in ("system", "kind", "version", "runs here", "variants", "why not / install"):
         table.add_column(column)
