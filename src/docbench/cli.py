@@ -90,7 +90,8 @@ def setup(names: tuple[str, ...]) -> None:
 
 
 @main.command()
-@click.option("--workload", type=click.Choice(["analytics", "storage", "updates"]), default="analytics",
+@click.option("--workload", type=click.Choice(["analytics", "storage", "updates", "throughput"]),
+              default="analytics",
               show_default=True)
 @click.option("--systems", "system_names", default=None,
               help="Comma-separated systems (default: every one that can run here without setup).")
@@ -114,20 +115,58 @@ def setup(names: tuple[str, ...]) -> None:
               help="updates workload: YCSB documents loaded (e.g. 100k, 2000).")
 @click.option("--ops", "update_ops", default=10_000, show_default=True, type=int,
               help="updates workload: point reads and point updates per distribution.")
-@click.option("--distribution", "update_distribution", default="uniform,zipfian", show_default=True,
-              help="updates workload: key distributions (uniform, zipfian; comma-separated).")
+@click.option("--distribution", "update_distribution", default=None,
+              help="updates: key distributions, comma-separated [uniform,zipfian]; throughput: "
+                   "one of uniform, zipfian [uniform].")
+@click.option("--clients", default="1,8,32", show_default=True,
+              help="throughput: concurrent clients, one connection each (comma-separated list).")
+@click.option("--threads", "processes", default=None, type=int,
+              help="throughput: client worker processes (pgbench -j) [min(clients, cores)].")
+@click.option("--duration", default=30.0, show_default=True, type=float,
+              help="throughput: measured seconds per run.")
+@click.option("--warmup", default=5.0, show_default=True, type=float,
+              help="throughput: seconds run before measuring (not counted).")
+@click.option("--mix", "mixes", default="read-only,read-write", show_default=True,
+              help="throughput: read-only, read-write, ycsb-a, ycsb-b, ycsb-c, ycsb-f (comma-separated).")
+@click.option("--rate", default=None, type=float,
+              help="throughput: target operations per second in all (Poisson schedule; latency "
+                   "measured from each operation's intended start).")
+@click.option("--progress", "progress_s", default=5.0, show_default=True, type=float,
+              help="throughput: seconds between progress lines.")
+@click.option("--scenario", "scenarios", default="cpu", show_default=True,
+              help="throughput: cpu (data in cache) and/or io (engine cache small, page cache capped).")
+@click.option("--no-ceiling", is_flag=True, help="throughput: skip the driver-ceiling measurement.")
+@click.option("--no-native", is_flag=True,
+              help="throughput: skip the system's native tool reference (pgbench).")
 @system_url_options
 def run(workload: str, system_names: str | None, scale: str | None, data_dir: Path | None,
         results_dir: Path | None, tries: int, timeout: float, variants: str | None, resume: bool,
         no_restart: bool, rows: str, sizes: str, entropy: str, update_docs: str, update_ops: int,
-        update_distribution: str, **system_urls: str | None) -> None:
+        update_distribution: str | None, clients: str, processes: int | None, duration: float,
+        warmup: float, mixes: str, rate: float | None, progress_s: float, scenarios: str,
+        no_ceiling: bool, no_native: bool, **system_urls: str | None) -> None:
     """Run a workload on the chosen systems and write one result file per run."""
+    if workload == "throughput":
+        from docbench.workloads.throughput.runner import (
+            ThroughputRequest,
+            parse_clients,
+            run_throughput,
+        )
+
+        raise SystemExit(run_throughput(ThroughputRequest(
+            system_names=_split(system_names), variants=_split(variants),
+            docs=parse_count(update_docs), clients=parse_clients(clients), processes=processes,
+            duration_s=duration, warmup_s=warmup, mixes=_split(mixes) or [],
+            distribution=update_distribution or "uniform", rate=rate, interval_s=progress_s,
+            scenarios=_split(scenarios) or ["cpu"], results_dir=results_dir or paths.results_dir(),
+            urls=_urls(system_urls), ceiling=not no_ceiling, native=not no_native, resume=resume)))
     if workload == "updates":
         from docbench.workloads.updates.runner import run_updates
 
         raise SystemExit(run_updates(
             _split(system_names), docs=update_docs, ops=update_ops,
-            distributions=_split(update_distribution), results_dir=results_dir or paths.results_dir(),
+            distributions=_split(update_distribution or "uniform,zipfian"),
+            results_dir=results_dir or paths.results_dir(),
             variants=_split(variants), urls=_urls(system_urls)))
     if workload == "storage":
         from docbench.workloads.storage.runner import StorageRequest, run_storage

@@ -1,0 +1,1 @@
+"""The throughput workload: pgbench-style concurrent clients over YCSB-shaped documents."""

@@ -1,0 +1,215 @@
+"""The throughput driver: spawn worker processes, start them together, print progress, merge.
+
+``clients`` are spread round-robin over ``processes`` spawned workers (pgbench's ``-c`` and
+``-j``), so the Python interpreter of one process is not the ceiling. The driver waits until
+every client has connected (the initial connection time is reported apart, as pgbench does),
+then gives all workers one start time on the shared monotonic clock.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue as queue_module
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from docbench.workloads.throughput import histograms
+from docbench.workloads.throughput.clients import WorkerConfig, worker_main
+from docbench.workloads.throughput.mixes import WRITES
+
+READY_TIMEOUT_S = 300.0
+START_DELAY_S = 0.2
+
+
+@dataclass
+class DriveRequest:
+    target_module: str
+    session_spec: dict[str, Any]
+    mix: str
+    distribution: str
+    docs: int
+    clients: int
+    processes: int
+    duration_s: float
+    warmup_s: float = 0.0
+    interval_s: float = 5.0
+    rate: float | None = None
+    seed: int = 1
+    cgroup_files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Interval:
+    slot: int
+    end_s: float
+    ops: int
+    failed: int
+    histogram: Any
+    warmup: bool
+
+    def progress_line(self, interval_s: float, lag_ms: float | None = None) -> str:
+        summary = histograms.latency_summary(self.histogram)
+        tps = self.ops / max(1e-9, self.end_s - self.slot * interval_s)
+        text = f"progress: {self.end_s:.1f} s, {tps:.1f} tps"
+        if summary["count"]:
+            text += f", lat {summary['avg_ms']:.3f} ms stddev {summary['stddev_ms']:.3f}"
+        text += f", {self.failed} failed"
+        if self.warmup:
+            text += " (warm-up)"
+        return text
+
+
+def _configs(request: DriveRequest) -> list[WorkerConfig]:
+    processes = max(1, min(request.processes, request.clients))
+    per_client_rate = request.rate / request.clients if request.rate else None
+    return [WorkerConfig(
+        worker_id=worker, client_ids=list(range(worker, request.clients, processes)),
+        total_clients=request.clients, target_module=request.target_module,
+        session_spec=request.session_spec, mix=request.mix, distribution=request.distribution,
+        docs=request.docs, seed=request.seed, warmup_s=request.warmup_s,
+        duration_s=request.duration_s, interval_s=request.interval_s,
+        rate_per_client=per_client_rate, cgroup_files=list(request.cgroup_files))
+        for worker in range(processes)]
+
+
+class DriverError(RuntimeError):
+    pass
+
+
+def _wait_ready(events, workers: list, count: int) -> list[int]:
+    connect_ns: list[int] = []
+    ready = 0
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while ready < count:
+        try:
+            message = events.get(timeout=1.0)
+        except queue_module.Empty:
+            if time.monotonic() > deadline or not all(p.is_alive() for p in workers):
+                raise DriverError("a client worker did not start (no connection?)") from None
+            continue
+        if message[0] == "failed":
+            raise DriverError(f"client worker {message[1]} could not connect: {message[2]}")
+        connect_ns.extend(message[2])
+        ready += 1
+    return connect_ns
+
+
+def drive(request: DriveRequest, on_progress: Callable[[str], None] | None = None,
+          during: Callable[[float], None] | None = None) -> dict[str, Any]:
+    """Run the clients; the merged figures (see ``summarize``). ``during(t)`` is called from
+    the driver's own loop about every 0.1 s with the seconds since start (tests use it to
+    inject a stall)."""
+    context = multiprocessing.get_context("spawn")
+    events = context.Queue()
+    go = context.Event()
+    start_at = context.Value("q", 0)
+    configs = _configs(request)
+    workers = [context.Process(target=worker_main, args=(config, events, go, start_at),
+                               name=f"docbench-client-{config.worker_id}", daemon=True)
+               for config in configs]
+    for worker in workers:
+        worker.start()
+    try:
+        connect_ns = _wait_ready(events, workers, len(workers))
+        start_at.value = time.monotonic_ns() + int(START_DELAY_S * 1e9)
+        go.set()
+        intervals, finals = _collect(events, workers, configs, request, start_at.value,
+                                     on_progress, during)
+    finally:
+        for worker in workers:
+            worker.join(timeout=30)
+            if worker.is_alive():
+                worker.kill()
+    return summarize(request, intervals, finals, connect_ns)
+
+
+def _collect(events, workers, configs, request, start_ns, on_progress, during):
+    slots = configs[0].intervals
+    pending: dict[int, list[tuple[str, int]]] = {}
+    intervals: list[Interval] = []
+    finals: dict[int, dict[str, Any]] = {}
+    deadline = time.monotonic() + START_DELAY_S + request.warmup_s + request.duration_s + 120
+    while len(finals) < len(workers):
+        if during is not None:
+            during((time.monotonic_ns() - start_ns) / 1e9)
+        try:
+            message = events.get(timeout=0.1)
+        except queue_module.Empty:
+            if time.monotonic() > deadline or not any(w.is_alive() for w in workers):
+                raise DriverError("client workers stopped without reporting") from None
+            continue
+        if message[0] == "interval":
+            _, _worker, slot, encoded, failed = message
+            pending.setdefault(slot, []).append((encoded, failed))
+            if len(pending[slot]) == len(workers):
+                interval = _merge_interval(slot, pending.pop(slot), request, slots)
+                intervals.append(interval)
+                if on_progress is not None:
+                    on_progress(interval.progress_line(request.interval_s))
+        elif message[0] == "final":
+            finals[message[1]] = message[2]
+    return intervals, finals
+
+
+def _merge_interval(slot: int, parts: list[tuple[str, int]], request: DriveRequest,
+                    slots: int) -> Interval:
+    histogram = histograms.merge([encoded for encoded, _ in parts])
+    end_s = min((slot + 1) * request.interval_s, request.warmup_s + request.duration_s)
+    return Interval(slot=slot, end_s=end_s, ops=histogram.get_total_count(),
+                    failed=sum(failed for _, failed in parts), histogram=histogram,
+                    warmup=end_s <= request.warmup_s)
+
+
+def summarize(request: DriveRequest, intervals: list[Interval], finals: dict[int, dict],
+              connect_ns: list[int]) -> dict[str, Any]:
+    per_op: dict[str, dict[str, Any]] = {}
+    service_all, response_all = histograms.new_histogram(), histograms.new_histogram()
+    for final in finals.values():
+        for operation, parts in final["operations"].items():
+            per_op.setdefault(operation, []).extend(parts)
+    operations = {}
+    for operation, parts in sorted(per_op.items()):
+        service = histograms.merge([p["service"] for p in parts])
+        response = histograms.merge([p["response"] for p in parts])
+        service_all.add(service)
+        response_all.add(response)
+        ok = sum(p["ok"] for p in parts)
+        operations[operation] = {
+            "ok": ok, "failed": sum(p["failed"] for p in parts),
+            "rows_changed": sum(p["rows_changed"] for p in parts),
+            "not_found": sum(p["not_found"] for p in parts),
+            "first_error": next((p["first_error"] for p in parts if p["first_error"]), None),
+            "tps": ok / request.duration_s,
+            "service": histograms.latency_summary(service),
+            "response": histograms.latency_summary(response),
+            "histogram_service": service.encode().decode("ascii"),
+            "histogram_response": response.encode().decode("ascii"),
+        }
+    ok = sum(op["ok"] for op in operations.values())
+    failed = sum(op["failed"] for op in operations.values())
+    lag = histograms.merge([final["lag"] for final in finals.values()])
+    latency = response_all if request.rate else service_all
+    return {
+        "transactions": ok,
+        "failed": failed,
+        "tps": ok / request.duration_s,
+        "latency": histograms.latency_summary(latency),
+        "service": histograms.latency_summary(service_all),
+        "response": histograms.latency_summary(response_all),
+        "schedule_lag": histograms.latency_summary(lag) if request.rate else None,
+        "connection_ms": {"avg": sum(connect_ns) / len(connect_ns) / 1e6 if connect_ns else None,
+                          "max": max(connect_ns) / 1e6 if connect_ns else None},
+        "operations": operations,
+        "writes": sum(op["ok"] for name, op in operations.items() if name in WRITES),
+        "inserted_total": sum(final["inserted"] for final in finals.values()),
+        "histogram_service": service_all.encode().decode("ascii"),
+        "histogram_response": response_all.encode().decode("ascii"),
+        "intervals": [{"end_s": i.end_s, "ops": i.ops, "failed": i.failed, "warmup": i.warmup,
+                       "tps": i.ops / max(1e-9, i.end_s - i.slot * request.interval_s),
+                       **histograms.latency_summary(i.histogram)}
+                      for i in sorted(intervals, key=lambda i: i.slot)],
+        "interval_histograms": [i.histogram.encode().decode("ascii")
+                                for i in sorted(intervals, key=lambda i: i.slot)],
+    }

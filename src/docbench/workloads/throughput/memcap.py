@@ -1,0 +1,106 @@
+"""The IO-bound scenario's memory cap: a cgroup (v1 memory + blkio controllers) around the
+engine's processes.
+
+With 24 GiB of RAM, a benchmark-sized document set always fits in the OS page cache, so
+making only the engine's own cache small (PostgreSQL's shared_buffers) still serves every
+read from memory. Page-cache pages are charged to the memory cgroup of the process that read
+them; capping the cgroup of the server (or of the embedded engine's client processes) keeps
+most of the data out of memory, so reads go to the disk. The blkio controller counts the
+bytes the cgroup read from the disk: the proof, per run, that the scenario was IO-bound.
+
+Only processes docbench started are moved into the cgroup, and moved back out before it is
+removed. Needs root and cgroup v1 memory/blkio hierarchies (what this machine kind has);
+otherwise :func:`availability` says why and the scenario is reported as not run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CONTROLLERS = ("memory", "blkio")
+
+
+def availability() -> str | None:
+    """None when a cap can be made here, else the reason it cannot."""
+    if os.geteuid() != 0:
+        return "needs root (cgroups, dropping the page cache)"
+    for controller in CONTROLLERS:
+        if not (CGROUP_ROOT / controller / "cgroup.procs").exists():
+            return f"no cgroup v1 {controller} hierarchy at {CGROUP_ROOT / controller}"
+    return None
+
+
+def descendants(pid: int) -> list[int]:
+    """The process and all its descendants (from /proc's parent links)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            stat = (entry / "stat").read_text()
+            parent = int(stat[stat.rindex(")") + 2:].split()[1])
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
+class MemoryCap:
+    def __init__(self, name: str, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self.dirs = {c: CGROUP_ROOT / c / f"docbench-{os.getpid()}-{name}" for c in CONTROLLERS}
+        self.members: list[int] = []
+
+    def __enter__(self) -> MemoryCap:
+        for path in self.dirs.values():
+            path.mkdir(exist_ok=True)
+        (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.limit_bytes))
+        return self
+
+    def procs_files(self) -> list[str]:
+        """Files a process writes its own PID to, to join (the embedded engines' workers)."""
+        return [str(path / "cgroup.procs") for path in self.dirs.values()]
+
+    def add_tree(self, pid: int) -> None:
+        for member in descendants(pid):
+            for path in self.dirs.values():
+                with contextlib.suppress(OSError):  # a short-lived child may be gone
+                    (path / "cgroup.procs").write_text(str(member))
+            self.members.append(member)
+
+    def stats(self) -> dict[str, Any]:
+        memory = self.dirs["memory"]
+        stat = dict(line.split() for line in (memory / "memory.stat").read_text().splitlines())
+        return {"limit_bytes": self.limit_bytes,
+                "max_usage_bytes": int((memory / "memory.max_usage_in_bytes").read_text()),
+                "cache_bytes": int(stat.get("cache", 0)), "rss_bytes": int(stat.get("rss", 0)),
+                "failcnt": int((memory / "memory.failcnt").read_text()),
+                "disk_read_bytes": self.disk_read_bytes()}
+
+    def disk_read_bytes(self) -> int:
+        text = (self.dirs["blkio"] / "blkio.throttle.io_service_bytes").read_text()
+        return sum(int(parts[2]) for parts in (line.split() for line in text.splitlines())
+                   if len(parts) == 3 and parts[1] == "Read")
+
+    def __exit__(self, *exc: object) -> None:
+        for controller, path in self.dirs.items():
+            parent = path.parent / "cgroup.procs"
+            with contextlib.suppress(OSError):
+                for pid in (path / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        parent.write_text(pid)
+            with contextlib.suppress(OSError):
+                path.rmdir()
+            del controller
+
+
+def drop_page_cache() -> None:
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")

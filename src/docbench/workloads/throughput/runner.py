@@ -1,0 +1,436 @@
+"""`docbench run --workload throughput`: pgbench-style concurrent clients on every system.
+
+Per system (its ``updates.py`` target, the same YCSB documents as the updates workload) and
+variant: create, load ``docs`` documents, build the key index; then for each scenario, mix
+and client count one *run*: the driver's clients for ``warmup + duration`` seconds
+(see driver.py / clients.py), with
+
+* the counts checked: operations done = values in the histograms; rows changed by updates =
+  updates done (each update targets one loaded key); documents after = before + inserts;
+* the driver's ceiling: the same clients, processes and mix against a target that does
+  nothing (noop.py), measured once per (mix, clients, processes) and stored in every run;
+* the system's native reference, when its folder has ``throughput.py`` with
+  ``native_reference(target, run)`` (PostgreSQL: the real pgbench);
+* the interval series and an HdrHistogram log of the response times beside the result.
+
+Scenarios: ``cpu`` -- the data fits in the engine's cache, warmed by the run's warm-up;
+``io`` -- the target's ``limit_cache(bytes)`` makes the engine's own cache small (PostgreSQL:
+shared_buffers, with a restart) and a memory cgroup caps the page cache of the engine's
+processes (memcap.py); the disk bytes read during the run are recorded as the proof.
+
+Optional target hooks (read with ``getattr``, so targets without them still take part):
+``max_client_processes`` and ``concurrency_note`` (embedded engines: one process),
+``release()`` (close the parent's own handle so client processes can open the database),
+``server_pid()``, ``limit_cache(bytes) -> str`` and ``restore_cache()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import os
+import shutil
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from docbench import paths, results
+from docbench.systems import REGISTERED, system_class
+from docbench.workloads.throughput import memcap
+from docbench.workloads.throughput.driver import DriveRequest, drive
+from docbench.workloads.throughput.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
+from docbench.workloads.updates import documents as ycsb
+from docbench.workloads.updates.runner import label, parse_count, updates_module
+
+WORKLOAD = "throughput"
+NOOP_MODULE = "docbench.workloads.throughput.noop"
+SCENARIOS = ("cpu", "io")
+# The IO-bound scenario: engine cache and page-cache budget for the engine's processes.
+IO_ENGINE_CACHE_BYTES = 16 << 20
+IO_PAGE_CACHE_BYTES = 32 << 20
+CEILING_WARNING_FACTOR = 2.0
+
+
+@dataclasses.dataclass
+class ThroughputRequest:
+    system_names: list[str] | None = None
+    variants: list[str] | None = None
+    docs: int = 100_000
+    clients: list[int] = dataclasses.field(default_factory=lambda: [1, 8, 32])
+    processes: int | None = None
+    duration_s: float = 30.0
+    warmup_s: float = 5.0
+    mixes: list[str] = dataclasses.field(default_factory=lambda: ["read-only", "read-write"])
+    distribution: str = "uniform"
+    rate: float | None = None
+    interval_s: float = 5.0
+    scenarios: list[str] = dataclasses.field(default_factory=lambda: ["cpu"])
+    results_dir: Path | None = None
+    urls: dict[str, str] = dataclasses.field(default_factory=dict)
+    seed: int = 1
+    ceiling: bool = True
+    native: bool = True
+    resume: bool = False
+    quiet: bool = False
+
+
+@dataclasses.dataclass
+class Run:
+    """One (scenario, mix, clients) measurement; also what a native reference receives."""
+    scenario: str
+    mix: str
+    clients: int
+    processes: int
+    request: ThroughputRequest
+
+    @property
+    def run_id(self) -> str:
+        rate = f"-r{self.request.rate:g}" if self.request.rate else ""
+        return f"{self.scenario}-{self.mix}-{self.request.distribution}-c{self.clients}{rate}"
+
+
+def _say(request: ThroughputRequest, text: str) -> None:
+    if not request.quiet:
+        print(text, file=sys.stderr, flush=True)
+
+
+def _hook(target: Any, name: str, *args: Any) -> Any:
+    method = getattr(target, name, None)
+    return method(*args) if callable(method) else None
+
+
+def default_processes(clients: int, limit: int | None) -> int:
+    processes = min(clients, os.cpu_count() or 1)
+    return max(1, min(processes, limit) if limit else processes)
+
+
+def throughput_module(name: str):
+    try:
+        return importlib.import_module(f"docbench.systems.{name}.throughput")
+    except ModuleNotFoundError as error:
+        if error.name == f"docbench.systems.{name}.throughput":
+            return None
+        raise
+
+
+# ----- checks --------------------------------------------------------------------------------
+
+def check_counts(summary: dict[str, Any], count_before: int, count_after: int) -> dict[str, Any]:
+    """Do the counts add up? operations = histogram values; rows changed = updates;
+    documents after = before + inserts (warm-up inserts included)."""
+    operations = summary["operations"]
+    recorded = sum(op["service"]["count"] for op in operations.values())
+    updates = sum(operations.get(name, {}).get("ok", 0) for name in (UPDATE, READ_MODIFY_WRITE))
+    updates_found = updates - sum(operations.get(name, {}).get("not_found", 0)
+                                  for name in (UPDATE, READ_MODIFY_WRITE))
+    rows_changed = sum(operations.get(name, {}).get("rows_changed", 0)
+                       for name in (UPDATE, READ_MODIFY_WRITE))
+    expected_after = count_before + summary["inserted_total"]
+    problems = []
+    if recorded != summary["transactions"]:
+        problems.append(f"histograms hold {recorded} values for {summary['transactions']} operations")
+    if rows_changed != updates_found:
+        problems.append(f"{rows_changed} rows changed by {updates_found} updates of found keys")
+    if count_after != expected_after:
+        problems.append(f"{count_after} documents after the run, expected {expected_after}")
+    return {"verdict": "ok" if not problems else "wrong", "problems": problems,
+            "operations": summary["transactions"], "histogram_values": recorded,
+            "updates": updates, "rows_changed": rows_changed, "inserts": summary["inserted_total"],
+            "count_before": count_before, "count_after": count_after}
+
+
+# ----- one run -------------------------------------------------------------------------------
+
+class Ceilings:
+    """The driver's own ceiling per (mix, clients, processes), measured once per invocation."""
+
+    def __init__(self, request: ThroughputRequest) -> None:
+        self.request = request
+        self.measured: dict[tuple[str, int, int], dict[str, Any]] = {}
+
+    def get(self, run: Run) -> dict[str, Any] | None:
+        if not self.request.ceiling:
+            return None
+        key = (run.mix, run.clients, run.processes)
+        if key not in self.measured:
+            summary = drive(self._drive_request(run))
+            self.measured[key] = {"tps": summary["tps"], "latency": summary["latency"],
+                                  "clients": run.clients, "processes": run.processes,
+                                  "duration_s": self.request.duration_s}
+        return self.measured[key]
+
+    def _drive_request(self, run: Run) -> DriveRequest:
+        request = self.request
+        return DriveRequest(NOOP_MODULE, {}, run.mix, request.distribution, request.docs,
+                            run.clients, run.processes, min(request.duration_s, 10.0),
+                            warmup_s=1.0, interval_s=request.interval_s, seed=request.seed)
+
+
+def _drive_request(run: Run, module_name: str, spec: dict[str, Any],
+                   cgroup_files: list[str]) -> DriveRequest:
+    request = run.request
+    return DriveRequest(module_name, spec, run.mix, request.distribution, request.docs,
+                        run.clients, run.processes, request.duration_s, warmup_s=request.warmup_s,
+                        interval_s=request.interval_s, rate=request.rate, seed=request.seed,
+                        cgroup_files=cgroup_files)
+
+
+@contextlib.contextmanager
+def _io_cap(target: Any, run: Run, embedded_workers: bool):
+    """The run's memory cgroup (io scenario), or None (cpu scenario)."""
+    if run.scenario != "io":
+        yield None
+        return
+    limit = IO_PAGE_CACHE_BYTES + (64 << 20) + run.clients * (16 << 20)
+    if embedded_workers:
+        limit += run.processes * (160 << 20)  # the Python interpreter + engine per worker
+    with memcap.MemoryCap(run.run_id, limit) as cap:
+        pid = _hook(target, "server_pid")
+        if pid:
+            cap.add_tree(pid)
+        memcap.drop_page_cache()
+        yield cap
+
+
+def run_once(target: Any, module_name: str, run: Run, ceilings: Ceilings,
+             native: Any, out_stem: Path) -> dict[str, Any]:
+    entry: dict[str, Any] = {"run_id": run.run_id, "scenario": run.scenario, "mix": run.mix,
+                             "mix_description": mix_named(run.mix).description,
+                             "clients": run.clients, "processes": run.processes,
+                             "distribution": run.request.distribution, "rate": run.request.rate,
+                             "duration_s": run.request.duration_s, "warmup_s": run.request.warmup_s}
+    count_before = target.count()
+    _hook(target, "release")
+    embedded_workers = _hook(target, "server_pid") is None and bool(
+        getattr(target, "max_client_processes", None))
+    with _io_cap(target, run, embedded_workers) as cap:
+        files = cap.procs_files() if cap and embedded_workers else []
+        started = time.perf_counter()
+        summary = drive(_drive_request(run, module_name, target.session_spec(), files),
+                        on_progress=lambda line: _say(run.request, "  " + line))
+        entry["wall_seconds"] = time.perf_counter() - started
+        if cap is not None:
+            entry["memory_cap"] = cap.stats()
+    entry["check"] = check_counts(summary, count_before, target.count())
+    _write_series(out_stem, run, summary)
+    entry["summary"] = {k: v for k, v in summary.items()
+                        if k not in ("intervals", "interval_histograms")}
+    entry["ceiling"] = ceilings.get(run)
+    if entry["ceiling"] and entry["ceiling"]["tps"] < CEILING_WARNING_FACTOR * summary["tps"]:
+        entry["ceiling_warning"] = (f"within {CEILING_WARNING_FACTOR:g}x of the driver's own "
+                                    f"ceiling ({entry['ceiling']['tps']:,.0f} ops/s): the "
+                                    "driver may be the bottleneck")
+    if native is not None and run.request.native:
+        try:
+            entry["native_reference"] = native.native_reference(target, run)
+        except Exception as error:  # noqa: BLE001 - a reference failure is recorded
+            entry["native_reference"] = {"error": f"{type(error).__name__}: {error}"}
+    return entry
+
+
+def _write_series(out_stem: Path, run: Run, summary: dict[str, Any]) -> None:
+    """The interval series (JSON) and an HdrHistogram interval log of response times."""
+    from hdrh.log import HistogramLogWriter
+
+    from docbench.workloads.throughput import histograms
+
+    series = out_stem.with_name(f"{out_stem.name}.{run.run_id}.intervals.json")
+    results.write_atomically(series, {"run_id": run.run_id, "interval_s": run.request.interval_s,
+                                      "intervals": summary["intervals"]})
+    log_path = out_stem.with_name(f"{out_stem.name}.{run.run_id}.hlog")
+    tmp = log_path.with_name("." + log_path.name + ".tmp")
+    with tmp.open("w") as handle:
+        writer = HistogramLogWriter(handle)
+        writer.output_comment(f"docbench throughput {run.run_id}: response times in ns")
+        # (hdrh's own output_start_time is broken: it calls datetime.iso_format.)
+        handle.write("#[StartTime: 0.000 (seconds since the run's start)]\n")
+        for number, encoded in enumerate(summary["interval_histograms"]):
+            histogram = histograms.decode(encoded)
+            histogram.set_start_time_stamp(int(number * run.request.interval_s * 1000))
+            histogram.set_end_time_stamp(int((number + 1) * run.request.interval_s * 1000))
+            writer.output_interval_histogram(histogram)
+    os.replace(tmp, log_path)
+
+
+# ----- scenarios, systems --------------------------------------------------------------------
+
+def scenario_problem(target: Any, scenario: str, url: str | None) -> str | None:
+    """Why a scenario cannot run for this target here (None: it can)."""
+    if scenario == "cpu":
+        return None
+    reason = memcap.availability()
+    if reason:
+        return reason
+    if url:
+        return "a server reached by URL: docbench cannot cap its memory or restart it"
+    if not callable(getattr(target, "limit_cache", None)):
+        return "its updates target has no limit_cache(): the engine's own cache cannot be made small"
+    return None
+
+
+@contextlib.contextmanager
+def scenario_setup(target: Any, scenario: str):
+    """The io scenario makes the engine's cache small for its runs, then restores it."""
+    if scenario != "io":
+        yield None
+        return
+    what = target.limit_cache(IO_ENGINE_CACHE_BYTES)
+    try:
+        yield what
+    finally:
+        _hook(target, "restore_cache")
+
+
+def _header(name: str, cls: Any, variant: Any, target: Any, request: ThroughputRequest,
+            availability: Any) -> dict[str, Any]:
+    return {
+        "workload": WORKLOAD, "system": name, "display_name": cls.display_name,
+        "variant": variant.name, "variant_description": variant.description,
+        "variant_settings": variant.settings, "version": availability.version,
+        "date": results.today(), "machine": results.machine_label(),
+        "environment": results.environment(),
+        "dataset": {"kind": "ycsb", "docs": request.docs, "seed": request.seed,
+                    "fields": ycsb.FIELD_COUNT, "field_length": ycsb.FIELD_LENGTH},
+        "concurrency": getattr(target, "concurrency_note", None) or
+        "one connection per client; clients spread over worker processes",
+        "max_client_processes": getattr(target, "max_client_processes", None),
+        "io_method": {"engine_cache_bytes": IO_ENGINE_CACHE_BYTES,
+                      "page_cache_budget_bytes": IO_PAGE_CACHE_BYTES,
+                      "how": "engine cache made small by the target (limit_cache), page cache "
+                             "dropped, engine processes in a memory cgroup; disk reads counted "
+                             "by the blkio cgroup"},
+        "runs": [], "skipped": [], "errors": [],
+    }
+
+
+def _plan(request: ThroughputRequest, target: Any) -> list[tuple[str, str, int, int]]:
+    limit = getattr(target, "max_client_processes", None)
+    return [(scenario, mix, clients,
+             min(request.processes, clients, limit or clients) if request.processes
+             else default_processes(clients, limit))
+            for scenario in request.scenarios for mix in request.mixes for clients in request.clients]
+
+
+def run_variant(name: str, cls: Any, module: Any, variant: Any, request: ThroughputRequest,
+                ceilings: Ceilings, availability: Any, path: Path) -> dict[str, Any]:
+    url = request.urls.get(name)
+    workdir = paths.work_dir() / WORKLOAD / f"{name}-{variant.name}"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True, exist_ok=True)
+    target = module.UpdatesTarget(workdir, variant, url=url) if url else \
+        module.UpdatesTarget(workdir, variant)
+    document = _header(name, cls, variant, target, request, availability)
+    previous = results.read_result(path) if request.resume else None
+    done = {run["run_id"]: run for run in (previous or {}).get("runs", [])}
+    native = throughput_module(name)
+    try:
+        target.start()
+        document["engine"] = _hook(target, "engine_info")
+        started = time.perf_counter()
+        target.create()
+        target.load(ycsb.document_lines(request.docs, request.seed))
+        target.create_key_index()
+        document["load_seconds"] = time.perf_counter() - started
+        _run_plan(name, target, module.__name__, request, ceilings, native, document, done, path)
+    except Exception as error:  # noqa: BLE001 - recorded; the next system runs
+        document["errors"].append({"error": f"{type(error).__name__}: {error}",
+                                   "traceback": traceback.format_exc(limit=8)})
+    finally:
+        with contextlib.suppress(Exception):
+            target.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    document["complete"] = not document["errors"] and all(
+        run.get("check", {}).get("verdict") == "ok" for run in document["runs"])
+    results.write_atomically(path, document)
+    return document
+
+
+def _run_plan(name: str, target: Any, module_name: str, request: ThroughputRequest,
+              ceilings: Ceilings, native: Any, document: dict[str, Any],
+              done: dict[str, Any], path: Path) -> None:
+    plan = _plan(request, target)
+    for scenario in request.scenarios:
+        problem = scenario_problem(target, scenario, request.urls.get(name))
+        if problem:
+            document["skipped"].append({"scenario": scenario, "reason": problem})
+            _say(request, f"  {scenario}: not run ({problem})")
+            continue
+        with scenario_setup(target, scenario) as what:
+            if what:
+                document.setdefault("io_setup", what)
+            for _, mix, clients, processes in (p for p in plan if p[0] == scenario):
+                run = Run(scenario, mix, clients, processes, request)
+                if run.run_id in done and done[run.run_id].get("check", {}).get("verdict") == "ok":
+                    document["runs"].append(done[run.run_id])
+                    continue
+                _say(request, f"{name} {run.run_id}: {clients} clients in {processes} processes, "
+                              f"{request.warmup_s:g} s warm-up + {request.duration_s:g} s")
+                try:
+                    entry = run_once(target, module_name, run, ceilings, native, path.with_suffix(""))
+                except Exception as error:  # noqa: BLE001 - recorded; the next run goes on
+                    entry = {"run_id": run.run_id, "scenario": scenario, "mix": mix,
+                             "clients": clients, "processes": processes,
+                             "error": f"{type(error).__name__}: {error}",
+                             "traceback": traceback.format_exc(limit=8)}
+                document["runs"].append(entry)
+                _say(request, "  " + describe_run(entry))
+                results.write_atomically(path, document)
+
+
+def describe_run(entry: dict[str, Any]) -> str:
+    if "error" in entry:
+        return f"{entry['run_id']}: error {entry['error'][:300]}"
+    summary, latency = entry["summary"], entry["summary"]["latency"]
+    text = (f"{entry['run_id']}: {summary['tps']:,.1f} tps, {summary['transactions']:,} ops, "
+            f"{summary['failed']} failed, lat avg {latency['avg_ms'] or 0:.3f} ms "
+            f"p50 {latency['p50_ms'] or 0:.3f} p99 {latency['p99_ms'] or 0:.3f} "
+            f"max {latency['max_ms'] or 0:.3f}; counts {entry['check']['verdict']}")
+    if entry.get("ceiling"):
+        text += f"; driver ceiling {entry['ceiling']['tps']:,.0f} tps"
+    if entry.get("memory_cap"):
+        text += f"; disk read {entry['memory_cap']['disk_read_bytes'] / 1e6:,.1f} MB"
+    native = entry.get("native_reference") or {}
+    if native.get("ratio") is not None:
+        text += f"; docbench/{native.get('tool', 'native')} {native['ratio']:.2f}"
+    return text
+
+
+def run_throughput(request: ThroughputRequest) -> int:
+    """Run the workload; the exit code (0 = every run complete and its counts add up)."""
+    request.results_dir = request.results_dir or paths.results_dir()
+    ceilings = Ceilings(request)
+    failures = 0
+    written: list[Path] = []
+    for name in request.system_names or REGISTERED:
+        cls = system_class(name)
+        module = updates_module(name)
+        if module is None:
+            _say(request, f"{name}: throughput workload not supported (no updates target)")
+            continue
+        availability = cls.availability(request.urls.get(name))
+        if not availability.ok:
+            _say(request, f"{name}: skipped ({availability.reason})")
+            continue
+        variants = [v for v in module.UPDATE_VARIANTS if v.name in request.variants] \
+            if request.variants else module.UPDATE_VARIANTS[:1]
+        for variant in variants:
+            path = results.result_path(request.results_dir, name, variant.name,
+                                       label(request.docs), workload=WORKLOAD)
+            _say(request, f"{name}/{variant.name}: {request.docs:,} documents")
+            document = run_variant(name, cls, module, variant, request, ceilings, availability, path)
+            written.append(path)
+            failures += 0 if document["complete"] else 1
+            for error in document["errors"]:
+                _say(request, f"  error: {error['error']}")
+    if written:
+        from docbench.workloads.throughput.report import print_throughput_report
+
+        print_throughput_report(written)
+    return 1 if failures else 0
+
+
+def parse_clients(text: str) -> list[int]:
+    return [parse_count(part) for part in text.split(",") if part.strip()]
