@@ -21,6 +21,7 @@ session shares it (its close() leaves it open).
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -48,18 +49,26 @@ def _patch(field: str, value: str) -> str:
     return f"CAST(jsonMergePatch(toJSONString(data), '{text}') AS JSON)"
 
 
+# Sessions of one process share its chDB server; their queries run one at a time.
+_QUERIES = threading.Lock()
+
+
 class ClickHouseKeyValueSession:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.path = Path(spec["path"])
 
+    def _query(self, sql: str, fmt: str):
+        with _QUERIES:
+            return _session(self.path).query(sql, fmt)
+
     def read(self, key: str) -> dict[str, Any] | None:
-        text = str(_session(self.path).query(
+        text = str(self._query(
             f"SELECT toJSONString(data) FROM {QUALIFIED} WHERE ycsb_key = '{_sql_string(key)}' "
             "LIMIT 1", "TSVRaw")).strip()
         return json.loads(text) if text else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
-        result = _session(self.path).query(
+        result = self._query(
             f"UPDATE {QUALIFIED} SET data = {_patch(field, value)} "
             f"WHERE ycsb_key = '{_sql_string(key)}'", "TSV")
         try:
@@ -68,8 +77,7 @@ class ClickHouseKeyValueSession:
             return 1
 
     def insert(self, doc: dict[str, Any]) -> None:
-        _session(self.path).query(
-            f"INSERT INTO {QUALIFIED} (data) FORMAT JSONAsObject {json.dumps(doc)}")
+        self._query(f"INSERT INTO {QUALIFIED} (data) FORMAT JSONAsObject {json.dumps(doc)}", "TSV")
 
     def close(self) -> None:
         """The process's chDB session stays open (the target uses it too)."""
@@ -77,6 +85,12 @@ class ClickHouseKeyValueSession:
 
 class UpdatesTarget:
     styles: ClassVar[list[str]] = ["lightweight", "mutation"]
+    # Throughput workload: one embedded server per process, bound to one directory.
+    max_client_processes: ClassVar[int] = 1
+    concurrency_note: ClassVar[str] = (
+        "chDB: one embedded ClickHouse per process, bound to one path; the clients are threads "
+        "of one worker process and their queries run one at a time (a process-wide lock: the "
+        "chDB session is not safe for concurrent queries)")
 
     def __init__(self, workdir: Path, variant: Variant) -> None:
         self.workdir = workdir
@@ -93,6 +107,10 @@ class UpdatesTarget:
         from docbench.systems.clickhouse.adapter import _close_session
 
         _close_session(self.path)
+
+    def release(self) -> None:
+        """Close this process's chDB session so the throughput client process can open the path."""
+        self.stop()
 
     def engine_info(self) -> dict[str, Any]:
         return {"chdb": _chdb().__version__, "clickhouse": self.q("SELECT version()")}

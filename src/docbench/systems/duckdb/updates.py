@@ -49,6 +49,12 @@ class DuckDBKeyValueSession:
 
 class UpdatesTarget:
     styles: ClassVar[list[str]] = ["json_merge_patch"]
+    # Throughput workload: only one process may open the file for writing.
+    max_client_processes: ClassVar[int] = 1
+    concurrency_note: ClassVar[str] = (
+        "DuckDB: one process opens the database file; the clients are threads of one worker "
+        "process, each with its own connection to the shared database instance (optimistic "
+        "concurrency: conflicting writes fail and are counted as failures)")
 
     def __init__(self, workdir: Path, variant: Variant) -> None:
         self.workdir = workdir
@@ -70,6 +76,10 @@ class UpdatesTarget:
             with contextlib.suppress(Exception):
                 self._con.close()
             self._con = None
+
+    def release(self) -> None:
+        """Close this process's handle so the throughput workload's client process can open it."""
+        self.stop()
 
     def engine_info(self) -> dict[str, Any]:
         return {"duckdb": _duckdb().__version__}

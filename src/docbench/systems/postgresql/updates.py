@@ -26,6 +26,8 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
+import orjson
+
 from docbench.systems.base import StorageSize, Variant, directory_size
 from docbench.systems.postgresql.adapter import COPY_OPTIONS, PostgreSQL, _psycopg, copy_buffer
 from docbench.workloads.updates.documents import FIELDS
@@ -48,25 +50,59 @@ def _where(index: str) -> str:
     return "data->>'ycsb_key' = %(key)s"
 
 
+def point_statements(spec: dict[str, Any]) -> dict[str, str]:
+    """The point operations' SQL, with %(key)s, %(field)s, %(value)s, %(doc)s placeholders
+    (also the source of the pgbench scripts in throughput.py)."""
+    table, kind, where = spec["table"], spec["type"], _where(spec["index"])
+    value = "jsonb_set(data, ARRAY[%(field)s], to_jsonb(%(value)s::text))"
+    if kind == "json":
+        value = "jsonb_set(data::jsonb, ARRAY[%(field)s], to_jsonb(%(value)s::text))::json"
+    return {"read": f"SELECT data::text FROM {table} WHERE {where}",
+            "update": f"UPDATE {table} SET data = {value} WHERE {where}",
+            "insert": f"INSERT INTO {table} (data) VALUES (%(doc)s::{kind})"}
+
+
+def _numbered(sql: str, names: list[str]) -> str:
+    """%(name)s placeholders -> $1, $2... (libpq's prepared statements)."""
+    for number, name in enumerate(names, start=1):
+        sql = sql.replace(f"%({name})s", f"${number}")
+    return sql
+
+
 class PostgreSQLKeyValueSession:
+    """Point operations as prepared statements run through psycopg's libpq layer
+    (``psycopg.pq``): the high-level cursor API costs about three times the client CPU per
+    operation, which made a Python driver, not the server, the bottleneck under load."""
+
+    READ_PARAMS: ClassVar[list[str]] = ["key"]
+    UPDATE_PARAMS: ClassVar[list[str]] = ["field", "value", "key"]
+
     def __init__(self, spec: dict[str, Any]) -> None:
         self.conn = _psycopg().connect(spec["conninfo"], autocommit=True)
-        table, kind, where = spec["table"], spec["type"], _where(spec["index"])
-        self.read_sql = f"SELECT data::text FROM {table} WHERE {where}"
-        value = "jsonb_set(data, ARRAY[%(field)s], to_jsonb(%(value)s::text))"
-        if kind == "json":
-            value = "jsonb_set(data::jsonb, ARRAY[%(field)s], to_jsonb(%(value)s::text))::json"
-        self.update_sql = f"UPDATE {table} SET data = {value} WHERE {where}"
-        self.insert_sql = f"INSERT INTO {table} (data) VALUES (%(doc)s::{kind})"
+        statements = point_statements(spec)
+        self.insert_sql = statements["insert"]
+        self.pgconn = self.conn.pgconn
+        self._prepare(b"docbench_read", _numbered(statements["read"], self.READ_PARAMS))
+        self._prepare(b"docbench_update", _numbered(statements["update"], self.UPDATE_PARAMS))
+
+    def _prepare(self, name: bytes, sql: str) -> None:
+        self._check(self.pgconn.prepare(name, sql.encode()))
+
+    def _check(self, result):
+        from psycopg import pq
+
+        if result.status not in (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK):
+            raise _psycopg().DatabaseError(result.error_message.decode(errors="replace").strip())
+        return result
 
     def read(self, key: str) -> dict[str, Any] | None:
-        row = self.conn.execute(self.read_sql, {"key": key}, prepare=True).fetchone()
-        return json.loads(row[0]) if row else None
+        result = self._check(self.pgconn.exec_prepared(b"docbench_read", [key.encode()]))
+        return orjson.loads(result.get_value(0, 0)) if result.ntuples else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
-        cur = self.conn.execute(self.update_sql, {"key": key, "field": field, "value": value},
-                                prepare=True)
-        return cur.rowcount
+        result = self._check(self.pgconn.exec_prepared(
+            b"docbench_update", [field.encode(), value.encode(), key.encode()]))
+        return int(result.command_tuples or 0)
 
     def insert(self, doc: dict[str, Any]) -> None:
         self.conn.execute(self.insert_sql, {"doc": json.dumps(doc)})
@@ -103,6 +139,35 @@ class UpdatesTarget:
         if self._conn is None or self._conn.closed:
             self._conn = _psycopg().connect(self.system.conninfo(), autocommit=True)
         return self._conn
+
+    # throughput workload hooks ---------------------------------------------------------
+    def server_pid(self) -> int | None:
+        cluster = self.system.cluster
+        return cluster.pid if cluster is not None else None
+
+    def limit_cache(self, cache_bytes: int) -> str:
+        """IO-bound scenario: a small shared_buffers (needs a restart)."""
+        value = f"{max(1, cache_bytes >> 20)}MB"
+        self._restart_with({"shared_buffers": value})
+        return f"shared_buffers = {value} (server restarted)"
+
+    def restore_cache(self) -> None:
+        self._restart_with({"shared_buffers": None})
+
+    def _restart_with(self, settings: dict[str, str | None]) -> None:
+        cluster = self.system.cluster
+        if cluster is None:
+            raise RuntimeError("a server reached by URL is not reconfigured by docbench")
+        for name, value in settings.items():
+            if value is None:
+                cluster.settings_override.pop(name, None)
+            else:
+                cluster.settings_override[name] = value
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
+        self.system.restart()
 
     def engine_info(self) -> dict[str, Any]:
         return {"server_version": self.conn().execute("SHOW server_version").fetchone()[0]}

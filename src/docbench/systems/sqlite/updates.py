@@ -52,6 +52,9 @@ class SQLiteKeyValueSession:
 
 class UpdatesTarget:
     styles: ClassVar[list[str]] = ["jsonb_set", "jsonb_patch"]
+    concurrency_note: ClassVar[str] = (
+        "SQLite (WAL): readers run concurrently in any process; one writer at a time holds "
+        "the database's write lock (busy_timeout 60 s)")
 
     def __init__(self, workdir: Path, variant: Variant) -> None:
         self.workdir = workdir
@@ -73,6 +76,10 @@ class UpdatesTarget:
             with contextlib.suppress(Exception):
                 self._con.close()
             self._con = None
+
+    def release(self) -> None:
+        """Close this process's connection (the throughput clients open their own)."""
+        self.stop()
 
     def engine_info(self) -> dict[str, Any]:
         return {"sqlite": _sqlean().sqlite_version}

@@ -61,16 +61,18 @@ class WorkerConfig:
 
 
 class OperationStats:
-    """Measured-window figures of one operation kind in one client."""
+    """Measured-window figures of one operation kind in one client. Without a rate the
+    response time is the service time: it is recorded once (a histogram record costs ~2 µs
+    of the client's CPU) and reported as both."""
 
-    def __init__(self) -> None:
+    def __init__(self, scheduled: bool) -> None:
         self.ok = 0
         self.failed = 0
         self.rows_changed = 0
         self.not_found = 0
         self.first_error: str | None = None
         self.service = histograms.new_histogram()
-        self.response = histograms.new_histogram()
+        self.response = histograms.new_histogram() if scheduled else self.service
 
     def as_message(self) -> dict[str, Any]:
         return {"ok": self.ok, "failed": self.failed, "rows_changed": self.rows_changed,
@@ -162,7 +164,7 @@ class Client:
             return
         stats = self.stats.get(operation)
         if stats is None:
-            stats = self.stats[operation] = OperationStats()
+            stats = self.stats[operation] = OperationStats(scheduled=bool(self.config.rate_per_client))
         if error is not None:
             stats.failed += 1
             stats.first_error = stats.first_error or error[:500]
@@ -171,8 +173,9 @@ class Client:
         stats.rows_changed += rows
         stats.not_found += 0 if found else 1
         histograms.record(stats.service, done - begin)
-        histograms.record(stats.response, done - intended)
-        histograms.record(self.lag, begin - intended)
+        if stats.response is not stats.service:
+            histograms.record(stats.response, done - intended)
+            histograms.record(self.lag, begin - intended)
 
 
 # ----- the worker process ------------------------------------------------------------------

@@ -6,7 +6,11 @@ making only the engine's own cache small (PostgreSQL's shared_buffers) still ser
 read from memory. Page-cache pages are charged to the memory cgroup of the process that read
 them; capping the cgroup of the server (or of the embedded engine's client processes) keeps
 most of the data out of memory, so reads go to the disk. The blkio controller counts the
-bytes the cgroup read from the disk: the proof, per run, that the scenario was IO-bound.
+bytes the cgroup read from the disk, where the kernel accounts them (on this machine kind it
+does not: the figure stays 0). So each run also records the pages brought into the cgroup's
+memory (memory.stat pgpgin: with the cache capped, mostly page-cache misses) and the
+sectors read by the machine's block devices during the run (machine-wide: other processes
+count too): the proof, per run, that the scenario was IO-bound.
 
 Only processes docbench started are moved into the cgroup, and moved back out before it is
 removed. Needs root and cgroup v1 memory/blkio hierarchies (what this machine kind has);
@@ -22,6 +26,27 @@ from typing import Any
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "blkio")
+
+
+def _own_cgroup(controller: str) -> Path:
+    """This process's cgroup in a v1 hierarchy: the new one is made inside it, so it stays
+    within whatever limits the machine already puts on docbench."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, names, path = line.split(":", 2)
+        if controller in names.split(","):
+            return CGROUP_ROOT / controller / path.lstrip("/")
+    return CGROUP_ROOT / controller
+
+
+def block_sectors_read() -> int:
+    """Sectors (512 B) read by all whole block devices since boot (machine-wide)."""
+    total = 0
+    for stat in Path("/sys/block").glob("*/stat"):
+        if stat.parent.name.startswith(("loop", "ram")):
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            total += int(stat.read_text().split()[2])
+    return total
 
 
 def availability() -> str | None:
@@ -55,13 +80,15 @@ def descendants(pid: int) -> list[int]:
 class MemoryCap:
     def __init__(self, name: str, limit_bytes: int) -> None:
         self.limit_bytes = limit_bytes
-        self.dirs = {c: CGROUP_ROOT / c / f"docbench-{os.getpid()}-{name}" for c in CONTROLLERS}
+        self.dirs = {c: _own_cgroup(c) / f"docbench-{os.getpid()}-{name}" for c in CONTROLLERS}
         self.members: list[int] = []
+        self.sectors_at_start = 0
 
     def __enter__(self) -> MemoryCap:
         for path in self.dirs.values():
             path.mkdir(exist_ok=True)
         (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.limit_bytes))
+        self.sectors_at_start = block_sectors_read()
         return self
 
     def procs_files(self) -> list[str]:
@@ -82,7 +109,9 @@ class MemoryCap:
                 "max_usage_bytes": int((memory / "memory.max_usage_in_bytes").read_text()),
                 "cache_bytes": int(stat.get("cache", 0)), "rss_bytes": int(stat.get("rss", 0)),
                 "failcnt": int((memory / "memory.failcnt").read_text()),
-                "disk_read_bytes": self.disk_read_bytes()}
+                "pages_in_bytes": int(stat.get("pgpgin", 0)) * 4096,
+                "cgroup_disk_read_bytes": self.disk_read_bytes(),
+                "machine_disk_read_bytes": (block_sectors_read() - self.sectors_at_start) * 512}
 
     def disk_read_bytes(self) -> int:
         text = (self.dirs["blkio"] / "blkio.throttle.io_service_bytes").read_text()

@@ -47,7 +47,7 @@ def run_row(document: dict[str, Any], run: dict[str, Any]) -> list[str]:
     if run.get("ceiling_warning"):
         notes.append("near driver ceiling")
     if run.get("memory_cap"):
-        notes.append(f"disk read {run['memory_cap']['disk_read_bytes'] / 1e6:,.0f} MB")
+        notes.append(f"disk reads {run['memory_cap']['machine_disk_read_bytes'] / 1e6:,.0f} MB")
     if summary.get("schedule_lag"):
         notes.append(f"lag p99 {_ms(summary['schedule_lag']['p99_ms'])} ms")
     ratio = native.get("ratio")
