@@ -62,6 +62,33 @@ class UpdatesTarget:
     def stop(self) -> None:
         self.system.stop()
 
+    # throughput workload hooks ---------------------------------------------------------
+    def server_pid(self) -> int | None:
+        return self.system.server.pid if self.system.server is not None else None
+
+    def limit_cache(self, cache_bytes: int) -> str:
+        """IO-bound scenario: shrink the InnoDB buffer pool (a dynamic resize, no restart)."""
+        if self.system.server is None:
+            raise RuntimeError("a server reached by URL is not reconfigured by docbench")
+        self._pool_before = self._run("SELECT @@innodb_buffer_pool_size")[1][0][0]
+        return f"innodb_buffer_pool_size = {self._resize_pool(cache_bytes):,} bytes (resized)"
+
+    def restore_cache(self) -> None:
+        if getattr(self, "_pool_before", None):
+            self._resize_pool(int(self._pool_before))
+
+    def _resize_pool(self, size: int) -> int:
+        import time
+
+        self._run(f"SET GLOBAL innodb_buffer_pool_size = {int(size)}")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # the resize runs in the background
+            status = self._run("SHOW STATUS LIKE 'Innodb_buffer_pool_resize_status'")[1]
+            if not status or "complete" in str(status[0][1]).lower() or not status[0][1]:
+                break
+            time.sleep(0.2)
+        return int(self._run("SELECT @@innodb_buffer_pool_size")[1][0][0])
+
     def _run(self, sql: str, args: Any = None) -> tuple[int, list[tuple]]:
         with self.system._connection().cursor() as cur:
             changed = cur.execute(sql, args)

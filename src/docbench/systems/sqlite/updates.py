@@ -32,6 +32,8 @@ def _connect(path: Path):
 class SQLiteKeyValueSession:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.con = _connect(Path(spec["path"]))
+        if spec.get("cache_kib"):  # the throughput workload's IO-bound scenario
+            self.con.execute(f"PRAGMA cache_size = -{int(spec['cache_kib'])}")
 
     def read(self, key: str) -> dict[str, Any] | None:
         row = self.con.execute(f"SELECT json(doc) FROM {TABLE} WHERE {KEY} = ?", (key,)).fetchone()
@@ -61,6 +63,7 @@ class UpdatesTarget:
         self.variant = variant
         self.path = workdir / "ycsb.sqlite"
         self._con = None
+        self.session_cache_kib: int | None = None
 
     def con(self):
         if self._con is None:
@@ -76,6 +79,14 @@ class UpdatesTarget:
             with contextlib.suppress(Exception):
                 self._con.close()
             self._con = None
+
+    def limit_cache(self, cache_bytes: int) -> str:
+        """IO-bound scenario: a small page cache on every client connection."""
+        self.session_cache_kib = max(64, cache_bytes >> 10)
+        return f"PRAGMA cache_size = -{self.session_cache_kib} (KiB) on every client connection"
+
+    def restore_cache(self) -> None:
+        self.session_cache_kib = None
 
     def release(self) -> None:
         """Close this process's connection (the throughput clients open their own)."""
@@ -141,7 +152,7 @@ class UpdatesTarget:
         return {}
 
     def session_spec(self) -> dict[str, Any]:
-        return {"path": str(self.path)}
+        return {"path": str(self.path), "cache_kib": self.session_cache_kib}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> SQLiteKeyValueSession:

@@ -92,7 +92,12 @@ class Client:
         self.keys = ycsb.chooser(config.distribution, config.docs, seed=seed + 2)
         self.inserted = 0  # insert attempts (they number the new keys)
         self.inserted_ok = 0
-        self.stats: dict[str, OperationStats] = {}
+        # Made before the start, so no histogram memory is allocated during the run (the
+        # io scenario's memory cap is set from the usage at the start).
+        scheduled = bool(config.rate_per_client)
+        self.stats: dict[str, OperationStats] = {
+            name: OperationStats(scheduled) for name, weight in mix_named(config.mix).weights
+            if weight > 0}
         self.lag = histograms.new_histogram()
         self.interval_hists = [histograms.new_histogram() for _ in range(config.intervals)]
         self.interval_failed = [0] * config.intervals
@@ -162,9 +167,7 @@ class Client:
             self.interval_failed[slot] += 1
         if intended < warm_end:
             return
-        stats = self.stats.get(operation)
-        if stats is None:
-            stats = self.stats[operation] = OperationStats(scheduled=bool(self.config.rate_per_client))
+        stats = self.stats[operation]
         if error is not None:
             stats.failed += 1
             stats.first_error = stats.first_error or error[:500]

@@ -97,10 +97,11 @@ def _wait_ready(events, workers: list, count: int) -> list[int]:
 
 
 def drive(request: DriveRequest, on_progress: Callable[[str], None] | None = None,
-          during: Callable[[float], None] | None = None) -> dict[str, Any]:
-    """Run the clients; the merged figures (see ``summarize``). ``during(t)`` is called from
-    the driver's own loop about every 0.1 s with the seconds since start (tests use it to
-    inject a stall)."""
+          during: Callable[[float], None] | None = None,
+          on_ready: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Run the clients; the merged figures (see ``summarize``). ``on_ready()`` runs once every
+    client has connected, before the start; ``during(t)`` is called from the driver's own
+    loop about every 0.1 s with the seconds since start (tests use it to inject a stall)."""
     context = multiprocessing.get_context("spawn")
     events = context.Queue()
     go = context.Event()
@@ -113,6 +114,8 @@ def drive(request: DriveRequest, on_progress: Callable[[str], None] | None = Non
         worker.start()
     try:
         connect_ns = _wait_ready(events, workers, len(workers))
+        if on_ready is not None:
+            on_ready()
         start_at.value = time.monotonic_ns() + int(START_DELAY_S * 1e9)
         go.set()
         intervals, finals = _collect(events, workers, configs, request, start_at.value,

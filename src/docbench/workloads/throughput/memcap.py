@@ -91,6 +91,17 @@ class MemoryCap:
         self.sectors_at_start = block_sectors_read()
         return self
 
+    def usage_bytes(self) -> int:
+        return int((self.dirs["memory"] / "memory.usage_in_bytes").read_text())
+
+    def cap_page_cache(self, budget_bytes: int) -> None:
+        """Once the engine's processes run (clients connected): drop the page cache and allow
+        what they use now plus ``budget_bytes``, which is then all the page cache they get."""
+        drop_page_cache()
+        self.limit_bytes = self.usage_bytes() + budget_bytes
+        (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.limit_bytes))
+        self.sectors_at_start = block_sectors_read()
+
     def procs_files(self) -> list[str]:
         """Files a process writes its own PID to, to join (the embedded engines' workers)."""
         return [str(path / "cgroup.procs") for path in self.dirs.values()]

@@ -51,6 +51,7 @@ SCENARIOS = ("cpu", "io")
 # The IO-bound scenario: engine cache and page-cache budget for the engine's processes.
 IO_ENGINE_CACHE_BYTES = 16 << 20
 IO_PAGE_CACHE_BYTES = 32 << 20
+EMBEDDED_HEADROOM_BYTES = 48 << 20
 CEILING_WARNING_FACTOR = 2.0
 
 
@@ -184,16 +185,12 @@ def _io_cap(target: Any, run: Run, embedded_workers: bool):
     if run.scenario != "io":
         yield None
         return
-    # Server processes' own memory is mostly shared memory charged before the move; new
-    # backends add little. What is left under the limit is page cache.
-    limit = IO_PAGE_CACHE_BYTES + (32 << 20) + run.clients * (4 << 20)
-    if embedded_workers:
-        limit += run.processes * (160 << 20)  # the Python interpreter + engine per worker
-    with memcap.MemoryCap(run.run_id, limit) as cap:
+    # No limit until the clients have connected; then what the engine's processes use plus
+    # the page-cache budget (cap_page_cache, called by the driver before the start).
+    with memcap.MemoryCap(run.run_id, 1 << 50) as cap:
         pid = _hook(target, "server_pid")
         if pid:
             cap.add_tree(pid)
-        memcap.drop_page_cache()
         yield cap
 
 
@@ -206,13 +203,17 @@ def run_once(target: Any, module_name: str, run: Run, ceilings: Ceilings,
                              "duration_s": run.request.duration_s, "warmup_s": run.request.warmup_s}
     count_before = target.count()
     _hook(target, "release")
-    embedded_workers = _hook(target, "server_pid") is None and bool(
-        getattr(target, "max_client_processes", None))
+    # No server process: the clients' worker processes are the engine (embedded).
+    embedded_workers = _hook(target, "server_pid") is None
     with _io_cap(target, run, embedded_workers) as cap:
         files = cap.procs_files() if cap and embedded_workers else []
+        # Embedded engines' worker processes still allocate while running (engine buffers,
+        # Python objects): headroom beside the page-cache budget, or the cap kills them.
+        budget = IO_PAGE_CACHE_BYTES + (run.processes * EMBEDDED_HEADROOM_BYTES if files else 0)
         started = time.perf_counter()
         summary = drive(_drive_request(run, module_name, target.session_spec(), files),
-                        on_progress=lambda line: _say(run.request, "  " + line))
+                        on_progress=lambda line: _say(run.request, "  " + line),
+                        on_ready=(lambda: cap.cap_page_cache(budget)) if cap else None)
         entry["wall_seconds"] = time.perf_counter() - started
         if cap is not None:
             entry["memory_cap"] = cap.stats()
