@@ -233,13 +233,30 @@ def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
+def throughput_table(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The throughput runs, one row each, as the terminal report prints them."""
+    from docbench.workloads.throughput.report import COLUMNS, run_row
+
+    rows = [run_row(d, run) for d in docs for run in d.get("runs", [])]
+    return {"workload": "throughput", "columns": list(COLUMNS), "rows": rows,
+            "docs": [_trimmed(d) | {"_path": d.get("_path")} for d in docs]}
+
+
+# Workloads whose result documents hold a list of runs: their own table builder.
+RUN_TABLES = {"throughput": throughput_table}
+
+
 def workload_tables(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One generic table per workload present: its documents' top-level scalar fields."""
+    """One table per workload present: its own (RUN_TABLES) or, generically, its documents'
+    top-level scalar fields."""
     tables = []
     first_columns = ["system", "system_name", "variant", "dataset", "date", "version"]
     for workload in EXTRA_WORKLOADS:
         docs = [d for d in documents if d.get("workload") == workload]
         if not docs:
+            continue
+        if workload in RUN_TABLES:
+            tables.append(RUN_TABLES[workload](docs))
             continue
         found: list[str] = []
         for d in docs:

@@ -46,11 +46,13 @@ def print_report(results_dirs: list[Path], only: list[Path] | None = None,
 def print_all_reports(results_dirs: list[Path]) -> None:
     """Every workload's tables for what the directories hold (each prints nothing if absent)."""
     from docbench.workloads.storage.report import print_storage_report
+    from docbench.workloads.throughput.report import print_throughput_report
     from docbench.workloads.updates.report import print_updates_report
 
     print_report(results_dirs)
     print_updates_report(results_dirs)
     print_storage_report(results_dirs)
+    print_throughput_report(results_dirs)
 
 
 def report_console() -> Console:

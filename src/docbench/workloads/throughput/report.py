@@ -30,6 +30,10 @@ def load_throughput_results(sources: list[Path]) -> list[dict[str, Any]]:
     return found
 
 
+COLUMNS = ("system/variant", "scenario", "mix", "clients", "procs", "TPS", "p50", "p99", "failed",
+           "driver ceiling", "docbench/native", "counts, notes")
+
+
 def _ms(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, (int, float)) else "-"
 
@@ -47,7 +51,9 @@ def run_row(document: dict[str, Any], run: dict[str, Any]) -> list[str]:
     if run.get("ceiling_warning"):
         notes.append("near driver ceiling")
     if run.get("memory_cap"):
-        notes.append(f"disk reads {run['memory_cap']['machine_disk_read_bytes'] / 1e6:,.0f} MB")
+        paged_in = run["memory_cap"].get("pages_in_bytes")
+        if paged_in is not None:
+            notes.append(f"paged in {paged_in / 1e6:,.0f} MB")
     if summary.get("schedule_lag"):
         notes.append(f"lag p99 {_ms(summary['schedule_lag']['p99_ms'])} ms")
     ratio = native.get("ratio")
@@ -66,8 +72,7 @@ def print_throughput_report(sources: list[Path], console: Console | None = None)
 
         console = report_console()
     table = Table(title="Throughput (latency in ms: response time under --rate, else service time)")
-    for column in ("system/variant", "scenario", "mix", "clients", "procs", "TPS", "p50", "p99",
-                   "failed", "driver ceiling", "docbench/native", "counts, notes"):
+    for column in COLUMNS:
         table.add_column(column, justify="right" if column in {"clients", "procs", "TPS", "p50",
                                                                "p99", "failed"} else "left")
     for document in sorted(documents, key=lambda d: (d["system"], d["variant"])):
