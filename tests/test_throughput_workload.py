@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from docbench import paths, results
+from docbench.report import html
 from docbench.systems import REGISTERED, system_class
 from docbench.workloads.throughput import memcap
 from docbench.workloads.throughput.driver import DriveRequest, drive
@@ -92,6 +93,11 @@ def test_counts_add_up_on_real_engine(name: str, own_home: Path) -> None:
     limit = document["max_client_processes"]
     assert run["processes"] == (1 if limit == 1 else 2)
     assert list(own_home.joinpath("results").glob(f"throughput.{name}.*.hlog"))
+    # The dashboard and the terminal report show the run as one row with its TPS.
+    (table,) = html.workload_tables(html.extra_documents([own_home / "results"]))
+    (row,) = table["rows"]
+    assert row[:4] == [f"{name}/{document['variant']}", "cpu", "read-write", "3"]
+    assert row[table["columns"].index("TPS")] == f"{run['summary']['tps']:,.0f}"
 
 
 def _postgresql_or_skip():
