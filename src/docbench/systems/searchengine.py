@@ -243,27 +243,6 @@ def _jdk_major(root: Path) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def user_cannot_reach(path: Path, user: Any) -> str | None:
-    """The first ancestor of path that `user` cannot traverse, or None if all are fine."""
-    if user is None:
-        return None
-    groups = set(os.getgrouplist(user.pw_name, user.pw_gid))
-    for ancestor in reversed([path, *path.parents]):
-        try:
-            st = ancestor.stat()
-        except FileNotFoundError:
-            return None
-        if st.st_uid == user.pw_uid:
-            ok = bool(st.st_mode & stat.S_IXUSR)
-        elif st.st_gid in groups:
-            ok = bool(st.st_mode & stat.S_IXGRP)
-        else:
-            ok = bool(st.st_mode & stat.S_IXOTH)
-        if not ok:
-            return str(ancestor)
-    return None
-
-
 class SearchServer:
     """One single-node cluster in ``workdir`` started from an installed distribution."""
 
@@ -291,13 +270,13 @@ class SearchServer:
 
     def _prepare(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        blocked = user_cannot_reach(self.workdir, self.user)
+        blocked = server.first_blocked_ancestor(self.workdir, self.user)
         if blocked and Path(blocked) != self.workdir:
             raise RuntimeError(
                 f"{self.system.display_name} runs as the unprivileged user {self.user.pw_name!r} "
                 f"(it refuses root), which cannot enter {blocked}; put docbench's work directory "
                 f"somewhere it can reach (DOCBENCH_HOME=...) or allow traversal (chmod o+x {blocked})")
-        blocked = user_cannot_reach(self.install_dir / "bin", self.user)
+        blocked = server.first_blocked_ancestor(self.install_dir / "bin", self.user)
         if blocked:
             raise RuntimeError(f"the unprivileged user {self.user.pw_name!r} cannot enter {blocked} "
                                f"where {self.system.display_name} is installed (chmod o+x {blocked})")

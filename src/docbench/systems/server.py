@@ -13,6 +13,7 @@ import os
 import pwd
 import signal
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -59,6 +60,28 @@ def chown_tree(path: Path, user: pwd.struct_passwd | None) -> None:
                       *(os.path.join(root, f) for f in files)]:
             with contextlib.suppress(FileNotFoundError):
                 os.lchown(entry, user.pw_uid, user.pw_gid)
+
+
+def first_blocked_ancestor(path: Path, user: pwd.struct_passwd | None) -> str | None:
+    """The first ancestor of ``path`` (or path itself) that ``user`` cannot traverse, or None
+    if the unprivileged server user can reach it (or the server runs as the current user)."""
+    if user is None:
+        return None
+    groups = set(os.getgrouplist(user.pw_name, user.pw_gid))
+    for ancestor in reversed([path, *path.parents]):
+        try:
+            st = ancestor.stat()
+        except FileNotFoundError:
+            return None
+        if st.st_uid == user.pw_uid:
+            ok = bool(st.st_mode & stat.S_IXUSR)
+        elif st.st_gid in groups:
+            ok = bool(st.st_mode & stat.S_IXGRP)
+        else:
+            ok = bool(st.st_mode & stat.S_IXOTH)
+        if not ok:
+            return str(ancestor)
+    return None
 
 
 def demote(user: pwd.struct_passwd | None) -> Callable[[], None] | None:

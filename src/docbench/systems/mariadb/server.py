@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import pwd
 import secrets
 import shutil
 import stat
@@ -99,27 +98,6 @@ def tuned_options() -> dict[str, str]:
     }
 
 
-def _user_can_reach(path: Path, user: pwd.struct_passwd | None) -> str | None:
-    """The first ancestor of path that `user` cannot traverse, or None if all are fine."""
-    if user is None:
-        return None
-    groups = set(os.getgrouplist(user.pw_name, user.pw_gid))
-    for ancestor in reversed([path, *path.parents]):
-        try:
-            st = ancestor.stat()
-        except FileNotFoundError:
-            return None
-        if st.st_uid == user.pw_uid:
-            ok = bool(st.st_mode & stat.S_IXUSR)
-        elif st.st_gid in groups:
-            ok = bool(st.st_mode & stat.S_IXGRP)
-        else:
-            ok = bool(st.st_mode & stat.S_IXOTH)
-        if not ok:
-            return str(ancestor)
-    return None
-
-
 class MariaDBServer:
     """One mariadb-install-db'ed data directory in ``workdir`` and the mariadbd serving it."""
 
@@ -162,7 +140,7 @@ class MariaDBServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         if self.user is not None:
             os.chmod(self.workdir, os.stat(self.workdir).st_mode | stat.S_IXOTH)
-            blocked = _user_can_reach(self.workdir, self.user)
+            blocked = server.first_blocked_ancestor(self.workdir, self.user)
             if blocked:
                 raise RuntimeError(
                     f"the MariaDB server runs as user {self.user.pw_name!r}, which cannot enter "

@@ -135,27 +135,6 @@ def _quote_conf(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _user_can_reach(path: Path, user: pwd.struct_passwd | None) -> str | None:
-    """The first ancestor of path that `user` cannot traverse, or None if all are fine."""
-    if user is None:
-        return None
-    groups = set(os.getgrouplist(user.pw_name, user.pw_gid))
-    for ancestor in reversed([path, *path.parents]):
-        try:
-            st = ancestor.stat()
-        except FileNotFoundError:
-            return None
-        if st.st_uid == user.pw_uid:
-            ok = bool(st.st_mode & stat.S_IXUSR)
-        elif st.st_gid in groups:
-            ok = bool(st.st_mode & stat.S_IXGRP)
-        else:
-            ok = bool(st.st_mode & stat.S_IXOTH)
-        if not ok:
-            return str(ancestor)
-    return None
-
-
 class _Postmaster(server.ManagedProcess):
     """``postgres -D``: stopped by a fast shutdown (SIGINT) rather than a smart one (SIGTERM),
     which would wait for every client to disconnect -- also when stopped at interpreter exit.
@@ -243,7 +222,7 @@ class Cluster:
             return
         # The work directory is docbench's own: let the server user traverse it.
         os.chmod(self.workdir, os.stat(self.workdir).st_mode | stat.S_IXOTH)
-        self.blocked_by = _user_can_reach(self.workdir, self.user)
+        self.blocked_by = server.first_blocked_ancestor(self.workdir, self.user)
         self.reachable = self.blocked_by is None
 
     @contextlib.contextmanager
