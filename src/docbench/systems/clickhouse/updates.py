@@ -68,13 +68,16 @@ class ClickHouseKeyValueSession:
         return json.loads(text) if text else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
-        result = self._query(
-            f"UPDATE {QUALIFIED} SET data = {_patch(field, value)} "
-            f"WHERE ycsb_key = '{_sql_string(key)}'", "TSV")
-        try:
-            return int(result.rows_written()) or 1
-        except Exception:  # noqa: BLE001 - chDB may not report it
-            return 1
+        """chDB reports no row count for UPDATE (rows_written() is 0 whether or not the key
+        exists), so the key's rows are counted first, under the same lock: the documents
+        changed, at the price of one more point read per update."""
+        where = f"WHERE ycsb_key = '{_sql_string(key)}'"
+        with _QUERIES:
+            session = _session(self.path)
+            matched = int(str(session.query(f"SELECT count() FROM {QUALIFIED} {where}", "TSV")).strip())
+            if matched:
+                session.query(f"UPDATE {QUALIFIED} SET data = {_patch(field, value)} {where}", "TSV")
+        return matched
 
     def insert(self, doc: dict[str, Any]) -> None:
         self._query(f"INSERT INTO {QUALIFIED} (data) FORMAT JSONAsObject {json.dumps(doc)}", "TSV")
