@@ -85,3 +85,64 @@ def print_throughput_report(sources: list[Path], console: Console | None = None)
     for document in documents:
         if document.get("max_client_processes"):
             console.print(f"{document['system']}: {document.get('concurrency')}")
+
+
+def _latency_line(label: str, latency: dict[str, Any]) -> str:
+    return (f"{label} = avg {_ms(latency['avg_ms'])} ms, stddev {_ms(latency['stddev_ms'])}, "
+            f"p50 {_ms(latency['p50_ms'])}, p95 {_ms(latency['p95_ms'])}, p99 {_ms(latency['p99_ms'])}, "
+            f"p99.9 {_ms(latency['p999_ms'])}, max {_ms(latency['max_ms'])}")
+
+
+def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
+    """pgbench's closing block for one run, plus what pgbench does not say."""
+    if "error" in entry:
+        return [f"run {entry['run_id']} failed: {entry['error'][:300]}"]
+    summary = entry["summary"]
+    total = summary["transactions"] + summary["failed"]
+    lines = [
+        f"transaction type: {entry['mix']} ({entry.get('mix_description', '')})",
+        f"documents: {document['dataset']['docs']:,}, keys {entry['distribution']}; "
+        f"scenario {entry['scenario']}",
+        f"number of clients: {entry['clients']}, worker processes: {entry['processes']}",
+        f"duration: {entry['duration_s']:g} s (after {entry['warmup_s']:g} s of warm-up)",
+        f"number of transactions actually processed: {summary['transactions']:,}",
+        f"number of failed transactions: {summary['failed']:,} "
+        f"({100 * summary['failed'] / total if total else 0:.3f}%)",
+    ]
+    if entry.get("rate"):
+        lines.append(f"rate: {entry['rate']:g} ops/s scheduled (Poisson)")
+        lines.append(_latency_line("response time (from intended start)", summary["response"]))
+        lines.append(_latency_line("service time", summary["service"]))
+        lines.append(_latency_line("schedule lag", summary["schedule_lag"]))
+    else:
+        lines.append(_latency_line("latency", summary["latency"]))
+    lines.append(f"initial connection time = {_ms(summary['connection_ms']['avg'])} ms (avg)")
+    lines.append(f"tps = {summary['tps']:.6f} (without initial connection time)")
+    for name, op in summary["operations"].items():
+        lines.append(f"  {name}: {op['ok']:,} ok, {op['failed']:,} failed, {op['tps']:,.1f} tps, "
+                     f"p50 {_ms(op['response']['p50_ms'])} ms, "
+                     f"p99 {_ms(op['response']['p99_ms'])} ms"
+                     + (f"; first error: {op['first_error'][:120]}" if op.get("first_error") else ""))
+    check = entry["check"]
+    lines.append(f"counts: {check['verdict']} ({check['operations']:,} operations = "
+                 f"{check['histogram_values']:,} histogram values; {check['rows_changed']:,} rows "
+                 f"changed by {check['updates']:,} updates; {check['count_before']:,} + "
+                 f"{check['inserts']:,} inserts = {check['count_after']:,} documents)"
+                 + ("".join(f"; {p}" for p in check["problems"])))
+    ceiling = entry.get("ceiling")
+    if ceiling:
+        lines.append(f"driver ceiling (no-op target, same clients and processes): {ceiling['tps']:,.0f} ops/s"
+                     + (f" -- WARNING: {entry['ceiling_warning']}" if entry.get("ceiling_warning") else ""))
+    if entry.get("memory_cap"):
+        cap = entry["memory_cap"]
+        lines.append(f"io: cgroup limit {cap['limit_bytes'] / 1e6:,.0f} MB, paged in "
+                     f"{cap['pages_in_bytes'] / 1e6:,.0f} MB, machine disk reads "
+                     f"{cap['machine_disk_read_bytes'] / 1e6:,.0f} MB")
+    native = entry.get("native_reference") or {}
+    if native.get("tps"):
+        lines.append(f"{native['tool']} with the same statements: tps = {native['tps']:,.1f}; "
+                     f"docbench / {native['tool']} = {native['ratio']:.2f}")
+    builtin = native.get("builtin") or {}
+    if builtin.get("tps"):
+        lines.append(f"{native['tool']} built-in {builtin['script']}: tps = {builtin['tps']:,.1f}")
+    return lines

@@ -42,6 +42,7 @@ from docbench.systems import REGISTERED, system_class
 from docbench.workloads.throughput import memcap
 from docbench.workloads.throughput.driver import DriveRequest, drive
 from docbench.workloads.throughput.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
+from docbench.workloads.throughput.report import final_report
 from docbench.workloads.updates import documents as ycsb
 from docbench.workloads.updates.runner import label, parse_count, updates_module
 
@@ -382,28 +383,9 @@ def _run_plan(name: str, target: Any, module_name: str, request: ThroughputReque
                              "error": f"{type(error).__name__}: {error}",
                              "traceback": traceback.format_exc(limit=8)}
                 document["runs"].append(entry)
-                _say(request, "  " + describe_run(entry))
+                for line in final_report(document, entry):
+                    _say(request, "  " + line)
                 results.write_atomically(path, document)
-
-
-def describe_run(entry: dict[str, Any]) -> str:
-    if "error" in entry:
-        return f"{entry['run_id']}: error {entry['error'][:300]}"
-    summary, latency = entry["summary"], entry["summary"]["latency"]
-    text = (f"{entry['run_id']}: {summary['tps']:,.1f} tps, {summary['transactions']:,} ops, "
-            f"{summary['failed']} failed, lat avg {latency['avg_ms'] or 0:.3f} ms "
-            f"p50 {latency['p50_ms'] or 0:.3f} p99 {latency['p99_ms'] or 0:.3f} "
-            f"max {latency['max_ms'] or 0:.3f}; counts {entry['check']['verdict']}")
-    if entry.get("ceiling"):
-        text += f"; driver ceiling {entry['ceiling']['tps']:,.0f} tps"
-    if entry.get("memory_cap"):
-        cap = entry["memory_cap"]
-        text += (f"; paged in {cap['pages_in_bytes'] / 1e6:,.1f} MB, machine disk reads "
-                 f"{cap['machine_disk_read_bytes'] / 1e6:,.1f} MB")
-    native = entry.get("native_reference") or {}
-    if native.get("ratio") is not None:
-        text += f"; docbench/{native.get('tool', 'native')} {native['ratio']:.2f}"
-    return text
 
 
 def run_throughput(request: ThroughputRequest) -> int:
