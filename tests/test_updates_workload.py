@@ -4,6 +4,7 @@ is verified by reading back (the runner's own checks, asserted here)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -20,7 +21,13 @@ DOCS = 2_000
 OPS = 500
 # FerretDB v1 over SQLite does not use its index for these lookups and its $set takes ~20 ms
 # per document: a smaller run keeps the module quick.
-SMALL = {"ferretdb": (300, 30), "clickhouse": (DOCS, 150)}
+SMALL = {"ferretdb": (300, 30), "clickhouse": (DOCS, 150),
+         # One HTTP request per operation to a JVM on 2 cores: 200 keep them at a few seconds.
+         "elasticsearch": (DOCS, 200), "opensearch": (DOCS, 200)}
+# The bulk styles each system must run (more may run: the search engines ask their node).
+EXPECTED_STYLES = {"elasticsearch": {"bulk_partial"},
+                   "opensearch": {"update_by_query", "bulk_partial"}}
+SEARCH_ENGINES = ("elasticsearch", "opensearch")
 
 
 def test_documents_are_deterministic_and_keys_unique() -> None:
@@ -72,6 +79,7 @@ def test_updates_on_real_engine(name: str, variant_name: str) -> None:
         shutil.rmtree(base, ignore_errors=True)
     assert not result["errors"], result["errors"]
     assert result["styles"], "no bulk update style ran"
+    assert EXPECTED_STYLES.get(name, set()) <= {s["style"] for s in result["styles"]}
     for style in result["styles"]:
         assert "error" not in style, style.get("traceback")
         check = style["check"]
@@ -82,6 +90,11 @@ def test_updates_on_real_engine(name: str, variant_name: str) -> None:
         if style["rows_changed"] >= 0:
             assert style["rows_changed"] == docs
         assert style["sizes_before"].get("total") or style["sizes_before"].get("on_disk")
+        if name in SEARCH_ENGINES:
+            # The maintenance waits for the retention lease, so the merge reclaims every
+            # deleted copy the update left behind.
+            assert style["sizes_maintained"]["detail"]["deleted_docs"] == 0, style["maintenance"]
+            assert style["sizes_maintained"]["total"] <= style["sizes_after"]["total"]
     point = result["point"]
     for operation in ("read", "update"):
         summary = point["zipfian"][operation]
@@ -93,3 +106,73 @@ def test_updates_on_real_engine(name: str, variant_name: str) -> None:
         assert stats["n_tup_upd"] == docs
         assert stats["hot_share"] is not None  # reported (0 here: the index covers `data`)
         assert result["point_stats_after"]["n_tup_upd"] >= stats["n_tup_upd"]
+
+
+def _read_and_update_in_child(target_cls, spec: dict, key: str, value: str) -> tuple:
+    """What a throughput client does: a session opened from the picklable spec in another
+    process."""
+    session = target_cls.open_session(spec)
+    try:
+        return session.read(key), session.update_field(key, "field3", value)
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("name", SEARCH_ENGINES)
+def test_search_engine_sessions(name: str) -> None:
+    """Sessions by _id: from another process, missing keys, noop updates, inserts, and the
+    sizes/stats the workload records (one server start per engine)."""
+    availability = system_class(name).availability()
+    if not availability.ok:
+        pytest.skip(f"{name}: {availability.reason}")
+    module = updates_module(name)
+    docs = 300
+    base = Path(tempfile.mkdtemp(prefix=f"docbench-sessions-{name}-"))
+    os.chmod(base, 0o711)
+    target = module.UpdatesTarget(base / "work", module.UPDATE_VARIANTS[0])
+    try:
+        target.start()
+        target.create()
+        target.load(ycsb.document_lines(docs))
+        target.create_key_index()
+        assert target.count() == docs
+        expected = ycsb.document(7)
+        key = expected["ycsb_key"]
+        spawn = multiprocessing.get_context("spawn")
+        with spawn.Pool(1) as pool:
+            got, changed = pool.apply(_read_and_update_in_child,
+                                      (module.UpdatesTarget, target.session_spec(), key, "x" * 160))
+        assert got == expected  # no _id or other system field
+        assert changed == 1
+        session = target.session()
+        try:
+            assert session.read(key)["field3"] == "x" * 160  # realtime GET: no refresh needed
+            assert session.update_field(key, "field3", "x" * 160) == 1  # a noop still matched
+            assert session.read("user-missing") is None
+            assert session.update_field("user-missing", "field1", "y") == 0
+            extra = ycsb.document(docs)
+            session.insert(extra)
+            assert session.read(extra["ycsb_key"]) == extra
+            with pytest.raises(Exception, match="409"):
+                session.insert(extra)  # _create: the key is unique
+        finally:
+            session.close()
+        assert target.count() == docs + 1
+        assert target.count_field("ycsb_key", key) == 1
+        sizes = target.sizes()
+        assert sizes.total and sizes.detail["docs"] == docs + 1
+        stats = target.extra_stats()
+        assert stats["docs"] == docs + 1 and stats["noop_update_total"] >= 1
+        # A missing index is an error, not a missing document.
+        target.client().request("DELETE", "/docbench_ycsb")
+        session = target.session()
+        try:
+            for operation in (lambda: session.read(key),
+                              lambda: session.update_field(key, "field1", "z")):
+                with pytest.raises(Exception, match="index_not_found"):
+                    operation()
+        finally:
+            session.close()
+    finally:
+        target.stop()
+        shutil.rmtree(base, ignore_errors=True)

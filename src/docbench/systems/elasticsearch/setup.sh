@@ -4,6 +4,11 @@
 # The integ-test-zip has no bundled JDK and only the modules a node needs (no x-pack,
 # no painless): docbench runs it with the machine's JDK 17+
 # and queries it through the aggregation API.
+# Painless (and reindex, which serves _update_by_query) cannot be added for 8.19 from Maven
+# Central: org.elasticsearch.plugin:lang-painless / org.elasticsearch.module:lang-painless are
+# not published, codelibs' org.codelibs.elasticsearch.module:lang-painless stops at 7.10.2 and
+# org.elasticsearch.plugin:reindex-client at 7.17.29; only the painless SPI jar exists. So the
+# updates workload measures Elasticsearch's bulk partial update only (systems/elasticsearch/updates.py).
 
 set -euo pipefail
 
