@@ -30,7 +30,8 @@ class OpenSearch(SearchEngineSystem):
     distribution = "opensearch"
     # The integ-test-zip has no security plugin: plain HTTP on 127.0.0.1.
     server_settings: ClassVar[dict[str, Any]] = {}
-    notes = ("OpenSearch 2.19 integ-test-zip (no painless, no SQL/PPL plugins): aggregation API; "
+    notes = ("OpenSearch 2.19 integ-test-zip + lang-painless/reindex modules (used by the updates "
+             "workload only; no SQL/PPL plugins): aggregation API; "
              "keyword mapping, index sorted on the five paths, force-merged to one segment; Q2 "
              "exact by composite paging (the cardinality form recorded beside it); time_us a "
              "long (µs).")
