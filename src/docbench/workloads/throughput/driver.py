@@ -141,7 +141,8 @@ def _collect(events, workers, configs, request, start_ns, on_progress, during):
             message = events.get(timeout=0.1)
         except queue_module.Empty:
             if time.monotonic() > deadline or not any(w.is_alive() for w in workers):
-                raise DriverError("client workers stopped without reporting") from None
+                raise DriverError(f"client workers stopped without reporting ({_exits(workers)})") \
+                    from None
             continue
         if message[0] == "interval":
             _, _worker, slot, encoded, failed = message
@@ -154,6 +155,15 @@ def _collect(events, workers, configs, request, start_ns, on_progress, during):
         elif message[0] == "final":
             finals[message[1]] = message[2]
     return intervals, finals
+
+
+def _exits(workers: list) -> str:
+    codes = [w.exitcode for w in workers]
+    text = f"exit codes {codes}"
+    if -9 in codes:
+        text += ("; SIGKILL: out of memory? (the io scenario's memory cap, or the machine's "
+                 "OOM killer)")
+    return text
 
 
 def _merge_interval(slot: int, parts: list[tuple[str, int]], request: DriveRequest,

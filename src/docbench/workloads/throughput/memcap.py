@@ -102,6 +102,23 @@ class MemoryCap:
         (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.limit_bytes))
         self.sectors_at_start = block_sectors_read()
 
+    def tighten(self, budget_bytes: int, slack_bytes: int = 16 << 20) -> bool:
+        """After the warm-up, when the processes' own (anonymous) memory has grown to its
+        working size: limit = that + slack + ``budget_bytes``, so the page cache really is
+        about the budget. The kernel evicts cache to get under it; if it cannot (the
+        processes' own memory is larger), the old limit stays. True when applied."""
+        stat = dict(line.split() for line in
+                    (self.dirs["memory"] / "memory.stat").read_text().splitlines())
+        limit = int(stat.get("rss", 0)) + int(stat.get("shmem", 0)) + slack_bytes + budget_bytes
+        if limit >= self.limit_bytes:
+            return False
+        try:
+            (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(limit))
+        except OSError:
+            return False
+        self.limit_bytes = limit
+        return True
+
     def procs_files(self) -> list[str]:
         """Files a process writes its own PID to, to join (the embedded engines' workers)."""
         return [str(path / "cgroup.procs") for path in self.dirs.values()]

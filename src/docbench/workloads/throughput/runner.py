@@ -53,6 +53,7 @@ SCENARIOS = ("cpu", "io")
 IO_ENGINE_CACHE_BYTES = 16 << 20
 IO_PAGE_CACHE_BYTES = 32 << 20
 EMBEDDED_HEADROOM_BYTES = 48 << 20
+EMBEDDED_CLIENT_HEADROOM_BYTES = 4 << 20
 CEILING_WARNING_FACTOR = 2.0
 
 
@@ -210,14 +211,23 @@ def run_once(target: Any, module_name: str, run: Run, ceilings: Ceilings,
         files = cap.procs_files() if cap and embedded_workers else []
         # Embedded engines' worker processes still allocate while running (engine buffers,
         # Python objects): headroom beside the page-cache budget, or the cap kills them.
-        budget = IO_PAGE_CACHE_BYTES + (run.processes * EMBEDDED_HEADROOM_BYTES if files else 0)
+        budget = IO_PAGE_CACHE_BYTES + (run.processes * EMBEDDED_HEADROOM_BYTES
+                                        + run.clients * EMBEDDED_CLIENT_HEADROOM_BYTES if files else 0)
         started = time.perf_counter()
+        tightened: list[bool] = []
+
+        def after_warmup(seconds: float) -> None:
+            if cap is not None and not tightened and seconds >= run.request.warmup_s * 0.8:
+                tightened.append(cap.tighten(IO_PAGE_CACHE_BYTES))
+
         summary = drive(_drive_request(run, module_name, target.session_spec(), files),
                         on_progress=lambda line: _say(run.request, "  " + line),
-                        on_ready=(lambda: cap.cap_page_cache(budget)) if cap else None)
+                        on_ready=(lambda: cap.cap_page_cache(budget)) if cap else None,
+                        during=after_warmup if cap else None)
         entry["wall_seconds"] = time.perf_counter() - started
         if cap is not None:
-            entry["memory_cap"] = cap.stats()
+            entry["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and
+                                                                               tightened[0])}
     entry["check"] = check_counts(summary, count_before, target.count())
     _write_series(out_stem, run, summary)
     entry["summary"] = {k: v for k, v in summary.items()
