@@ -98,6 +98,9 @@ class HttpClient:
     """One keep-alive connection to a node. Not thread-safe except :meth:`abort`."""
 
     def __init__(self, base_url: str, timeout: float | None = REQUEST_TIMEOUT) -> None:
+        # A long _update_by_query on OpenSearch answers with more than 100 header lines (one
+        # `Warning` per batch of the painless script); http.client refuses over 100 by default.
+        http.client._MAXHEADERS = max(http.client._MAXHEADERS, 100_000)  # type: ignore[attr-defined]
         parts = urlsplit(base_url if "://" in base_url else f"http://{base_url}")
         self.scheme = parts.scheme or "http"
         self.host = parts.hostname or "127.0.0.1"
