@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,7 @@ from docbench.workloads.storage.report import (
     load_storage_results,
     print_storage_report,
 )
-from docbench.workloads.storage.runner import StorageRequest, matrix_module, run_storage
+from docbench.workloads.storage.runner import StorageRequest, matrix_module, run_cell, run_storage
 
 ROWS = 200
 SIZES = [1000, 9000]
@@ -28,20 +31,22 @@ def _available(name: str) -> bool:
 
 
 def _run(tmp_path: Path, systems: list[str], variants: list[str],
-         entropies: list[str]) -> Path:
+         entropies: list[str], rows: int = ROWS, sizes: list[int] | None = None) -> Path:
     results = tmp_path / "results"
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     os.chmod(tmp_path, 0o755)
     os.chmod(work, 0o755)
-    request = StorageRequest(system_names=systems, results_dir=results, rows=ROWS, sizes=SIZES,
-                             entropies=entropies, variants=variants, work_dir=work)
+    request = StorageRequest(system_names=systems, results_dir=results, rows=rows,
+                             sizes=sizes or SIZES, entropies=entropies, variants=variants,
+                             work_dir=work)
     assert run_storage(request) == 0
     return results
 
 
-def _cells(results: Path, system: str, variant: str) -> dict[tuple[int, str], dict]:
-    path = result_path(results, system, variant, f"r{ROWS}", workload="storage")
+def _cells(results: Path, system: str, variant: str,
+           rows: int = ROWS) -> dict[tuple[int, str], dict]:
+    path = result_path(results, system, variant, f"r{rows}", workload="storage")
     document = json.loads(path.read_text())
     assert document["workload"] == "storage"
     assert document["complete"] is True
@@ -124,6 +129,140 @@ def test_clickhouse_duckdb_sqlite_cells(tmp_path: Path) -> None:
     console = Console(record=True, width=200)
     assert print_storage_report([results], console=console)
     assert "bytes on disk per byte of input" in console.export_text()
+
+
+# The document stores and search engines: a few hundred rows at two sizes.
+SERVER_ROWS = 300
+SERVER_SIZES = [1000, 7000]
+
+
+def _check_loaded(cells: dict[tuple[int, str], dict], rows: int = SERVER_ROWS,
+                  own_directory: bool = True) -> None:
+    """Every cell loaded all rows, and its total counts the data and the index (and is
+    close to the data directory's size where docbench owns it)."""
+    for cell in cells.values():
+        assert cell["failure"] is None, cell
+        assert cell["rows_loaded"] == rows
+        assert cell["insert_seconds"] is not None and cell["finish_seconds"] is not None
+        assert cell["data_size"] > 0 and cell["index_size"] > 0
+        assert cell["total_size"] >= cell["data_size"] + cell["index_size"]
+        if own_directory:
+            assert cell["on_disk"] >= cell["total_size"] * 0.9
+
+
+def test_matrix_variants_declared() -> None:
+    """MongoDB: one variant per block compressor; the search engines mirror their analytics
+    variants' names; FerretDB has a single one (no compression knob)."""
+    names = {name: [v.name for v in matrix_module(name).MATRIX_VARIANTS]
+             for name in ("mongodb", "ferretdb", "elasticsearch", "opensearch")}
+    assert names["mongodb"] == ["snappy", "zstd", "zlib", "none"]
+    assert names["ferretdb"] == ["default"]
+    for engine in ("elasticsearch", "opensearch"):
+        assert names[engine] == [v.name for v in system_class(engine).variants]
+    no_source = matrix_module("elasticsearch").MATRIX_VARIANTS[2]
+    assert "cannot be retrieved" in no_source.description
+
+
+@pytest.mark.skipif(not _available("ferretdb"), reason="FerretDB is not installed")
+def test_ferretdb_cells(tmp_path: Path) -> None:
+    results = _run(tmp_path, ["ferretdb"], ["default"], ["random", "repetitive"],
+                   rows=SERVER_ROWS, sizes=SERVER_SIZES)
+    cells = _cells(results, "ferretdb", "default", rows=SERVER_ROWS)
+    assert len(cells) == 4
+    _check_loaded(cells)
+    for cell in cells.values():
+        # The server was restarted in finish(): the WAL is in the database file, so the
+        # directory holds the database and little else.
+        assert cell["detail"]["checkpoint"].startswith("server restarted")
+        assert cell["on_disk"] <= cell["total_size"] * 1.05 + 128 * 1024
+    # No compression: one repeated character takes the room random characters take (these
+    # even grow: FerretDB escapes '<', '>' and '&' as \u003c...).
+    for size in SERVER_SIZES:
+        random_cell, repetitive_cell = cells[(size, "random")], cells[(size, "repetitive")]
+        assert repetitive_cell["bytes_per_input_byte"] > 0.9
+        assert random_cell["total_size"] >= repetitive_cell["total_size"]
+
+
+@pytest.mark.skipif(not _available("ferretdb"), reason="FerretDB is not installed")
+def test_mongodb_target_by_url_on_ferretdb(tmp_path: Path) -> None:
+    """The mongodb module (no mongod here) against a FerretDB server given by URL: the
+    create option is sent (FerretDB ignores it), fsync is refused and recorded."""
+    from docbench.systems.ferretdb.adapter import FerretDBServer
+    from docbench.systems.mongodb import storage_matrix as mongodb
+
+    server = FerretDBServer(tmp_path / "server")
+    server.start()
+    target = mongodb.StorageMatrixTarget(tmp_path / "work", mongodb.MATRIX_VARIANTS[1],
+                                         url=server.uri)
+    request = StorageRequest(rows=SERVER_ROWS, sizes=[1000], entropies=["random"],
+                             work_dir=tmp_path / "documents")
+    try:
+        target.start()
+        assert target.version().startswith("FerretDB")
+        cell = run_cell(target, 1000, "random", request)
+        target.stop()
+    finally:
+        server.stop()
+    _check_loaded({(1000, "random"): cell}, own_directory=False)
+    assert cell["on_disk"] is None  # a server by URL: its directory is not docbench's
+    assert cell["detail"]["block_compressor_requested"] == "zstd"
+    assert cell["detail"]["checkpoint"].startswith("fsync refused")
+
+
+@pytest.fixture(scope="module")
+def search_tmp() -> Iterator[Path]:
+    """Not tmp_path: its directories are 0700, which the unprivileged user the search
+    engines run as cannot enter (see tests/test_system_elasticsearch.py)."""
+    monkey = pytest.MonkeyPatch()
+    monkey.setenv("DOCBENCH_SEARCH_HEAP", "1g")
+    top = Path(tempfile.mkdtemp(prefix="docbench-test-storage-"))
+    os.chmod(top, 0o755)
+    try:
+        yield top
+    finally:
+        monkey.undo()
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.parametrize("engine", ["elasticsearch", "opensearch"])
+def test_search_engine_cells(engine: str, search_tmp: Path) -> None:
+    """best_compression on a few hundred rows (one node start), then no_source on one cell
+    (a second start, and a wait of up to 30 s for the retention lease)."""
+    if not _available(engine):
+        pytest.skip(f"{engine} is not installed")
+    from docbench.systems import server
+
+    base = search_tmp / engine
+    base.mkdir()
+    results = _run(base, [engine], ["best_compression"], ["random", "repetitive"],
+                   rows=SERVER_ROWS, sizes=SERVER_SIZES)
+    cells = _cells(results, engine, "best_compression", rows=SERVER_ROWS)
+    assert len(cells) == 4
+    _check_loaded(cells)
+    for size in SERVER_SIZES:
+        random_cell, repetitive_cell = cells[(size, "random")], cells[(size, "repetitive")]
+        # Random printable characters do not shrink (and their words fill the inverted
+        # index); one repeated character does, in _source and in the index.
+        assert random_cell["bytes_per_input_byte"] > 0.9
+        assert repetitive_cell["bytes_per_input_byte"] < 0.25
+        assert repetitive_cell["total_size"] * 10 < random_cell["total_size"]
+        assert random_cell["detail"]["segments"] == 1
+        assert random_cell["detail"]["docs"] == SERVER_ROWS
+
+    no_source_dir = search_tmp / f"{engine}-no-source"
+    no_source_dir.mkdir()
+    results = _run(no_source_dir, [engine], ["no_source"], ["random"], rows=SERVER_ROWS,
+                   sizes=[7000])
+    cell = _cells(results, engine, "no_source", rows=SERVER_ROWS)[(7000, "random")]
+    _check_loaded({(7000, "random"): cell})
+    assert cell["detail"]["recovery_source"]["pruned"] is True
+    assert cell["detail"]["deleted_docs"] == 0 and cell["detail"]["segments"] == 1
+    # Stored fields are no longer the documents: only ids and sequence numbers.
+    assert cell["data_size"] < SERVER_ROWS * 7000 * 0.05
+    assert cell["total_size"] < cells[(7000, "random")]["total_size"] * 0.8
+    if engine == "elasticsearch":
+        assert not cell["detail"]["largest_fields"].get("_recovery_source")
+    assert not server.running_pids()
 
 
 def test_report_without_storage_results(tmp_path: Path) -> None:
