@@ -141,6 +141,13 @@ class UpdatesTarget:
         return self._conn
 
     # throughput workload hooks ---------------------------------------------------------
+    def release(self) -> None:
+        """Close this process's own connection (the next call opens a fresh one)."""
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
+
     def server_pid(self) -> int | None:
         cluster = self.system.cluster
         return cluster.pid if cluster is not None else None

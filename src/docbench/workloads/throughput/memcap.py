@@ -102,6 +102,12 @@ class MemoryCap:
         (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.limit_bytes))
         self.sectors_at_start = block_sectors_read()
 
+    def reset(self, budget_bytes: int) -> None:
+        """Lift the limit, then cap again from the current usage (before a second tool runs
+        under the same cap)."""
+        (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(1 << 50))
+        self.cap_page_cache(budget_bytes)
+
     def tighten(self, budget_bytes: int, slack_bytes: int = 16 << 20) -> bool:
         """After the warm-up, when the processes' own (anonymous) memory has grown to its
         working size: limit = that + slack + ``budget_bytes``, so the page cache really is
@@ -138,8 +144,18 @@ class MemoryCap:
                 "cache_bytes": int(stat.get("cache", 0)), "rss_bytes": int(stat.get("rss", 0)),
                 "failcnt": int((memory / "memory.failcnt").read_text()),
                 "pages_in_bytes": int(stat.get("pgpgin", 0)) * 4096,
+                "oom_kills": self.oom_kills(),
                 "cgroup_disk_read_bytes": self.disk_read_bytes(),
                 "machine_disk_read_bytes": (block_sectors_read() - self.sectors_at_start) * 512}
+
+    def oom_kills(self) -> int | None:
+        """Processes the kernel killed for going over the cap (None: not reported here)."""
+        with contextlib.suppress(OSError, ValueError):
+            for line in (self.dirs["memory"] / "memory.oom_control").read_text().splitlines():
+                name, _, value = line.partition(" ")
+                if name == "oom_kill":
+                    return int(value)
+        return None
 
     def disk_read_bytes(self) -> int:
         text = (self.dirs["blkio"] / "blkio.throttle.io_service_bytes").read_text()

@@ -53,7 +53,10 @@ SCENARIOS = ("cpu", "io")
 IO_ENGINE_CACHE_BYTES = 16 << 20
 IO_PAGE_CACHE_BYTES = 32 << 20
 EMBEDDED_HEADROOM_BYTES = 48 << 20
-EMBEDDED_CLIENT_HEADROOM_BYTES = 4 << 20
+# Per client: a server backend's or an embedded client's own memory (PostgreSQL backends were
+# OOM-killed under the cap with 4 MB each when pgbench connected 8 new ones).
+CLIENT_HEADROOM_BYTES = 8 << 20
+SERVER_HEADROOM_BYTES = 32 << 20
 CEILING_WARNING_FACTOR = 2.0
 
 
@@ -203,16 +206,13 @@ def run_once(target: Any, module_name: str, run: Run, ceilings: Ceilings,
                              "clients": run.clients, "processes": run.processes,
                              "distribution": run.request.distribution, "rate": run.request.rate,
                              "duration_s": run.request.duration_s, "warmup_s": run.request.warmup_s}
-    count_before = target.count()
+    count_before = _count(target)
     _hook(target, "release")
     # No server process: the clients' worker processes are the engine (embedded).
     embedded_workers = _hook(target, "server_pid") is None
     with _io_cap(target, run, embedded_workers) as cap:
         files = cap.procs_files() if cap and embedded_workers else []
-        # Embedded engines' worker processes still allocate while running (engine buffers,
-        # Python objects): headroom beside the page-cache budget, or the cap kills them.
-        budget = IO_PAGE_CACHE_BYTES + (run.processes * EMBEDDED_HEADROOM_BYTES
-                                        + run.clients * EMBEDDED_CLIENT_HEADROOM_BYTES if files else 0)
+        budget = _budget(run, embedded=bool(files))
         started = time.perf_counter()
         tightened: list[bool] = []
 
@@ -228,7 +228,12 @@ def run_once(target: Any, module_name: str, run: Run, ceilings: Ceilings,
         if cap is not None:
             entry["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and
                                                                                tightened[0])}
-    entry["check"] = check_counts(summary, count_before, target.count())
+        entry["check"] = check_counts(summary, count_before, _count(target))
+        if native is not None and run.request.native:
+            # Under the same cap (reset, page cache dropped again), so that both are IO-bound.
+            if cap is not None:
+                cap.reset(budget)
+            entry["native_reference"] = _native_reference(native, target, run, summary)
     _write_series(out_stem, run, summary)
     entry["summary"] = {k: v for k, v in summary.items()
                         if k not in ("intervals", "interval_histograms")}
@@ -237,15 +242,40 @@ def run_once(target: Any, module_name: str, run: Run, ceilings: Ceilings,
         entry["ceiling_warning"] = (f"within {CEILING_WARNING_FACTOR:g}x of the driver's own "
                                     f"ceiling ({entry['ceiling']['tps']:,.0f} ops/s): the "
                                     "driver may be the bottleneck")
-    if native is not None and run.request.native:
-        try:
-            reference = native.native_reference(target, run)
-            if reference.get("tps"):
-                reference["ratio"] = summary["tps"] / reference["tps"]
-            entry["native_reference"] = reference
-        except Exception as error:  # noqa: BLE001 - a reference failure is recorded
-            entry["native_reference"] = {"error": f"{type(error).__name__}: {error}"}
     return entry
+
+
+def _count(target: Any) -> int:
+    """The target's count; once more on a fresh connection if the server dropped the old one
+    (a server restarted after a crash: the crash itself shows in the run's failures)."""
+    try:
+        return target.count()
+    except Exception:  # noqa: BLE001 - retried once, then it propagates
+        _hook(target, "release")
+        time.sleep(1.0)
+        return target.count()
+
+
+def _budget(run: Run, embedded: bool) -> int:
+    """Memory allowed beside what the engine's processes use when the clients have connected:
+    the page-cache budget plus headroom for what they still allocate while running (server
+    backends: per client; embedded engines' worker processes: per process and client), or
+    the cap would kill them. Unused headroom is page cache too: the cap is tightened after
+    the warm-up (MemoryCap.tighten)."""
+    headroom = SERVER_HEADROOM_BYTES + run.clients * CLIENT_HEADROOM_BYTES
+    if embedded:
+        headroom += run.processes * EMBEDDED_HEADROOM_BYTES
+    return IO_PAGE_CACHE_BYTES + headroom
+
+
+def _native_reference(native: Any, target: Any, run: Run, summary: dict[str, Any]) -> dict[str, Any]:
+    try:
+        reference = native.native_reference(target, run)
+    except Exception as error:  # noqa: BLE001 - a reference failure is recorded
+        return {"error": f"{type(error).__name__}: {error}"}
+    if reference.get("tps"):
+        reference["ratio"] = summary["tps"] / reference["tps"]
+    return reference
 
 
 def _write_series(out_stem: Path, run: Run, summary: dict[str, Any]) -> None:
