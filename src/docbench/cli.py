@@ -174,7 +174,8 @@ def run(workload: str, system_names: str | None, scale: str | None, data_dir: Pa
         raise SystemExit(run_storage(StorageRequest(
             system_names=_split(system_names), results_dir=results_dir or paths.results_dir(),
             rows=parse_count(rows), sizes=[parse_count(v) for v in _split(sizes) or []],
-            entropies=_split(entropy) or [], variants=_split(variants), resume=resume)))
+            entropies=_split(entropy) or [], variants=_split(variants), resume=resume,
+            urls=_urls(system_urls))))
     from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
     if scale and data_dir:

@@ -49,13 +49,16 @@ or, in OpenSearch, by the Lucene files' extensions; ``on_disk`` = the node's dat
 from __future__ import annotations
 
 import contextlib
-import time
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
 from docbench.systems.base import Loader, StorageSize, Variant
-from docbench.systems.searchengine import HttpClient, SearchEngineSystem, server_version
+from docbench.systems.searchengine import (
+    SearchEngineSystem,
+    server_version,
+    wait_for_retention_leases,
+)
 from docbench.workloads.storage.documents import document_json
 
 TABLE = "storage_matrix"
@@ -189,26 +192,3 @@ class SearchEngineStorageTarget:
         client.request("PUT", f"{_PATH}/_doc/{quote(hits[0]['_id'], safe='')}?refresh=true",
                        document_json(key, payload).encode(), what="re-index a document")
         return True
-
-
-def retention(client: HttpClient, index: str) -> tuple[int, int | None]:
-    """(max seq_no of the index's shard copies, lowest seq_no their retention leases retain)."""
-    answer = client.request("GET", f"/{quote(index)}/_stats/docs?level=shards")
-    copies = [shard for group in answer["indices"][index]["shards"].values() for shard in group]
-    leases = [int(lease["retaining_seq_no"]) for shard in copies
-              for lease in (shard.get("retention_leases") or {}).get("leases") or []]
-    return max(int(c["seq_no"]["max_seq_no"]) for c in copies), min(leases) if leases else None
-
-
-def wait_for_retention_leases(client: HttpClient, index: str, timeout: float) -> float | None:
-    """Seconds until no retention lease retains an operation of the index any more (None:
-    still retained after ``timeout`` seconds)."""
-    started = time.monotonic()
-    while True:
-        max_seq_no, retained = retention(client, index)
-        waited = time.monotonic() - started
-        if retained is None or retained > max_seq_no:
-            return waited
-        if waited > timeout:
-            return None
-        time.sleep(0.5)

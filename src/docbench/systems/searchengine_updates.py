@@ -65,6 +65,7 @@ from docbench.systems.searchengine import (
     SearchEngineError,
     SearchEngineSystem,
     server_version,
+    wait_for_retention_leases,
 )
 from docbench.workloads.updates.documents import FIELDS
 
@@ -343,26 +344,11 @@ class SearchUpdatesTarget:
         return (f"_flush, {waited} for the soft-deletes retention lease to pass the update, "
                 f"_forcemerge?only_expunge_deletes=true ({time.perf_counter() - started:.2f} s)")
 
-    def _retention(self) -> tuple[int, int | None]:
-        """(max seq_no of the shard, lowest seq_no its retention leases still retain)."""
-        answer = self.client().request(
-            "GET", f"{self.prefix}/_stats?level=shards&filter_path=indices.*.shards.*.seq_no.max_seq_no,"
-                   "indices.*.shards.*.retention_leases.leases.retaining_seq_no")
-        copies = [c for group in answer["indices"][INDEX]["shards"].values() for c in group]
-        leases = [lease["retaining_seq_no"] for c in copies
-                  for lease in (c.get("retention_leases") or {}).get("leases") or []]
-        return max(c["seq_no"]["max_seq_no"] for c in copies), min(leases) if leases else None
-
     def _wait_for_retention_leases(self) -> str:
-        started = time.perf_counter()
-        while True:
-            max_seq_no, retained = self._retention()
-            waited = time.perf_counter() - started
-            if retained is None or retained > max_seq_no:
-                return f"{waited:.1f} s waiting"
-            if waited > RETENTION_WAIT:
-                return f"gave up after {waited:.0f} s waiting (lease at {retained}, max_seq_no {max_seq_no})"
-            time.sleep(0.5)
+        waited = wait_for_retention_leases(self.client(), INDEX, RETENTION_WAIT)
+        if waited is None:
+            return f"gave up after {RETENTION_WAIT:.0f} s waiting"
+        return f"{waited:.1f} s waiting"
 
     # figures ----------------------------------------------------------------------------
     def sizes(self) -> StorageSize:

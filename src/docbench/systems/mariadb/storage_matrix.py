@@ -39,10 +39,10 @@ MATRIX_VARIANTS: list[Variant] = [
 
 
 class StorageMatrixTarget:
-    def __init__(self, workdir: Path, variant: Variant) -> None:
+    def __init__(self, workdir: Path, variant: Variant, url: str | None = None) -> None:
         self.workdir = workdir
         self.variant = variant
-        self.system = MariaDB(workdir, variant)
+        self.system = MariaDB(workdir, variant, url)  # url: the user's server (own table only)
         # The adapter's storage() introspects self.table: point it at ours.
         self.system.table = TABLE
         self.loader: MariaDBLoader | None = None

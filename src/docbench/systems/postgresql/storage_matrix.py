@@ -79,13 +79,13 @@ def _relation_files_size(data_dir: Path, relpath: str | None) -> int:
 
 
 class StorageMatrixTarget:
-    def __init__(self, workdir: Path, variant: Variant) -> None:
+    def __init__(self, workdir: Path, variant: Variant, url: str | None = None) -> None:
         self.workdir = workdir
         self.variant = variant
         self.column_type = str(variant.settings["column_type"])
         self.storage = str(variant.settings["storage"])
         self.compression = str(variant.settings["compression"])
-        self.system = PostgreSQL(workdir, variant)
+        self.system = PostgreSQL(workdir, variant, url)  # url: the user's server (own table only)
         self._conn = None
 
     # ----- lifecycle -----------------------------------------------------------------------

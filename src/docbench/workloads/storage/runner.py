@@ -51,6 +51,8 @@ class StorageRequest:
     seed: int = documents.DEFAULT_SEED
     work_dir: Path | None = None
     keep_workdir: bool = False
+    # --<system>-url: the user's server (the target then touches only its own table/index).
+    urls: dict[str, str] = field(default_factory=dict)
 
 
 def matrix_module(name: str) -> ModuleType | None:
@@ -97,7 +99,7 @@ def run_storage(request: StorageRequest) -> int:
             _say(f"{name}: not supported by the storage workload yet")
             continue
         cls = system_class(name)
-        availability = cls.availability()
+        availability = cls.availability(request.urls.get(name))
         if not availability.ok:
             _say(f"{name}: cannot run here: {availability.reason}"
                  + (f" (install: {availability.install_hint})" if availability.install_hint else ""))
@@ -159,7 +161,9 @@ def run_variant(name: str, display_name: str, module: ModuleType, variant: Varia
     workdir = (request.work_dir or paths.work_dir()) / f"storage-{name}-{variant.name}"
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True, exist_ok=True)
-    target = module.StorageMatrixTarget(workdir, variant)
+    url = request.urls.get(name)
+    target = module.StorageMatrixTarget(workdir, variant, url=url) if url else \
+        module.StorageMatrixTarget(workdir, variant)
     _say(f"{name}/{variant.name}: {variant.description}")
     try:
         target.start()
