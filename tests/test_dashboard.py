@@ -30,7 +30,8 @@ from click.testing import CliRunner
 from docbench import results
 from docbench.cli import main
 from docbench.report import html
-from docbench.report.terminal import TRUSTED, cold_time, hot_time, score
+from docbench.workloads.analytics import dashboard
+from docbench.workloads.analytics.report import TRUSTED, cold_time, hot_time, score
 
 CHROMIUM = os.environ.get("DOCBENCH_CHROMIUM", "/usr/bin/chromium")
 FIXTURES = Path(__file__).parent / "fixtures" / "jsonbench"
@@ -126,8 +127,8 @@ def write_sample_results(directory: Path, with_imports: bool = True,
     documents[2]["result"][2] = [0.0005, 0.0002, 0.0001]
     documents[6]["result"][2] = [0.0005, 0.0002, 0.0001]
     for d in documents:
-        results.write_atomically(results.result_path(directory, d["system_name"], d["variant"],
-                                                     d["dataset"]["label"]), d)
+        # Written in format 1 (docbench before the redesign): the reports must still read it.
+        results.write_atomically(directory / f"{d['system_name']}.{d['variant']}.{d['dataset']['label']}.json", d)
     if with_imports:
         outcome = CliRunner().invoke(main, ["import-jsonbench", str(FIXTURES), "--out",
                                             str(directory / "imported")])
@@ -137,7 +138,7 @@ def write_sample_results(directory: Path, with_imports: bool = True,
             "workload": "updates", "system": "DuckDB", "system_name": "duckdb",
             "variant": "default", "dataset": {"label": "1m"}, "updates_per_second": 1234.5,
             "p99_ms": 8.25, "rows_changed": 1000, "nested": {"ignored": True}})
-    return [d for d in results.load_results([directory]) if html.is_analytics(d)]
+    return [d for d in results.load_results([directory]) if dashboard.is_analytics(d)]
 
 
 # ----- the payload, without a browser ------------------------------------------------------
@@ -145,11 +146,11 @@ def write_sample_results(directory: Path, with_imports: bool = True,
 
 def test_payload_has_the_terminal_figures(tmp_path: Path) -> None:
     documents = write_sample_results(tmp_path / "results")
-    payload = html.build_payload(documents, html.extra_documents([tmp_path / "results"]))
+    payload = html.build_payload(results.load_results([tmp_path / "results"]))
     runs = {(r["key"], r["dataset"]): r for r in payload["runs"]}
     assert len(runs) == len(documents) == 11
     for d in documents:
-        run = runs[(html.run_key(d), html.dataset_label(d))]
+        run = runs[(dashboard.run_key(d), dashboard.dataset_label(d))]
         assert run["hot"] == [hot_time(d, q) for q in QUERIES]
         assert run["cold"] == [cold_time(d, q) for q in QUERIES]
         assert run["total_size"] == d["total_size"]
@@ -378,7 +379,7 @@ def best_times(docs: list[dict[str, Any]], pick: Any, queries: list[int]) -> lis
     """The best correct time per query among ``docs`` (None for queries not selected)."""
     best: list[float | None] = []
     for q in QUERIES:
-        times = [pick(d, q) for d in docs if html.status(d, q) in TRUSTED and pick(d, q) is not None]
+        times = [pick(d, q) for d in docs if dashboard.status(d, q) in TRUSTED and pick(d, q) is not None]
         best.append(min(times) if times and q in queries else None)
     return best
 
@@ -393,13 +394,13 @@ def check_timings(browser: Chromium, docs: list[dict[str, Any]], kind: str,
     """Every cell and score shown equals the result files' figure / the terminal's score."""
     pick = hot_time if kind == "hot" else cold_time
     shown, scores = cells(browser), summary(browser)
-    assert set(scores) == {html.run_key(d) for d in docs}
+    assert set(scores) == {dashboard.run_key(d) for d in docs}
     best_all = best_times(docs, pick, list(QUERIES))
     for d in docs:
-        key = html.run_key(d)
+        key = dashboard.run_key(d)
         for q in QUERIES:
             cell, value = shown[(key, q + 1)], pick(d, q)
-            assert cell["status"] == html.status(d, q)
+            assert cell["status"] == dashboard.status(d, q)
             if value is None:
                 assert cell["value"] == "" and "✗" in cell["text"]
                 continue
@@ -426,7 +427,7 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     assert outcome.exit_code == 0, outcome.output
     url = page.resolve().as_uri()
     browser.open(url)
-    by_label = {label: [d for d in documents if html.dataset_label(d) == label]
+    by_label = {label: [d for d in documents if dashboard.dataset_label(d) == label]
                 for label in ("1m", "10m")}
 
     # Every scale and timing metric: the cells are the result files' times.
@@ -445,11 +446,11 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
 
     # Switch systems off and on: the scores follow (best among the systems shown).
     browser.click('#sel-systems [data-system="duckdb"]')
-    remaining = [d for d in by_label["10m"] if d["system_name"] != "duckdb"]
-    assert set(summary(browser)) == {html.run_key(d) for d in remaining}
+    remaining = [d for d in by_label["10m"] if d["system"] != "duckdb"]
+    assert set(summary(browser)) == {dashboard.run_key(d) for d in remaining}
     check_timings(browser, remaining, "cold", list(QUERIES))
     browser.click('#sel-variants [data-key="sqlite/text"]')
-    remaining = [d for d in remaining if html.run_key(d) != "sqlite/text"]
+    remaining = [d for d in remaining if dashboard.run_key(d) != "sqlite/text"]
     check_timings(browser, remaining, "cold", list(QUERIES))
 
     # Queries: only Q2 and Q4 in the score.
@@ -482,25 +483,25 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     # Storage, data quality, load time, memory.
     browser.click('#sel-metrics [data-metric="storage"]')
     sizes = field_values(browser, "total_size")
-    assert {k: int(v) for k, v in sizes.items()} == {html.run_key(d): d["total_size"]
+    assert {k: int(v) for k, v in sizes.items()} == {dashboard.run_key(d): d["total_size"]
                                                      for d in by_label["1m"]}
     baselines = browser.js("[...document.querySelectorAll('#summary tr[data-baseline]')].map(tr =>"
                            " [tr.dataset.baseline, +tr.querySelector('.summary-number').dataset.value])")
     assert dict(baselines) == BASELINES["1m"]
     browser.click('#sel-metrics [data-metric="quality"]')
     loaded = field_values(browser, "num_loaded_documents")
-    assert {k: int(v) for k, v in loaded.items()} == {html.run_key(d): d["num_loaded_documents"]
+    assert {k: int(v) for k, v in loaded.items()} == {dashboard.run_key(d): d["num_loaded_documents"]
                                                       for d in by_label["1m"]}
     browser.click('#sel-metrics [data-metric="load"]')
     loads = field_values(browser, "load_time")
     assert {k: (float(v) if v else None) for k, v in loads.items()} == {
-        html.run_key(d): d["load_time"] for d in by_label["1m"]}
+        dashboard.run_key(d): d["load_time"] for d in by_label["1m"]}
     browser.click('#sel-metrics [data-metric="memory"]')
     shown = cells(browser)
     for d in by_label["1m"]:
         for q in QUERIES:
-            expected = html.memory_hot(d, q)
-            value = shown[(html.run_key(d), q + 1)]["value"]
+            expected = dashboard.memory_hot(d, q)
+            value = shown[(dashboard.run_key(d), q + 1)]["value"]
             assert (float(value) if value else None) == expected
 
     # The environment of a result, one click away.
@@ -520,7 +521,7 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     assert browser.js("document.querySelectorAll('#scaling-charts figure').length") == 6
     points = browser.js("""[...document.querySelectorAll('figure[data-chart="storage"] circle')]
         .map(c => [c.dataset.key, +c.dataset.x, +c.dataset.y])""")
-    assert sorted(points) == sorted([html.run_key(d), d["dataset_size"], d["total_size"]]
+    assert sorted(points) == sorted([dashboard.run_key(d), d["dataset_size"], d["total_size"]]
                                     for d in documents)
     hot_points = browser.js("""[...document.querySelectorAll('figure[data-chart="hot"] circle')]
         .map(c => c.dataset.key)""")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from docbench import paths, results
-from docbench.systems import REGISTERED, system_class
+from docbench.systems import REGISTERED, adapter_variants, engine_class
 from docbench.workloads.analytics import runner
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
@@ -25,12 +25,12 @@ KNOWN_DEFECTS = {"ferretdb"}
 
 
 def available_systems() -> list[str]:
-    return [name for name in REGISTERED if system_class(name).availability().ok]
+    return [name for name in REGISTERED if engine_class(name).availability().ok]
 
 
 def main_variants(systems: list[str]) -> list[str]:
     """Each system's default and best variants (the ones JSONBench reports)."""
-    return sorted({v.name for s in systems for v in system_class(s).variants
+    return sorted({v.name for s in systems for v in adapter_variants(s, "analytics")
                    if v.role in ("default", "best")})
 
 
@@ -73,11 +73,12 @@ def processes_under(path: Path) -> list[int]:
     return found
 
 
-def run(data_dir: Path, results_dir: Path, systems: list[str], **kwargs: object) -> list[dict]:
+def run(data_dir: Path, results_dir: Path, systems: list[str], expect_exit: int = 0,
+        **kwargs: object) -> list[dict]:
     request = RunRequest(system_names=systems, data_dir=data_dir, results_dir=results_dir,
                          tries=kwargs.pop("tries", 2), timeout=kwargs.pop("timeout", 120.0),
                          quiet=True, **kwargs)  # type: ignore[arg-type]
-    assert run_analytics(request) == 0
+    assert run_analytics(request) == expect_exit
     documents = results.load_results([results_dir])
     for document in documents:
         results.validate({k: v for k, v in document.items() if k != "_path"})
@@ -92,12 +93,12 @@ def test_every_system_loads_every_real_event_with_correct_answers(
         assert set(REGISTERED) - {"mongodb"} <= set(systems)
     variants = main_variants(systems)
     documents = run(real_events, tmp_path / "results", systems, variants=variants)
-    assert len(documents) == sum(1 for s in systems for v in system_class(s).variants
+    assert len(documents) == sum(1 for s in systems for v in adapter_variants(s, "analytics")
                                  if v.name in variants)
     for document in documents:
-        name = f"{document['system_name']}/{document['variant']}"
+        name = f"{document['system']}/{document['variant']}"
         assert document["complete"], name
-        if document["system_name"] in KNOWN_DEFECTS:
+        if document["system"] in KNOWN_DEFECTS:
             continue
         assert document["num_loaded_documents"] == document["dataset_size"], name
         assert document["load_errors"]["count"] == 0, (name, document["load_errors"])
@@ -114,9 +115,9 @@ def test_generated_dataset_answers_equal_the_oracle(generated_20k: Path, tmp_pat
     documents = run(generated_20k, tmp_path / "results", systems, variants=main_variants(systems),
                     restart_for_cold=False)
     for document in documents:
-        name = f"{document['system_name']}/{document['variant']}"
+        name = f"{document['system']}/{document['variant']}"
         assert document["complete"], name
-        if document["system_name"] in KNOWN_DEFECTS:
+        if document["system"] in KNOWN_DEFECTS:
             continue
         statuses = {a["query"]: (a["status"], a["detail"]) for a in document["answers"]}
         assert all(s in TRUSTED for s, _ in statuses.values()), (name, statuses)
@@ -147,7 +148,7 @@ def test_bad_lines_lose_only_themselves(real_data_dir: Path, tmp_path: Path) -> 
     documents = run(data, tmp_path / "results", systems, variants=main_variants(systems), tries=1,
                     restart_for_cold=False)
     for document in documents:
-        name = f"{document['system_name']}/{document['variant']}"
+        name = f"{document['system']}/{document['variant']}"
         assert document["dataset_size"] == len(good) + len(bad_line_numbers), name
         assert document["num_loaded_documents"] == len(good), name
         refused = {e["line"] for e in document["load_errors"]["first"]}
@@ -155,7 +156,7 @@ def test_bad_lines_lose_only_themselves(real_data_dir: Path, tmp_path: Path) -> 
         assert all(a["status"] in TRUSTED for a in document["answers"]), name
 
 
-@pytest.mark.skipif(not system_class("postgresql").availability().ok,
+@pytest.mark.skipif(not engine_class("postgresql").availability().ok,
                     reason="PostgreSQL server binaries are installed by `make test`")
 def test_refused_documents_are_data_quality_not_wrong_answers(real_data_dir: Path,
                                                               tmp_path: Path) -> None:
@@ -181,7 +182,7 @@ def test_refused_documents_are_data_quality_not_wrong_answers(real_data_dir: Pat
 def test_query_timeout_is_recorded_and_the_run_goes_on(generated_20k: Path, tmp_path: Path) -> None:
     documents = run(generated_20k, tmp_path / "results", ["sqlite", "duckdb"], timeout=0.001,
                     variants=["jsonb", "default"])
-    assert {d["system_name"] for d in documents} == {"sqlite", "duckdb"}
+    assert {d["system"] for d in documents} == {"sqlite", "duckdb"}
     for document in documents:
         assert document["complete"]
         for q in range(5):
@@ -191,7 +192,7 @@ def test_query_timeout_is_recorded_and_the_run_goes_on(generated_20k: Path, tmp_
             assert document["answers"][q]["status"] == "error"
 
 
-@pytest.mark.skipif(not system_class("postgresql").availability().ok,
+@pytest.mark.skipif(not engine_class("postgresql").availability().ok,
                     reason="PostgreSQL server binaries are installed by `make test`")
 def test_killed_server_is_recorded_restarted_and_next_system_runs(
         real_events: Path, tmp_path: Path, own_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,15 +210,17 @@ def test_killed_server_is_recorded_restarted_and_next_system_runs(
         return real_worker(system_name, spec, number, *args)
 
     monkeypatch.setattr(runner, "run_query_in_worker", kill_server_before_q3)
-    documents = run(real_events, tmp_path / "results", ["postgresql", "sqlite"],
+    # A crash is not a measurement: the PostgreSQL run is incomplete, so the exit status is 1.
+    documents = run(real_events, tmp_path / "results", ["postgresql", "sqlite"], expect_exit=1,
                     variants=["pglz", "jsonb"])
-    by_system = {d["system_name"]: d for d in documents}
+    by_system = {d["system"]: d for d in documents}
     assert killed
     pg = by_system["postgresql"]
     assert pg["answers"][2]["status"] == "error"
     assert "crash" in " ".join(e or "" for e in pg["query_errors"][2])
     assert pg["answers"][3]["status"] in TRUSTED  # restarted for Q4
     assert all(a["status"] in TRUSTED for a in by_system["sqlite"]["answers"])
+    assert pg["complete"] is False and by_system["sqlite"]["complete"] is True
     assert processes_under(own_home) == []
 
 

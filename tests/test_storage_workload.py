@@ -13,7 +13,7 @@ import pytest
 
 from docbench.results import result_path
 from docbench.systems import system_class
-from docbench.workloads.storage import documents
+from docbench.contracts import storage_documents as documents
 from docbench.workloads.storage.report import (
     cross_system_table,
     experiment_tables,

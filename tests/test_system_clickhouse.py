@@ -1,7 +1,7 @@
 """ClickHouse (chDB) adapter against the real embedded engine (no mocks).
 
-chDB opens one database directory per process: the module's systems share the process's one
-chDB session (the adapter switches directories when asked), and the worker-process test checks
+chDB opens one database directory per process: the module's adapters share the process's one
+chDB session (the engine switches directories when asked), and the worker-process test checks
 that a directory released by the parent opens in another process and reopens in the parent.
 """
 
@@ -12,15 +12,16 @@ from pathlib import Path
 import pytest
 
 from docbench.answers import check_answer
+from docbench.contracts.common import BatchRejected
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
-from docbench.systems import system_class
-from docbench.systems.base import BatchRejected
-from docbench.systems.clickhouse.adapter import ClickHouseSystem
+from docbench.systems import adapter_class, engine_class, open_adapter
+from docbench.systems.clickhouse.analytics import ClickHouseAnalytics
+from docbench.systems.clickhouse.engine import ClickHouseEngine
 from docbench.workloads.analytics.load import load_files
 from docbench.workloads.analytics.worker import run_query_in_worker
 
-pytestmark = pytest.mark.skipif(not ClickHouseSystem.availability().ok,
+pytestmark = pytest.mark.skipif(not ClickHouseEngine.availability().ok,
                                 reason="the chdb package is not installed")
 
 BASE = b'{"did":"did:plc:hard","time_us":1732206349000167,"kind":"commit","commit":{"rev":"x",' \
@@ -80,21 +81,20 @@ def expected(real_files: list[Path]) -> dict:
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory, real_files: list[Path]):
     """The default variant with every real event loaded through the generic driver."""
-    system = ClickHouseSystem(tmp_path_factory.mktemp("ch-lz4"),
-                              ClickHouseSystem.variant_named("lz4"))
+    system = open_adapter("clickhouse", "analytics", tmp_path_factory.mktemp("ch-lz4"), "lz4")
     system.create()
-    report = load_files(system.loader(), real_files, ClickHouseSystem.load_batch_size)
+    report = load_files(system.loader(), real_files, ClickHouseAnalytics.load_batch_size)
     assert report.refused_count == 0, report.refused
     system.finish_load()
     yield system, report
     system.release()
 
 
-def _block_methods(system: ClickHouseSystem) -> set[int]:
+def _block_methods(system: ClickHouseAnalytics) -> set[int]:
     """The compression method byte of the first block of every column file (0x82 = LZ4,
     0x90 = ZSTD): what is really on disk."""
     methods = set()
-    for path in (system.path / "store").rglob("*.bin"):
+    for path in (system.engine.path / "store").rglob("*.bin"):
         with open(path, "rb") as fh:
             header = fh.read(17)
         if len(header) == 17:
@@ -107,26 +107,26 @@ def _non_empty_lines(files: list[Path]) -> int:
 
 
 def test_registered() -> None:
-    assert system_class("clickhouse") is ClickHouseSystem
-    assert {v.role for v in ClickHouseSystem.variants} == {"default", "best"}
-    assert ClickHouseSystem.variant_named("lz4").role == "default"
-    assert ClickHouseSystem.variant_named("zstd").role == "best"
-    availability = ClickHouseSystem.availability()
+    assert engine_class("clickhouse") is ClickHouseEngine
+    assert adapter_class("clickhouse", "analytics") is ClickHouseAnalytics
+    assert {v.role for v in ClickHouseAnalytics.variants} == {"default", "best"}
+    assert ClickHouseAnalytics.variant_named("lz4").role == "default"
+    assert ClickHouseAnalytics.variant_named("zstd").role == "best"
+    availability = ClickHouseEngine.availability()
     assert availability.ok and availability.version and "chDB" in availability.version
-    assert set(ClickHouseSystem(Path("unused"), ClickHouseSystem.variants[0]).versions()) == \
-        {"chdb", "clickhouse"}
+    assert set(ClickHouseEngine(Path("unused")).versions()) == {"chdb", "clickhouse"}
 
 
 def test_load_count_and_answers(loaded, real_files, expected) -> None:
     system, report = loaded
     assert system.count() == _non_empty_lines(real_files) == report.offered
     assert system.count() == expected["documents"]
-    session = ClickHouseSystem.open_session(system.session_spec())
+    session = ClickHouseAnalytics.open_session(system.session_spec())
     try:
         for number, text in enumerate(system.queries(), start=1):
             outcome = session.execute(number, text)
             check = check_answer(number, outcome.rows, expected,
-                                 time_precision_us=ClickHouseSystem.time_precision_us)
+                                 time_precision_us=ClickHouseAnalytics.time_precision_us)
             assert check.status == "ok", check.detail
             assert outcome.engine_seconds is not None and outcome.engine_seconds >= 0
             assert outcome.extra.get("storage_rows_read", 1) > 0
@@ -139,9 +139,9 @@ def test_load_count_and_answers(loaded, real_files, expected) -> None:
 
 def test_plan_warning_without_index() -> None:
     plan = "ReadFromMergeTree\n  Indexes:\n    PrimaryKey\n      Condition: true\n    Ranges: 1"
-    assert ClickHouseSystem.check_plan(None, 2, plan)  # type: ignore[arg-type]
-    assert ClickHouseSystem.check_plan(None, 2, "ReadFromMergeTree")  # type: ignore[arg-type]
-    assert ClickHouseSystem.check_plan(None, 1, plan) is None  # type: ignore[arg-type]
+    assert ClickHouseAnalytics.check_plan(None, 2, plan)  # type: ignore[arg-type]
+    assert ClickHouseAnalytics.check_plan(None, 2, "ReadFromMergeTree")  # type: ignore[arg-type]
+    assert ClickHouseAnalytics.check_plan(None, 1, plan) is None  # type: ignore[arg-type]
 
 
 def test_storage(loaded) -> None:
@@ -178,7 +178,7 @@ def test_worker_process_opens_released_database(loaded, expected) -> None:
 
 def test_session_timeout_setting(loaded) -> None:
     system, _ = loaded
-    session = ClickHouseSystem.open_session({**system.session_spec(), "timeout": 12.5})
+    session = ClickHouseAnalytics.open_session({**system.session_spec(), "timeout": 12.5})
     try:
         outcome = session.execute(0, "SELECT getSetting('max_execution_time'), "
                                      "getSetting('use_query_cache')")
@@ -189,7 +189,7 @@ def test_session_timeout_setting(loaded) -> None:
 
 
 def test_refused_and_accepted_lines(tmp_path: Path) -> None:
-    system = ClickHouseSystem(tmp_path, ClickHouseSystem.variant_named("lz4"))
+    system = open_adapter("clickhouse", "analytics", tmp_path, "lz4")
     system.create()
     loader = system.loader()
     try:
@@ -210,7 +210,7 @@ def test_refused_and_accepted_lines(tmp_path: Path) -> None:
 def test_invalid_utf8_message_is_clickhouses(tmp_path: Path) -> None:
     """ClickHouse quotes the refused document; chDB cannot decode that into a str and raises
     UnicodeDecodeError: the adapter still reports ClickHouse's own message."""
-    system = ClickHouseSystem(tmp_path, ClickHouseSystem.variant_named("lz4"))
+    system = open_adapter("clickhouse", "analytics", tmp_path, "lz4")
     system.create()
     loader = system.loader()
     try:
@@ -224,7 +224,7 @@ def test_invalid_utf8_message_is_clickhouses(tmp_path: Path) -> None:
 @pytest.mark.parametrize("position", [0, 2500, 4999])
 def test_batch_is_all_or_nothing(tmp_path: Path, good_lines: list[bytes], position: int) -> None:
     batch = (good_lines * 5)[:5000]
-    system = ClickHouseSystem(tmp_path, ClickHouseSystem.variant_named("lz4"))
+    system = open_adapter("clickhouse", "analytics", tmp_path, "lz4")
     system.create()
     loader = system.loader()
     try:
@@ -250,7 +250,7 @@ def test_driver_isolates_refused_lines(tmp_path: Path, good_lines: list[bytes]) 
         lines.insert(position, REFUSED[name])
     data = tmp_path / "data.jsonl"
     data.write_bytes(b"\n".join(lines) + b"\n")
-    system = ClickHouseSystem(tmp_path / "work", ClickHouseSystem.variant_named("zstd"))
+    system = open_adapter("clickhouse", "analytics", tmp_path / "work", "zstd")
     system.create()
     try:
         report = load_files(system.loader(), [data], 64)
@@ -262,7 +262,7 @@ def test_driver_isolates_refused_lines(tmp_path: Path, good_lines: list[bytes]) 
 
 
 def test_zstd_variant_and_native_load(tmp_path: Path, real_files: list[Path]) -> None:
-    system = ClickHouseSystem(tmp_path, ClickHouseSystem.variant_named("zstd"))
+    system = open_adapter("clickhouse", "analytics", tmp_path, "zstd")
     system.create()
     try:
         system.native_load(real_files)
@@ -284,7 +284,7 @@ def test_native_load_skips_bad_rows_like_jsonbench(tmp_path: Path, good_lines: l
     good = good_lines[:50]
     data = tmp_path / "data.jsonl"
     data.write_bytes(b"\n".join(good[:20] + [REFUSED["duplicate_key"]] + good[20:]) + b"\n")
-    system = ClickHouseSystem(tmp_path / "work", ClickHouseSystem.variant_named("lz4"))
+    system = open_adapter("clickhouse", "analytics", tmp_path / "work", "lz4")
     system.create()
     try:
         system.native_load([data])

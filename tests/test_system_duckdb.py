@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 
 from docbench.answers import check_answer
+from docbench.contracts.common import BatchRejected
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
-from docbench.systems import system_class
-from docbench.systems.base import BatchRejected
-from docbench.systems.duckdb.adapter import DuckDBSystem, _profile_metrics
+from docbench.systems import adapter_class, engine_class, open_adapter
+from docbench.systems.duckdb.analytics import DuckDBAnalytics, _profile_metrics
+from docbench.systems.duckdb.engine import DuckDBEngine
 from docbench.workloads.analytics.load import load_files
 
-pytestmark = pytest.mark.skipif(not DuckDBSystem.availability().ok,
+pytestmark = pytest.mark.skipif(not DuckDBEngine.availability().ok,
                                 reason="the duckdb package is not installed")
 
 # Lines DuckDB refuses (-> BatchRejected), by name.
@@ -75,55 +76,56 @@ def real_files(real_data_dir: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def loaded(real_files: list[Path], tmp_path_factory: pytest.TempPathFactory):
-    system = DuckDBSystem(tmp_path_factory.mktemp("duckdb") / "work",
-                          DuckDBSystem.variant_named("default"))
+    system = open_adapter("duckdb", "analytics", tmp_path_factory.mktemp("duckdb") / "work",
+                          "default")
     system.create()
-    report = load_files(system.loader(), real_files, DuckDBSystem.load_batch_size)
+    report = load_files(system.loader(), real_files, DuckDBAnalytics.load_batch_size)
     assert report.refused_count == 0, report.refused
     system.finish_load()
     yield system
-    system.stop()
+    system.engine.stop()
 
 
-def _fresh(tmp_path: Path) -> DuckDBSystem:
-    system = DuckDBSystem(tmp_path / "work", DuckDBSystem.variants[0])
+def _fresh(tmp_path: Path) -> DuckDBAnalytics:
+    system = DuckDBAnalytics(DuckDBEngine(tmp_path / "work"), DuckDBAnalytics.variants[0])
     system.create()
     return system
 
 
 def test_registered_and_available():
-    assert system_class("duckdb") is DuckDBSystem
-    availability = DuckDBSystem.availability()
+    assert engine_class("duckdb") is DuckDBEngine
+    assert adapter_class("duckdb", "analytics") is DuckDBAnalytics
+    availability = DuckDBEngine.availability()
     assert availability.ok and availability.version
-    assert [(v.name, v.role) for v in DuckDBSystem.variants] == [("default", "default")]
-    assert DuckDBSystem.load_batch_size == 122_880  # one DuckDB row group
+    assert [(v.name, v.role) for v in DuckDBAnalytics.variants] == [("default", "default")]
+    assert DuckDBAnalytics.load_batch_size == 122_880  # one DuckDB row group
 
 
-def test_count_and_round_trip(loaded: DuckDBSystem, real_files: list[Path]):
+def test_count_and_round_trip(loaded: DuckDBAnalytics, real_files: list[Path]):
     lines = _non_empty_lines(real_files)
     assert loaded.count() == len(lines)
-    stored = [row[0] for row in loaded.connection().execute(
+    stored = [row[0] for row in loaded.engine.connection().execute(
         "SELECT doc FROM documents").fetchall()]
     assert sorted(json.dumps(json.loads(s), sort_keys=True) for s in stored) == sorted(
         json.dumps(json.loads(line), sort_keys=True) for line in lines)
 
 
-def test_no_network_settings(loaded: DuckDBSystem):
-    con = loaded.connection()
+def test_no_network_settings(loaded: DuckDBAnalytics):
+    con = loaded.engine.connection()
     for name in ("autoinstall_known_extensions", "autoload_known_extensions"):
         assert con.execute(f"SELECT current_setting('{name}')").fetchone()[0] is False
 
 
-def test_queries_match_the_oracle(loaded: DuckDBSystem, real_files: list[Path]):
+def test_queries_match_the_oracle(loaded: DuckDBAnalytics, real_files: list[Path]):
     expected = compute_answers(real_files)
     spec = json.loads(json.dumps(loaded.session_spec()))  # picklable and plain
     loaded.release()
-    session = DuckDBSystem.open_session(spec)
+    session = DuckDBAnalytics.open_session(spec)
     try:
         for number, text in enumerate(loaded.queries(), start=1):
             outcome = session.execute(number, text)
             check = check_answer(number, outcome.rows, expected,
-                                 time_precision_us=DuckDBSystem.time_precision_us)
+                                 time_precision_us=DuckDBAnalytics.time_precision_us)
             assert check.status == "ok", (number, check.detail, outcome.rows)
             assert outcome.engine_seconds is not None and 0 <= outcome.engine_seconds < 30
             assert outcome.engine_memory is None  # the worker's RSS is the memory figure
@@ -146,7 +148,7 @@ def test_profile_metrics_formats():
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
-def test_refused_documents(loaded: DuckDBSystem, name: str):
+def test_refused_documents(loaded: DuckDBAnalytics, name: str):
     loader = loaded.loader()
     before = loaded.count()
     try:
@@ -162,7 +164,7 @@ def test_refused_documents(loaded: DuckDBSystem, name: str):
     assert loaded.count() == before
 
 
-def test_refusal_messages_are_duckdbs(loaded: DuckDBSystem):
+def test_refusal_messages_are_duckdbs(loaded: DuckDBAnalytics):
     loader = loaded.loader()
     try:
         with pytest.raises(BatchRejected, match="Malformed JSON"):
@@ -189,7 +191,7 @@ def test_hard_documents_and_answers(real_files: list[Path], tmp_path: Path):
             range(len(ACCEPTED) + 1, len(lines) + 1))
         system.finish_load()
         assert system.count() == len(_non_empty_lines(real_files)) + len(ACCEPTED)
-        text = system.connection().execute(
+        text = system.engine.connection().execute(
             "SELECT doc ->> '$.text' FROM documents WHERE doc ->> '$.did' = 'did:plc:bs'"
         ).fetchone()[0]
         assert text == 'a\\b "q" \n \t \u00e9 \U0001F600'
@@ -199,7 +201,7 @@ def test_hard_documents_and_answers(real_files: list[Path], tmp_path: Path):
         assert expected["documents"] == system.count()
         spec = system.session_spec()
         system.release()
-        session = DuckDBSystem.open_session(spec)
+        session = DuckDBAnalytics.open_session(spec)
         try:
             for number, query in enumerate(system.queries(), start=1):
                 rows = session.execute(number, query).rows
@@ -208,7 +210,7 @@ def test_hard_documents_and_answers(real_files: list[Path], tmp_path: Path):
         finally:
             session.close()
     finally:
-        system.stop()
+        system.engine.stop()
 
 
 def test_lenient_parser(tmp_path: Path):
@@ -220,10 +222,10 @@ def test_lenient_parser(tmp_path: Path):
     finally:
         loader.close()
     assert system.count() == len(LENIENT)
-    system.stop()
+    system.engine.stop()
 
 
-def test_storage(loaded: DuckDBSystem):
+def test_storage(loaded: DuckDBAnalytics):
     size = loaded.storage()
     assert size.total and size.data and size.index == 0
     assert size.total >= size.data
@@ -241,7 +243,7 @@ def test_native_load(real_files: list[Path], tmp_path: Path):
         system.native_load([plain, packed])
         assert system.count() == 2 * len(_non_empty_lines([plain]))
     finally:
-        system.stop()
+        system.engine.stop()
 
 
 def test_create_starts_empty_and_release_is_safe(tmp_path: Path):
@@ -250,17 +252,17 @@ def test_create_starts_empty_and_release_is_safe(tmp_path: Path):
     loader.load_batch([b'{"did": "did:plc:a"}'])
     loader.close()
     assert system.count() == 1
-    assert not (system.workdir / "load-batch.ndjson").exists()
+    assert not (system.engine.workdir / "load-batch.ndjson").exists()
     system.create()
     assert system.count() == 0
     system.release()
     system.release()
-    system.stop()
+    system.engine.stop()
 
 
-def test_cancel(loaded: DuckDBSystem):
+def test_cancel(loaded: DuckDBAnalytics):
     loaded.release()
-    session = DuckDBSystem.open_session(loaded.session_spec())
+    session = DuckDBAnalytics.open_session(loaded.session_spec())
     try:
         timer = threading.Timer(0.5, session.cancel)
         timer.start()

@@ -1,7 +1,7 @@
 """Elasticsearch adapter against a real node started by the test (installed by `docbench setup`).
 
 The cases live in :class:`SearchEngineSuite`, shared with tests/test_system_opensearch.py (the
-two adapters share docbench/systems/searchengine.py). One managed node per system is started
+two systems share the package docbench/systems/searchengine/). One managed node per system is started
 for the whole class, restarted once, and stopped at the end; URL mode runs against that node.
 """
 
@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from docbench.answers import check_answer
+from docbench.contracts.common import BatchRejected
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
-from docbench.systems import searchengine
-from docbench.systems.base import BatchRejected
+from docbench.systems.searchengine.http import HttpClient
+from docbench.systems.searchengine.node import pid_alive
 from docbench.workloads.analytics.load import load_files
 
 HEAP = "1g"  # small heap: faster start, and tests load a thousand documents
@@ -53,14 +54,22 @@ class SearchEngineSuite:
 
     @pytest.fixture(scope="class")
     @classmethod
-    def cls_(cls):
+    def engine_cls(cls):
         """`docbench setup NAME` first (idempotent: installs on a fresh machine)."""
         from docbench.setup import setup_systems
-        from docbench.systems import system_class
+        from docbench.systems import engine_class
 
         if setup_systems([cls.system_name]) != 0:
             pytest.fail(f"docbench setup {cls.system_name} failed")
-        return system_class(cls.system_name)
+        return engine_class(cls.system_name)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def cls_(cls, engine_cls):
+        """The analytics adapter class."""
+        from docbench.systems import adapter_class
+
+        return adapter_class(cls.system_name, "analytics")
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -74,7 +83,7 @@ class SearchEngineSuite:
 
     @pytest.fixture(scope="class")
     @classmethod
-    def node(cls, cls_):
+    def node(cls, cls_, engine_cls):
         # Not tmp_path: pytest deletes old base temp directories when other pytest sessions
         # start (concurrent runs would remove a live node's data), and its directories are
         # 0700, which the unprivileged server user cannot enter.
@@ -83,31 +92,31 @@ class SearchEngineSuite:
         top = Path(tempfile.mkdtemp(prefix=f"docbench-test-{cls.system_name}-"))
         os.chmod(top, 0o755)
         workdir = top / "work"
-        system = cls_(workdir, cls_.variant_named("default"))
-        system.start()
-        pids = {system.node.process.pid, system.node.server_pid}
+        system = cls_(engine_cls(workdir), cls_.variant_named("default"))
+        system.engine.start()
+        pids = {system.engine.node.process.pid, system.engine.node.server_pid}
         try:
             yield system
         finally:
-            system.stop()
-            system.stop()  # safe twice
+            system.engine.stop()
+            system.engine.stop()  # safe twice
             monkey.undo()
             shutil.rmtree(top, ignore_errors=True)
             for pid in pids:
-                assert not searchengine._pid_alive(pid), f"server process {pid} left running"
+                assert not pid_alive(pid), f"server process {pid} left running"
 
     # ----- tests -------------------------------------------------------------------------
-    def test_availability(self, cls_, tmp_path, monkeypatch):
-        ok = cls_.availability()
+    def test_availability(self, cls_, engine_cls, tmp_path, monkeypatch):
+        ok = engine_cls.availability()
         assert ok.ok, ok.reason
-        assert ok.version and ok.version.startswith(f"{cls_.display_name} {cls_.version_prefix}")
-        assert cls_.runs_by_default is False and cls_.embedded is False
+        assert ok.version and ok.version.startswith(f"{engine_cls.display_name} {engine_cls.version_prefix}")
+        assert engine_cls.runs_by_default is False and engine_cls.embedded is False
         assert {v.role for v in cls_.variants} == {"default", "best", "alt"}
         monkeypatch.setenv("DOCBENCH_OPT", str(tmp_path))
-        missing = cls_.availability()
+        missing = engine_cls.availability()
         assert not missing.ok
         assert "not installed" in missing.reason
-        assert missing.install_hint == f"docbench setup {cls_.name}"
+        assert missing.install_hint == f"docbench setup {engine_cls.name}"
 
     def test_load_count_queries(self, cls_, node, files, answers):
         node.create()
@@ -121,7 +130,7 @@ class SearchEngineSuite:
         assert spec["server_pid"] and spec["local"]
         session = cls_.open_session(spec)
         try:
-            assert session.engine_pids() == [node.node.server_pid]
+            assert session.engine_pids() == [node.engine.node.server_pid]
             for number, text in enumerate(node.queries(), start=1):
                 outcome = session.execute(number, text)
                 check = check_answer(number, outcome.rows, answers,
@@ -160,10 +169,10 @@ class SearchEngineSuite:
 
     def test_restart_keeps_data(self, cls_, node):
         count = node.count()
-        old_pid = node.node.server_pid
-        node.restart()
-        assert node.is_alive()
-        assert node.node.server_pid != old_pid and not searchengine._pid_alive(old_pid)
+        old_pid = node.engine.node.server_pid
+        node.engine.restart()
+        assert node.engine.is_alive()
+        assert node.engine.node.server_pid != old_pid and not pid_alive(old_pid)
         assert node.count() == count
         session = cls_.open_session(node.session_spec())
         try:
@@ -171,19 +180,19 @@ class SearchEngineSuite:
         finally:
             session.close()
 
-    def test_variants_in_url_mode(self, cls_, node, files, tmp_path):
+    def test_variants_in_url_mode(self, cls_, engine_cls, node, files, tmp_path):
         """The other variants load into the same node reached by URL: docbench touches only
         its own index there and cannot restart or stop that server."""
-        client = searchengine.HttpClient(node.base_url)
+        client = HttpClient(node.engine.base_url)
         client.request("PUT", "/not_docbench", {"settings": {"number_of_shards": 1,
                                                              "number_of_replicas": 0}})
         lines = _real_lines(files)
-        assert cls_.availability(node.base_url).ok
+        assert engine_cls.availability(node.engine.base_url).ok
         sizes = {}
         for variant in cls_.variants[1:]:
-            system = cls_(tmp_path / variant.name, variant, url=node.base_url)
-            assert system.can_restart is False
-            system.start()
+            system = cls_(engine_cls(tmp_path / variant.name, url=node.engine.base_url), variant)
+            assert system.engine.can_restart is False
+            system.engine.start()
             system.create()
             loader = system.loader()
             loader.load_batch(lines)
@@ -192,9 +201,9 @@ class SearchEngineSuite:
             assert system.count() == len(lines)
             sizes[variant.name] = system.storage()
             assert sizes[variant.name].total > 0
-            system.restart()  # nothing happens
-            system.stop()  # nor here: the server is the user's
-            assert node.is_alive()
+            system.engine.restart()  # nothing happens
+            system.engine.stop()  # nor here: the server is the user's
+            assert node.engine.is_alive()
         assert client.request("HEAD", "/not_docbench", ok=(200,)) is None
         assert sizes["no_source"].total < node.storage().total
         client.request("DELETE", "/not_docbench")

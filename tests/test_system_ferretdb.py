@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from docbench.answers import AnswerCheck, check_answer
+from docbench.contracts.common import BatchRejected
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import iter_lines
-from docbench.systems import server, system_class
-from docbench.systems.base import BatchRejected
-from docbench.systems.ferretdb.adapter import FerretDB, FerretDBServer
-from docbench.systems.mongodb.adapter import escape_dollar_keys
+from docbench.systems import engine_class, server
+from docbench.systems.ferretdb.analytics import FerretDBAnalytics
+from docbench.systems.ferretdb.engine import FerretDBEngine, FerretDBServer
+from docbench.systems.mongodb.analytics import escape_dollar_keys
 
 pytest.importorskip("pymongo")
 
@@ -62,7 +63,7 @@ def ferretdb_installed() -> None:
     from docbench.setup import setup_systems
 
     assert setup_systems(["ferretdb"]) == 0
-    availability = FerretDB.availability()
+    availability = FerretDBEngine.availability()
     assert availability.ok, availability.reason
     assert availability.version == "FerretDB v1.24.0"
 
@@ -80,8 +81,9 @@ def oracle(real_data_dir: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def loaded(ferretdb_installed, tmp_path_factory, real_lines):
-    system = FerretDB(tmp_path_factory.mktemp("ferretdb"), FerretDB.variant_named("escaped-keys"))
-    system.start()
+    system = FerretDBAnalytics(FerretDBEngine(tmp_path_factory.mktemp("ferretdb")),
+                               FerretDBAnalytics.variant_named("escaped-keys"))
+    system.engine.start()
     try:
         system.create()
         loader = system.loader()
@@ -92,8 +94,8 @@ def loaded(ferretdb_installed, tmp_path_factory, real_lines):
         system.finish_load()
         yield system
     finally:
-        system.stop()
-    assert not system.server.running()
+        system.engine.stop()
+    assert not system.engine.server.running()
 
 
 def run_query(system, number: int, text: str, expected: dict) -> AnswerCheck:
@@ -109,16 +111,16 @@ def run_query(system, number: int, text: str, expected: dict) -> AnswerCheck:
 
 
 def test_registered_and_not_default():
-    cls = system_class("ferretdb")
-    assert cls is FerretDB
+    cls = engine_class("ferretdb")
+    assert cls is FerretDBEngine
     assert cls.embedded is False and cls.runs_by_default is False
-    assert [v.name for v in cls.variants] == ["default", "escaped-keys"]
+    assert [v.name for v in FerretDBAnalytics.variants] == ["default", "escaped-keys"]
 
 
 def test_default_variant_stores_documents_as_offered(ferretdb_installed, tmp_path, real_lines):
     """FerretDB v1 refuses '$' keys; the default variant must not hide that by rewriting."""
-    system = FerretDB(tmp_path, FerretDB.variant_named("default"))
-    system.start()
+    system = FerretDBAnalytics(FerretDBEngine(tmp_path), FerretDBAnalytics.variant_named("default"))
+    system.engine.start()
     try:
         system.create()
         loader = system.loader()
@@ -130,7 +132,7 @@ def test_default_variant_stores_documents_as_offered(ferretdb_installed, tmp_pat
         loader.close()
         assert system.count() == 1
     finally:
-        system.stop()
+        system.engine.stop()
 
 
 def test_count_equals_lines(loaded, real_lines):
@@ -154,12 +156,12 @@ def test_first_accumulator_defect_still_there(loaded):
     reason a fixed FerretDB would have to be re-checked, kept visible here."""
     pipeline = [{"$match": {"kind": "commit"}},
                 {"$group": {"_id": None, "n": {"$sum": 1}, "again": {"$sum": 1}}}]
-    rows = list(loaded._collection().aggregate(pipeline))
+    rows = list(loaded.collection().aggregate(pipeline))
     assert rows[0]["n"] > 0 and rows[0]["again"] == 0
 
 
 def test_plans(loaded):
-    session = FerretDB.open_session(loaded.session_spec())
+    session = FerretDBAnalytics.open_session(loaded.session_spec())
     try:
         for number, text in enumerate(loaded.queries(), 1):
             plan = session.explain(number, text)
@@ -183,7 +185,7 @@ def test_storage(loaded):
 
 
 def test_dollar_keys_stored_escaped(loaded):
-    doc = loaded._collection().find_one({"commit.collection": "app.bsky.feed.post",
+    doc = loaded.collection().find_one({"commit.collection": "app.bsky.feed.post",
                                          "commit.operation": "create"})
     assert "\uff04type" in doc["commit"]["record"]
     assert "$type" not in doc["commit"]["record"]
@@ -197,8 +199,8 @@ def test_escape_only_touches_keys():
 
 
 def test_bad_lines(ferretdb_installed, tmp_path):
-    system = FerretDB(tmp_path, FerretDB.variant_named("escaped-keys"))
-    system.start()
+    system = FerretDBAnalytics(FerretDBEngine(tmp_path), FerretDBAnalytics.variant_named("escaped-keys"))
+    system.engine.start()
     try:
         system.create()
         loader = system.loader()
@@ -216,31 +218,31 @@ def test_bad_lines(ferretdb_installed, tmp_path):
         loader.close()
         assert refused == {name for name, (_, bad) in BAD_LINES.items() if bad}
     finally:
-        system.stop()
+        system.engine.stop()
 
 
 def test_restart_same_port_and_pid_measured(ferretdb_installed, tmp_path):
-    system = FerretDB(tmp_path, FerretDB.variant_named("escaped-keys"))
-    system.start()
+    system = FerretDBAnalytics(FerretDBEngine(tmp_path), FerretDBAnalytics.variant_named("escaped-keys"))
+    system.engine.start()
     try:
-        assert system.can_restart
+        assert system.engine.can_restart
         system.create()
         loader = system.loader()
         loader.load_batch([GOOD, GOOD])
         loader.close()
-        port, pid = system.server.port, system.server.pid
-        system.restart()
-        assert system.server.port == port and system.server.pid != pid
-        assert system.is_alive() and system.count() == 2
-        session = FerretDB.open_session(system.session_spec())
+        port, pid = system.engine.server.port, system.engine.server.pid
+        system.engine.restart()
+        assert system.engine.server.port == port and system.engine.server.pid != pid
+        assert system.engine.is_alive() and system.count() == 2
+        session = FerretDBAnalytics.open_session(system.session_spec())
         try:
-            assert session.engine_pids() == [system.server.pid]
+            assert session.engine_pids() == [system.engine.server.pid]
         finally:
             session.close()
     finally:
-        system.stop()
-    assert not system.is_alive()
-    assert system.server.process is None
+        system.engine.stop()
+    assert not system.engine.is_alive()
+    assert system.engine.server.process is None
 
 
 def test_no_server_left(ferretdb_installed, tmp_path):

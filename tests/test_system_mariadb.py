@@ -2,8 +2,8 @@
 
 The server binaries are installed by ``docbench setup mariadb`` (idempotent) in a session
 fixture. One managed server (variant default) is shared by the module; the URL-mode test
-starts a second one with the adapter's own MariaDBServer class and points a System(url=...)
-(variant compressed) at it.
+starts a second one with the adapter's own MariaDBServer class and points an engine with
+url=... (variant compressed) at it.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ from pathlib import Path
 import pytest
 
 from docbench.answers import check_answer
+from docbench.contracts.common import BatchRejected
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
-from docbench.systems import system_class
-from docbench.systems.base import BatchRejected
+from docbench.systems import adapter_class, engine_class
 from docbench.systems.mariadb import server as mserver
-from docbench.systems.mariadb.adapter import MariaDB, connect
+from docbench.systems.mariadb.analytics import MariaDBAnalytics
+from docbench.systems.mariadb.engine import MariaDBEngine, connect
 from docbench.workloads.analytics.load import load_files
 
 # Lines MariaDB refuses (-> BatchRejected) and lines it stores, by name.
@@ -61,10 +62,10 @@ def installed():
     """`docbench setup mariadb` (does nothing when the binaries are there)."""
     from docbench.setup import setup_systems
 
-    if not MariaDB.availability().ok:
+    if not MariaDBEngine.availability().ok:
         setup_systems(["mariadb"])
-    if not MariaDB.availability().ok:
-        pytest.skip(f"MariaDB not installable here: {MariaDB.availability().reason}")
+    if not MariaDBEngine.availability().ok:
+        pytest.skip(f"MariaDB not installable here: {MariaDBEngine.availability().reason}")
 
 
 def _workdir(name: str) -> Path:
@@ -83,16 +84,16 @@ def real_files(real_data_dir: Path) -> list[Path]:
 def managed(real_files: list[Path]):
     """A managed server with every real event loaded and the index built."""
     base = _workdir("managed")
-    system = MariaDB(base / "work", MariaDB.variant_named("default"))
+    system = MariaDBAnalytics(MariaDBEngine(base / "work"), MariaDBAnalytics.variant_named("default"))
     try:
-        system.start()
+        system.engine.start()
         system.create()
-        report = load_files(system.loader(), real_files, MariaDB.load_batch_size)
+        report = load_files(system.loader(), real_files, MariaDBAnalytics.load_batch_size)
         assert report.refused_count == 0, report.refused
         system.finish_load()
         yield system
     finally:
-        system.stop()
+        system.engine.stop()
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -101,35 +102,36 @@ def _non_empty_lines(files: list[Path]) -> list[bytes]:
 
 
 def test_registered_and_available():
-    assert system_class("mariadb") is MariaDB
-    availability = MariaDB.availability()
+    assert engine_class("mariadb") is MariaDBEngine
+    assert adapter_class("mariadb", "analytics") is MariaDBAnalytics
+    availability = MariaDBEngine.availability()
     assert availability.ok and availability.version.startswith("MariaDB 1")
-    assert MariaDB.setup_script() is not None
-    assert MariaDB.runs_by_default is False and MariaDB.url_example.startswith("mysql://")
-    assert {v.role for v in MariaDB.variants} == {"default", "best"}
+    assert MariaDBEngine.setup_script() is not None
+    assert MariaDBEngine.runs_by_default is False and MariaDBEngine.url_example.startswith("mysql://")
+    assert {v.role for v in MariaDBAnalytics.variants} == {"default", "best"}
 
 
-def test_count_and_round_trip(managed: MariaDB, real_files: list[Path]):
+def test_count_and_round_trip(managed: MariaDBAnalytics, real_files: list[Path]):
     lines = _non_empty_lines(real_files)
     assert managed.count() == len(lines)
-    stored = [row[0] for row in managed._execute(f"SELECT doc FROM {managed.table}")]
+    stored = [row[0] for row in managed.engine.execute(f"SELECT doc FROM {managed.table}")]
     # The document is stored as the loaded text, byte for byte.
     assert sorted(s.encode() for s in stored) == sorted(lines)
 
 
-def test_queries_match_the_oracle(managed: MariaDB, real_files: list[Path]):
+def test_queries_match_the_oracle(managed: MariaDBAnalytics, real_files: list[Path]):
     expected = compute_answers(real_files)
     spec = {**managed.session_spec(), "timeout": 30}
     managed.release()
-    session = MariaDB.open_session(json.loads(json.dumps(spec)))  # picklable and plain
+    session = MariaDBAnalytics.open_session(json.loads(json.dumps(spec)))  # picklable and plain
     try:
         pids = session.engine_pids()
-        assert pids == [managed.server.pid]
+        assert pids == [managed.engine.server.pid]
         assert b"mariadbd" in Path(f"/proc/{pids[0]}/cmdline").read_bytes()
         for number, text in enumerate(managed.queries(), start=1):
             outcome = session.execute(number, text)
             check = check_answer(number, outcome.rows, expected,
-                                 time_precision_us=MariaDB.time_precision_us)
+                                 time_precision_us=MariaDBAnalytics.time_precision_us)
             assert check.status == "ok", (number, check.detail, outcome.rows)
             assert outcome.engine_seconds is not None and 0 <= outcome.engine_seconds < 30
             plan = session.explain(number, text)
@@ -139,8 +141,8 @@ def test_queries_match_the_oracle(managed: MariaDB, real_files: list[Path]):
         session.close()
 
 
-def test_plan_check(managed: MariaDB):
-    session = MariaDB.open_session(managed.session_spec())
+def test_plan_check(managed: MariaDBAnalytics):
+    session = MariaDBAnalytics.open_session(managed.session_spec())
     try:
         q2 = managed.queries()[1]
         plan = session.explain(2, q2)
@@ -157,7 +159,7 @@ def test_plan_check(managed: MariaDB):
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
-def test_refused_documents(managed: MariaDB, name: str):
+def test_refused_documents(managed: MariaDBAnalytics, name: str):
     loader = managed.loader()
     before = managed.count()
     try:
@@ -173,7 +175,7 @@ def test_refused_documents(managed: MariaDB, name: str):
     assert managed.count() == before
 
 
-def test_accepted_hard_documents(managed: MariaDB, tmp_path: Path):
+def test_accepted_hard_documents(managed: MariaDBAnalytics, tmp_path: Path):
     path = tmp_path / "hard.jsonl"
     lines = list(ACCEPTED.values()) + list(REFUSED.values())
     path.write_bytes(b"\n".join(lines) + b"\n")
@@ -184,20 +186,20 @@ def test_accepted_hard_documents(managed: MariaDB, tmp_path: Path):
         range(len(ACCEPTED) + 1, len(lines) + 1))
     try:
         assert managed.count() == before + len(ACCEPTED)
-        text = managed._execute(f"SELECT JSON_VALUE(doc, '$.text') FROM {managed.table} "
+        text = managed.engine.execute(f"SELECT JSON_VALUE(doc, '$.text') FROM {managed.table} "
                                 "WHERE did = 'did:plc:bs'")[0][0]
         assert text == 'a\\b "q" \n \t \u00e9 \U0001F600'
         # An odd time_us is "no time" (NULL), never an error (the index must not fail).
-        times = dict(managed._execute(
+        times = dict(managed.engine.execute(
             f"SELECT did, time_us FROM {managed.table} "
             "WHERE did IN ('did:plc:frac', 'did:plc:huge')"))
         assert times == {"did:plc:frac": None, "did:plc:huge": None}
     finally:
-        managed._execute(f"DELETE FROM {managed.table} WHERE did IN %s", (HARD_DIDS,))
+        managed.engine.execute(f"DELETE FROM {managed.table} WHERE did IN %s", (HARD_DIDS,))
     assert managed.count() == before
 
 
-def test_storage(managed: MariaDB):
+def test_storage(managed: MariaDBAnalytics):
     size = managed.storage()
     assert size.total and size.data and size.index
     assert size.total >= size.data + size.index
@@ -205,7 +207,7 @@ def test_storage(managed: MariaDB):
     assert size.detail["ibd_on_disk"] > 0 and size.detail["row_format"] == "Dynamic"
 
 
-def test_native_load(managed: MariaDB, real_files: list[Path], tmp_path: Path):
+def test_native_load(managed: MariaDBAnalytics, real_files: list[Path], tmp_path: Path):
     plain = real_files[0]
     packed = tmp_path / (plain.name + ".gz")
     packed.write_bytes(gzip.compress(plain.read_bytes()))
@@ -217,14 +219,14 @@ def test_native_load(managed: MariaDB, real_files: list[Path], tmp_path: Path):
     assert managed.count() == before + 2 * lines + 1
     # back to the loaded state for the tests after this one
     managed.create()
-    load_files(managed.loader(), real_files, MariaDB.load_batch_size)
+    load_files(managed.loader(), real_files, MariaDBAnalytics.load_batch_size)
     managed.finish_load()
 
 
-def test_server_is_private_and_sized(managed: MariaDB):
-    srv = managed.server
+def test_server_is_private_and_sized(managed: MariaDBAnalytics):
+    srv = managed.engine.server
     assert srv is not None and srv.port
-    values = dict(managed._execute(
+    values = dict(managed.engine.execute(
         "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('bind_address', 'datadir', "
         "'innodb_buffer_pool_size', 'innodb_buffer_pool_load_at_startup', 'local_infile', "
         "'collation_server')"))
@@ -240,15 +242,15 @@ def test_server_is_private_and_sized(managed: MariaDB):
     if os.geteuid() == 0:
         assert os.stat(f"/proc/{srv.pid}").st_uid == srv.user.pw_uid
     # Only docbench's own account and root over the socket: no password-less TCP account.
-    users = set(managed._execute("SELECT user, host FROM mysql.user"))
+    users = set(managed.engine.execute("SELECT user, host FROM mysql.user"))
     assert ("docbench", "127.0.0.1") in users and ("root", "127.0.0.1") not in users
 
 
-def test_statement_timeout_and_cancel(managed: MariaDB):
+def test_statement_timeout_and_cancel(managed: MariaDBAnalytics):
     import pymysql
 
     slow = "SELECT COUNT(*) FROM seq_1_to_100000000000 a WHERE a.seq % 7 = 3"
-    session = MariaDB.open_session({**managed.session_spec(), "timeout": 0.5})
+    session = MariaDBAnalytics.open_session({**managed.session_spec(), "timeout": 0.5})
     try:
         started = time.monotonic()
         with pytest.raises(pymysql.err.OperationalError):
@@ -279,12 +281,13 @@ def test_url_mode_uses_its_own_database(real_files: list[Path]):
             cur.execute("CREATE TABLE userdata.bluesky_compressed (keep text)")
             cur.execute("INSERT INTO userdata.bluesky_compressed VALUES ('mine')")
         url = f"mysql://{admin['user']}:{admin['password']}@127.0.0.1:{srv.port}/userdata"
-        system = MariaDB(base / "url-work", MariaDB.variant_named("compressed"), url=url)
-        assert system.can_restart is False and system.server is None
-        assert MariaDB.availability(url).ok
-        system.start()
+        system = MariaDBAnalytics(MariaDBEngine(base / "url-work", url=url),
+                                  MariaDBAnalytics.variant_named("compressed"))
+        assert system.engine.can_restart is False and system.engine.server is None
+        assert MariaDBEngine.availability(url).ok
+        system.engine.start()
         system.create()
-        load_files(system.loader(), real_files, MariaDB.load_batch_size)
+        load_files(system.loader(), real_files, MariaDBAnalytics.load_batch_size)
         system.finish_load()
         assert system.count() == len(_non_empty_lines(real_files))
         size = system.storage()
@@ -292,8 +295,8 @@ def test_url_mode_uses_its_own_database(real_files: list[Path]):
             "create_options"]
         assert system.session_spec()["params"]["port"] == srv.port
         pid = srv.pid
-        system.restart()  # a user's server is never restarted
-        assert srv.pid == pid and system.is_alive()
+        system.engine.restart()  # a user's server is never restarted
+        assert srv.pid == pid and system.engine.is_alive()
         with conn.cursor() as cur:
             cur.execute("SHOW DATABASES")
             databases = {r[0] for r in cur.fetchall()}
@@ -302,7 +305,7 @@ def test_url_mode_uses_its_own_database(real_files: list[Path]):
         assert databases == {"information_schema", "mysql", "performance_schema", "sys",
                              "userdata", "docbench"}
         conn.close()
-        system.stop()
+        system.engine.stop()
         assert srv.accepting()  # stop() of a URL system leaves the server running
     finally:
         pid = srv.pid
@@ -311,26 +314,26 @@ def test_url_mode_uses_its_own_database(real_files: list[Path]):
     assert pid and (not Path(f"/proc/{pid}").exists() or _zombie(pid))
 
 
-def test_crash_is_detected_and_restart_recovers(managed: MariaDB):
-    srv = managed.server
-    assert srv is not None and managed.is_alive()
+def test_crash_is_detected_and_restart_recovers(managed: MariaDBAnalytics):
+    srv = managed.engine.server
+    assert srv is not None and managed.engine.is_alive()
     count = managed.count()
     managed.release()
     port = srv.port
     os.kill(srv.pid, signal.SIGKILL)  # our own server
     srv.process.proc.wait(timeout=10)
-    assert not managed.is_alive()
-    managed.restart()
-    assert managed.is_alive() and srv.port == port
+    assert not managed.engine.is_alive()
+    managed.engine.restart()
+    assert managed.engine.is_alive() and srv.port == port
     assert managed.count() == count  # committed documents survive (InnoDB crash recovery)
 
 
-def test_stop_leaves_no_process(managed: MariaDB):
-    srv = managed.server
+def test_stop_leaves_no_process(managed: MariaDBAnalytics):
+    srv = managed.engine.server
     pid = srv.pid
     assert pid
-    managed.stop()
-    managed.stop()  # safe twice
+    managed.engine.stop()
+    managed.engine.stop()  # safe twice
     assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
     assert not (srv.run_dir / "mariadbd.pid").exists()
 

@@ -1,4 +1,4 @@
-"""The mongodb system in URL mode (``System(url=...)``, ``--mongodb-url``).
+"""The mongodb system in URL mode (``MongoDBEngine(workdir, url)``, ``--mongodb-url``).
 
 No real mongod can be obtained here, so the server behind the URL is a FerretDB v1 that this
 module starts itself (built once by ``docbench setup ferretdb``): everything that goes over the
@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from docbench.answers import AnswerCheck, check_answer
+from docbench.contracts.common import BatchRejected, Variant
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import iter_lines
-from docbench.systems import system_class
-from docbench.systems.base import BatchRejected, Variant
-from docbench.systems.mongodb.adapter import INDEX_NAME, MongoDB, refuses_dollar_keys
+from docbench.systems import engine_class
+from docbench.systems.mongodb.analytics import INDEX_NAME, MongoDBAnalytics
+from docbench.systems.mongodb.engine import MongoDBEngine, refuses_dollar_keys
 
 pytest.importorskip("pymongo")
 
@@ -58,7 +59,7 @@ def ferretdb_installed() -> None:
 
 @pytest.fixture(scope="module")
 def server_url(ferretdb_installed, tmp_path_factory):
-    from docbench.systems.ferretdb.adapter import FerretDBServer
+    from docbench.systems.ferretdb.engine import FerretDBServer
 
     ferret = FerretDBServer(tmp_path_factory.mktemp("ferretdb-server"))
     ferret.start()
@@ -80,7 +81,7 @@ def oracle(real_data_dir: Path) -> dict:
     return compute_answers(real_files(real_data_dir))
 
 
-def load(system: MongoDB, lines: list[bytes]) -> None:
+def load(system: MongoDBAnalytics, lines: list[bytes]) -> None:
     system.create()
     loader = system.loader()
     for start in range(0, len(lines), system.load_batch_size):
@@ -91,30 +92,30 @@ def load(system: MongoDB, lines: list[bytes]) -> None:
 
 @pytest.fixture(scope="module")
 def loaded(server_url, tmp_path_factory, real_lines):
-    system = MongoDB(tmp_path_factory.mktemp("mongodb"), stand_in(MongoDB.variant_named("snappy")),
-                     url=server_url)
-    system.start()
+    system = MongoDBAnalytics(MongoDBEngine(tmp_path_factory.mktemp("mongodb"), url=server_url),
+                              stand_in(MongoDBAnalytics.variant_named("snappy")))
+    system.engine.start()
     try:
         load(system, real_lines)
         yield system
     finally:
-        system.stop()
+        system.engine.stop()
 
 
 def test_registered_and_needs_url():
-    cls = system_class("mongodb")
-    assert cls is MongoDB
+    cls = engine_class("mongodb")
+    assert cls is MongoDBEngine
     assert cls.embedded is False and cls.runs_by_default is False
-    availability = MongoDB.availability(None)
+    availability = MongoDBEngine.availability(None)
     assert not availability.ok and "--mongodb-url" in availability.reason
-    assert {v.name: v.role for v in MongoDB.variants} == {"snappy": "default", "zstd": "best"}
+    assert {v.name: v.role for v in MongoDBAnalytics.variants} == {"snappy": "default", "zstd": "best"}
 
 
 def test_availability_by_url(server_url):
-    availability = MongoDB.availability(server_url)
+    availability = MongoDBEngine.availability(server_url)
     assert availability.ok
     assert availability.version.startswith("FerretDB v1.24.0")
-    assert not MongoDB.availability("mongodb://127.0.0.1:9/").ok
+    assert not MongoDBEngine.availability("mongodb://127.0.0.1:9/").ok
 
 
 def test_count_equals_lines(loaded, real_lines):
@@ -124,11 +125,11 @@ def test_count_equals_lines(loaded, real_lines):
 def test_queries(loaded, oracle):
     statuses = {}
     for number, text in enumerate(loaded.queries(), 1):
-        session = MongoDB.open_session(loaded.session_spec())
+        session = MongoDBAnalytics.open_session(loaded.session_spec())
         try:
             outcome = session.execute(number, text)
             check = check_answer(number, outcome.rows, oracle,
-                                 time_precision_us=MongoDB.time_precision_us)
+                                 time_precision_us=MongoDBAnalytics.time_precision_us)
         except Exception as error:  # noqa: BLE001
             check = AnswerCheck.error(f"{type(error).__name__}: {error}")
         finally:
@@ -145,10 +146,10 @@ def test_queries_are_plain_json_pipelines(loaded):
 
 
 def test_url_mode_cannot_restart_and_measures_no_memory(loaded):
-    assert loaded.can_restart is False
-    loaded.restart()  # nothing happens
-    assert loaded.is_alive()
-    session = MongoDB.open_session(loaded.session_spec())
+    assert loaded.engine.can_restart is False
+    loaded.engine.restart()  # nothing happens
+    assert loaded.engine.is_alive()
+    session = MongoDBAnalytics.open_session(loaded.session_spec())
     try:
         assert session.engine_pids() == []
     finally:
@@ -168,25 +169,27 @@ def test_variants_each_load_and_other_databases_untouched(server_url, tmp_path, 
     client = pymongo.MongoClient(server_url)
     try:
         client.someone_else.things.insert_one({"mine": True})
-        for variant in MongoDB.variants:
-            system = MongoDB(tmp_path / variant.name, stand_in(variant), url=server_url)
-            system.start()
+        for variant in MongoDBAnalytics.variants:
+            system = MongoDBAnalytics(MongoDBEngine(tmp_path / variant.name, url=server_url),
+                                      stand_in(variant))
+            system.engine.start()
             try:
                 load(system, real_lines)
                 assert system.count() == len(real_lines)
                 assert system.storage().total > 0
             finally:
-                system.stop()
+                system.engine.stop()
         assert client.someone_else.things.count_documents({"mine": True}) == 1
         assert set(client.docbench.list_collection_names()) <= {
-            f"bluesky_{v.name}" for v in MongoDB.variants}
+            f"bluesky_{v.name}" for v in MongoDBAnalytics.variants}
     finally:
         client.close()
 
 
 def test_bad_lines(server_url, tmp_path):
-    system = MongoDB(tmp_path, stand_in(MongoDB.variant_named("snappy")), url=server_url)
-    system.start()
+    system = MongoDBAnalytics(MongoDBEngine(tmp_path, url=server_url),
+                              stand_in(MongoDBAnalytics.variant_named("snappy")))
+    system.engine.start()
     try:
         system.create()
         loader = system.loader()
@@ -203,13 +206,14 @@ def test_bad_lines(server_url, tmp_path):
         loader.close()
         assert refused == {name for name, (_, bad) in BAD_LINES.items() if bad}
     finally:
-        system.stop()
+        system.engine.stop()
 
 
 def test_server_refusal_keeps_nothing_of_the_batch(server_url, tmp_path):
     """Per-document refusals by the server (BulkWriteError): the inserted rest is deleted."""
-    system = MongoDB(tmp_path, stand_in(MongoDB.variant_named("snappy")), url=server_url)
-    system.start()
+    system = MongoDBAnalytics(MongoDBEngine(tmp_path, url=server_url),
+                              stand_in(MongoDBAnalytics.variant_named("snappy")))
+    system.engine.start()
     try:
         system.create()
         loader = system.loader()
@@ -219,7 +223,7 @@ def test_server_refusal_keeps_nothing_of_the_batch(server_url, tmp_path):
         loader.close()
         assert system.count() == 0
     finally:
-        system.stop()
+        system.engine.stop()
 
 
 def test_refuses_dollar_keys():
@@ -243,7 +247,8 @@ COLLSCAN = {"queryPlanner": {"winningPlan": {"stage": "COLLSCAN"}, "rejectedPlan
 
 
 def test_check_plan(tmp_path):
-    system = MongoDB(tmp_path, stand_in(MongoDB.variant_named("snappy")), url="mongodb://127.0.0.1:9/")
+    system = MongoDBAnalytics(MongoDBEngine(tmp_path, url="mongodb://127.0.0.1:9/"),
+                              stand_in(MongoDBAnalytics.variant_named("snappy")))
     assert system.check_plan(1, json.dumps(COLLSCAN)) is None
     assert system.check_plan(2, json.dumps(COVERED)) is None
     assert system.check_plan(3, json.dumps(SBE_COVERED)) is None

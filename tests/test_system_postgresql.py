@@ -1,7 +1,7 @@
 """PostgreSQL adapter against real servers that the tests start (no mocks).
 
 One managed cluster (variant pglz) is shared by the module; the URL-mode test starts a second
-one with the adapter's own Cluster class and points a System(url=...) (variant lz4) at it.
+one with the adapter's own Cluster class and points an engine with url=... (variant lz4) at it.
 """
 
 from __future__ import annotations
@@ -19,15 +19,16 @@ from pathlib import Path
 import pytest
 
 from docbench.answers import check_answer
+from docbench.contracts.common import BatchRejected
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
-from docbench.systems import system_class
-from docbench.systems.base import BatchRejected
+from docbench.systems import adapter_class, engine_class
 from docbench.systems.postgresql import server as pgserver
-from docbench.systems.postgresql.adapter import PostgreSQL, copy_buffer
+from docbench.systems.postgresql.analytics import PostgreSQLAnalytics, copy_buffer
+from docbench.systems.postgresql.engine import PostgreSQLEngine
 from docbench.workloads.analytics.load import load_files
 
-pytestmark = pytest.mark.skipif(not PostgreSQL.availability().ok,
+pytestmark = pytest.mark.skipif(not PostgreSQLEngine.availability().ok,
                                 reason="PostgreSQL server binaries not installed")
 
 # Lines PostgreSQL refuses (-> BatchRejected) and lines it stores, by name.
@@ -66,16 +67,17 @@ def real_files(real_data_dir: Path) -> list[Path]:
 def managed(real_files: list[Path]):
     """A managed cluster with every real event loaded and the index built."""
     base = _workdir("managed")
-    system = PostgreSQL(base / "work", PostgreSQL.variant_named("pglz"))
+    system = PostgreSQLAnalytics(PostgreSQLEngine(base / "work"),
+                                 PostgreSQLAnalytics.variant_named("pglz"))
     try:
-        system.start()
+        system.engine.start()
         system.create()
-        report = load_files(system.loader(), real_files, PostgreSQL.load_batch_size)
+        report = load_files(system.loader(), real_files, PostgreSQLAnalytics.load_batch_size)
         assert report.refused_count == 0, report.refused
         system.finish_load()
         yield system
     finally:
-        system.stop()
+        system.engine.stop()
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -84,26 +86,27 @@ def _non_empty_lines(files: list[Path]) -> list[bytes]:
 
 
 def test_registered_and_available():
-    assert system_class("postgresql") is PostgreSQL
-    availability = PostgreSQL.availability()
+    assert engine_class("postgresql") is PostgreSQLEngine
+    assert adapter_class("postgresql", "analytics") is PostgreSQLAnalytics
+    availability = PostgreSQLEngine.availability()
     assert availability.ok and "PostgreSQL" in availability.version
-    assert PostgreSQL.setup_script() is not None
+    assert PostgreSQLEngine.setup_script() is not None
 
 
-def test_count_and_round_trip(managed: PostgreSQL, real_files: list[Path]):
+def test_count_and_round_trip(managed: PostgreSQLAnalytics, real_files: list[Path]):
     lines = _non_empty_lines(real_files)
     assert managed.count() == len(lines)
-    stored = [row[0] for row in managed._connection().execute(
+    stored = [row[0] for row in managed.engine.admin_connection().execute(
         f"SELECT data::text FROM {managed.table}").fetchall()]
     assert sorted(json.dumps(json.loads(s), sort_keys=True) for s in stored) == sorted(
         json.dumps(json.loads(line), sort_keys=True) for line in lines)
 
 
-def test_queries_match_the_oracle(managed: PostgreSQL, real_files: list[Path]):
+def test_queries_match_the_oracle(managed: PostgreSQLAnalytics, real_files: list[Path]):
     expected = compute_answers(real_files)
     spec = {**managed.session_spec(), "timeout": 30}
     managed.release()
-    session = PostgreSQL.open_session(json.loads(json.dumps(spec)))  # picklable and plain
+    session = PostgreSQLAnalytics.open_session(json.loads(json.dumps(spec)))  # picklable and plain
     try:
         assert session.stats_available  # pg_stat_statements is preloaded in managed clusters
         pids = session.engine_pids()
@@ -111,7 +114,7 @@ def test_queries_match_the_oracle(managed: PostgreSQL, real_files: list[Path]):
         for number, text in enumerate(managed.queries(), start=1):
             outcome = session.execute(number, text)
             check = check_answer(number, outcome.rows, expected,
-                                 time_precision_us=PostgreSQL.time_precision_us)
+                                 time_precision_us=PostgreSQLAnalytics.time_precision_us)
             assert check.status == "ok", (number, check.detail, outcome.rows)
             assert outcome.engine_seconds is not None and 0 <= outcome.engine_seconds < 30
             plan = session.explain(number, text)
@@ -120,9 +123,9 @@ def test_queries_match_the_oracle(managed: PostgreSQL, real_files: list[Path]):
         session.close()
 
 
-def test_plan_check(managed: PostgreSQL):
+def test_plan_check(managed: PostgreSQLAnalytics):
     spec = {**managed.session_spec(), "session_settings": {"enable_seqscan": "off"}}
-    session = PostgreSQL.open_session(spec)
+    session = PostgreSQLAnalytics.open_session(spec)
     try:
         q2 = managed.queries()[1]
         plan = session.explain(2, q2)
@@ -138,7 +141,7 @@ def test_plan_check(managed: PostgreSQL):
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
-def test_refused_documents(managed: PostgreSQL, name: str):
+def test_refused_documents(managed: PostgreSQLAnalytics, name: str):
     loader = managed.loader()
     before = managed.count()
     try:
@@ -154,7 +157,7 @@ def test_refused_documents(managed: PostgreSQL, name: str):
     assert managed.count() == before
 
 
-def test_accepted_hard_documents(managed: PostgreSQL, tmp_path: Path):
+def test_accepted_hard_documents(managed: PostgreSQLAnalytics, tmp_path: Path):
     path = tmp_path / "hard.jsonl"
     lines = list(ACCEPTED.values()) + list(REFUSED.values())
     path.write_bytes(b"\n".join(lines) + b"\n")
@@ -163,7 +166,7 @@ def test_accepted_hard_documents(managed: PostgreSQL, tmp_path: Path):
     assert report.refused_count == len(REFUSED)
     assert sorted(r.line for r in report.refused) == list(
         range(len(ACCEPTED) + 1, len(lines) + 1))
-    conn = managed._connection()
+    conn = managed.engine.admin_connection()
     try:
         assert managed.count() == before + len(ACCEPTED)
         text = conn.execute(f"SELECT data ->> 'text' FROM {managed.table} "
@@ -185,7 +188,7 @@ def test_copy_buffer_quotes_every_line():
     assert copy_buffer([b"a", b"b\x01c"]) == b"\x01a\x01\n\x01b\x01\x01c\x01\n"
 
 
-def test_storage(managed: PostgreSQL):
+def test_storage(managed: PostgreSQLAnalytics):
     size = managed.storage()
     assert size.total and size.data and size.index
     assert size.total >= size.data + size.index
@@ -193,7 +196,7 @@ def test_storage(managed: PostgreSQL):
     assert size.detail["heap_bytes"] > 0 and size.detail["compression"] == "pglz"
 
 
-def test_native_load(managed: PostgreSQL, real_files: list[Path], tmp_path: Path):
+def test_native_load(managed: PostgreSQLAnalytics, real_files: list[Path], tmp_path: Path):
     plain = real_files[0]
     packed = tmp_path / (plain.name + ".gz")
     packed.write_bytes(gzip.compress(plain.read_bytes()))
@@ -205,14 +208,14 @@ def test_native_load(managed: PostgreSQL, real_files: list[Path], tmp_path: Path
     assert managed.count() == before + 2 * lines
     # back to the loaded state for the tests after this one
     managed.create()
-    load_files(managed.loader(), real_files, PostgreSQL.load_batch_size)
+    load_files(managed.loader(), real_files, PostgreSQLAnalytics.load_batch_size)
     managed.finish_load()
 
 
-def test_server_is_private_and_sized(managed: PostgreSQL):
-    cluster = managed.cluster
+def test_server_is_private_and_sized(managed: PostgreSQLAnalytics):
+    cluster = managed.engine.cluster
     assert cluster is not None and cluster.port
-    conn = managed._connection()
+    conn = managed.engine.admin_connection()
     assert conn.execute("SHOW listen_addresses").fetchone()[0] == "127.0.0.1"
     assert conn.execute("SHOW data_directory").fetchone()[0] == str(cluster.data_dir)
     assert "pg_stat_statements" in conn.execute("SHOW shared_preload_libraries").fetchone()[0]
@@ -229,10 +232,10 @@ def test_server_is_private_and_sized(managed: PostgreSQL):
         assert os.stat(f"/proc/{cluster.pid}").st_uid == cluster.user.pw_uid
 
 
-def test_statement_timeout_and_cancel(managed: PostgreSQL):
+def test_statement_timeout_and_cancel(managed: PostgreSQLAnalytics):
     import psycopg
 
-    session = PostgreSQL.open_session({**managed.session_spec(), "timeout": 0.5})
+    session = PostgreSQLAnalytics.open_session({**managed.session_spec(), "timeout": 0.5})
     try:
         started = time.monotonic()
         with pytest.raises(psycopg.errors.QueryCanceled):
@@ -264,20 +267,21 @@ def test_url_mode_uses_its_own_database(real_files: list[Path]):
             conn.execute("CREATE TABLE bluesky_lz4 (keep text)")
             conn.execute("INSERT INTO bluesky_lz4 VALUES ('mine')")
         url = f"postgresql://{info.user}:{password}@127.0.0.1:{info.port}/userdata"
-        system = PostgreSQL(base / "url-work", PostgreSQL.variant_named("lz4"), url=url)
-        assert system.can_restart is False and system.cluster is None
-        assert PostgreSQL.availability(url).ok
-        system.start()
+        system = PostgreSQLAnalytics(PostgreSQLEngine(base / "url-work", url=url),
+                                     PostgreSQLAnalytics.variant_named("lz4"))
+        assert system.engine.can_restart is False and system.engine.cluster is None
+        assert PostgreSQLEngine.availability(url).ok
+        system.engine.start()
         system.create()
-        load_files(system.loader(), real_files, PostgreSQL.load_batch_size)
+        load_files(system.loader(), real_files, PostgreSQLAnalytics.load_batch_size)
         system.finish_load()
         assert system.count() == len(_non_empty_lines(real_files))
         size = system.storage()
         assert size.on_disk is None and size.total and size.detail["compression"] == "lz4"
         assert system.session_spec()["conninfo"]["dbname"] == "docbench"
         pid = cluster.pid
-        system.restart()  # a user's server is never restarted
-        assert cluster.pid == pid and system.is_alive()
+        system.engine.restart()  # a user's server is never restarted
+        assert cluster.pid == pid and system.engine.is_alive()
         with psycopg.connect(info.conninfo(), autocommit=True) as conn:
             databases = {r[0] for r in conn.execute("SELECT datname FROM pg_database")}
         assert databases == {"postgres", "template0", "template1", "userdata", "docbench"}
@@ -288,7 +292,7 @@ def test_url_mode_uses_its_own_database(real_files: list[Path]):
             methods = {r[0] for r in conn.execute(
                 "SELECT DISTINCT pg_column_compression(data) FROM bluesky_lz4")}
             assert "lz4" in methods and "pglz" not in methods
-        system.stop()
+        system.engine.stop()
         assert cluster.accepting()  # stop() of a URL system leaves the server running
     finally:
         children = cluster.children()
@@ -305,56 +309,57 @@ def test_work_dir_behind_a_directory_the_server_user_cannot_enter(
         tmp_path: Path, real_files: list[Path]):
     closed = tmp_path / "closed"
     closed.mkdir(mode=0o700)  # like /root, or pytest's own temp root
-    system = PostgreSQL(closed / "home" / "work", PostgreSQL.variant_named("pglz"))
+    system = PostgreSQLAnalytics(PostgreSQLEngine(closed / "home" / "work"),
+                                 PostgreSQLAnalytics.variant_named("pglz"))
     try:
-        system.start()
-        cluster = system.cluster
+        system.engine.start()
+        cluster = system.engine.cluster
         assert not cluster.reachable and cluster.blocked_by
         assert os.stat(closed).st_mode & 0o777 == 0o700  # nothing outside the work dir changed
         # `ps` still shows which cluster this is
         cmdline = Path(f"/proc/{cluster.pid}/cmdline").read_bytes().replace(b"\0", b" ")
         assert str(cluster.data_dir).encode() in cmdline
         system.create()
-        load_files(system.loader(), real_files, PostgreSQL.load_batch_size)
+        load_files(system.loader(), real_files, PostgreSQLAnalytics.load_batch_size)
         system.finish_load()
         assert system.count() == len(_non_empty_lines(real_files))
         assert (cluster.run_dir / f".s.PGSQL.{cluster.port}").is_socket()
-        system.restart()
-        session = PostgreSQL.open_session(system.session_spec())
+        system.engine.restart()
+        session = PostgreSQLAnalytics.open_session(system.session_spec())
         try:
             assert session.execute(1, system.queries()[0]).rows
         finally:
             session.close()
         postmaster, children = cluster.pid, cluster.children()
     finally:
-        system.stop()
+        system.engine.stop()
     for pid in [postmaster, *children]:
         assert not Path(f"/proc/{pid}").exists() or _zombie(pid), pid
 
 
-def test_crash_is_detected_and_restart_recovers(managed: PostgreSQL):
-    cluster = managed.cluster
-    assert cluster is not None and managed.is_alive()
+def test_crash_is_detected_and_restart_recovers(managed: PostgreSQLAnalytics):
+    cluster = managed.engine.cluster
+    assert cluster is not None and managed.engine.is_alive()
     count = managed.count()
     managed.release()
-    idle = PostgreSQL.open_session(managed.session_spec())  # its backend outlives the kill
+    idle = PostgreSQLAnalytics.open_session(managed.session_spec())  # its backend outlives the kill
     try:
         os.kill(cluster.pid, signal.SIGKILL)  # our own postmaster
         cluster.process.proc.wait(timeout=10)
-        assert not managed.is_alive()
-        managed.restart()
+        assert not managed.engine.is_alive()
+        managed.engine.restart()
     finally:
         idle.close()
-    assert managed.is_alive()
+    assert managed.engine.is_alive()
     assert managed.count() == count  # committed documents survive
 
 
-def test_stop_leaves_no_process(managed: PostgreSQL):
-    cluster = managed.cluster
+def test_stop_leaves_no_process(managed: PostgreSQLAnalytics):
+    cluster = managed.engine.cluster
     postmaster, children = cluster.pid, cluster.children()
     assert children
-    managed.stop()
-    managed.stop()  # safe twice
+    managed.engine.stop()
+    managed.engine.stop()  # safe twice
     for pid in [postmaster, *children]:
         assert not Path(f"/proc/{pid}").exists() or _zombie(pid), pid
     assert not (cluster.data_dir / "postmaster.pid").exists()

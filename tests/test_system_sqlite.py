@@ -10,17 +10,18 @@ from pathlib import Path
 import pytest
 
 from docbench.answers import check_answer
+from docbench.contracts.common import BatchRejected
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
-from docbench.systems import system_class
-from docbench.systems.base import BatchRejected
-from docbench.systems.sqlite.adapter import INDEX, SQLiteSystem, format_query_plan
+from docbench.systems import adapter_class, engine_class, open_adapter
+from docbench.systems.sqlite.analytics import INDEX, SQLiteAnalytics, format_query_plan
+from docbench.systems.sqlite.engine import SQLiteEngine
 from docbench.workloads.analytics.load import load_files
 
-pytestmark = pytest.mark.skipif(not SQLiteSystem.availability().ok,
+pytestmark = pytest.mark.skipif(not SQLiteEngine.availability().ok,
                                 reason="sqlean.py with SQLite 3.45+ is not installed")
 
-VARIANTS = [v.name for v in SQLiteSystem.variants]
+VARIANTS = [v.name for v in SQLiteAnalytics.variants]
 
 # Lines both variants refuse (-> BatchRejected), by name.
 REFUSED = {
@@ -79,47 +80,48 @@ def real_files(real_data_dir: Path) -> list[Path]:
 @pytest.fixture(scope="module", params=VARIANTS)
 def loaded(request: pytest.FixtureRequest, real_files: list[Path],
            tmp_path_factory: pytest.TempPathFactory):
-    system = SQLiteSystem(tmp_path_factory.mktemp(f"sqlite-{request.param}") / "work",
-                          SQLiteSystem.variant_named(request.param))
+    system = open_adapter("sqlite", "analytics",
+                          tmp_path_factory.mktemp(f"sqlite-{request.param}") / "work",
+                          request.param)
     system.create()
-    report = load_files(system.loader(), real_files, SQLiteSystem.load_batch_size)
+    report = load_files(system.loader(), real_files, SQLiteAnalytics.load_batch_size)
     assert report.refused_count == 0, report.refused
     system.finish_load()
     yield system
-    system.stop()
+    system.engine.stop()
 
 
-def _fresh(tmp_path: Path, variant: str) -> SQLiteSystem:
-    system = SQLiteSystem(tmp_path / "work", SQLiteSystem.variant_named(variant))
+def _fresh(tmp_path: Path, variant: str) -> SQLiteAnalytics:
+    system = SQLiteAnalytics(SQLiteEngine(tmp_path / "work"), SQLiteAnalytics.variant_named(variant))
     system.create()
     return system
 
 
 def test_registered_and_available():
-    assert system_class("sqlite") is SQLiteSystem
-    availability = SQLiteSystem.availability()
+    assert engine_class("sqlite") is SQLiteEngine
+    assert adapter_class("sqlite", "analytics") is SQLiteAnalytics
+    availability = SQLiteEngine.availability()
     assert availability.ok
     assert tuple(int(p) for p in availability.version.split(".")[:2]) >= (3, 45)
-    assert [(v.name, v.role) for v in SQLiteSystem.variants] == [("jsonb", "default"),
-                                                                  ("text", "alt")]
-    assert set(SQLiteSystem(Path("/nonexistent"), SQLiteSystem.variants[0]).versions()) == {
-        "sqlite", "sqlean.py"}
+    assert [(v.name, v.role) for v in SQLiteAnalytics.variants] == [("jsonb", "default"),
+                                                                     ("text", "alt")]
+    assert set(SQLiteEngine(Path("/nonexistent")).versions()) == {"sqlite", "sqlean.py"}
 
 
-def test_count_and_round_trip(loaded: SQLiteSystem, real_files: list[Path]):
+def test_count_and_round_trip(loaded: SQLiteAnalytics, real_files: list[Path]):
     lines = _non_empty_lines(real_files)
     assert loaded.count() == len(lines)
-    stored = [row[0] for row in loaded.connection().execute(
+    stored = [row[0] for row in loaded.engine.connection().execute(
         "SELECT json(doc), typeof(doc) FROM documents").fetchall()]
     assert sorted(json.dumps(json.loads(s), sort_keys=True) for s in stored) == sorted(
         json.dumps(json.loads(line), sort_keys=True) for line in lines)
-    kinds = {row[0] for row in loaded.connection().execute(
+    kinds = {row[0] for row in loaded.engine.connection().execute(
         "SELECT DISTINCT typeof(doc) FROM documents")}
     assert kinds == ({"blob"} if loaded.variant.name == "jsonb" else {"text"})
 
 
-def test_load_settings(loaded: SQLiteSystem):
-    con = loaded.connection()
+def test_load_settings(loaded: SQLiteAnalytics):
+    con = loaded.engine.connection()
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert con.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     indexes = {row[1] for row in con.execute("PRAGMA index_list(documents)")}
@@ -127,17 +129,17 @@ def test_load_settings(loaded: SQLiteSystem):
     assert con.execute("SELECT count(*) FROM sqlite_stat1").fetchone()[0] > 0  # ANALYZE ran
 
 
-def test_queries_match_the_oracle_and_use_the_index(loaded: SQLiteSystem,
+def test_queries_match_the_oracle_and_use_the_index(loaded: SQLiteAnalytics,
                                                     real_files: list[Path]):
     expected = compute_answers(real_files)
     spec = json.loads(json.dumps(loaded.session_spec()))  # picklable and plain
     loaded.release()
-    session = SQLiteSystem.open_session(spec)
+    session = SQLiteAnalytics.open_session(spec)
     try:
         for number, text in enumerate(loaded.queries(), start=1):
             outcome = session.execute(number, text)
             check = check_answer(number, outcome.rows, expected,
-                                 time_precision_us=SQLiteSystem.time_precision_us)
+                                 time_precision_us=SQLiteAnalytics.time_precision_us)
             assert check.status == "ok", (number, check.detail, outcome.rows)
             assert outcome.engine_seconds is None  # in-process: wall time is engine time
             plan = session.explain(number, text)
@@ -150,12 +152,12 @@ def test_queries_match_the_oracle_and_use_the_index(loaded: SQLiteSystem,
         session.close()
 
 
-def test_index_makes_q1_to_q5_read_no_document(loaded: SQLiteSystem):
+def test_index_makes_q1_to_q5_read_no_document(loaded: SQLiteAnalytics):
     """Every query is answered from the index alone (no document parsed): covering scans or
     searches whose values come from the index."""
     plans = []
     loaded.release()
-    session = SQLiteSystem.open_session(loaded.session_spec())
+    session = SQLiteAnalytics.open_session(loaded.session_spec())
     try:
         for number, text in enumerate(loaded.queries(), start=1):
             plans.append(session.explain(number, text))
@@ -168,7 +170,7 @@ def test_index_makes_q1_to_q5_read_no_document(loaded: SQLiteSystem):
             f"SEARCH documents USING COVERING INDEX {INDEX}" in plan)
 
 
-def test_check_plan_warns_without_the_index(loaded: SQLiteSystem):
+def test_check_plan_warns_without_the_index(loaded: SQLiteAnalytics):
     plan = format_query_plan([(2, 0, 0, "SCAN documents"), (4, 0, 0, "USE TEMP B-TREE")])
     assert plan == "SCAN documents\nUSE TEMP B-TREE"
     warning = loaded.check_plan(2, plan)
@@ -194,7 +196,7 @@ def test_refused_documents(tmp_path: Path, variant: str, name: str):
         assert system.count() == 1
     finally:
         loader.close()
-        system.stop()
+        system.engine.stop()
 
 
 def test_refusal_messages(tmp_path: Path):
@@ -226,7 +228,7 @@ def test_hard_documents_and_answers(real_files: list[Path], tmp_path: Path, vari
             range(len(ACCEPTED) + 1, len(lines) + 1))
         system.finish_load()
         assert system.count() == len(_non_empty_lines(real_files)) + len(ACCEPTED)
-        text = system.connection().execute(
+        text = system.engine.connection().execute(
             "SELECT doc ->> '$.text' FROM documents WHERE doc ->> '$.did' = 'did:plc:bs'"
         ).fetchone()[0]
         assert text == 'a\\b "q" \n \t \u00e9 \U0001F600'
@@ -236,7 +238,7 @@ def test_hard_documents_and_answers(real_files: list[Path], tmp_path: Path, vari
         assert expected["documents"] == system.count()
         spec = system.session_spec()
         system.release()
-        session = SQLiteSystem.open_session(spec)
+        session = SQLiteAnalytics.open_session(spec)
         try:
             for number, query in enumerate(system.queries(), start=1):
                 rows = session.execute(number, query).rows
@@ -245,10 +247,10 @@ def test_hard_documents_and_answers(real_files: list[Path], tmp_path: Path, vari
         finally:
             session.close()
     finally:
-        system.stop()
+        system.engine.stop()
 
 
-def test_storage(loaded: SQLiteSystem):
+def test_storage(loaded: SQLiteAnalytics):
     size = loaded.storage()
     assert size.total and size.data and size.index
     assert size.total >= size.data + size.index
@@ -266,7 +268,7 @@ def test_native_load(real_files: list[Path], tmp_path: Path, variant: str):
         assert system.count() == len(_non_empty_lines(real_files)) + len(
             _non_empty_lines(real_files[:1]))
     finally:
-        system.stop()
+        system.engine.stop()
 
 
 def test_create_starts_empty(tmp_path: Path):
@@ -277,15 +279,15 @@ def test_create_starts_empty(tmp_path: Path):
     system.finish_load()
     system.create()
     assert system.count() == 0
-    assert sorted(p.name for p in system.workdir.iterdir())[0] == "docbench.sqlite"
+    assert sorted(p.name for p in system.engine.workdir.iterdir())[0] == "docbench.sqlite"
     system.release()
     system.release()
-    system.stop()
+    system.engine.stop()
 
 
-def test_cancel(loaded: SQLiteSystem):
+def test_cancel(loaded: SQLiteAnalytics):
     loaded.release()
-    session = SQLiteSystem.open_session(loaded.session_spec())
+    session = SQLiteAnalytics.open_session(loaded.session_spec())
     try:
         timer = threading.Timer(0.5, session.cancel)
         timer.start()

@@ -21,9 +21,9 @@ from docbench.report import html
 from docbench.systems import REGISTERED, system_class
 from docbench.workloads.throughput import memcap
 from docbench.workloads.throughput.driver import DriveRequest, drive
-from docbench.workloads.throughput.mixes import MIXES, mix_named
+from docbench.contracts.mixes import MIXES, mix_named
 from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
-from docbench.workloads.updates import documents as ycsb
+from docbench.contracts import ycsb
 from docbench.workloads.updates.runner import updates_module
 
 DOCS = 2_000
@@ -94,7 +94,7 @@ def test_counts_add_up_on_real_engine(name: str, own_home: Path) -> None:
     assert run["processes"] == (1 if limit == 1 else 2)
     assert list(own_home.joinpath("results").glob(f"throughput.{name}.*.hlog"))
     # The dashboard and the terminal report show the run as one row with its TPS.
-    (table,) = html.workload_tables(html.extra_documents([own_home / "results"]))
+    (table,) = html.build_payload(results.load_results([own_home / "results"]))["workloads"]
     (row,) = table["rows"]
     assert row[:4] == [f"{name}/{document['variant']}", "cpu", "read-write", "3"]
     assert row[table["columns"].index("TPS")] == f"{run['summary']['tps']:,.0f}"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from docbench.systems import REGISTERED, system_class
-from docbench.workloads.updates import documents as ycsb
+from docbench.contracts import ycsb
 from docbench.workloads.updates.runner import run_variant, updates_module
 
 DOCS = 2_000

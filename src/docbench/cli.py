@@ -1,38 +1,46 @@
-"""The ``docbench`` command line. Each command is a thin shell over a module that does the work."""
+"""The ``docbench`` command line: thin shells over the modules that do the work.
+
+`docbench run <workload>` gets one subcommand per registered workload (each with only its own
+options); `docbench run` alone, or with options only, is `docbench run analytics`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from docbench import paths
-from docbench.systems import all_systems
+from docbench.core.units import parse_count
+from docbench.workloads import DEFAULT, all_workloads
 
 
-def parse_count(text: str) -> int:
-    """Accept 1m/10m/100m/1000m, 20k, or a plain integer."""
-    value = text.strip().lower().replace("_", "")
-    for suffix, factor in (("k", 1_000), ("m", 1_000_000), ("b", 1_000_000_000)):
-        if value.endswith(suffix):
-            return int(float(value[: -len(suffix)]) * factor)
-    return int(value)
+def _count(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+    try:
+        number = parse_count(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+    if number < 1:
+        raise click.BadParameter("must be at least 1")
+    return number
 
 
-def system_url_options(command: Callable[..., None]) -> Callable[..., None]:
-    """`--<system>-url` for every registered system: run against the user's own server."""
-    for cls in reversed(all_systems()):
-        if cls.url_example:
-            command = click.option(
-                f"--{cls.name}-url", default=None, metavar="URL",
-                help=f"Run against this {cls.display_name} server (e.g. {cls.url_example}); "
-                     "docbench only touches its own database/index there.")(command)
-    return command
+class WorkloadGroup(click.Group):
+    """`docbench run [WORKLOAD] [OPTIONS]`: the workload defaults to analytics; the older
+    spelling `--workload NAME` still selects one."""
 
-
-def _urls(options: dict[str, str | None]) -> dict[str, str | None]:
-    return {key.removesuffix("_url"): value for key, value in options.items()}
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        args = list(args)
+        for index, arg in enumerate(args):
+            if arg == "--workload" and index + 1 < len(args):
+                args = [args[index + 1], *args[:index], *args[index + 2:]]
+                break
+            if arg.startswith("--workload="):
+                args = [arg.split("=", 1)[1], *args[:index], *args[index + 1:]]
+                break
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args.insert(0, DEFAULT)
+        return super().parse_args(ctx, args)
 
 
 @click.group()
@@ -42,28 +50,30 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--docs", "docs", required=True, help="Number of documents: 1m, 10m, 100m, 1000m, 20k, ...")
-@click.option("--out", "out", type=click.Path(path_type=Path), required=True)
+@click.option("--docs", "docs", required=True, callback=_count,
+              help="Number of documents: 1m, 10m, 100m, 1000m, 20k, ...")
+@click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False), required=True)
 @click.option("--seed", default=1, show_default=True, type=int)
-@click.option("--jobs", default=1, show_default=True, type=int, help="Files generated in parallel.")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Files generated in parallel.")
 @click.option("--compress", type=click.Choice(["none", "gzip", "zstd"]), default="none", show_default=True)
-@click.option("--dirty-rate", default=0.0, show_default=True, type=float,
+@click.option("--dirty-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1),
               help="Share of invalid lines mixed in (truncated JSON, invalid UTF-8, empty lines).")
-@click.option("--hard-rate", default=None, type=float,
+@click.option("--hard-rate", default=None, type=click.FloatRange(0, 1),
               help="Share of valid-but-hard documents (default: the generator's documented rate).")
 @click.option("--files", default=None, help="Generate only these file numbers (e.g. 1,3-5).")
-def generate(docs: str, out: Path, seed: int, jobs: int, compress: str, dirty_rate: float,
+def generate(docs: int, out: Path, seed: int, jobs: int, compress: str, dirty_rate: float,
              hard_rate: float | None, files: str | None) -> None:
     """Generate Bluesky Jetstream events in JSONBench's file layout."""
     from docbench.dataset.generate import generate_dataset
 
-    generate_dataset(parse_count(docs), out, seed=seed, jobs=jobs, compress=compress,
+    generate_dataset(docs, out, seed=seed, jobs=jobs, compress=compress,
                      dirty_rate=dirty_rate, hard_rate=hard_rate, only_files=files)
 
 
 @main.command()
 @click.argument("data_dir", type=click.Path(path_type=Path, exists=True))
-@click.option("--jobs", default=1, show_default=True, type=int)
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("--refresh", is_flag=True, help="Ignore a cached answers.json.")
 def answers(data_dir: Path, jobs: int, refresh: bool) -> None:
     """Compute the exact answers of Q1-Q5 for a directory of ndjson files (no database)."""
@@ -89,110 +99,16 @@ def setup(names: tuple[str, ...]) -> None:
     raise SystemExit(setup_systems(list(names)))
 
 
-@main.command()
-@click.option("--workload", type=click.Choice(["analytics", "storage", "updates", "throughput"]),
-              default="analytics",
-              show_default=True)
-@click.option("--systems", "system_names", default=None,
-              help="Comma-separated systems (default: every one that can run here without setup).")
-@click.option("--scale", default=None, help="1m, 10m, 100m, 1000m (generated if missing).")
-@click.option("--data", "data_dir", type=click.Path(path_type=Path, exists=True), default=None,
-              help="Any directory of ndjson files instead of a generated scale.")
-@click.option("--results", "results_dir", type=click.Path(path_type=Path), default=None)
-@click.option("--tries", default=3, show_default=True, type=int)
-@click.option("--timeout", default=600.0, show_default=True, type=float, help="Seconds per query try.")
-@click.option("--variants", default=None, help="Comma-separated variants (default: all of each system).")
-@click.option("--no-restart", is_flag=True,
-              help="Do not restart servers before cold runs (quicker; results tagged no-restart-cold-run).")
-@click.option("--resume", is_flag=True, help="Skip (system, variant, scale) runs already complete.")
-@click.option("--rows", default="50000", show_default=True,
-              help="storage workload: documents per cell (e.g. 50000, 10k).")
-@click.option("--sizes", default="1000,3000,7000,15000,31000", show_default=True,
-              help="storage workload: payload field sizes in bytes.")
-@click.option("--entropy", default="random,repetitive,text", show_default=True,
-              help="storage workload: payload kinds (random, repetitive, text).")
-@click.option("--docs", "update_docs", default="100k", show_default=True,
-              help="updates workload: YCSB documents loaded (e.g. 100k, 2000).")
-@click.option("--ops", "update_ops", default=10_000, show_default=True, type=int,
-              help="updates workload: point reads and point updates per distribution.")
-@click.option("--distribution", "update_distribution", default=None,
-              help="updates: key distributions, comma-separated [uniform,zipfian]; throughput: "
-                   "one of uniform, zipfian [uniform].")
-@click.option("--clients", default="1,8,32", show_default=True,
-              help="throughput: concurrent clients, one connection each (comma-separated list).")
-@click.option("--threads", "processes", default=None, type=int,
-              help="throughput: client worker processes (pgbench -j) [min(clients, cores)].")
-@click.option("--duration", default=30.0, show_default=True, type=float,
-              help="throughput: measured seconds per run.")
-@click.option("--warmup", default=5.0, show_default=True, type=float,
-              help="throughput: seconds run before measuring (not counted).")
-@click.option("--mix", "mixes", default="read-only,read-write", show_default=True,
-              help="throughput: read-only, read-write, ycsb-a, ycsb-b, ycsb-c, ycsb-f (comma-separated).")
-@click.option("--rate", default=None, type=float,
-              help="throughput: target operations per second in all (Poisson schedule; latency "
-                   "measured from each operation's intended start).")
-@click.option("--progress", "progress_s", default=5.0, show_default=True, type=float,
-              help="throughput: seconds between progress lines.")
-@click.option("--scenario", "scenarios", default="cpu", show_default=True,
-              help="throughput: cpu (data in cache) and/or io (engine cache small, page cache capped).")
-@click.option("--no-ceiling", is_flag=True, help="throughput: skip the driver-ceiling measurement.")
-@click.option("--no-native", is_flag=True,
-              help="throughput: skip the system's native tool reference (pgbench).")
-@system_url_options
-def run(workload: str, system_names: str | None, scale: str | None, data_dir: Path | None,
-        results_dir: Path | None, tries: int, timeout: float, variants: str | None, resume: bool,
-        no_restart: bool, rows: str, sizes: str, entropy: str, update_docs: str, update_ops: int,
-        update_distribution: str | None, clients: str, processes: int | None, duration: float,
-        warmup: float, mixes: str, rate: float | None, progress_s: float, scenarios: str,
-        no_ceiling: bool, no_native: bool, **system_urls: str | None) -> None:
-    """Run a workload on the chosen systems and write one result file per run."""
-    if workload == "throughput":
-        from docbench.workloads.throughput.runner import (
-            ThroughputRequest,
-            parse_clients,
-            run_throughput,
-        )
+@main.group(cls=WorkloadGroup)
+def run() -> None:
+    """Run a workload on the chosen systems; one new result file per (system, variant) run.
 
-        raise SystemExit(run_throughput(ThroughputRequest(
-            system_names=_split(system_names), variants=_split(variants),
-            docs=parse_count(update_docs), clients=parse_clients(clients), processes=processes,
-            duration_s=duration, warmup_s=warmup, mixes=_split(mixes) or [],
-            distribution=update_distribution or "uniform", rate=rate, interval_s=progress_s,
-            scenarios=_split(scenarios) or ["cpu"], results_dir=results_dir or paths.results_dir(),
-            urls=_urls(system_urls), ceiling=not no_ceiling, native=not no_native, resume=resume)))
-    if workload == "updates":
-        from docbench.workloads.updates.runner import run_updates
+    `docbench run` alone runs the analytics workload. `docbench run WORKLOAD --help` lists a
+    workload's options."""
 
-        raise SystemExit(run_updates(
-            _split(system_names), docs=update_docs, ops=update_ops,
-            distributions=_split(update_distribution or "uniform,zipfian"),
-            results_dir=results_dir or paths.results_dir(),
-            variants=_split(variants), urls=_urls(system_urls)))
-    if workload == "storage":
-        from docbench.workloads.storage.runner import StorageRequest, run_storage
 
-        raise SystemExit(run_storage(StorageRequest(
-            system_names=_split(system_names), results_dir=results_dir or paths.results_dir(),
-            rows=parse_count(rows), sizes=[parse_count(v) for v in _split(sizes) or []],
-            entropies=_split(entropy) or [], variants=_split(variants), resume=resume,
-            urls=_urls(system_urls))))
-    from docbench.workloads.analytics.runner import RunRequest, run_analytics
-
-    if scale and data_dir:
-        raise click.UsageError("--scale and --data are exclusive")
-    request = RunRequest(
-        system_names=_split(system_names),
-        scale=scale,
-        data_dir=data_dir,
-        results_dir=results_dir or paths.results_dir(),
-        tries=tries,
-        timeout=timeout,
-        variants=_split(variants),
-        resume=resume,
-        restart_for_cold=not no_restart,
-        urls=_urls(system_urls),
-    )
-    raise SystemExit(run_analytics(request))
+for _workload in all_workloads():
+    run.add_command(_workload.command(), _workload.name)
 
 
 @main.command()
@@ -212,8 +128,9 @@ def report(results_dirs: tuple[Path, ...], html_file: Path | None, plots_dir: Pa
     if html_file is not None:
         from docbench.report.html import write_dashboard
 
-        written, runs = write_dashboard(dirs, html_file)
-        click.echo(f"dashboard of {runs} analytics results: {written}")
+        written, shown = write_dashboard(dirs, html_file)
+        counts = ", ".join(f"{count} {workload} results" for workload, count in shown.items())
+        click.echo(f"dashboard of {counts or 'no results'}: {written}")
     if plots_dir is not None:
         from docbench.report.plots import write_plots
 
@@ -252,29 +169,20 @@ def bench() -> None:
 
 
 @bench.command("generate")
-@click.option("--docs", default="1m", show_default=True)
-@click.option("--jobs", default=2, show_default=True, type=int)
-def bench_generate(docs: str, jobs: int) -> None:
+@click.option("--docs", default="1m", show_default=True, callback=_count)
+@click.option("--jobs", default=2, show_default=True, type=click.IntRange(min=1))
+def bench_generate(docs: int, jobs: int) -> None:
     """Print generator and oracle throughput and peak memory."""
     from docbench.dataset.bench import bench_dataset_tools
 
-    bench_dataset_tools(parse_count(docs), jobs=jobs)
+    bench_dataset_tools(docs, jobs=jobs)
 
 
-@bench.command("load")
-@click.option("--systems", "system_names", default=None)
-@click.option("--scale", default="1m", show_default=True)
-@click.option("--data", "data_dir", type=click.Path(path_type=Path, exists=True), default=None)
-def bench_load(system_names: str | None, scale: str, data_dir: Path | None) -> None:
-    """Compare docbench's load time with each system's native bulk load of the same files."""
-    from docbench.workloads.analytics.loadbench import bench_load_overhead
+for _workload in all_workloads():
+    for _command in _workload.benches():
+        bench.add_command(_command)
 
-    bench_load_overhead(_split(system_names), scale=scale, data_dir=data_dir)
-
-
-def _split(value: str | None) -> list[str] | None:
-    return [v.strip() for v in value.split(",") if v.strip()] if value else None
-
+__all__ = ["main"]
 
 if __name__ == "__main__":
     main()

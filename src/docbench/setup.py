@@ -8,7 +8,7 @@ import subprocess
 from rich.console import Console
 
 from docbench import paths
-from docbench.systems import REGISTERED, system_class
+from docbench.systems import REGISTERED, check_names, engine_class
 
 console = Console(stderr=True)
 
@@ -16,9 +16,10 @@ console = Console(stderr=True)
 def setup_systems(names: list[str]) -> int:
     if names == ["all"]:
         names = list(REGISTERED)
+    check_names(names)
     failures = 0
     for name in names:
-        cls = system_class(name)
+        cls = engine_class(name)
         script = cls.setup_script()
         if script is None:
             console.print(f"{name}: nothing to install (its libraries come with docbench)")

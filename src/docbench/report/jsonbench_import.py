@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from docbench import __version__
-from docbench.results import now_iso, result_path, write_atomically
+from docbench.results import RESULT_FORMAT, now_iso, write_atomically
 
 QUERY_COUNT = 5
 SOURCE_NAME = "JSONBench"
@@ -89,8 +89,9 @@ def convert(source: dict[str, Any], source_name: str) -> dict[str, Any]:
     tags = [str(t) for t in source.get("tags") or [] if isinstance(t, str)]
     comment = str(source.get("comment") or "")
     document: dict[str, Any] = {
-        # JSONBench's keys, as published
-        "system": system,
+        # JSONBench's keys, as published (its `system` is docbench's display_name)
+        "system": slug(system),
+        "display_name": system,
         "version": str(source.get("version") or "unknown"),
         "os": str(source.get("os") or "unknown"),
         "date": str(source.get("date") or "1970-01-01"),
@@ -108,10 +109,18 @@ def convert(source: dict[str, Any], source_name: str) -> dict[str, Any]:
         "comment": (f"Imported from {SOURCE_NAME} ({source_name}); measured on {machine}."
                     + (f" {comment}" if comment else "")),
         # docbench's additions
-        "format": 1,
+        "format": RESULT_FORMAT,
         "workload": "analytics",
         "complete": True,
-        "system_name": slug(system),
+        "dataset_label": scale_label(dataset_size),
+        "dataset_fingerprint": None,
+        "variant_settings": {},
+        "engine_mode": "imported",
+        "managed": False,
+        "url": None,
+        "machine_slug": slug(machine.split(",")[0]),
+        "started_at": str(source.get("date") or "1970-01-01"),
+        "finished_at": None,
         "variant": f"imported-{slug(machine.split(',')[0])}",
         "variant_role": "imported",
         "variant_description": f"{system} as published by {SOURCE_NAME}, measured on {machine}",
@@ -178,13 +187,17 @@ def import_files(paths: list[Path], out_dir: Path) -> tuple[list[Path], list[tup
         except NotJSONBench as error:
             skipped.append((path, str(error)))
             continue
-        target = result_path(out_dir, document["system_name"], document["variant"],
-                             document["dataset"]["label"])
+        target = _imported_path(out_dir, document)
         if target in used:  # two sources for the same system, machine and scale
             document["variant"] += f"-{slug(path.stem)}"
-            target = result_path(out_dir, document["system_name"], document["variant"],
-                                 document["dataset"]["label"])
+            target = _imported_path(out_dir, document)
         used.add(target)
         write_atomically(target, document)
         written.append(target)
     return written, skipped
+
+
+def _imported_path(out_dir: Path, document: dict[str, Any]) -> Path:
+    """One file per (system, machine, scale): importing again replaces it with the same data."""
+    return out_dir / (f"analytics.{document['system']}.{document['variant']}."
+                      f"{document['dataset_label']}.imported.json")

@@ -1,0 +1,65 @@
+"""The registry of workloads. Adding a workload = one package here and its name in REGISTERED.
+
+A workload package's ``__init__.py`` defines ``WORKLOAD``, a :class:`Workload`: its CLI
+subcommand (``docbench run <name>``), the module name its systems provide
+(``systems/<name>/<adapter_module>.py``), its terminal report and its dashboard section. The
+contract it needs from a system lives in ``docbench/contracts/``. cli.py and report/ only
+iterate this registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+import click
+from rich.console import Console
+
+REGISTERED: list[str] = ["analytics", "updates", "storage", "throughput"]
+DEFAULT = "analytics"
+
+Documents = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A workload's registration. Its modules are named, not imported, so that the CLI starts
+    without importing every workload's dependencies."""
+
+    name: str
+    summary: str
+    # The module each taking-part system has in its folder (systems/<name>/<adapter_module>.py).
+    adapter_module: str
+    # Module with command() -> the `docbench run <name>` click command (and, when
+    # bench_commands is set, bench_commands() -> extra `docbench bench` commands).
+    cli: str
+    # Module with print_report(documents, console, all_documents) for the terminal and
+    # dashboard_section(documents) -> {"label", "columns", "rows"} (a table of the dashboard's
+    # workload view) or {"main": {...}} (the dashboard's main view), or None.
+    report: str
+    bench_commands: bool = False
+    # Module with write_plots(documents, out_dir) -> [paths] (`docbench report --plots`).
+    plots: str | None = None
+
+    def command(self) -> click.Command:
+        return importlib.import_module(self.cli).command()
+
+    def benches(self) -> list[click.Command]:
+        return importlib.import_module(self.cli).bench_commands() if self.bench_commands else []
+
+    def print_report(self, documents: Documents, console: Console, all_documents: Documents) -> None:
+        importlib.import_module(self.report).print_report(documents, console, all_documents)
+
+    def dashboard_section(self, documents: Documents) -> dict[str, Any] | None:
+        return importlib.import_module(self.report).dashboard_section(documents)
+
+
+def workload(name: str) -> Workload:
+    if name not in REGISTERED:
+        raise KeyError(f"unknown workload {name!r} (known: {', '.join(REGISTERED)})")
+    return importlib.import_module(f"docbench.workloads.{name}").WORKLOAD
+
+
+def all_workloads() -> list[Workload]:
+    return [workload(name) for name in REGISTERED]

@@ -302,7 +302,7 @@
     const list = [{id: 'analytics', label: 'Analytics (Q1-Q5)'}];
     if (DATASETS.length >= 2) list.push({id: 'scaling', label: 'Scaling'});
     const names = {updates: 'Updates', throughput: 'Throughput', storage: 'Storage matrix'};
-    for (const w of WORKLOADS) list.push({id: `workload-${w.workload}`, label: names[w.workload] || w.workload});
+    for (const w of WORKLOADS) list.push({id: `workload-${w.workload}`, label: w.label || names[w.workload] || w.workload});
     return list;
   }
 

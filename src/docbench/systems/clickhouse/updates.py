@@ -14,38 +14,34 @@ ClickHouse has no in-place partial update of a JSON value: both styles assign
 
 Point updates are lightweight updates (one patch part each); point reads apply pending patches.
 Maintenance: ``OPTIMIZE TABLE FINAL`` (merges to one part, patches applied), then waits for
-the replaced parts to leave the disk. chDB keeps one session per process: the key-value
-session shares it (its close() leaves it open).
+the replaced parts to leave the disk. chDB keeps one session per process (engine.py): the
+key-value session shares it (its close() leaves it open).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
 
-from docbench.systems.base import StorageSize, Variant
-from docbench.systems.clickhouse.adapter import (
-    _chdb,
-    _directory_size,
-    _session,
-    _sql_string,
-    _write_lines,
-)
+from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.systems.clickhouse.engine import ClickHouseEngine, chdb_module, sql_string, write_lines
 
-UPDATE_VARIANTS: list[Variant] = [
+VARIANTS: list[Variant] = [
     Variant("default", "JSON column + ycsb_key String column (DEFAULT data.ycsb_key), "
             "MergeTree ORDER BY ycsb_key", settings={"type": "JSON", "index": "order-by"}),
 ]
-QUALIFIED = "docbench.ycsb"
+DATABASE = "docbench"
+TABLE = "ycsb"
+QUALIFIED = f"{DATABASE}.{TABLE}"
 
 
 def _patch(field: str, value: str) -> str:
-    text = _sql_string(json.dumps({field: value}))
+    text = sql_string(json.dumps({field: value}))
     return f"CAST(jsonMergePatch(toJSONString(data), '{text}') AS JSON)"
 
 
@@ -53,17 +49,17 @@ def _patch(field: str, value: str) -> str:
 _QUERIES = threading.Lock()
 
 
-class ClickHouseKeyValueSession:
+class ClickHouseKeyValueSession(KeyValueSession):
     def __init__(self, spec: dict[str, Any]) -> None:
-        self.path = Path(spec["path"])
+        self.engine = ClickHouseEngine(Path(spec["workdir"]))
 
     def _query(self, sql: str, fmt: str):
         with _QUERIES:
-            return _session(self.path).query(sql, fmt)
+            return self.engine.connect().query(sql, fmt)
 
     def read(self, key: str) -> dict[str, Any] | None:
         text = str(self._query(
-            f"SELECT toJSONString(data) FROM {QUALIFIED} WHERE ycsb_key = '{_sql_string(key)}' "
+            f"SELECT toJSONString(data) FROM {QUALIFIED} WHERE ycsb_key = '{sql_string(key)}' "
             "LIMIT 1", "TSVRaw")).strip()
         return json.loads(text) if text else None
 
@@ -71,9 +67,9 @@ class ClickHouseKeyValueSession:
         """chDB reports no row count for UPDATE (rows_written() is 0 whether or not the key
         exists), so the key's rows are counted first, under the same lock: the documents
         changed, at the price of one more point read per update."""
-        where = f"WHERE ycsb_key = '{_sql_string(key)}'"
+        where = f"WHERE ycsb_key = '{sql_string(key)}'"
         with _QUERIES:
-            session = _session(self.path)
+            session = self.engine.connect()
             matched = int(str(session.query(f"SELECT count() FROM {QUALIFIED} {where}", "TSV")).strip())
             if matched:
                 session.query(f"UPDATE {QUALIFIED} SET data = {_patch(field, value)} {where}", "TSV")
@@ -86,7 +82,8 @@ class ClickHouseKeyValueSession:
         """The process's chDB session stays open (the target uses it too)."""
 
 
-class UpdatesTarget:
+class ClickHouseUpdates(UpdatesTarget):
+    engine: ClickHouseEngine
     styles: ClassVar[list[str]] = ["lightweight", "mutation"]
     # Throughput workload: one embedded server per process, bound to one directory.
     max_client_processes: ClassVar[int] = 1
@@ -95,31 +92,14 @@ class UpdatesTarget:
         "of one worker process and their queries run one at a time (a process-wide lock: the "
         "chDB session is not safe for concurrent queries)")
 
-    def __init__(self, workdir: Path, variant: Variant) -> None:
-        self.workdir = workdir
-        self.variant = variant
-        self.path = workdir / "chdb"
-
     def q(self, sql: str, fmt: str = "TSVRaw") -> str:
-        return str(_session(self.path).query(sql, fmt)).strip()
-
-    def start(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-
-    def stop(self) -> None:
-        from docbench.systems.clickhouse.adapter import _close_session
-
-        _close_session(self.path)
-
-    def release(self) -> None:
-        """Close this process's chDB session so the throughput client process can open the path."""
-        self.stop()
+        return self.engine.query(sql, fmt).strip()
 
     def engine_info(self) -> dict[str, Any]:
-        return {"chdb": _chdb().__version__, "clickhouse": self.q("SELECT version()")}
+        return {"chdb": chdb_module().__version__, "clickhouse": self.q("SELECT version()")}
 
     def create(self) -> None:
-        self.q("CREATE DATABASE IF NOT EXISTS docbench")
+        self.q(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
         self.q(f"DROP TABLE IF EXISTS {QUALIFIED} SYNC")
         self.q(f"""CREATE TABLE {QUALIFIED} (
                      ycsb_key String DEFAULT data.ycsb_key::String,
@@ -130,10 +110,10 @@ class UpdatesTarget:
                             cleanup_delay_period_random_add = 0""")
 
     def load(self, docs: list[bytes]) -> None:
-        batch = self.workdir / "load.ndjson"
-        _write_lines(batch, docs)
+        batch = self.engine.workdir / "load.ndjson"
+        write_lines(batch, docs)
         try:
-            self.q(f"INSERT INTO {QUALIFIED} (data) FROM INFILE '{_sql_string(str(batch))}' "
+            self.q(f"INSERT INTO {QUALIFIED} (data) FROM INFILE '{sql_string(str(batch))}' "
                    "SETTINGS max_insert_block_size = 1000000000, "
                    "min_insert_block_size_rows = 1000000000, min_insert_block_size_bytes = 0 "
                    "FORMAT JSONAsObject")
@@ -148,7 +128,7 @@ class UpdatesTarget:
 
     def count_field(self, field: str, value: str) -> int:
         return int(self.q(f"SELECT count() FROM {QUALIFIED} "
-                          f"WHERE toString(data.`{field}`) = '{_sql_string(value)}'"))
+                          f"WHERE toString(data.`{field}`) = '{sql_string(value)}'"))
 
     def bulk_update_styles(self) -> list[str]:
         return list(self.styles)
@@ -165,40 +145,33 @@ class UpdatesTarget:
 
     def maintain(self) -> str:
         self.q(f"OPTIMIZE TABLE {QUALIFIED} FINAL")
-        self._wait_outdated()
+        self.engine.wait_for_outdated_parts(DATABASE, TABLE)
         return "OPTIMIZE TABLE FINAL"
-
-    def _wait_outdated(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and int(self.q(
-                "SELECT count() FROM system.parts WHERE database = 'docbench' "
-                "AND table = 'ycsb' AND NOT active") or 0):
-            time.sleep(0.2)
 
     def sizes(self) -> StorageSize:
         row = orjson.loads(self.q(
             "SELECT count(), sum(bytes_on_disk), sum(data_compressed_bytes), "
             "sum(primary_key_size) + sum(marks_bytes), countIf(startsWith(name, 'patch-')), "
             "sumIf(bytes_on_disk, startsWith(name, 'patch-')) "
-            "FROM system.parts WHERE database = 'docbench' AND table = 'ycsb' AND active",
+            f"FROM system.parts WHERE database = '{DATABASE}' AND table = '{TABLE}' AND active",
             "JSONCompact"))["data"][0]
         parts, total, data, index, patches, patch_bytes = row
         return StorageSize(total=int(total), data=int(data), index=int(index),
-                           on_disk=_directory_size(self.path),
+                           on_disk=directory_size(self.engine.path),
                            detail={"parts": int(parts), "patch_parts": int(patches),
                                    "patch_bytes": int(patch_bytes)})
 
     def extra_stats(self) -> dict[str, Any]:
         return {"mutations": int(self.q(
-            "SELECT count() FROM system.mutations WHERE database = 'docbench' AND table = 'ycsb'")
-            or 0)}
+            f"SELECT count() FROM system.mutations WHERE database = '{DATABASE}' "
+            f"AND table = '{TABLE}'") or 0)}
 
     def session_spec(self) -> dict[str, Any]:
-        return {"path": str(self.path)}
+        return {"workdir": str(self.engine.workdir)}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> ClickHouseKeyValueSession:
         return ClickHouseKeyValueSession(spec)
 
-    def session(self) -> ClickHouseKeyValueSession:
-        return self.open_session(self.session_spec())
+
+ADAPTER = ClickHouseUpdates

@@ -4,7 +4,7 @@ an index on an expression of the JSON column: "Cannot use json_extract_string in
 context"). Bulk style: ``json_merge_patch``.
 Maintenance: ``CHECKPOINT`` (DuckDB's VACUUM does not reclaim space; a checkpoint writes the
 table and frees the blocks of the old row groups for reuse). Sessions of one process share the
-database instance (DuckDB allows one writing process per file)."""
+engine's database instance (DuckDB allows one writing process per file)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-from docbench.systems.base import StorageSize, Variant, directory_size
-from docbench.systems.duckdb.adapter import _connect, _duckdb, _write_lines
+from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.systems.duckdb.engine import DuckDBEngine, duckdb_module, write_lines
 
-UPDATE_VARIANTS: list[Variant] = [
+VARIANTS: list[Variant] = [
     Variant("default", "JSON column + extracted ycsb_key column with an ART index",
             settings={"type": "json", "index": "art"}),
 ]
@@ -24,9 +25,9 @@ TABLE = "ycsb"
 KEY = "ycsb_key"
 
 
-class DuckDBKeyValueSession:
+class DuckDBKeyValueSession(KeyValueSession):
     def __init__(self, spec: dict[str, Any]) -> None:
-        self.con = _connect(Path(spec["path"]))
+        self.con = DuckDBEngine(Path(spec["workdir"])).connect()
         if spec.get("memory_limit"):  # the throughput workload's IO-bound scenario
             self.con.execute(f"SET memory_limit = '{spec['memory_limit']}'")
 
@@ -49,7 +50,8 @@ class DuckDBKeyValueSession:
             self.con.close()
 
 
-class UpdatesTarget:
+class DuckDBUpdates(UpdatesTarget):
+    engine: DuckDBEngine
     styles: ClassVar[list[str]] = ["json_merge_patch"]
     # Throughput workload: only one process may open the file for writing.
     max_client_processes: ClassVar[int] = 1
@@ -58,27 +60,12 @@ class UpdatesTarget:
         "process, each with its own connection to the shared database instance (optimistic "
         "concurrency: conflicting writes fail and are counted as failures)")
 
-    def __init__(self, workdir: Path, variant: Variant) -> None:
-        self.workdir = workdir
-        self.variant = variant
-        self.path = workdir / "ycsb.duckdb"
-        self._con = None
+    def __init__(self, engine: DuckDBEngine, variant: Variant) -> None:
+        super().__init__(engine, variant)
         self.memory_limit: str | None = None
 
     def con(self):
-        if self._con is None:
-            self.workdir.mkdir(parents=True, exist_ok=True)
-            self._con = _connect(self.path)
-        return self._con
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        if self._con is not None:
-            with contextlib.suppress(Exception):
-                self._con.close()
-            self._con = None
+        return self.engine.connection()
 
     def limit_cache(self, cache_bytes: int) -> str:
         """IO-bound scenario: DuckDB's buffer manager limited (a database-wide setting, set by
@@ -91,22 +78,16 @@ class UpdatesTarget:
     def restore_cache(self) -> None:
         self.memory_limit = None
 
-    def release(self) -> None:
-        """Close this process's handle so the throughput workload's client process can open it."""
-        self.stop()
-
     def engine_info(self) -> dict[str, Any]:
-        return {"duckdb": _duckdb().__version__}
+        return {"duckdb": duckdb_module().__version__}
 
     def create(self) -> None:
-        self.stop()
-        for leftover in (self.path, self.path.with_name(self.path.name + ".wal")):
-            leftover.unlink(missing_ok=True)
+        self.engine.remove_database()
         self.con().execute(f"CREATE TABLE {TABLE} (ycsb_key VARCHAR NOT NULL, doc JSON NOT NULL)")
 
     def load(self, docs: list[bytes]) -> None:
-        batch = self.workdir / "load.ndjson"
-        _write_lines(batch, docs)
+        batch = self.engine.workdir / "load.ndjson"
+        write_lines(batch, docs)
         try:
             self.con().execute(f"INSERT INTO {TABLE} SELECT json->>'ycsb_key', json "
                                "FROM read_ndjson_objects(?)",
@@ -147,21 +128,18 @@ class UpdatesTarget:
         size = dict(zip(names, cursor.fetchone(), strict=True))
         block = int(size["block_size"])
         return StorageSize(total=int(size["used_blocks"]) * block, data=None, index=None,
-                           on_disk=directory_size(self.workdir),
+                           on_disk=directory_size(self.engine.workdir),
                            detail={"total_blocks": int(size["total_blocks"]),
                                    "free_blocks": int(size["free_blocks"]),
                                    "wal_size": str(size.get("wal_size")),
-                                   "file_bytes": self.path.stat().st_size})
-
-    def extra_stats(self) -> dict[str, Any]:
-        return {}
+                                   "file_bytes": self.engine.path.stat().st_size})
 
     def session_spec(self) -> dict[str, Any]:
-        return {"path": str(self.path), "memory_limit": self.memory_limit}
+        return {"workdir": str(self.engine.workdir), "memory_limit": self.memory_limit}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> DuckDBKeyValueSession:
         return DuckDBKeyValueSession(spec)
 
-    def session(self) -> DuckDBKeyValueSession:
-        return self.open_session(self.session_spec())
+
+ADAPTER = DuckDBUpdates

@@ -1,6 +1,6 @@
 """Elasticsearch in the updates workload: the shared target of
-:mod:`docbench.systems.searchengine_updates` (``_id`` = ycsb_key, keyword ycsb_key, partial
-updates by ``_id``, ``_forcemerge?only_expunge_deletes=true``) on the analytics adapter's node.
+:mod:`docbench.systems.searchengine.updates` (``_id`` = ycsb_key, keyword ycsb_key, partial
+updates by ``_id``, ``_forcemerge?only_expunge_deletes=true``) on the engine's node.
 
 Bulk style: ``bulk_partial`` only (scroll over the ids, ``_bulk`` update actions with a
 partial ``doc``). ``_update_by_query`` is not measured on the managed node: the 8.19
@@ -16,15 +16,14 @@ offers ``update_by_query`` too (it asks the node for its modules).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from docbench.contracts.common import Variant
+from docbench.systems.searchengine.updates import SearchUpdatesBase, variants
 
-from docbench.systems.base import Variant
-from docbench.systems.elasticsearch.adapter import Elasticsearch
-from docbench.systems.searchengine import SearchEngineSystem
-from docbench.systems.searchengine_updates import SearchUpdatesTarget, update_variants
-
-UPDATE_VARIANTS: list[Variant] = update_variants()
+VARIANTS: list[Variant] = variants()
 
 
-class UpdatesTarget(SearchUpdatesTarget):
-    system_class: ClassVar[type[SearchEngineSystem]] = Elasticsearch
+class ElasticsearchUpdates(SearchUpdatesBase):
+    pass
+
+
+ADAPTER = ElasticsearchUpdates

@@ -13,11 +13,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from docbench.core.machine import machine_memory
 from docbench.systems import server
 
 GiB = 1024**3
 MiB = 1024**2
 ADMIN_USER = "docbench"
+# Overrides the RAM the server is sized for (e.g. `8G`), when the machine is shared.
+RAM_OVERRIDE_ENV = "DOCBENCH_MARIADB_RAM"
 # sun_path is 108 bytes including the final NUL.
 _SOCKET_PATH_MAX = 107
 
@@ -46,27 +49,9 @@ def client_binary() -> str | None:
     return find_binary("mariadb", "mysql")
 
 
-def machine_ram() -> int:
-    """Physical RAM, capped by a cgroup memory limit (``DOCBENCH_MARIADB_RAM=8G`` overrides)."""
-    override = os.environ.get("DOCBENCH_MARIADB_RAM")
-    if override:
-        units = {"K": 1024, "M": MiB, "G": GiB, "T": 1024 * GiB}
-        text = override.strip().upper().rstrip("B")
-        if text and text[-1] in units:
-            return int(float(text[:-1]) * units[text[-1]])
-        return int(text)
-    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        with contextlib.suppress(OSError, ValueError):
-            limit = int(Path(limit_file).read_text().strip())
-            if 0 < limit < ram:
-                ram = limit
-    return ram
-
-
 def tuned_options() -> dict[str, str]:
     """Server options sized to this machine (see README)."""
-    ram = machine_ram()
+    ram = machine_memory(RAM_OVERRIDE_ENV)
     pool = min(max(ram // 4, 128 * MiB), 4 * GiB)
     pool -= pool % (128 * MiB) or 0
     tmp_table = min(max(ram // 32, 64 * MiB), 1 * GiB)

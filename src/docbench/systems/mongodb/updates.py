@@ -3,23 +3,24 @@ unique index on ``ycsb_key``. Bulk style: ``update_many({}, {"$set": {"field11":
 Point update: ``update_one({"ycsb_key": k}, {"$set": {field: value}})``. Maintenance: the
 ``compact`` command. Sizes: ``collStats`` (storageSize, totalIndexSize).
 
-MongoDB itself runs only against a user's server (``url``); FerretDB subclasses this with
-its managed server (``docbench/systems/ferretdb/updates.py``). YCSB documents have no
-``$`` keys, so nothing is escaped.
+MongoDB itself runs only against a user's server (the engine's URL): its cache cannot be made
+small (the io scenario is not supported) and no server process is measured. FerretDB
+subclasses this with its managed server (``docbench/systems/ferretdb/updates.py``). YCSB
+documents have no ``$`` keys, so nothing is escaped.
 """
 
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
 
-from docbench.systems.base import StorageSize, Variant
-from docbench.systems.mongodb.adapter import DATABASE, MongoDB, _client
+from docbench.contracts.common import StorageSize, Variant
+from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.systems.mongodb.engine import DATABASE, MongoDBEngine, mongo_client
 
-UPDATE_VARIANTS: list[Variant] = [
+VARIANTS: list[Variant] = [
     Variant("default", "collection ycsb, unique index on ycsb_key",
             settings={"type": "BSON", "index": "ycsb_key (unique)"}),
 ]
@@ -27,9 +28,9 @@ COLLECTION = "ycsb"
 INSERT_CHUNK = 5_000
 
 
-class MongoKeyValueSession:
+class MongoKeyValueSession(KeyValueSession):
     def __init__(self, spec: dict[str, Any]) -> None:
-        self.client = _client(spec["uri"])
+        self.client = mongo_client(spec["uri"])
         self.coll = self.client[spec.get("database", DATABASE)][spec.get("collection", COLLECTION)]
 
     def read(self, key: str) -> dict[str, Any] | None:
@@ -46,38 +47,18 @@ class MongoKeyValueSession:
             self.client.close()
 
 
-class UpdatesTarget:
+class MongoDBUpdates(UpdatesTarget):
+    engine: MongoDBEngine
     styles: ClassVar[list[str]] = ["$set"]
-    system_class: ClassVar[type[MongoDB]] = MongoDB
-
-    def __init__(self, workdir: Path, variant: Variant, url: str | None = None) -> None:
-        self.variant = variant
-        self.system = self.system_class(workdir, self.system_class.variants[0], url)
-        self._handle = None
-
-    def start(self) -> None:
-        self.system.start()
-
-    def stop(self) -> None:
-        if self._handle is not None:
-            with contextlib.suppress(Exception):
-                self._handle.close()
-            self._handle = None
-        self.system.stop()
-
-    def client(self):
-        if self._handle is None:
-            self._handle = _client(self.system.uri())
-        return self._handle
 
     def coll(self):
-        return self.client()[DATABASE][COLLECTION]
+        return self.engine.database()[COLLECTION]
 
     def engine_info(self) -> dict[str, Any]:
-        return {"buildInfo": self.client().admin.command("buildInfo").get("version")}
+        return {"buildInfo": self.engine.build_info().get("version")}
 
     def create(self) -> None:
-        db = self.client()[DATABASE]
+        db = self.engine.database()
         db.drop_collection(COLLECTION)
         db.create_collection(COLLECTION)
 
@@ -106,31 +87,27 @@ class UpdatesTarget:
 
     def maintain(self) -> str:
         try:
-            self.client()[DATABASE].command("compact", COLLECTION)
+            self.engine.database().command("compact", COLLECTION)
             return "compact"
         except Exception as error:  # noqa: BLE001 - recorded, not fatal
             return f"compact failed: {' '.join(str(error).split())[:200]}"
 
     def sizes(self) -> StorageSize:
-        stats = self.client()[DATABASE].command("collStats", COLLECTION)
+        stats = self.engine.database().command("collStats", COLLECTION)
         storage = stats.get("storageSize")
         index = stats.get("totalIndexSize")
         total = (storage or 0) + (index or 0) if storage is not None else None
-        return StorageSize(total=total, data=storage, index=index, on_disk=self.on_disk(),
+        return StorageSize(total=total, data=storage, index=index, on_disk=self.engine.on_disk(),
                            detail={"size": stats.get("size"), "count": stats.get("count")})
 
-    def on_disk(self) -> int | None:
-        return None
-
-    def extra_stats(self) -> dict[str, Any]:
-        return {}
-
     def session_spec(self) -> dict[str, Any]:
-        return {"uri": self.system.uri(), "database": DATABASE, "collection": COLLECTION}
+        return {"uri": self.engine.uri(), "database": DATABASE, "collection": COLLECTION}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> MongoKeyValueSession:
         return MongoKeyValueSession(spec)
 
-    def session(self) -> MongoKeyValueSession:
-        return self.open_session(self.session_spec())
+
+ADAPTER = MongoDBUpdates
+
+__all__ = ["ADAPTER", "COLLECTION", "VARIANTS", "MongoDBUpdates", "MongoKeyValueSession"]

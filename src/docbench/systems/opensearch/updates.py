@@ -1,6 +1,6 @@
 """OpenSearch in the updates workload: the shared target of
-:mod:`docbench.systems.searchengine_updates` (``_id`` = ycsb_key, keyword ycsb_key, partial
-updates by ``_id``, ``_forcemerge?only_expunge_deletes=true``) on the analytics adapter's node.
+:mod:`docbench.systems.searchengine.updates` (``_id`` = ycsb_key, keyword ycsb_key, partial
+updates by ``_id``, ``_forcemerge?only_expunge_deletes=true``) on the engine's node.
 
 Bulk styles: ``update_by_query`` (painless ``ctx._source[params.field] = params.value``) and
 ``bulk_partial`` (scroll over the ids, ``_bulk`` update actions with a partial ``doc``). The
@@ -13,15 +13,14 @@ install, or a server by URL lacking them) only ``bulk_partial`` runs.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from docbench.contracts.common import Variant
+from docbench.systems.searchengine.updates import SearchUpdatesBase, variants
 
-from docbench.systems.base import Variant
-from docbench.systems.opensearch.adapter import OpenSearch
-from docbench.systems.searchengine import SearchEngineSystem
-from docbench.systems.searchengine_updates import SearchUpdatesTarget, update_variants
-
-UPDATE_VARIANTS: list[Variant] = update_variants()
+VARIANTS: list[Variant] = variants()
 
 
-class UpdatesTarget(SearchUpdatesTarget):
-    system_class: ClassVar[type[SearchEngineSystem]] = OpenSearch
+class OpenSearchUpdates(SearchUpdatesBase):
+    pass
+
+
+ADAPTER = OpenSearchUpdates

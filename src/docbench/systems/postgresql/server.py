@@ -19,7 +19,6 @@ import contextlib
 import glob
 import os
 import pwd
-import re
 import secrets
 import signal
 import stat
@@ -28,6 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from docbench.core.machine import machine_memory
 from docbench.systems import server
 
 SUPERUSER = "docbench"
@@ -41,6 +41,8 @@ _NOT_YET_READY = ("Connection refused", "starting up", "recovery", "shutting dow
 _TRANSIENT_START_ERRORS = ("Address already in use", "could not bind", "could not create any TCP",
                            "shared memory block", "is still in use")
 MiB = 1 << 20
+# Overrides the RAM the server is sized for (e.g. `8G`), when the machine is shared.
+RAM_OVERRIDE_ENV = "DOCBENCH_POSTGRESQL_RAM"
 
 
 def find_bin_dir() -> Path | None:
@@ -62,39 +64,13 @@ def has_pg_stat_statements(bin_dir: Path) -> bool:
     return lib.exists()
 
 
-def machine_memory() -> int:
-    """RAM available to docbench: physical memory, capped by a cgroup limit when there is one.
-
-    ``DOCBENCH_POSTGRESQL_RAM`` (bytes, or with a K/M/G suffix) overrides it, e.g. when the
-    machine is shared with something else.
-    """
-    override = os.environ.get("DOCBENCH_POSTGRESQL_RAM")
-    if override:
-        return parse_size(override)
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        with contextlib.suppress(OSError, ValueError):
-            text = Path(limit_file).read_text().strip()
-            if text != "max":
-                total = min(total, int(text))
-    return total
-
-
-def parse_size(text: str) -> int:
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*", text.lower())
-    if not match:
-        raise ValueError(f"not a size: {text!r}")
-    factor = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[match.group(2)]
-    return int(float(match.group(1)) * factor)
-
-
 def _mb(nbytes: int) -> str:
     return f"{max(1, nbytes // MiB)}MB"
 
 
 def tuned_settings(ram: int | None = None, cores: int | None = None) -> dict[str, str]:
     """Server settings sized to the machine (see README.md for the reasoning)."""
-    ram = ram if ram is not None else machine_memory()
+    ram = ram if ram is not None else machine_memory(RAM_OVERRIDE_ENV)
     cores = cores if cores is not None else (os.cpu_count() or 1)
     return {
         # Memory: 25% of RAM for the buffer cache (capped at 16 GB, past which the OS page

@@ -13,8 +13,11 @@ docbench's processes), duration, rate and ``-M prepared``:
   ``tpcb-like`` (others), in a database of its own (``docbench_pgbench``, scale 10),
   only on the cluster docbench manages.
 
-The reference returns pgbench's TPS (without initial connection time) and latency; the
-runner puts docbench-TPS / pgbench-TPS next to it.
+``PgbenchReference(target).measure(run)`` runs both for one docbench run; ``target`` is the
+run's :class:`~docbench.systems.postgresql.updates.PostgreSQLUpdates`, whose engine gives the
+server's conninfo, pgbench and (managed only) the cluster. The reference returns pgbench's
+TPS (without initial connection time) and latency; the runner puts docbench-TPS /
+pgbench-TPS next to it.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from docbench.systems.postgresql.server import find_bin_dir
-from docbench.systems.postgresql.updates import point_statements
-from docbench.workloads.throughput.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
-from docbench.workloads.updates import documents as ycsb
+from docbench.contracts import ycsb
+from docbench.contracts.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
+from docbench.contracts.throughput import NativeReference, ThroughputRun
+from docbench.systems.postgresql.engine import PostgreSQLEngine
+from docbench.systems.postgresql.updates import PostgreSQLUpdates, point_statements
 
 BUILTIN_DATABASE = "docbench_pgbench"
 BUILTIN_SCALE = 10
@@ -71,13 +75,6 @@ def scripts(spec: dict[str, Any], distribution: str, docs: int, seed: int) -> di
             READ_MODIFY_WRITE: f"{draw}\n{field}\n{read};\n{update};\n"}
 
 
-def _pgbench() -> str:
-    bin_dir = find_bin_dir()
-    if bin_dir is None or not (bin_dir / "pgbench").exists():
-        raise RuntimeError("pgbench not found under /usr/lib/postgresql/*/bin")
-    return str(bin_dir / "pgbench")
-
-
 def parse_output(text: str) -> dict[str, Any]:
     def number(pattern: str) -> float | None:
         match = re.search(pattern, text)
@@ -100,53 +97,62 @@ def _run(argv: list[str], timeout: float) -> dict[str, Any]:
     return result
 
 
-def _common(run: Any) -> list[str]:
-    request = run.request
+def _common(run: ThroughputRun) -> list[str]:
     argv = ["-n", "-M", "prepared", "-c", str(run.clients), "-j", str(run.processes),
-            "-T", str(max(1, round(request.duration_s)))]
-    if request.rate:
-        argv += ["-R", f"{request.rate:g}"]
+            "-T", str(max(1, round(run.duration_s)))]
+    if run.rate:
+        argv += ["-R", f"{run.rate:g}"]
     return argv
 
 
-def _custom(target: Any, run: Any, workdir: Path) -> dict[str, Any]:
-    request = run.request
-    texts = scripts(target.session_spec(), request.distribution, request.docs, request.seed)
-    argv = [_pgbench(), *_common(run)]
-    for operation, weight in mix_named(run.mix).weights:
-        path = workdir / f"pgbench-{operation}.sql"
-        path.write_text(texts[operation])
-        argv += ["-f", f"{path}@{max(1, round(weight * 100))}"]
-    result = _run([*argv, target.system.conninfo()], timeout=request.duration_s + 300)
-    result["scripts"] = texts
-    return result
+class PgbenchReference(NativeReference):
+    """The real pgbench beside each run: custom scripts of the same statements, and the
+    built-in script once per (scenario, clients) on the managed cluster."""
+
+    tool = "pgbench"
+    target: PostgreSQLUpdates
+    engine: PostgreSQLEngine
+
+    def measure(self, run: ThroughputRun) -> dict[str, Any]:
+        workdir = self.engine.workdir / "pgbench"
+        workdir.mkdir(parents=True, exist_ok=True)
+        custom = self._custom(run, workdir)
+        return {"tool": self.tool, "tps": custom.get("tps"), "custom": custom,
+                "builtin": self._builtin(run)}
+
+    def _custom(self, run: ThroughputRun, workdir: Path) -> dict[str, Any]:
+        texts = scripts(self.target.session_spec(), run.distribution, run.docs, run.seed)
+        argv = [self.engine.pgbench_path(), *_common(run)]
+        for operation, weight in mix_named(run.mix).weights:
+            path = workdir / f"pgbench-{operation}.sql"
+            path.write_text(texts[operation])
+            argv += ["-f", f"{path}@{max(1, round(weight * 100))}"]
+        result = _run([*argv, self.engine.conninfo()], timeout=run.duration_s + 300)
+        result["scripts"] = texts
+        return result
+
+    def _builtin(self, run: ThroughputRun) -> dict[str, Any]:
+        """pgbench's own select-only / tpcb-like on its own tables (managed cluster only)."""
+        if self.engine.cluster is None:
+            return {"skipped": "built-in scripts need their own database: only on docbench's "
+                               "cluster"}
+        name = "select-only" if mix_named(run.mix).read_only else "tpcb-like"
+        key = (f"{run.scenario}-{name}", run.clients)
+        if key in _BUILTINS_DONE:
+            return _BUILTINS_DONE[key]
+        pgbench = self.engine.pgbench_path()
+        conninfo = self.engine.conninfo(BUILTIN_DATABASE)
+        with self.engine.admin_connection().cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (BUILTIN_DATABASE,))
+            if cur.fetchone() is None:
+                cur.execute(f"CREATE DATABASE {BUILTIN_DATABASE}")
+                subprocess.run([pgbench, "-i", "-q", "-s", str(BUILTIN_SCALE), conninfo],
+                               capture_output=True, check=True, timeout=600)
+        result = _run([pgbench, "-b", name, *_common(run), conninfo],
+                      timeout=run.duration_s + 300)
+        result.update({"script": name, "scale": BUILTIN_SCALE})
+        _BUILTINS_DONE[key] = result
+        return result
 
 
-def _builtin(target: Any, run: Any) -> dict[str, Any]:
-    """pgbench's own select-only / tpcb-like on its own tables (managed cluster only)."""
-    if target.system.cluster is None:
-        return {"skipped": "built-in scripts need their own database: only on docbench's cluster"}
-    name = "select-only" if mix_named(run.mix).read_only else "tpcb-like"
-    key = (f"{run.scenario}-{name}", run.clients)
-    if key in _BUILTINS_DONE:
-        return _BUILTINS_DONE[key]
-    conninfo = target.system.conninfo(BUILTIN_DATABASE)
-    with target.system._connection().cursor() as cur:  # the admin connection of the adapter
-        cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (BUILTIN_DATABASE,))
-        if cur.fetchone() is None:
-            cur.execute(f"CREATE DATABASE {BUILTIN_DATABASE}")
-            subprocess.run([_pgbench(), "-i", "-q", "-s", str(BUILTIN_SCALE), conninfo],
-                           capture_output=True, check=True, timeout=600)
-    result = _run([_pgbench(), "-b", name, *_common(run), conninfo],
-                  timeout=run.request.duration_s + 300)
-    result.update({"script": name, "scale": BUILTIN_SCALE})
-    _BUILTINS_DONE[key] = result
-    return result
-
-
-def native_reference(target: Any, run: Any) -> dict[str, Any]:
-    workdir = target.system.workdir / "pgbench"
-    workdir.mkdir(parents=True, exist_ok=True)
-    custom = _custom(target, run, workdir)
-    return {"tool": "pgbench", "tps": custom.get("tps"), "custom": custom,
-            "builtin": _builtin(target, run)}
+ADAPTER = PgbenchReference

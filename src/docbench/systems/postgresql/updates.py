@@ -23,16 +23,21 @@ from __future__ import annotations
 
 import contextlib
 import json
-from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
 
-from docbench.systems.base import StorageSize, Variant, directory_size
-from docbench.systems.postgresql.adapter import COPY_OPTIONS, PostgreSQL, _psycopg, copy_buffer
-from docbench.workloads.updates.documents import FIELDS
+from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.contracts.ycsb import FIELDS
+from docbench.systems.postgresql.engine import (
+    COPY_OPTIONS,
+    PostgreSQLEngine,
+    copy_buffer,
+    psycopg_module,
+)
 
-UPDATE_VARIANTS: list[Variant] = [
+VARIANTS: list[Variant] = [
     Variant("jsonb-btree", "jsonb column, btree expression index on data->>'ycsb_key'",
             settings={"type": "jsonb", "index": "btree"}),
     Variant("jsonb-gin", "jsonb column, GIN index (jsonb_ops) on the whole document; key "
@@ -69,7 +74,7 @@ def _numbered(sql: str, names: list[str]) -> str:
     return sql
 
 
-class PostgreSQLKeyValueSession:
+class PostgreSQLKeyValueSession(KeyValueSession):
     """Point operations as prepared statements run through psycopg's libpq layer
     (``psycopg.pq``): the high-level cursor API costs about three times the client CPU per
     operation, which made a Python driver, not the server, the bottleneck under load."""
@@ -78,7 +83,7 @@ class PostgreSQLKeyValueSession:
     UPDATE_PARAMS: ClassVar[list[str]] = ["field", "value", "key"]
 
     def __init__(self, spec: dict[str, Any]) -> None:
-        self.conn = _psycopg().connect(spec["conninfo"], autocommit=True)
+        self.conn = psycopg_module().connect(spec["conninfo"], autocommit=True)
         statements = point_statements(spec)
         self.insert_sql = statements["insert"]
         self.pgconn = self.conn.pgconn
@@ -92,7 +97,7 @@ class PostgreSQLKeyValueSession:
         from psycopg import pq
 
         if result.status not in (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK):
-            raise _psycopg().DatabaseError(result.error_message.decode(errors="replace").strip())
+            raise psycopg_module().DatabaseError(result.error_message.decode(errors="replace").strip())
         return result
 
     def read(self, key: str) -> dict[str, Any] | None:
@@ -112,69 +117,24 @@ class PostgreSQLKeyValueSession:
             self.conn.close()
 
 
-class UpdatesTarget:
-    styles: ClassVar[list[str]] = ["rebuild", "concat", "jsonb_set"]
+class PostgreSQLUpdates(UpdatesTarget):
+    """``ycsb_<variant>`` in docbench's database on the engine's server (managed or URL).
 
-    def __init__(self, workdir: Path, variant: Variant, url: str | None = None) -> None:
-        self.variant = variant
+    Lifecycle, the server PID and the io scenario's cache limit (shared_buffers + restart;
+    NotSupported by URL) are the engine's: the base class's defaults delegate to it."""
+
+    styles: ClassVar[list[str]] = ["rebuild", "concat", "jsonb_set"]
+    engine: PostgreSQLEngine
+
+    def __init__(self, engine: PostgreSQLEngine, variant: Variant) -> None:
+        super().__init__(engine, variant)
         self.kind = variant.settings["type"]
         self.index = variant.settings["index"]
         self.table = "ycsb_" + variant.name.replace("-", "_")
-        # The analytics adapter's managed cluster (or the user's server by URL) and database.
-        self.system = PostgreSQL(workdir, PostgreSQL.variants[0], url)
-        self._conn = None
-
-    # lifecycle --------------------------------------------------------------------------
-    def start(self) -> None:
-        self.system.start()
-
-    def stop(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(Exception):
-                self._conn.close()
-            self._conn = None
-        self.system.stop()
 
     def conn(self):
-        if self._conn is None or self._conn.closed:
-            self._conn = _psycopg().connect(self.system.conninfo(), autocommit=True)
-        return self._conn
-
-    # throughput workload hooks ---------------------------------------------------------
-    def release(self) -> None:
-        """Close this process's own connection (the next call opens a fresh one)."""
-        if self._conn is not None:
-            with contextlib.suppress(Exception):
-                self._conn.close()
-            self._conn = None
-
-    def server_pid(self) -> int | None:
-        cluster = self.system.cluster
-        return cluster.pid if cluster is not None else None
-
-    def limit_cache(self, cache_bytes: int) -> str:
-        """IO-bound scenario: a small shared_buffers (needs a restart)."""
-        value = f"{max(1, cache_bytes >> 20)}MB"
-        self._restart_with({"shared_buffers": value})
-        return f"shared_buffers = {value} (server restarted)"
-
-    def restore_cache(self) -> None:
-        self._restart_with({"shared_buffers": None})
-
-    def _restart_with(self, settings: dict[str, str | None]) -> None:
-        cluster = self.system.cluster
-        if cluster is None:
-            raise RuntimeError("a server reached by URL is not reconfigured by docbench")
-        for name, value in settings.items():
-            if value is None:
-                cluster.settings_override.pop(name, None)
-            else:
-                cluster.settings_override[name] = value
-        if self._conn is not None:
-            with contextlib.suppress(Exception):
-                self._conn.close()
-            self._conn = None
-        self.system.restart()
+        """The engine's admin connection (closed by release(), stop() and a restart)."""
+        return self.engine.admin_connection()
 
     def engine_info(self) -> dict[str, Any]:
         return {"server_version": self.conn().execute("SHOW server_version").fetchone()[0]}
@@ -241,8 +201,8 @@ class UpdatesTarget:
             "pg_relation_size(c.oid), coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) "
             "FROM pg_class c WHERE c.relname = %s", (self.table,)).fetchone()
         on_disk = None
-        if self.system.cluster is not None:
-            on_disk = directory_size(self.system.cluster.data_dir / "base")
+        if self.engine.data_dir is not None:
+            on_disk = directory_size(self.engine.data_dir / "base")
         return StorageSize(total=int(total), data=int(table), index=int(index), on_disk=on_disk,
                            detail={"heap": int(heap), "toast": int(toast),
                                    "on_disk_is": "pgdata/base (all databases, no WAL)"})
@@ -267,12 +227,12 @@ class UpdatesTarget:
 
     # point operations -------------------------------------------------------------------
     def session_spec(self) -> dict[str, Any]:
-        return {"conninfo": self.system.conninfo(), "table": self.table, "type": self.kind,
+        return {"conninfo": self.engine.conninfo(), "table": self.table, "type": self.kind,
                 "index": self.index}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> PostgreSQLKeyValueSession:
         return PostgreSQLKeyValueSession(spec)
 
-    def session(self) -> PostgreSQLKeyValueSession:
-        return self.open_session(self.session_spec())
+
+ADAPTER = PostgreSQLUpdates

@@ -1,7 +1,7 @@
 """SQLite in the updates workload: ``ycsb (doc BLOB)`` holding SQLite JSONB, an index on the
 extracted key ``doc ->> '$.ycsb_key'``. Bulk styles: ``jsonb_set`` and ``jsonb_patch``.
-Maintenance: ``VACUUM`` (rewrites the file; freed pages go back to the OS). Database file in
-WAL mode with synchronous=NORMAL (pragmas.sql of the analytics adapter)."""
+Maintenance: ``VACUUM`` (rewrites the file; freed pages go back to the OS). The engine's
+database file in WAL mode with synchronous=NORMAL (``pragmas.sql``, engine.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-from docbench.systems.base import StorageSize, Variant, directory_size, read_sql_statements
-from docbench.systems.sqlite.adapter import SQLiteSystem, _sqlean
+from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.systems.sqlite.engine import SQLiteEngine, sqlean_module
 
-UPDATE_VARIANTS: list[Variant] = [
+VARIANTS: list[Variant] = [
     Variant("jsonb", "JSONB blob column, index on doc ->> '$.ycsb_key'", settings={
         "type": "jsonb", "index": "expression"}),
 ]
@@ -21,17 +22,9 @@ TABLE = "ycsb"
 KEY = "doc ->> '$.ycsb_key'"
 
 
-def _connect(path: Path):
-    con = _sqlean().connect(str(path), isolation_level=None, check_same_thread=False)
-    for statement in read_sql_statements(SQLiteSystem.folder() / "pragmas.sql"):
-        con.execute(statement).fetchall()
-    con.execute("PRAGMA busy_timeout = 60000")
-    return con
-
-
-class SQLiteKeyValueSession:
+class SQLiteKeyValueSession(KeyValueSession):
     def __init__(self, spec: dict[str, Any]) -> None:
-        self.con = _connect(Path(spec["path"]))
+        self.con = SQLiteEngine(Path(spec["workdir"])).connect()
         if spec.get("cache_kib"):  # the throughput workload's IO-bound scenario
             self.con.execute(f"PRAGMA cache_size = -{int(spec['cache_kib'])}")
 
@@ -52,33 +45,19 @@ class SQLiteKeyValueSession:
             self.con.close()
 
 
-class UpdatesTarget:
+class SQLiteUpdates(UpdatesTarget):
+    engine: SQLiteEngine
     styles: ClassVar[list[str]] = ["jsonb_set", "jsonb_patch"]
     concurrency_note: ClassVar[str] = (
         "SQLite (WAL): readers run concurrently in any process; one writer at a time holds "
         "the database's write lock (busy_timeout 60 s)")
 
-    def __init__(self, workdir: Path, variant: Variant) -> None:
-        self.workdir = workdir
-        self.variant = variant
-        self.path = workdir / "ycsb.sqlite"
-        self._con = None
+    def __init__(self, engine: SQLiteEngine, variant: Variant) -> None:
+        super().__init__(engine, variant)
         self.session_cache_kib: int | None = None
 
     def con(self):
-        if self._con is None:
-            self.workdir.mkdir(parents=True, exist_ok=True)
-            self._con = _connect(self.path)
-        return self._con
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        if self._con is not None:
-            with contextlib.suppress(Exception):
-                self._con.close()
-            self._con = None
+        return self.engine.connection()
 
     def limit_cache(self, cache_bytes: int) -> str:
         """IO-bound scenario: a small page cache on every client connection. Each connection
@@ -90,17 +69,11 @@ class UpdatesTarget:
     def restore_cache(self) -> None:
         self.session_cache_kib = None
 
-    def release(self) -> None:
-        """Close this process's connection (the throughput clients open their own)."""
-        self.stop()
-
     def engine_info(self) -> dict[str, Any]:
-        return {"sqlite": _sqlean().sqlite_version}
+        return {"sqlite": sqlean_module().sqlite_version}
 
     def create(self) -> None:
-        self.stop()
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        self.engine.remove_database()
         self.con().execute(f"CREATE TABLE {TABLE} (doc BLOB NOT NULL)")
 
     def load(self, docs: list[bytes]) -> None:
@@ -147,18 +120,16 @@ class UpdatesTarget:
         objects = {n: int(s) for n, s in con.execute(
             "SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE")}
         return StorageSize(total=pages * page_size, data=objects.get(TABLE),
-                           index=objects.get(f"{TABLE}_key", 0), on_disk=directory_size(self.workdir),
+                           index=objects.get(f"{TABLE}_key", 0),
+                           on_disk=directory_size(self.engine.workdir),
                            detail={"freelist_pages": free, "page_size": page_size})
 
-    def extra_stats(self) -> dict[str, Any]:
-        return {}
-
     def session_spec(self) -> dict[str, Any]:
-        return {"path": str(self.path), "cache_kib": self.session_cache_kib}
+        return {"workdir": str(self.engine.workdir), "cache_kib": self.session_cache_kib}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> SQLiteKeyValueSession:
         return SQLiteKeyValueSession(spec)
 
-    def session(self) -> SQLiteKeyValueSession:
-        return self.open_session(self.session_spec())
+
+ADAPTER = SQLiteUpdates

@@ -20,7 +20,8 @@ from typing import TextIO
 import numpy as np
 
 from docbench.dataset.reader import compression_of, iter_line_batches
-from docbench.systems.base import BatchRejected, Loader
+from docbench.contracts.analytics import Loader
+from docbench.contracts.common import BatchRejected
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.table import Table
 
 from docbench import paths
+from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.dataset.reader import dataset_files
-from docbench.systems import REGISTERED, system_class
-from docbench.systems.base import System
+from docbench.systems import REGISTERED, engine_class, open_adapter
 from docbench.workloads.analytics.load import load_files
 from docbench.workloads.analytics.runner import RunRequest, prepare_dataset
 
@@ -33,12 +33,11 @@ def bench_load_overhead(system_names: list[str] | None, scale: str = "1m",
     files = dataset_files(data_dir)
     rows = []
     for name in system_names or REGISTERED:
-        cls = system_class(name)
-        if not cls.availability().ok:
+        if not engine_class(name).availability().ok:
             console.print(f"[yellow]{name}: not available here, skipped[/yellow]")
             continue
-        system = cls(paths.work_dir() / f"loadbench-{name}", cls.variants[0])
-        system.start()
+        system = open_adapter(name, "analytics", paths.work_dir() / f"loadbench-{name}")
+        system.engine.start()
         try:
             docbench_s, native_s, count = [], [], 0
             for _ in range(repeat):
@@ -51,23 +50,24 @@ def bench_load_overhead(system_names: list[str] | None, scale: str = "1m",
                           "compare on data without hard documents: generate --hard-rate 0)")
             continue
         finally:
-            system.stop()
+            system.release()
+            system.engine.stop()
         best_docbench, best_native = min(docbench_s), min(native_s)
-        rows.append({"system": name, "variant": cls.variants[0].name, "documents": count,
+        rows.append({"system": name, "variant": system.variant.name, "documents": count,
                      "docbench_seconds": best_docbench, "native_seconds": best_native,
                      "ratio": best_docbench / best_native})
     print_table(rows, data_dir)
     return rows
 
 
-def _timed_docbench_load(system: System, files: list[Path]) -> float:
+def _timed_docbench_load(system: AnalyticsAdapter, files: list[Path]) -> float:
     system.create()
     started = time.perf_counter()
     load_files(system.loader(), files, type(system).load_batch_size)
     return time.perf_counter() - started
 
 
-def _timed_native_load(system: System, files: list[Path]) -> float:
+def _timed_native_load(system: AnalyticsAdapter, files: list[Path]) -> float:
     system.create()
     started = time.perf_counter()
     system.native_load(files)

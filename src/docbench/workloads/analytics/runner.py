@@ -36,12 +36,16 @@ from rich.text import Text
 
 from docbench import paths, procstats, results
 from docbench.answers import AnswerCheck, check_answer
+from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.contracts.common import Variant
+from docbench.contracts.engine import Engine
+from docbench.core.redact import redact_text
+from docbench.core.units import parse_count
 from docbench.dataset.baselines import dataset_baselines
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import load_or_compute_answers
 from docbench.dataset.reader import dataset_files
-from docbench.systems import REGISTERED, system_class
-from docbench.systems.base import System, Variant
+from docbench.systems import REGISTERED, adapter_class, adapter_variants, engine_class, open_engine
 from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.load import LoadReport, load_files
 from docbench.workloads.analytics.worker import QueryRun, run_query_in_worker
@@ -50,6 +54,7 @@ log = logging.getLogger(__name__)
 console = Console(stderr=True)
 
 QUERY_COUNT = 5
+WORKLOAD = "analytics"
 
 
 @dataclass
@@ -78,28 +83,54 @@ class Dataset:
     baselines: dict[str, int]
     manifest: dict[str, Any] | None
 
+    @property
+    def fingerprint(self) -> str:
+        """The data's identity (its files' names and SHA-256, from the oracle): a result is
+        reused by --resume only for exactly these files, whatever the directory is called."""
+        import hashlib
+
+        entries = sorted((f.get("name", ""), f.get("sha256", "")) for f in self.answers.get("files", []))
+        return hashlib.sha256(repr(entries).encode()).hexdigest()[:16]
+
 
 def run_analytics(request: RunRequest) -> int:
-    dataset = prepare_dataset(request)
-    runs = plan_runs(request)
+    """Run every planned (system, variant); the exit status is 0 only when every run the user
+    asked for completed (an unavailable system that was named explicitly counts as failed)."""
+    results.check_writable(request.results_dir)
+    runs, failures = plan_runs(request)
     if not runs:
         console.print("[red]No system can run here. See `docbench systems`.[/red]")
         return 2
+    dataset = prepare_dataset(request)
     written = []
-    for cls, variant in runs:
-        path = results.result_path(request.results_dir, cls.name, variant.name, dataset.label)
-        if request.resume and results.is_complete(path):
-            console.print(f"[dim]skip {cls.name}/{variant.name}: {path.name} is complete[/dim]")
-            written.append(path)
-            continue
-        document = run_system(cls, variant, dataset, request)
-        results.write_atomically(path, document)
-        console.print(f"[green]wrote[/green] {path}")
-        written.append(path)
-    from docbench.report.terminal import print_report
+    for name, variant in runs:
+        document = run_or_skip(name, variant, dataset, request)
+        written.append(Path(document["_path"]))
+        failures += 0 if document.get("complete") else 1
+    from docbench.workloads.analytics.report import print_analytics_report
 
-    print_report([request.results_dir], only=written)
-    return 0
+    print_analytics_report([request.results_dir], only=written)
+    return 1 if failures else 0
+
+
+def run_or_skip(name: str, variant: Variant, dataset: Dataset, request: RunRequest) -> dict[str, Any]:
+    """With --resume, the latest complete run on the same data is reused (its file is
+    reported, nothing runs); otherwise a new run writes a new file."""
+    if request.resume:
+        latest = results.latest_run(request.results_dir, WORKLOAD, name, variant.name, dataset.label,
+                                    dataset.fingerprint)
+        if latest and latest[1].get("complete"):
+            console.print(f"[dim]skip {name}/{variant.name}: {latest[0].name} is complete[/dim]")
+            return {**latest[1], "_path": str(latest[0])}
+    path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, dataset.label)
+    document = run_system(name, variant, dataset, request, path)
+    kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+    if kept != path:
+        console.print(f"[red]could not write {path}; the result is kept at {kept}[/red]")
+    else:
+        console.print(f"[green]wrote[/green] {path}")
+    document["_path"] = str(kept)
+    return document
 
 
 # ----- dataset ----------------------------------------------------------------------------
@@ -113,7 +144,6 @@ def prepare_dataset(request: RunRequest) -> Dataset:
         label = request.scale or "1m"
         path = paths.datasets_dir() / f"bluesky-{label}"
         if not (path / "dataset.json").exists():
-            from docbench.cli import parse_count
             from docbench.dataset.generate import generate_dataset
 
             console.print(f"Generating the {label} dataset into {path}")
@@ -148,73 +178,82 @@ def _cpu_count() -> int:
 # ----- which runs -------------------------------------------------------------------------
 
 
-def plan_runs(request: RunRequest) -> list[tuple[type[System], Variant]]:
+def plan_runs(request: RunRequest) -> tuple[list[tuple[str, Variant]], int]:
+    """The (system, variant) runs to do, and how many named systems cannot run (failures)."""
     names = request.system_names or REGISTERED
-    runs = []
+    runs: list[tuple[str, Variant]] = []
+    failures = 0
     for name in names:
-        cls = system_class(name)
+        engine = engine_class(name)
         url = request.urls.get(name)
-        if not request.system_names and not cls.runs_by_default and not url:
+        if not request.system_names and not engine.runs_by_default and not url:
             continue
-        availability = cls.availability(url)
+        availability = engine.availability(url)
         if not availability.ok:
             level = "red" if request.system_names else "yellow"
+            failures += 1 if request.system_names else 0
             hint = f" -- install: {availability.install_hint}" if availability.install_hint else ""
             console.print(f"[{level}]{name}: cannot run here: {availability.reason}{hint}[/{level}]")
             continue
-        for variant in cls.variants:
-            if request.variants and variant.name not in request.variants:
-                continue
-            runs.append((cls, variant))
-    return runs
+        variants = adapter_variants(name, WORKLOAD)
+        chosen = [v for v in variants if not request.variants or v.name in request.variants]
+        if request.variants and not chosen:
+            failures += 1 if request.system_names else 0
+            console.print(f"[yellow]{name}: none of the variants {', '.join(request.variants)} "
+                          f"(known: {', '.join(v.name for v in variants)})[/yellow]")
+        runs.extend((name, variant) for variant in chosen)
+    return runs, failures
 
 
 # ----- one system -------------------------------------------------------------------------
 
 
-def run_system(cls: type[System], variant: Variant, dataset: Dataset,
-               request: RunRequest) -> dict[str, Any]:
-    url = request.urls.get(cls.name)
-    workdir = paths.work_dir() / f"{cls.name}-{variant.name}"
-    system = cls(workdir, variant, url=url)
+def run_system(name: str, variant: Variant, dataset: Dataset, request: RunRequest,
+               path: Path) -> dict[str, Any]:
+    engine = open_engine(name, paths.work_dir() / f"{name}-{variant.name}", request.urls.get(name))
+    system: AnalyticsAdapter = adapter_class(name, WORKLOAD)(engine, variant)
     document = base_document(system, dataset, request)
-    console.rule(f"{cls.display_name} / {variant.name}")
+    console.rule(f"{engine.display_name} / {variant.name}")
     try:
-        system.start()
-        document["version"] = system.version() or "unknown"
-        document["environment"]["versions"] = system.versions()
-        expected = load_phase(system, dataset, document, request)
+        engine.start()
+        document["version"] = engine.version() or "unknown"
+        document["environment"]["versions"] = engine.versions()
+        expected = load_phase(system, dataset, document, request, path)
         query_phase(system, expected, document, request)
-        document["complete"] = True
+        crashed = [a["query"] for a in document["answers"] if a.get("crashed")]
+        document["complete"] = not crashed
+        if crashed:
+            document.setdefault("warnings", []).append(
+                f"the server crashed during Q{', Q'.join(map(str, crashed))}: the run is not complete "
+                "(--resume runs it again)")
     except Exception as error:  # noqa: BLE001 - recorded, and the next system runs
-        document["error"] = f"{type(error).__name__}: {error}"
-        document["error_traceback"] = traceback.format_exc(limit=8)
-        console.print(f"[red]{cls.name}/{variant.name} failed: {document['error']}[/red]")
-        # A failed run is still complete in the sense of --resume only if queries were tried.
+        document["error"] = results_text(engine, f"{type(error).__name__}: {error}")
+        document["error_traceback"] = results_text(engine, traceback.format_exc(limit=8))
+        console.print(f"[red]{name}/{variant.name} failed: {document['error']}[/red]")
         document["complete"] = False
     finally:
         try:
-            system.stop()
+            system.release()
+            engine.stop()
         except Exception as error:  # noqa: BLE001
             document.setdefault("warnings", []).append(f"stop failed: {error}")
     document["finished_at"] = results.now_iso()
     return document
 
 
-def base_document(system: System, dataset: Dataset, request: RunRequest) -> dict[str, Any]:
-    cls = type(system)
-    env = results.environment()
-    tags = ["embedded" if cls.embedded else ("url" if system.url else "managed-server")]
+def results_text(engine: Engine, text: str) -> str:
+    """Error text as it may be stored: never the password of a --<system>-url."""
+    return redact_text(text, engine.url)
+
+
+def base_document(system: AnalyticsAdapter, dataset: Dataset, request: RunRequest) -> dict[str, Any]:
+    engine = system.engine
+    header = results.result_header(WORKLOAD, engine, system.variant, dataset.label)
     return {
-        # JSONBench's keys
-        "system": cls.display_name,
-        "version": "unknown",
-        "os": env["os"],
-        "date": results.today(),
-        "machine": results.machine_label(),
-        "retains_structure": "yes" if system.variant.settings.get(
-            "retains_structure", cls.retains_structure) else "no",
-        "tags": tags,
+        **header,
+        # JSONBench's keys (its `system` is docbench's `display_name`)
+        "retains_structure": "yes" if system.keeps_structure() else "no",
+        "tags": [engine.mode],
         "dataset_size": None,
         "num_loaded_documents": None,
         "total_size": None,
@@ -223,19 +262,14 @@ def base_document(system: System, dataset: Dataset, request: RunRequest) -> dict
         "result": [[None] * request.tries for _ in range(QUERY_COUNT)],
         "memory_usage": [[None] * request.tries for _ in range(QUERY_COUNT)],
         "load_time": None,
-        "comment": cls.notes,
+        "comment": engine.notes,
         # docbench's additions
-        "format": results.RESULT_FORMAT,
-        "workload": "analytics",
-        "complete": False,
-        "system_name": cls.name,
-        "variant": system.variant.name,
-        "variant_role": system.variant.role,
-        "variant_description": system.variant.description,
+        "dataset_fingerprint": dataset.fingerprint,
         "dataset": {
             "label": dataset.label,
             "path": str(dataset.path),
             "files": [p.name for p in dataset.files],
+            "fingerprint": dataset.fingerprint,
             "documents_by_oracle": dataset.answers.get("documents"),
             "invalid_lines_by_oracle": dataset.answers.get("invalid_lines"),
             "manifest": dataset.manifest,
@@ -243,26 +277,22 @@ def base_document(system: System, dataset: Dataset, request: RunRequest) -> dict
         },
         "tries": request.tries,
         "timeout_seconds": request.timeout,
-        "started_at": results.now_iso(),
-        "environment": {**env},
     }
 
 
-def load_phase(system: System, dataset: Dataset, document: dict[str, Any],
-               request: RunRequest) -> dict[str, Any]:
+def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, Any],
+               request: RunRequest, result_path: Path) -> dict[str, Any]:
     """Load, finish, count and size; return the oracle answers for what was loaded."""
     system.create()
     lines_offered = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
-    log_path = results.result_path(request.results_dir, system.name, system.variant.name,
-                                   dataset.label).with_suffix(".refused.tsv")
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path = result_path.with_suffix(".refused.tsv")
     with _progress(request) as progress, open(log_path, "w") as refusal_log:
         task = progress.add_task(f"load {system.name}/{system.variant.name}", total=lines_offered or None)
         report: LoadReport = load_files(system.loader(), dataset.files, type(system).load_batch_size,
                                         on_progress=lambda n: progress.advance(task, n),
                                         refusal_log=refusal_log)
     if not report.refused_count:
-        log_path.unlink()
+        log_path.unlink(missing_ok=True)
     started = time.perf_counter()
     system.finish_load()
     finish_seconds = time.perf_counter() - started
@@ -308,22 +338,22 @@ def load_phase(system: System, dataset: Dataset, document: dict[str, Any],
     return answers_without(dataset.files, report.refused_lines, dataset.answers)
 
 
-def query_phase(system: System, expected: dict[str, Any], document: dict[str, Any],
+def query_phase(system: AnalyticsAdapter, expected: dict[str, Any], document: dict[str, Any],
                 request: RunRequest) -> None:
-    cls = type(system)
+    engine = system.engine
     texts = system.queries()
     can_drop = procstats.can_drop_page_cache()
-    can_restart = system.can_restart and request.restart_for_cold
+    can_restart = engine.can_restart and request.restart_for_cold
     if not can_drop:
         document["tags"].append("lukewarm-cold-run")
-    if not cls.embedded and not can_restart:
+    if not engine.embedded and not can_restart:
         document["tags"].append("no-restart-cold-run")
-    document["cold_method"] = _cold_method(cls.embedded, can_restart, can_drop)
+    document["cold_method"] = _cold_method(engine.embedded, can_restart, can_drop)
     per_query: dict[str, list[Any]] = {k: [] for k in
                                        ("answers", "engine_time", "bytes_read", "plans",
                                         "plan_warnings", "query_errors", "query_extra")}
     with _progress(request) as progress:
-        task = progress.add_task(f"queries {cls.name}/{system.variant.name}",
+        task = progress.add_task(f"queries {system.name}/{system.variant.name}",
                                  total=QUERY_COUNT)
         for number, text in enumerate(texts, start=1):
             run = run_one_query(system, number, text, request, can_restart, can_drop)
@@ -334,28 +364,29 @@ def query_phase(system: System, expected: dict[str, Any], document: dict[str, An
     console.print(f"answers {statuses}")
 
 
-def run_one_query(system: System, number: int, text: str, request: RunRequest,
+def run_one_query(system: AnalyticsAdapter, number: int, text: str, request: RunRequest,
                   can_restart: bool, can_drop: bool) -> QueryRun:
-    if not type(system).embedded and can_restart:
-        system.restart()
+    engine = system.engine
+    if not engine.embedded and can_restart:
+        engine.restart()
     if can_drop:
         procstats.drop_page_cache()
     spec = {**system.session_spec(), "timeout": request.timeout}
-    run = run_query_in_worker(type(system).name, spec, number, text, request.tries,
-                              request.timeout)
-    if not system.is_alive():
+    run = run_query_in_worker(system.name, spec, number, text, request.tries, request.timeout)
+    if not engine.is_alive():
+        run.crashed = True
         run.worker_error = (run.worker_error or "") + " server crashed during the query"
         for attempt in run.tries:
             if attempt.error is None:
                 continue
             attempt.error = f"server crashed: {attempt.error}"
         console.print(f"[red]{system.name} crashed during Q{number}; restarting[/red]")
-        system.restart()
+        engine.restart()
     return run
 
 
-def record_query(document: dict[str, Any], per_query: dict[str, list[Any]], system: System,
-                 number: int, run: QueryRun, expected: dict[str, Any]) -> None:
+def record_query(document: dict[str, Any], per_query: dict[str, list[Any]],
+                 system: AnalyticsAdapter, number: int, run: QueryRun, expected: dict[str, Any]) -> None:
     cls = type(system)
     index = number - 1
     document["result"][index] = [_round(t.seconds) for t in run.tries]
@@ -370,6 +401,8 @@ def record_query(document: dict[str, Any], per_query: dict[str, list[Any]], syst
     alternatives = alternatives_for(number, run, expected, cls.time_precision_us)
     if alternatives:
         answer["alternatives"] = alternatives
+    if run.crashed:
+        answer["crashed"] = True
     per_query["answers"].append(answer)
 
 
@@ -394,7 +427,7 @@ def alternatives_for(number: int, run: QueryRun, expected: dict[str, Any],
     return report
 
 
-def answer_for(cls: type[System], number: int, run: QueryRun,
+def answer_for(cls: type[AnalyticsAdapter], number: int, run: QueryRun,
                expected: dict[str, Any]) -> dict[str, Any]:
     answered = [t for t in run.tries if t.rows is not None and t.error is None]
     if not answered:

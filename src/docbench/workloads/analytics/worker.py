@@ -21,16 +21,16 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from docbench.procstats import QueryMeter
-from docbench.systems.base import QuerySession
+from docbench.contracts.analytics import QuerySession
 
 
 def worker_main(system_name: str, spec: dict[str, Any], query_number: int, text: str,
                 tries: int, conn: Connection) -> None:
-    from docbench.systems import system_class
+    from docbench.systems import adapter_class
 
     try:
         started = time.perf_counter()
-        session = system_class(system_name).open_session(spec)
+        session = adapter_class(system_name, "analytics").open_session(spec)
         conn.send({"event": "ready", "seconds": time.perf_counter() - started})
     except Exception as error:  # noqa: BLE001 - every failure is reported to the parent
         conn.send({"event": "failed", "try": 0, "error": _describe(error)})
@@ -103,6 +103,8 @@ class QueryRun:
     plan: str | None = None
     open_seconds: float | None = None
     worker_error: str | None = None
+    # The server died during the query: not a measurement, so the run is not complete.
+    crashed: bool = False
 
 
 def run_query_in_worker(system_name: str, spec: dict[str, Any], query_number: int, text: str,

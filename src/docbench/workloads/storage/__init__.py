@@ -1,12 +1,11 @@
-"""The storage workload (issue #7): the classic PostgreSQL TOAST experiment on every system.
+"""The storage workload: a TOAST-style matrix of setting x field size x entropy."""
 
-Documents ``{"key": ..., "payload": ...}`` whose payload is one large string of a given size
-and entropy are inserted into each system under each of its storage settings (variants
-declared by ``docbench.systems.<name>.storage_matrix``); per cell docbench records the insert
-time, the size on disk (with TOAST tables / overflow pages / indexes) and any refusal.
+from docbench.workloads import Workload
 
-* ``documents.py`` -- the deterministic document generator (random / repetitive / text);
-* ``target.py``    -- the protocol a system's ``storage_matrix`` module implements;
-* ``runner.py``    -- ``docbench run --workload storage``: cells, timing, result files;
-* ``report.py``    -- the tables of the report.
-"""
+WORKLOAD = Workload(
+    name="storage",
+    summary="TOAST-style matrix: storage setting x field size x data entropy",
+    adapter_module="storage",
+    cli="docbench.workloads.storage.cli",
+    report="docbench.workloads.storage.report",
+)

@@ -16,30 +16,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from docbench.results import read_result
+from docbench.core.console import report_console
+from docbench.results import load_results
 
 MiB = 1 << 20
-
-
-def load_storage_results(results_dirs: list[Path]) -> list[dict[str, Any]]:
-    documents = []
-    for directory in results_dirs:
-        candidates = [directory] if directory.is_file() else sorted(directory.rglob("*.json"))
-        for path in candidates:
-            if path.name.startswith("."):
-                continue
-            document = read_result(path)
-            if isinstance(document, dict) and document.get("workload") == "storage" \
-                    and isinstance(document.get("cells"), list):
-                document.setdefault("_path", str(path))
-                documents.append(document)
-    return documents
-
-
-def load_analytics_results(results_dirs: list[Path]) -> list[dict[str, Any]]:
-    from docbench.results import load_results
-
-    return [d for d in load_results(results_dirs) if d.get("workload", "analytics") == "analytics"]
 
 
 def _order(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -207,29 +187,37 @@ def bluesky_table(analytics: list[dict[str, Any]]) -> Table | None:
 
 
 def unsupported_systems() -> list[str]:
-    from docbench.workloads.storage.runner import supported_systems
+    from docbench.systems import REGISTERED, adapter_module
 
-    return [name for name, module in supported_systems().items() if module is None]
+    return [name for name in REGISTERED if adapter_module(name, "storage") is None]
 
 
 def print_storage_report(results_dirs: list[Path], console: Console | None = None) -> bool:
-    """Print the storage tables when storage results exist; returns whether it printed any.
+    """Print the storage tables when storage results exist; returns whether it printed any."""
+    documents = load_results(results_dirs)
+    storage = [d for d in documents if d.get("workload") == "storage"]
+    if storage:
+        print_report(storage, console or report_console(), documents)
+    return bool(storage)
 
-    The Bluesky default-vs-best table is printed with them when analytics results exist."""
-    if console is None:
-        from docbench.report.terminal import report_console
 
-        console = report_console()
-    documents = load_storage_results(results_dirs)
+def print_report(documents: list[dict[str, Any]], console: Console,
+                 all_documents: list[dict[str, Any]]) -> None:
+    """The storage tables; the Bluesky default-vs-best table too when analytics results exist."""
+    documents = [d for d in documents if isinstance(d.get("cells"), list)]
     if not documents:
-        return False
+        return
     for table in experiment_tables(documents):
         console.print(table)
     console.print(cross_system_table(documents))
-    bluesky = bluesky_table(load_analytics_results(results_dirs))
+    bluesky = bluesky_table([d for d in all_documents if d.get("workload") == "analytics"])
     if bluesky is not None:
         console.print(bluesky)
     missing = unsupported_systems()
     if missing:
         console.print(f"Not supported by the storage workload yet: {', '.join(missing)}.")
-    return True
+
+
+def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """No view of its own: the dashboard shows the generic table of the documents' fields."""
+    return None

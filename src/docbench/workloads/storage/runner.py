@@ -16,7 +16,6 @@ and the cells already measured in an interrupted one.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import shutil
 import time
@@ -27,9 +26,10 @@ from types import ModuleType
 from typing import Any
 
 from docbench import paths, results
-from docbench.systems import REGISTERED, system_class
-from docbench.systems.base import BatchRejected, Variant
-from docbench.workloads.storage import documents
+from docbench.contracts import storage_documents as documents
+from docbench.contracts.common import BatchRejected, Variant
+from docbench.contracts.storage import StorageMatrixTarget
+from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_engine
 
 log = logging.getLogger(__name__)
 
@@ -55,19 +55,8 @@ class StorageRequest:
     urls: dict[str, str] = field(default_factory=dict)
 
 
-def matrix_module(name: str) -> ModuleType | None:
-    """The system's storage_matrix module, or None when it has none."""
-    module_name = f"docbench.systems.{name}.storage_matrix"
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name == module_name:
-            return None
-        raise
-
-
 def supported_systems() -> dict[str, ModuleType | None]:
-    return {name: matrix_module(name) for name in REGISTERED}
+    return {name: adapter_module(name, WORKLOAD) for name in REGISTERED}
 
 
 def batch_rows(size: int) -> int:
@@ -84,34 +73,31 @@ def run_storage(request: StorageRequest) -> int:
         if entropy not in documents.ENTROPIES:
             raise ValueError(f"unknown entropy {entropy!r} (known: {', '.join(documents.ENTROPIES)})")
     modules = supported_systems()
+    results.check_writable(request.results_dir)
     if request.system_names:
-        unknown = [n for n in request.system_names if n not in REGISTERED]
-        if unknown:
-            raise ValueError(f"unknown systems: {', '.join(unknown)} (known: {', '.join(REGISTERED)})")
         chosen = list(request.system_names)
     else:
         chosen = [n for n in REGISTERED if modules[n] is not None
-                  and system_class(n).runs_by_default]
+                  and engine_class(n).runs_by_default]
     failed = False
     for name in chosen:
         module = modules[name]
         if module is None:
             _say(f"{name}: not supported by the storage workload yet")
             continue
-        cls = system_class(name)
-        availability = cls.availability(request.urls.get(name))
+        availability = engine_class(name).availability(request.urls.get(name))
         if not availability.ok:
             _say(f"{name}: cannot run here: {availability.reason}"
                  + (f" (install: {availability.install_hint})" if availability.install_hint else ""))
             failed = True
             continue
-        variants: list[Variant] = list(module.MATRIX_VARIANTS)
+        variants: list[Variant] = list(module.VARIANTS)
         if request.variants:
             variants = [v for v in variants if v.name in request.variants]
         for variant in variants:
             try:
-                run_variant(name, cls.display_name, module, variant, request,
-                            availability.version)
+                document = run_variant(name, variant, request, availability.version)
+                failed = failed or not document.get("complete")
             except Exception as error:  # noqa: BLE001 - one system's failure never ends the run
                 failed = True
                 _say(f"{name}/{variant.name}: FAILED: {error}")
@@ -120,50 +106,39 @@ def run_storage(request: StorageRequest) -> int:
     return 1 if failed else 0
 
 
-def _header(name: str, display_name: str, variant: Variant, request: StorageRequest,
-            version: str | None) -> dict[str, Any]:
+def _header(target: StorageMatrixTarget, request: StorageRequest, version: str | None) -> dict[str, Any]:
     return {
-        "workload": WORKLOAD,
-        "system": name,
-        "display_name": display_name,
-        "variant": variant.name,
-        "variant_description": variant.description,
-        "variant_role": variant.role,
-        "settings": variant.settings,
-        "version": version,
-        "os": results.environment()["os"],
-        "date": results.today(),
-        "machine": results.machine_label(),
-        "environment": results.environment(),
+        **results.result_header(WORKLOAD, target.engine, target.variant, f"r{request.rows}", version),
         "tags": ["storage"],
         "rows": request.rows,
         "seed": request.seed,
         "sizes": list(request.sizes),
         "entropies": list(request.entropies),
-        "started": results.now_iso(),
-        "complete": False,
         "cells": [],
     }
 
 
-def run_variant(name: str, display_name: str, module: ModuleType, variant: Variant,
-                request: StorageRequest, version: str | None) -> Path:
-    path = results.result_path(request.results_dir, name, variant.name, f"r{request.rows}",
-                               workload=WORKLOAD)
-    previous = results.read_result(path) if request.resume else None
-    if previous and previous.get("complete"):
-        _say(f"{name}/{variant.name}: complete result exists, skipped ({path.name})")
-        return path
+def run_variant(name: str, variant: Variant, request: StorageRequest, version: str | None) -> dict[str, Any]:
+    """One variant's matrix; with --resume the latest incomplete run of it is continued (its
+    finished cells kept), the latest complete one skipped."""
+    label = f"r{request.rows}"
+    latest = results.latest_run(request.results_dir, WORKLOAD, name, variant.name, label) \
+        if request.resume else None
+    if latest and latest[1].get("complete"):
+        _say(f"{name}/{variant.name}: complete result exists, skipped ({latest[0].name})")
+        return latest[1]
     done: dict[tuple[int, str], dict[str, Any]] = {}
-    if previous and previous.get("rows") == request.rows:
-        done = {(c["size"], c["entropy"]): c for c in previous.get("cells", [])}
-    document = _header(name, display_name, variant, request, version)
+    if latest:
+        path = latest[0]
+        done = {(c["size"], c["entropy"]): c for c in latest[1].get("cells", [])}
+    else:
+        path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, label)
     workdir = (request.work_dir or paths.work_dir()) / f"storage-{name}-{variant.name}"
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True, exist_ok=True)
-    url = request.urls.get(name)
-    target = module.StorageMatrixTarget(workdir, variant, url=url) if url else \
-        module.StorageMatrixTarget(workdir, variant)
+    target: StorageMatrixTarget = adapter_class(name, WORKLOAD)(
+        open_engine(name, workdir, request.urls.get(name)), variant)
+    document = _header(target, request, version)
     _say(f"{name}/{variant.name}: {variant.description}")
     try:
         target.start()
@@ -177,7 +152,7 @@ def run_variant(name: str, display_name: str, module: ModuleType, variant: Varia
                 cell = run_cell(target, size, entropy, request)
                 document["cells"].append(cell)
                 _say("  " + describe_cell(cell))
-                results.write_atomically(path, document)
+                path = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
                 if cell.get("failure") and cell["failure"].get("kind") == "error":
                     _restart(target)
     finally:
@@ -185,10 +160,10 @@ def run_variant(name: str, display_name: str, module: ModuleType, variant: Varia
             target.stop()
         if not request.keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    document["finished"] = results.now_iso()
+    document["finished_at"] = results.now_iso()
     document["complete"] = True
-    results.write_atomically(path, document)
-    return path
+    results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+    return document
 
 
 def _restart(target: Any) -> None:

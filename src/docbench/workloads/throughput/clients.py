@@ -28,9 +28,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from docbench.contracts import ycsb
+from docbench.contracts.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.workloads.throughput import histograms
-from docbench.workloads.throughput.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
-from docbench.workloads.updates import documents as ycsb
 
 # How long after an interval's end the worker waits for operations still finishing in it.
 INTERVAL_GRACE_S = 0.05
@@ -192,7 +192,7 @@ def _join_cgroups(files: list[str]) -> None:
 
 
 def _open_clients(config: WorkerConfig) -> tuple[list[Client], list[int]]:
-    target = importlib.import_module(config.target_module).UpdatesTarget
+    target = importlib.import_module(config.target_module).ADAPTER
     clients, connect_ns = [], []
     for client_id in config.client_ids:
         began = time.monotonic_ns()

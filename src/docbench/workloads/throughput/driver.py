@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from docbench.contracts.mixes import WRITES
 from docbench.workloads.throughput import histograms
 from docbench.workloads.throughput.clients import WorkerConfig, worker_main
-from docbench.workloads.throughput.mixes import WRITES
 
 READY_TIMEOUT_S = 300.0
 START_DELAY_S = 0.2

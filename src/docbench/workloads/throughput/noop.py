@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from docbench.contracts.updates import KeyValueSession
+
 DOCUMENT = {"ycsb_key": "user00000000000000000000", "field1": "x" * 160}
 
 
-class NoOpSession:
+class NoOpSession(KeyValueSession):
     def read(self, key: str) -> dict[str, Any] | None:
         return DOCUMENT
 
@@ -26,7 +28,10 @@ class NoOpSession:
         return None
 
 
-class UpdatesTarget:
+class NoOpTarget:
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> NoOpSession:
         return NoOpSession()
+
+
+ADAPTER = NoOpTarget

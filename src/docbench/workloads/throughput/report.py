@@ -3,7 +3,6 @@ ceiling, the native tool's ratio, the count check) from ``throughput.*.json`` re
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,23 +11,8 @@ if TYPE_CHECKING:
 
 from rich.table import Table
 
-
-def load_throughput_results(sources: list[Path]) -> list[dict[str, Any]]:
-    found = []
-    for source in sources:
-        source = Path(source)
-        candidates = [source] if source.is_file() else sorted(source.rglob("throughput.*.json"))
-        for path in candidates:
-            if path.name.startswith(".") or path.name.endswith(".intervals.json"):
-                continue
-            try:
-                document = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            if isinstance(document, dict) and document.get("workload") == "throughput":
-                found.append(document)
-    return found
-
+from docbench.core.console import report_console
+from docbench.results import load_results
 
 COLUMNS = ("system/variant", "scenario", "mix", "clients", "procs", "TPS", "p50", "p99", "failed",
            "driver ceiling", "docbench/native", "counts, notes")
@@ -64,13 +48,14 @@ def run_row(document: dict[str, Any], run: dict[str, Any]) -> list[str]:
 
 
 def print_throughput_report(sources: list[Path], console: Console | None = None) -> None:
-    documents = load_throughput_results(sources)
+    documents = [d for d in load_results(sources) if d.get("workload") == "throughput"]
+    print_report(documents, console or report_console(), documents)
+
+
+def print_report(documents: list[dict[str, Any]], console: Console,
+                 _all_documents: list[dict[str, Any]]) -> None:
     if not documents:
         return
-    if console is None:
-        from docbench.report.terminal import report_console
-
-        console = report_console()
     table = Table(title="Throughput (latency in ms: response time under --rate, else service time)")
     for column in COLUMNS:
         table.add_column(column, justify="right" if column in {"clients", "procs", "TPS", "p50",
@@ -146,3 +131,12 @@ def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
     if builtin.get("tps"):
         lines.append(f"{native['tool']} built-in {builtin['script']}: tps = {builtin['tps']:,.1f}")
     return lines
+
+
+def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """The throughput runs, one row each, as the terminal report prints them."""
+    from docbench.results.files import trimmed_document
+
+    rows = [run_row(d, run) for d in documents for run in d.get("runs", [])]
+    return {"columns": list(COLUMNS), "rows": rows,
+            "docs": [trimmed_document(d) | {"_path": d.get("_path")} for d in documents]}

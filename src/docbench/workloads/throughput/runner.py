@@ -18,17 +18,18 @@ Scenarios: ``cpu`` -- the data fits in the engine's cache, warmed by the run's w
 shared_buffers, with a restart) and a memory cgroup caps the page cache of the engine's
 processes (memcap.py); the disk bytes read during the run are recorded as the proof.
 
-Optional target hooks (read with ``getattr``, so targets without them still take part):
+Hooks of the updates contract (docbench.contracts.updates.UpdatesTarget, all with defaults):
 ``max_client_processes`` and ``concurrency_note`` (embedded engines: one process),
 ``release()`` (close the parent's own handle so client processes can open the database),
-``server_pid()``, ``limit_cache(bytes) -> str`` and ``restore_cache()``.
+``server_pid()``, ``limit_cache(bytes) -> str`` (raises NotSupported when the engine cannot)
+and ``restore_cache()``. A system's native reference is its ``throughput.py`` ADAPTER
+(docbench.contracts.throughput.NativeReference).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib
 import os
 import shutil
 import sys
@@ -38,13 +39,16 @@ from pathlib import Path
 from typing import Any
 
 from docbench import paths, results
-from docbench.systems import REGISTERED, system_class
+from docbench.contracts import ycsb
+from docbench.contracts.common import NotSupported
+from docbench.contracts.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
+from docbench.contracts.throughput import NativeReference, ThroughputRun
+from docbench.contracts.updates import UpdatesTarget
+from docbench.core.units import count_label, parse_count
+from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_engine
 from docbench.workloads.throughput import memcap
 from docbench.workloads.throughput.driver import DriveRequest, drive
-from docbench.workloads.throughput.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.workloads.throughput.report import final_report
-from docbench.workloads.updates import documents as ycsb
-from docbench.workloads.updates.runner import label, parse_count, updates_module
 
 WORKLOAD = "throughput"
 NOOP_MODULE = "docbench.workloads.throughput.noop"
@@ -92,6 +96,13 @@ class Run:
     processes: int
     request: ThroughputRequest
 
+    def contract(self) -> ThroughputRun:
+        """What a native reference receives."""
+        request = self.request
+        return ThroughputRun(self.scenario, self.mix, self.clients, self.processes,
+                             request.duration_s, request.warmup_s, request.distribution,
+                             request.rate, request.docs, request.seed)
+
     @property
     def run_id(self) -> str:
         rate = f"-r{self.request.rate:g}" if self.request.rate else ""
@@ -103,23 +114,9 @@ def _say(request: ThroughputRequest, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
-def _hook(target: Any, name: str, *args: Any) -> Any:
-    method = getattr(target, name, None)
-    return method(*args) if callable(method) else None
-
-
 def default_processes(clients: int, limit: int | None) -> int:
     processes = min(clients, os.cpu_count() or 1)
     return max(1, min(processes, limit) if limit else processes)
-
-
-def throughput_module(name: str):
-    try:
-        return importlib.import_module(f"docbench.systems.{name}.throughput")
-    except ModuleNotFoundError as error:
-        if error.name == f"docbench.systems.{name}.throughput":
-            return None
-        raise
 
 
 # ----- checks --------------------------------------------------------------------------------
@@ -193,23 +190,23 @@ def _io_cap(target: Any, run: Run, embedded_workers: bool):
     # No limit until the clients have connected; then what the engine's processes use plus
     # the page-cache budget (cap_page_cache, called by the driver before the start).
     with memcap.MemoryCap(run.run_id, 1 << 50) as cap:
-        pid = _hook(target, "server_pid")
+        pid = target.server_pid()
         if pid:
             cap.add_tree(pid)
         yield cap
 
 
-def run_once(target: Any, module_name: str, run: Run, ceilings: Ceilings,
-             native: Any, out_stem: Path) -> dict[str, Any]:
+def run_once(target: UpdatesTarget, module_name: str, run: Run, ceilings: Ceilings,
+             native: NativeReference | None, out_stem: Path) -> dict[str, Any]:
     entry: dict[str, Any] = {"run_id": run.run_id, "scenario": run.scenario, "mix": run.mix,
                              "mix_description": mix_named(run.mix).description,
                              "clients": run.clients, "processes": run.processes,
                              "distribution": run.request.distribution, "rate": run.request.rate,
                              "duration_s": run.request.duration_s, "warmup_s": run.request.warmup_s}
     count_before = _count(target)
-    _hook(target, "release")
+    target.release()
     # No server process: the clients' worker processes are the engine (embedded).
-    embedded_workers = _hook(target, "server_pid") is None
+    embedded_workers = target.server_pid() is None
     with _io_cap(target, run, embedded_workers) as cap:
         files = cap.procs_files() if cap and embedded_workers else []
         budget = _budget(run, embedded=bool(files))
@@ -233,7 +230,7 @@ def run_once(target: Any, module_name: str, run: Run, ceilings: Ceilings,
             # Under the same cap (reset, page cache dropped again), so that both are IO-bound.
             if cap is not None:
                 cap.reset(budget)
-            entry["native_reference"] = _native_reference(native, target, run, summary)
+            entry["native_reference"] = _native_reference(native, run, summary)
     _write_series(out_stem, run, summary)
     entry["summary"] = {k: v for k, v in summary.items()
                         if k not in ("intervals", "interval_histograms")}
@@ -251,7 +248,7 @@ def _count(target: Any) -> int:
     try:
         return target.count()
     except Exception:  # noqa: BLE001 - retried once, then it propagates
-        _hook(target, "release")
+        target.release()
         time.sleep(1.0)
         return target.count()
 
@@ -268,9 +265,9 @@ def _budget(run: Run, embedded: bool) -> int:
     return IO_PAGE_CACHE_BYTES + headroom
 
 
-def _native_reference(native: Any, target: Any, run: Run, summary: dict[str, Any]) -> dict[str, Any]:
+def _native_reference(native: NativeReference, run: Run, summary: dict[str, Any]) -> dict[str, Any]:
     try:
-        reference = native.native_reference(target, run)
+        reference = native.measure(run.contract())
     except Exception as error:  # noqa: BLE001 - a reference failure is recorded
         return {"error": f"{type(error).__name__}: {error}"}
     if reference.get("tps"):
@@ -313,8 +310,6 @@ def scenario_problem(target: Any, scenario: str, url: str | None) -> str | None:
         return reason
     if url:
         return "a server reached by URL: docbench cannot cap its memory or restart it"
-    if not callable(getattr(target, "limit_cache", None)):
-        return "its updates target has no limit_cache(): the engine's own cache cannot be made small"
     return None
 
 
@@ -328,22 +323,19 @@ def scenario_setup(target: Any, scenario: str):
     try:
         yield what
     finally:
-        _hook(target, "restore_cache")
+        target.restore_cache()
 
 
-def _header(name: str, cls: Any, variant: Any, target: Any, request: ThroughputRequest,
-            availability: Any) -> dict[str, Any]:
+def _header(target: UpdatesTarget, request: ThroughputRequest, version: str | None) -> dict[str, Any]:
+    document = results.result_header(WORKLOAD, target.engine, target.variant, count_label(request.docs),
+                                     version)
     return {
-        "workload": WORKLOAD, "system": name, "display_name": cls.display_name,
-        "variant": variant.name, "variant_description": variant.description,
-        "variant_settings": variant.settings, "version": availability.version,
-        "date": results.today(), "machine": results.machine_label(),
-        "environment": results.environment(),
+        **document,
         "dataset": {"kind": "ycsb", "docs": request.docs, "seed": request.seed,
                     "fields": ycsb.FIELD_COUNT, "field_length": ycsb.FIELD_LENGTH},
-        "concurrency": getattr(target, "concurrency_note", None) or
+        "concurrency": target.concurrency_note or
         "one connection per client; clients spread over worker processes",
-        "max_client_processes": getattr(target, "max_client_processes", None),
+        "max_client_processes": target.max_client_processes,
         "io_method": {"engine_cache_bytes": IO_ENGINE_CACHE_BYTES,
                       "page_cache_budget_bytes": IO_PAGE_CACHE_BYTES,
                       "how": "engine cache made small by the target (limit_cache), page cache "
@@ -353,35 +345,42 @@ def _header(name: str, cls: Any, variant: Any, target: Any, request: ThroughputR
     }
 
 
-def _plan(request: ThroughputRequest, target: Any) -> list[tuple[str, str, int, int]]:
-    limit = getattr(target, "max_client_processes", None)
+def _plan(request: ThroughputRequest, target: UpdatesTarget) -> list[tuple[str, str, int, int]]:
+    limit = target.max_client_processes
     return [(scenario, mix, clients,
              min(request.processes, clients, limit or clients) if request.processes
              else default_processes(clients, limit))
             for scenario in request.scenarios for mix in request.mixes for clients in request.clients]
 
 
-def run_variant(name: str, cls: Any, module: Any, variant: Any, request: ThroughputRequest,
-                ceilings: Ceilings, availability: Any, path: Path) -> dict[str, Any]:
-    url = request.urls.get(name)
+def run_variant(name: str, variant: Any, request: ThroughputRequest, ceilings: Ceilings,
+                version: str | None) -> dict[str, Any]:
     workdir = paths.work_dir() / WORKLOAD / f"{name}-{variant.name}"
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True, exist_ok=True)
-    target = module.UpdatesTarget(workdir, variant, url=url) if url else \
-        module.UpdatesTarget(workdir, variant)
-    document = _header(name, cls, variant, target, request, availability)
-    previous = results.read_result(path) if request.resume else None
+    target: UpdatesTarget = adapter_class(name, "updates")(
+        open_engine(name, workdir, request.urls.get(name)), variant)
+    label = count_label(request.docs)
+    previous = None
+    if request.resume:
+        latest = results.latest_run(request.results_dir, WORKLOAD, name, variant.name, label)
+        previous = latest[1] if latest and not latest[1].get("complete") else None
+        path = latest[0] if previous else None
+    if previous is None:
+        path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, label)
+    document = _header(target, request, version)
     done = {run["run_id"]: run for run in (previous or {}).get("runs", [])}
-    native = throughput_module(name)
+    native_class = adapter_class(name, "throughput")
+    native = native_class(target) if native_class is not None else None
     try:
         target.start()
-        document["engine"] = _hook(target, "engine_info")
+        document["engine"] = target.engine_info()
         started = time.perf_counter()
         target.create()
         target.load(ycsb.document_lines(request.docs, request.seed))
         target.create_key_index()
         document["load_seconds"] = time.perf_counter() - started
-        _run_plan(name, target, module.__name__, request, ceilings, native, document, done, path)
+        _run_plan(name, target, request, ceilings, native, document, done, path)
     except Exception as error:  # noqa: BLE001 - recorded; the next system runs
         document["errors"].append({"error": f"{type(error).__name__}: {error}",
                                    "traceback": traceback.format_exc(limit=8)})
@@ -391,13 +390,15 @@ def run_variant(name: str, cls: Any, module: Any, variant: Any, request: Through
         shutil.rmtree(workdir, ignore_errors=True)
     document["complete"] = not document["errors"] and all(
         run.get("check", {}).get("verdict") == "ok" for run in document["runs"])
-    results.write_atomically(path, document)
+    document["finished_at"] = results.now_iso()
+    document["_path"] = str(results.write_or_keep(path, document, paths.work_dir() / "unsaved-results"))
     return document
 
 
-def _run_plan(name: str, target: Any, module_name: str, request: ThroughputRequest,
-              ceilings: Ceilings, native: Any, document: dict[str, Any],
+def _run_plan(name: str, target: UpdatesTarget, request: ThroughputRequest,
+              ceilings: Ceilings, native: NativeReference | None, document: dict[str, Any],
               done: dict[str, Any], path: Path) -> None:
+    module_name = type(target).__module__
     plan = _plan(request, target)
     for scenario in request.scenarios:
         problem = scenario_problem(target, scenario, request.urls.get(name))
@@ -405,53 +406,56 @@ def _run_plan(name: str, target: Any, module_name: str, request: ThroughputReque
             document["skipped"].append({"scenario": scenario, "reason": problem})
             _say(request, f"  {scenario}: not run ({problem})")
             continue
-        with scenario_setup(target, scenario) as what:
-            if what:
-                document.setdefault("io_setup", what)
-            for _, mix, clients, processes in (p for p in plan if p[0] == scenario):
-                run = Run(scenario, mix, clients, processes, request)
-                if run.run_id in done and done[run.run_id].get("check", {}).get("verdict") == "ok":
-                    document["runs"].append(done[run.run_id])
-                    continue
-                _say(request, f"{name} {run.run_id}: {clients} clients in {processes} processes, "
-                              f"{request.warmup_s:g} s warm-up + {request.duration_s:g} s")
-                try:
-                    entry = run_once(target, module_name, run, ceilings, native, path.with_suffix(""))
-                except Exception as error:  # noqa: BLE001 - recorded; the next run goes on
-                    entry = {"run_id": run.run_id, "scenario": scenario, "mix": mix,
-                             "clients": clients, "processes": processes,
-                             "error": f"{type(error).__name__}: {error}",
-                             "traceback": traceback.format_exc(limit=8)}
-                document["runs"].append(entry)
-                for line in final_report(document, entry):
-                    _say(request, "  " + line)
-                results.write_atomically(path, document)
+        try:
+            with scenario_setup(target, scenario) as what:
+                if what:
+                    document.setdefault("io_setup", what)
+                for _, mix, clients, processes in (p for p in plan if p[0] == scenario):
+                    run = Run(scenario, mix, clients, processes, request)
+                    if run.run_id in done and done[run.run_id].get("check", {}).get("verdict") == "ok":
+                        document["runs"].append(done[run.run_id])
+                        continue
+                    _say(request, f"{name} {run.run_id}: {clients} clients in {processes} processes, "
+                                  f"{request.warmup_s:g} s warm-up + {request.duration_s:g} s")
+                    try:
+                        entry = run_once(target, module_name, run, ceilings, native, path.with_suffix(""))
+                    except Exception as error:  # noqa: BLE001 - recorded; the next run goes on
+                        entry = {"run_id": run.run_id, "scenario": scenario, "mix": mix,
+                                 "clients": clients, "processes": processes,
+                                 "error": f"{type(error).__name__}: {error}",
+                                 "traceback": traceback.format_exc(limit=8)}
+                    document["runs"].append(entry)
+                    for line in final_report(document, entry):
+                        _say(request, "  " + line)
+                    results.write_atomically(path, document)
+        except NotSupported as reason:
+            document["skipped"].append({"scenario": scenario, "reason": str(reason)})
+            _say(request, f"  {scenario}: not run ({reason})")
 
 
 def run_throughput(request: ThroughputRequest) -> int:
     """Run the workload; the exit code (0 = every run complete and its counts add up)."""
     request.results_dir = request.results_dir or paths.results_dir()
+    results.check_writable(request.results_dir)
     ceilings = Ceilings(request)
     failures = 0
     written: list[Path] = []
     for name in request.system_names or REGISTERED:
-        cls = system_class(name)
-        module = updates_module(name)
+        module = adapter_module(name, "updates")
         if module is None:
             _say(request, f"{name}: throughput workload not supported (no updates target)")
             continue
-        availability = cls.availability(request.urls.get(name))
+        availability = engine_class(name).availability(request.urls.get(name))
         if not availability.ok:
             _say(request, f"{name}: skipped ({availability.reason})")
+            failures += 1 if request.system_names else 0
             continue
-        variants = [v for v in module.UPDATE_VARIANTS if v.name in request.variants] \
-            if request.variants else module.UPDATE_VARIANTS[:1]
+        variants = [v for v in module.VARIANTS if v.name in request.variants] \
+            if request.variants else module.VARIANTS[:1]
         for variant in variants:
-            path = results.result_path(request.results_dir, name, variant.name,
-                                       label(request.docs), workload=WORKLOAD)
             _say(request, f"{name}/{variant.name}: {request.docs:,} documents")
-            document = run_variant(name, cls, module, variant, request, ceilings, availability, path)
-            written.append(path)
+            document = run_variant(name, variant, request, ceilings, availability.version)
+            written.append(Path(document["_path"]))
             failures += 0 if document["complete"] else 1
             for error in document["errors"]:
                 _say(request, f"  error: {error['error']}")

@@ -1,7 +1,11 @@
-"""The updates workload (issue #5): YCSB-shaped documents, one bulk partial update, point
-reads and point updates by key, sizes before/after/maintained, correctness by reading back.
+"""The updates workload: YCSB documents, bulk partial updates, point reads/updates, bloat."""
 
-It never names a system: each registered system may provide
-``docbench.systems.<name>.updates`` with ``UPDATE_VARIANTS`` and ``UpdatesTarget`` (see
-:mod:`docbench.workloads.updates.target`).
-"""
+from docbench.workloads import Workload
+
+WORKLOAD = Workload(
+    name="updates",
+    summary="YCSB documents: bulk add-field in each system's styles, point reads/updates, bloat",
+    adapter_module="updates",
+    cli="docbench.workloads.updates.cli",
+    report="docbench.workloads.updates.report",
+)

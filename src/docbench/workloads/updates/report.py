@@ -1,36 +1,19 @@
 """The updates report, in the form of the original comparison: system / type / index /
 update style -> seconds, ops/s, p50/p99, size before / after / maintained.
 
-``print_updates_report(results_dirs)`` reads the ``updates.*.json`` result files (the analytics
-report ignores them: they have no ``result`` key).
+``print_report(documents, console, all_documents)`` prints the updates documents it is given;
+``print_updates_report(paths)`` reads them first (the runner's closing report).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-
-def load_updates_results(results_dirs: list[Path]) -> list[dict[str, Any]]:
-    found = []
-    for directory in results_dirs:
-        directory = Path(directory)
-        candidates = [directory] if directory.is_file() else sorted(directory.rglob("updates.*.json"))
-        for path in candidates:
-            if path.name.startswith("."):
-                continue
-            try:
-                document = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            if isinstance(document, dict) and document.get("workload") == "updates":
-                document.setdefault("_path", str(path))
-                found.append(document)
-    return found
+from docbench.results import load_results
 
 
 def _mb(value: Any) -> str:
@@ -105,8 +88,12 @@ def point_rows(documents: list[dict[str, Any]]) -> list[list[str]]:
 
 
 def print_updates_report(results_dirs: list[Path], console: Console | None = None) -> None:
-    console = console or Console(width=max(Console().width, 172))
-    documents = load_updates_results(results_dirs)
+    documents = [d for d in load_results(results_dirs) if d.get("workload") == "updates"]
+    print_report(documents, console or Console(width=max(Console().width, 172)), documents)
+
+
+def print_report(documents: list[dict[str, Any]], console: Console,
+                 _all_documents: list[dict[str, Any]]) -> None:
     if not documents:
         console.print("no updates results")
         return
@@ -134,3 +121,8 @@ def print_updates_report(results_dirs: list[Path], console: Console | None = Non
     for doc in incomplete:
         for error in doc.get("errors", []):
             console.print(f"[red]{doc['system']}/{doc['variant']}: {error['error']}[/red]")
+
+
+def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """No view of its own: the dashboard shows the generic table of the documents' fields."""
+    return None

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib
 import logging
 import random
 import shutil
@@ -28,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from docbench import paths, results
-from docbench.systems import REGISTERED, system_class
-from docbench.workloads.updates import documents as ycsb
+from docbench.contracts import ycsb
+from docbench.contracts.updates import UpdatesTarget
+from docbench.core.units import count_label, parse_count
+from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_engine
 
 log = logging.getLogger(__name__)
 
@@ -39,32 +40,6 @@ HIST_HIGHEST_NS = 60_000_000_000
 HIST_DIGITS = 3
 SAMPLE_SIZE = 100
 DISTRIBUTIONS = ("uniform", "zipfian")
-
-
-def updates_module(name: str):
-    """The system's updates module, or None when it has none (not supported yet)."""
-    try:
-        return importlib.import_module(f"docbench.systems.{name}.updates")
-    except ModuleNotFoundError as error:
-        if error.name == f"docbench.systems.{name}.updates":
-            return None
-        raise
-
-
-def parse_count(text: str | int) -> int:
-    if isinstance(text, int):
-        return text
-    text = text.strip().lower().replace("_", "")
-    factor = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
-    return int(float(text[:-1] if factor > 1 else text) * factor)
-
-
-def label(docs: int) -> str:
-    if docs % 1_000_000 == 0:
-        return f"{docs // 1_000_000}m"
-    if docs % 1_000 == 0:
-        return f"{docs // 1_000}k"
-    return str(docs)
 
 
 def _histogram():
@@ -199,13 +174,9 @@ def point_operations(target, docs: int, seed: int, ops: int,
     return out
 
 
-def run_variant(name: str, module, variant, docs: int, seed: int, ops: int,
-                distributions: list[str], workdir: Path, lines: list[bytes],
-                url: str | None = None) -> dict[str, Any]:
-    target_cls = module.UpdatesTarget
-    shutil.rmtree(workdir, ignore_errors=True)
-    workdir.mkdir(parents=True, exist_ok=True)
-    target = target_cls(workdir, variant, url=url) if url else target_cls(workdir, variant)
+def run_variant(name: str, target: UpdatesTarget, docs: int, seed: int, ops: int,
+                distributions: list[str], lines: list[bytes]) -> dict[str, Any]:
+    variant = target.variant
     rng = random.Random(seed)
     styles: list[dict[str, Any]] = []
     document: dict[str, Any] = {"styles": styles, "errors": []}
@@ -250,7 +221,7 @@ def run_variant(name: str, module, variant, docs: int, seed: int, ops: int,
                                    "traceback": traceback.format_exc(limit=8)})
     finally:
         with contextlib.suppress(Exception):
-            document["engine"] = getattr(target, "engine_info", lambda: {})()
+            document["engine"] = target.engine_info()
         with contextlib.suppress(Exception):
             target.stop()
     document["complete"] = not document["errors"] and all("error" not in s for s in styles)
@@ -261,7 +232,7 @@ def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000
                 ops: int = 10_000, distributions: list[str] | None = None,
                 results_dir: Path | None = None, work_dir: Path | None = None, seed: int = 1,
                 variants: list[str] | None = None, urls: dict[str, str] | None = None,
-                keep_workdir: bool = False) -> int:
+                keep_workdir: bool = False, resume: bool = False) -> int:
     """Run the workload; returns the exit code (0 = every run complete)."""
     from rich.console import Console
 
@@ -269,51 +240,52 @@ def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000
     docs = parse_count(docs)
     distributions = list(distributions or DISTRIBUTIONS)
     results_dir = results_dir or paths.results_dir()
+    results.check_writable(results_dir)
     work_dir = work_dir or paths.work_dir() / WORKLOAD
     urls = urls or {}
-    names = system_names or REGISTERED
     lines: list[bytes] | None = None
     failures = 0
     written: list[Path] = []
-    for name in names:
-        cls = system_class(name)
-        module = updates_module(name)
+    for name in system_names or REGISTERED:
+        module = adapter_module(name, WORKLOAD)
         if module is None:
             console.print(f"[yellow]{name}: updates workload not supported yet[/yellow]")
             continue
         url = urls.get(name)
-        availability = cls.availability(url)
+        engine_cls = engine_class(name)
+        availability = engine_cls.availability(url)
         if not availability.ok:
             console.print(f"[yellow]{name}: skipped ({availability.reason})[/yellow]")
+            failures += 1 if system_names else 0
             continue
         if lines is None:
             started = time.perf_counter()
             lines = ycsb.document_lines(docs, seed)
             console.print(f"generated {docs:,} YCSB documents in "
                           f"{time.perf_counter() - started:.1f} s")
-        for variant in module.UPDATE_VARIANTS:
+        for variant in module.VARIANTS:
             if variants and variant.name not in variants:
                 continue
+            label = count_label(docs)
+            if resume:
+                latest = results.latest_run(results_dir, WORKLOAD, name, variant.name, label)
+                if latest and latest[1].get("complete"):
+                    console.print(f"[dim]skip {name}/{variant.name}: {latest[0].name} is complete[/dim]")
+                    written.append(latest[0])
+                    continue
             console.print(f"[bold]{name}/{variant.name}[/bold]: {docs:,} documents, "
                           f"{ops:,} ops per distribution")
             started = time.perf_counter()
             workdir = work_dir / f"{name}-{variant.name}"
-            body = run_variant(name, module, variant, docs, seed, ops, distributions, workdir,
-                               lines, url)
+            shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir(parents=True, exist_ok=True)
+            engine = open_engine(name, workdir, url)
+            target = adapter_class(name, WORKLOAD)(engine, variant)
+            document = results.result_header(WORKLOAD, engine, variant, label, availability.version)
+            body = run_variant(name, target, docs, seed, ops, distributions, lines)
             if not keep_workdir:
                 shutil.rmtree(workdir, ignore_errors=True)
-            document = {
-                "workload": WORKLOAD,
-                "system": name,
-                "display_name": cls.display_name,
-                "variant": variant.name,
-                "variant_description": variant.description,
-                "variant_settings": variant.settings,
-                "version": availability.version,
-                "date": results.today(),
-                "finished": results.now_iso(),
-                "machine": results.machine_label(),
-                "environment": results.environment(),
+            document.update({
                 "dataset": {"kind": "ycsb", "docs": docs, "seed": seed,
                             "fields": ycsb.FIELD_COUNT, "field_length": ycsb.FIELD_LENGTH,
                             "new_field": ycsb.NEW_FIELD, "new_field_length": len(ycsb.NEW_FIELD_VALUE)},
@@ -322,13 +294,12 @@ def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000
                 "zipfian": {"theta": ycsb.ZIPFIAN_THETA, "scrambled": True},
                 "wall_seconds": time.perf_counter() - started,
                 **body,
-            }
+                "finished_at": results.now_iso(),
+            })
             with contextlib.suppress(Exception):
-                document["versions"] = cls(workdir, cls.variants[0], url).versions() \
-                    if cls.embedded else {name: availability.version}
-            path = results.result_path(results_dir, name, variant.name, label(docs),
-                                       workload=WORKLOAD)
-            results.write_atomically(path, document)
+                document["versions"] = engine.versions()
+            path = results.new_result_path(results_dir, WORKLOAD, name, variant.name, label)
+            path = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
             written.append(path)
             state = "complete" if document["complete"] else "[red]incomplete[/red]"
             console.print(f"  {state}: {path} ({document['wall_seconds']:.0f} s)")

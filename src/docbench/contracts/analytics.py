@@ -1,0 +1,170 @@
+"""What the analytics workload (JSONBench's load + five queries) needs from a system.
+
+A system takes part with ``systems/<name>/analytics.py`` defining ``ADAPTER``, a subclass of
+:class:`AnalyticsAdapter`. The adapter receives the system's engine (lifecycle, connections)
+and one variant; the workload's runner does all timing.
+
+Process model. The runner (parent process) starts the engine, creates the table, loads and
+measures storage. Queries run in a *worker process* spawned fresh for each query so that the
+first try is cold for embedded engines too; the worker rebuilds a :class:`QuerySession` from
+:meth:`AnalyticsAdapter.session_spec`, which must therefore be picklable (paths, URLs, variant
+settings -- never live handles).
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docbench.contracts.common import NotSupported, StorageSize, Variant, variant_named
+from docbench.contracts.engine import Engine
+
+
+@dataclass
+class QueryOutcome:
+    rows: list[Sequence[Any]]
+    # Execution time reported by the engine itself, when it reports one.
+    engine_seconds: float | None = None
+    # Peak memory the engine reports for the query (bytes), when it reports one.
+    engine_memory: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Loader(ABC):
+    """Receives the dataset in batches of raw ndjson lines (bytes, no trailing newline)."""
+
+    @abstractmethod
+    def load_batch(self, lines: list[bytes]) -> None:
+        """Load all lines or none; raise BatchRejected if the content was refused."""
+
+    def load_file(self, path: Path, documents: int) -> bool:
+        """Optional fast path: load a whole plain ndjson file (`documents` lines, no blank
+        line) with the engine's own reader, all or nothing -- the way a person loads it by hand.
+        Return False to decline (the driver then sends batches); raise BatchRejected when the
+        engine refuses the content (nothing kept; the driver then falls back to batches and
+        isolates the refused documents)."""
+        return False
+
+    def close(self) -> None:
+        """Flush and release whatever the loader holds."""
+
+
+class QuerySession(ABC):
+    """A connection opened inside the query worker process."""
+
+    @abstractmethod
+    def execute(self, query_number: int, text: str) -> QueryOutcome:
+        """Run one query and return its rows in the canonical column order (see answers.py)."""
+
+    def alternatives(self, query_number: int, text: str) -> dict[str, bool]:
+        """Other forms of this query to run beside it, each timed and checked on its own:
+        name -> whether its answer is approximate by design (e.g. Elasticsearch's Q2 with
+        `cardinality` beside the exact composite-aggregation form)."""
+        return {}
+
+    def execute_alternative(self, name: str, query_number: int, text: str) -> QueryOutcome:
+        raise NotSupported(name)
+
+    def stats_after(self) -> dict[str, Any]:
+        """Engine statistics read after a try, outside its timing (e.g. JVM heap in use)."""
+        return {}
+
+    def explain(self, query_number: int, text: str) -> str | None:
+        """The engine's plan for the query (not timed), or None when it has none."""
+        return None
+
+    def engine_pids(self) -> list[int]:
+        """Processes whose memory and disk reads are the query's cost.
+
+        Embedded engines run inside the worker (the default); servers return the backend(s).
+        """
+        return [os.getpid()]
+
+    def cancel(self) -> None:
+        """Best-effort cancel of a running query from another thread."""
+
+    def close(self) -> None:
+        pass
+
+
+class AnalyticsAdapter(ABC):
+    """One system in one variant, for the analytics workload."""
+
+    variants: ClassVar[list[Variant]]
+    # Whether the system keeps the document's structure (JSONBench's `retains_structure`);
+    # a variant may override it with settings["retains_structure"] (e.g. no _source).
+    retains_structure: ClassVar[bool] = True
+    # Lines per load batch (the unit that is retried and bisected on a refusal).
+    load_batch_size: ClassVar[int] = 100_000
+    # Timestamp precision of query answers (microseconds; 1000 = milliseconds).
+    time_precision_us: ClassVar[int] = 1
+    # Query numbers whose answers are approximate by design.
+    approximate_queries: ClassVar[frozenset[int]] = frozenset()
+
+    def __init__(self, engine: Engine, variant: Variant) -> None:
+        self.engine = engine
+        self.variant = variant
+
+    @classmethod
+    def variant_named(cls, name: str) -> Variant:
+        return variant_named(cls.variants, name, cls.__name__)
+
+    @property
+    def name(self) -> str:
+        return self.engine.name
+
+    def keeps_structure(self) -> bool:
+        return bool(self.variant.settings.get("retains_structure", self.retains_structure))
+
+    # ----- loading -----------------------------------------------------------------------
+    @abstractmethod
+    def create(self) -> None:
+        """(Re)create docbench's own table/database, empty. Never touches anything else."""
+
+    @abstractmethod
+    def loader(self) -> Loader:
+        """A loader for the table created by :meth:`create`."""
+
+    def finish_load(self) -> None:
+        """Post-load work that counts in the load time: indexes, VACUUM ANALYZE, merges."""
+
+    def native_load(self, files: list[Path]) -> None:
+        """Load these files the way a person would by hand with the system's own bulk tool
+        (psql \\copy, INSERT ... FROM INFILE, read_ndjson_objects), into the table that
+        :meth:`create` made. Used only by `docbench bench load` to measure docbench's overhead.
+        """
+        raise NotSupported(f"{self.name} has no native bulk load to compare with")
+
+    @abstractmethod
+    def count(self) -> int:
+        """The number of documents the system holds, by its own count."""
+
+    @abstractmethod
+    def storage(self) -> StorageSize:
+        """Sizes on disk after loading."""
+
+    def release(self) -> None:
+        """Close handles held by the parent so a worker process can open the database."""
+        self.engine.release()
+
+    # ----- queries -----------------------------------------------------------------------
+    @abstractmethod
+    def queries(self) -> list[str]:
+        """The five query texts, read from this system's folder."""
+
+    @abstractmethod
+    def session_spec(self) -> dict[str, Any]:
+        """Everything a worker process needs to open a session (picklable)."""
+
+    @classmethod
+    @abstractmethod
+    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+        """Open a query session in the worker process."""
+
+    def check_plan(self, query_number: int, plan: str | None) -> str | None:
+        """Return a warning when the plan does not use the index as intended, else None."""
+        return None

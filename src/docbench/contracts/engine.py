@@ -1,0 +1,121 @@
+"""The engine handle: one installed datastore with a work directory docbench owns.
+
+Every workload adapter of a system receives the system's :class:`Engine`; the engine is the
+only object that starts, stops, restarts or connects to the datastore. Three modes:
+
+* **embedded** (chDB, DuckDB, SQLite): the engine runs inside the process that opens it;
+  ``start``/``stop`` do nothing, ``connect`` opens the database file in the work directory;
+* **managed server**: docbench starts the server from its own directories on 127.0.0.1 and a
+  free port, and stops it by PID;
+* **URL**: the user's server (``--<name>-url``). docbench uses only a database / index of its
+  own there, cannot restart it (cold runs are not cold) and does not reconfigure it.
+"""
+
+from __future__ import annotations
+
+import sys
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docbench.contracts.common import Availability, NotSupported
+from docbench.core.redact import redact_url
+
+
+class Engine(ABC):
+    """Lifecycle and connections of one datastore. Subclasses live in systems/<name>/engine.py."""
+
+    name: ClassVar[str]
+    display_name: ClassVar[str]
+    # True when the engine runs inside the process that opens it (chDB, DuckDB, SQLite).
+    embedded: ClassVar[bool] = True
+    # False for systems that need `docbench setup` first: runs without --systems leave them out.
+    runs_by_default: ClassVar[bool] = True
+    # Servers that can run against the user's own server: an example URL. Every server system
+    # must declare one; the CLI then offers `--<name>-url`.
+    url_example: ClassVar[str | None] = None
+    install_hint: ClassVar[str | None] = None
+    # Shown by `docbench systems` and the report: what runs where, what the system lacks.
+    notes: ClassVar[str] = ""
+
+    def __init__(self, workdir: Path, url: str | None = None) -> None:
+        self.workdir = workdir
+        self.url = url
+
+    # ----- discovery ---------------------------------------------------------------------
+    @classmethod
+    def folder(cls) -> Path:
+        return Path(sys.modules[cls.__module__].__file__).parent  # type: ignore[arg-type]
+
+    @classmethod
+    def setup_script(cls) -> Path | None:
+        """The folder's idempotent installer (`docbench setup NAME` runs it), if it has one."""
+        script = cls.folder() / "setup.sh"
+        return script if script.exists() else None
+
+    @classmethod
+    @abstractmethod
+    def availability(cls, url: str | None = None) -> Availability:
+        """Can it run here (or reach the URL)? Never installs anything."""
+
+    # ----- mode --------------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        """``embedded``, ``managed-server`` or ``url``."""
+        if self.url:
+            return "url"
+        return "embedded" if self.embedded else "managed-server"
+
+    @property
+    def can_restart(self) -> bool:
+        """A user's server reached by URL is not docbench's to restart or reconfigure."""
+        return self.url is None
+
+    def display_url(self) -> str | None:
+        return redact_url(self.url) if self.url else None
+
+    # ----- lifecycle ---------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the managed server (or check the URL). Embedded engines: nothing."""
+
+    def stop(self) -> None:
+        """Stop what :meth:`start` started. Must be safe to call twice."""
+
+    def restart(self) -> None:
+        """Restart so that the next query is cold (embedded: nothing, a new process is cold)."""
+
+    def is_alive(self) -> bool:
+        return True
+
+    def release(self) -> None:
+        """Close handles this process holds, so another process can open the database."""
+
+    # ----- connections and processes -----------------------------------------------------
+    @abstractmethod
+    def connect(self) -> Any:
+        """A new connection (client, database handle) to docbench's own database here."""
+
+    def server_pids(self) -> list[int]:
+        """The server's processes (main process first); [] for embedded engines and URLs."""
+        return []
+
+    def server_pid(self) -> int | None:
+        pids = self.server_pids()
+        return pids[0] if pids else None
+
+    # ----- cache limits (the throughput workload's io scenario) --------------------------
+    def limit_cache(self, cache_bytes: int) -> str:
+        """Make the engine's own cache about ``cache_bytes``; say what was done."""
+        raise NotSupported(f"{self.display_name} cannot make its cache small")
+
+    def restore_cache(self) -> None:
+        """Undo :meth:`limit_cache`."""
+
+    # ----- versions ----------------------------------------------------------------------
+    def version(self) -> str | None:
+        return self.availability(self.url).version
+
+    def versions(self) -> dict[str, str]:
+        """Library and engine versions to record with a result."""
+        version = self.version()
+        return {self.name: version} if version else {}

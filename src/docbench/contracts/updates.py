@@ -1,0 +1,124 @@
+"""What the updates workload (and the throughput workload, which reuses it) needs.
+
+A system takes part with ``systems/<name>/updates.py`` defining ``VARIANTS`` (its type/index
+configurations for this workload) and ``ADAPTER``, a subclass of :class:`UpdatesTarget`.
+
+Point operations go through a :class:`KeyValueSession`, opened per client from a picklable
+spec (``target.session_spec()`` -> ``ADAPTER.open_session(spec)``), so that another process
+(the throughput workload's clients) can open one too.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from docbench.contracts.common import StorageSize, Variant
+from docbench.contracts.engine import Engine
+
+
+class KeyValueSession(ABC):
+    @abstractmethod
+    def read(self, key: str) -> dict[str, Any] | None:
+        """The document with this ycsb_key (without system fields such as _id), or None."""
+
+    @abstractmethod
+    def update_field(self, key: str, field: str, value: str) -> int:
+        """Set one field of the document with this key; the number of documents changed."""
+
+    @abstractmethod
+    def insert(self, doc: dict[str, Any]) -> None:
+        """Insert one document."""
+
+    def close(self) -> None:
+        pass
+
+
+class UpdatesTarget(ABC):
+    """One system in one variant, for the updates and throughput workloads."""
+
+    # Embedded engines that one process must own (DuckDB, chDB): the most client processes
+    # the throughput workload may spawn, and why.
+    max_client_processes: ClassVar[int | None] = None
+    concurrency_note: ClassVar[str | None] = None
+
+    def __init__(self, engine: Engine, variant: Variant) -> None:
+        self.engine = engine
+        self.variant = variant
+
+    # ----- lifecycle (the engine's, unless the target holds handles of its own) -----------
+    def start(self) -> None:
+        self.engine.start()
+
+    def stop(self) -> None:
+        self.release()
+        self.engine.stop()
+
+    def release(self) -> None:
+        """Close this process's own handles (client processes then open the database)."""
+        self.engine.release()
+
+    def server_pid(self) -> int | None:
+        """The process tree the io scenario caps and the tests stall (None: embedded/URL)."""
+        return self.engine.server_pid()
+
+    def limit_cache(self, cache_bytes: int) -> str:
+        """io scenario: make the engine's cache small; raises NotSupported when it cannot."""
+        return self.engine.limit_cache(cache_bytes)
+
+    def restore_cache(self) -> None:
+        self.engine.restore_cache()
+
+    def engine_info(self) -> dict[str, Any]:
+        """Engine facts for the result (server version and the like)."""
+        return {}
+
+    # ----- loading -----------------------------------------------------------------------
+    @abstractmethod
+    def create(self) -> None:
+        """(Re)create the target's own table/collection/index (``ycsb...``), empty."""
+
+    @abstractmethod
+    def load(self, docs: list[bytes]) -> None:
+        """Bulk load raw JSON lines through the system's native bulk path."""
+
+    @abstractmethod
+    def create_key_index(self) -> None:
+        """The index on ycsb_key in the system's natural form."""
+
+    @abstractmethod
+    def count(self) -> int: ...
+
+    @abstractmethod
+    def count_field(self, field: str, value: str) -> int:
+        """Documents whose `field` equals `value`, by the system's own query."""
+
+    # ----- the bulk update -----------------------------------------------------------------
+    @abstractmethod
+    def bulk_update_styles(self) -> list[str]: ...
+
+    @abstractmethod
+    def bulk_add_field(self, style: str, field: str, value: str) -> int:
+        """Add `field` = `value` to every document in this style; rows changed (or -1)."""
+
+    @abstractmethod
+    def maintain(self) -> str:
+        """The system's own maintenance (VACUUM, OPTIMIZE, force-merge, compact); what ran."""
+
+    # ----- figures -------------------------------------------------------------------------
+    @abstractmethod
+    def sizes(self) -> StorageSize: ...
+
+    def extra_stats(self) -> dict[str, Any]:
+        return {}
+
+    # ----- point operations ----------------------------------------------------------------
+    @abstractmethod
+    def session_spec(self) -> dict[str, Any]: ...
+
+    @classmethod
+    @abstractmethod
+    def open_session(cls, spec: dict[str, Any]) -> KeyValueSession: ...
+
+    def session(self) -> KeyValueSession:
+        return self.open_session(self.session_spec())

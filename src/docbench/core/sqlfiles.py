@@ -1,0 +1,28 @@
+"""DDL and queries live as plain .sql files in each system's folder; these read them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def split_sql(text: str) -> list[str]:
+    """Split SQL text into statements at ';' that ends a line; drop comments-only chunks."""
+    statements = []
+    for chunk in text.split(";\n"):
+        lines = [ln for ln in chunk.strip().splitlines() if not ln.strip().startswith("--")]
+        statement = "\n".join(lines).strip().rstrip(";").strip()
+        if statement:
+            statements.append(statement)
+    return statements
+
+
+def read_sql_statements(path: Path) -> list[str]:
+    return split_sql(path.read_text())
+
+
+def render(sql: str, **names: str) -> str:
+    """Replace ``{name}`` placeholders. Plain replacement, not str.format: SQL is full of
+    braces (regex quantifiers, arrays, JSON literals)."""
+    for name, value in names.items():
+        sql = sql.replace("{" + name + "}", value)
+    return sql

@@ -1,0 +1,36 @@
+"""Result documents: one JSON file per run of (workload, system, variant, dataset).
+
+pyperf-style: every run writes a new, versioned file of raw values with its metadata, analysed
+later by ``docbench report``. A file name carries the machine and the start time
+(``updates.postgresql.jsonb-btree.100k.myhost.20261124T091500Z.json``), so nothing is ever
+overwritten; ``--resume`` and the report use the latest run of an identity, and older runs stay
+readable. Files are written atomically (temporary file + rename): an interrupted run leaves
+either the previous state of its own file or the new one.
+
+* :mod:`.files` -- names, atomic writes, reading, finding the latest run;
+* :mod:`.header` -- the header every workload's result starts from (one meaning per key);
+* :mod:`.compat` -- documents of older formats read as the current one;
+* :mod:`.schema` -- a JSON Schema per workload (``schema/<workload>.schema.json``).
+"""
+
+from __future__ import annotations
+
+from docbench.results.environment import environment, machine_label, now_iso, today
+from docbench.results.files import (
+    RESULT_FORMAT,
+    ResultsUnwritable,
+    check_writable,
+    is_complete,
+    latest_run,
+    load_results,
+    new_result_path,
+    read_result,
+    write_atomically,
+    write_or_keep,
+)
+from docbench.results.header import result_header
+from docbench.results.schema import validate
+
+__all__ = ["RESULT_FORMAT", "ResultsUnwritable", "check_writable", "environment", "is_complete",
+           "latest_run", "load_results", "machine_label", "new_result_path", "now_iso",
+           "read_result", "result_header", "today", "validate", "write_atomically", "write_or_keep"]

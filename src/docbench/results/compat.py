@@ -1,0 +1,40 @@
+"""Older result documents read as the current format, so earlier results/ directories still
+report. Format 1 (docbench before the redesign): analytics ``system`` was the display name
+(registry name in ``system_name``); storage said ``settings``/``started``/``finished``;
+updates ``finished``; no ``dataset_label``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def upgrade(document: dict[str, Any]) -> dict[str, Any]:
+    if document.get("format", 1) >= 2 or "system" not in document:
+        return document
+    workload = document.setdefault("workload", "analytics")
+    if workload == "analytics" and document.get("system_name"):
+        document.setdefault("display_name", document["system"])
+        document["system"] = document["system_name"]
+    for old, new in (("settings", "variant_settings"), ("started", "started_at"),
+                     ("finished", "finished_at")):
+        if old in document and new not in document:
+            document[new] = document.pop(old)
+    if "dataset_label" not in document:
+        document["dataset_label"] = _label(workload, document)
+    document.setdefault("display_name", document.get("system"))
+    document["format_read_from"] = document.get("format", 1)
+    return document
+
+
+def _label(workload: str, document: dict[str, Any]) -> str | None:
+    dataset = document.get("dataset") or {}
+    if workload == "analytics":
+        return dataset.get("label")
+    if workload == "storage":
+        return f"r{document.get('rows')}"
+    docs = dataset.get("docs")
+    if isinstance(docs, int):
+        from docbench.core.units import count_label
+
+        return count_label(docs)
+    return None

@@ -1,0 +1,193 @@
+"""Result files on disk: names, atomic writes, reading, and the latest run of an identity."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from docbench.results.compat import upgrade
+from docbench.results.environment import machine_slug, stamp
+
+# 2: `system` is the registry name everywhere (display name in `display_name`), one key per
+# meaning (`variant_settings`, `started_at`, `finished_at`), machine and date in file names.
+RESULT_FORMAT = 2
+# Free space a results directory must have before a run starts (results are small; a full
+# disk is what this catches).
+MIN_FREE_BYTES = 16 << 20
+
+
+class ResultsUnwritable(Exception):
+    """The results directory cannot take result files (the message says why)."""
+
+
+def new_result_path(results_dir: Path, workload: str, system: str, variant: str, label: str) -> Path:
+    """A new file name for a run; reserved at once (exclusive create), so two runs started in
+    the same second never share a file."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    base = f"{workload}.{system}.{variant}.{label}.{machine_slug()}.{stamp()}"
+    for attempt in range(1000):
+        path = results_dir / (f"{base}.json" if attempt == 0 else f"{base}-{attempt + 1}.json")
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            return path
+        except FileExistsError:
+            continue
+    raise ResultsUnwritable(f"no free result file name for {base} in {results_dir}")
+
+
+def write_atomically(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_or_keep(path: Path, document: dict[str, Any], keep_dir: Path) -> Path:
+    """Write the result; when the results directory fails (read-only, full disk), keep it in
+    ``keep_dir`` (docbench's own work directory) instead, so a finished run is never lost.
+    Returns where it went."""
+    try:
+        write_atomically(path, document)
+        return path
+    except OSError as error:
+        kept = keep_dir / path.name
+        document.setdefault("warnings", []).append(
+            f"could not write {path} ({error.strerror or error}); kept at {kept}")
+        write_atomically(kept, document)
+        with contextlib.suppress(OSError):
+            if path.exists() and path.stat().st_size == 0:
+                path.unlink()
+        return kept
+
+
+def check_writable(results_dir: Path, min_free: int = MIN_FREE_BYTES) -> None:
+    """Raise ResultsUnwritable unless results can be written there (before any load starts)."""
+    try:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=results_dir, prefix=".docbench-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as error:
+        raise ResultsUnwritable(f"results directory {results_dir} is not writable: "
+                                f"{error.strerror or error}") from error
+    free = shutil.disk_usage(results_dir).free
+    if free < min_free:
+        raise ResultsUnwritable(f"results directory {results_dir} has only {free:,} bytes free")
+
+
+def read_result(path: Path) -> dict[str, Any] | None:
+    """The document in the current format (older formats upgraded), or None if unreadable."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return upgrade(document) if isinstance(document, dict) else None
+
+
+def is_complete(path: Path) -> bool:
+    document = read_result(path)
+    return bool(document and document.get("complete"))
+
+
+def _is_result(document: dict[str, Any]) -> bool:
+    return "system" in document and "workload" in document
+
+
+def load_results(results_dirs: list[Path]) -> list[dict[str, Any]]:
+    """Every result document under the directories (recursively), each with its ``_path``."""
+    documents = []
+    for directory in results_dirs:
+        candidates = [directory] if directory.is_file() else sorted(directory.rglob("*.json"))
+        for path in candidates:
+            if path.name.startswith(".") or path.name.endswith(".intervals.json"):
+                continue
+            document = read_result(path)
+            if document is not None and _is_result(document):
+                document.setdefault("_path", str(path))
+                documents.append(document)
+    return documents
+
+
+def run_identity(document: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (document.get("workload", "analytics"), str(document.get("system")),
+            str(document.get("variant")), str(document.get("dataset_label")))
+
+
+def latest_run(results_dir: Path, workload: str, system: str, variant: str, label: str,
+               dataset_fingerprint: str | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The latest run of this identity on this machine, or None.
+
+    With ``dataset_fingerprint`` only runs on exactly that data count (a directory of the same
+    name with other files is another dataset)."""
+    if not results_dir.is_dir():
+        return None
+    host = machine_slug()
+    found = []
+    for path in results_dir.glob("*.json"):
+        if path.name.startswith(".") or path.name.endswith(".intervals.json"):
+            continue
+        document = read_result(path)
+        if document is None or run_identity(document) != (workload, system, variant, label):
+            continue
+        if document.get("machine_slug", host) != host:
+            continue
+        if dataset_fingerprint and document.get("dataset_fingerprint") != dataset_fingerprint:
+            continue
+        found.append((str(document.get("started_at") or ""), path.stat().st_mtime, path, document))
+    if not found:
+        return None
+    found.sort(key=lambda item: (item[0], item[1]))
+    return found[-1][2], found[-1][3]
+
+
+def latest_documents(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of each identity (workload, system, variant, data, machine), the latest complete run, or
+    the latest run when none is complete. Imported results are each their own identity."""
+    best: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for document in documents:
+        key = (*run_identity(document), document.get("machine_slug") or document.get("machine"),
+               document.get("dataset_fingerprint"),
+               document.get("_path") if document.get("imported") else None)
+        rank = (bool(document.get("complete")), str(document.get("started_at") or ""),
+                str(document.get("_path")))
+        current = best.get(key)
+        if current is None or rank > current[0]:
+            best[key] = (rank, document)  # type: ignore[assignment]
+    chosen = {id(entry[1]) for entry in best.values()}  # type: ignore[index]
+    return [d for d in documents if id(d) in chosen]
+
+
+# Keys of a result document that the dashboard's details panel does not need (already shown
+# as figures, or bulky).
+_DROPPED_KEYS = {"result", "memory_usage", "engine_time", "bytes_read", "_path"}
+_LONG_TEXT = 4000
+
+
+def trimmed_document(document: dict[str, Any]) -> dict[str, Any]:
+    """The document as a details panel shows it: without the figures and the bulky parts."""
+    trimmed = {k: v for k, v in document.items() if k not in _DROPPED_KEYS}
+    if isinstance(trimmed.get("answers"), list):
+        trimmed["answers"] = [{k: v for k, v in a.items() if k != "rows"}
+                              if isinstance(a, dict) else a for a in trimmed["answers"]]
+    if isinstance(trimmed.get("plans"), list):
+        trimmed["plans"] = [p[:_LONG_TEXT] + ("…" if len(p) > _LONG_TEXT else "")
+                            if isinstance(p, str) else p for p in trimmed["plans"]]
+    if isinstance(trimmed.get("error_traceback"), str):
+        trimmed["error_traceback"] = trimmed["error_traceback"][-_LONG_TEXT:]
+    return trimmed

@@ -1,0 +1,202 @@
+"""ClickHouse through chDB, its embedded (in-process) form: a persistent database directory
+in the work directory (``<workdir>/chdb``).
+
+chDB opens ONE database directory per process, and a directory held by one process cannot be
+opened by another (``Cannot lock file .../status``). Within one process, every engine handle
+and query / key-value session shares one chDB session per directory (:meth:`ClickHouseEngine.
+connect`); opening another directory closes the previous one. :meth:`ClickHouseEngine.release`
+closes it so that a worker process can open the directory; the next ``connect()`` reopens it.
+docbench cannot make chDB's caches small: ``limit_cache`` raises NotSupported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from docbench.contracts.common import Availability, NotSupported
+from docbench.contracts.engine import Engine
+
+DATABASE_DIR = "chdb"  # chDB's database directory inside the work dir
+# Lines per writev call (two iovecs per line; IOV_MAX is 1024 on Linux).
+IOV_LINES = 512
+# How long to wait for the parts replaced by OPTIMIZE FINAL to leave the disk.
+OUTDATED_PARTS_WAIT = 30.0
+
+# ClickHouse error names (the "(NAME)" at the end of its messages) that mean "the data was
+# refused"; anything else (disk full, memory limit, missing file...) is a failure of the system.
+CONTENT_ERRORS = frozenset({
+    "INCORRECT_DATA", "CANNOT_READ_ALL_DATA", "ATTEMPT_TO_READ_AFTER_EOF", "TYPE_MISMATCH",
+    "CANNOT_CONVERT_TYPE", "TOO_DEEP_RECURSION", "TOO_LARGE_STRING_SIZE",
+    "VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE", "ARGUMENT_OUT_OF_BOUND", "INCORRECT_JSON",
+    "CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN", "CANNOT_READ_ARRAY_FROM_TEXT",
+    "TOO_LARGE_ARRAY_SIZE",
+})
+_ERROR_NAME = re.compile(r"\(([A-Z][A-Z0-9_]+)\)")
+
+
+def chdb_module():
+    """The ``chdb`` module (imported on first use: availability() reports it missing)."""
+    import chdb
+
+    return chdb
+
+
+# ----- one chDB session per database directory and process -------------------------------
+
+_LOCK = threading.RLock()
+_OPEN: dict[str, Any] = {"path": None, "session": None}
+
+
+def _open_session(path: Path):
+    """The process's chDB session on ``path``, opened on first use.
+
+    chDB runs one embedded server per process, bound to one directory: if another directory
+    is open (an engine that was never released), it is closed first.
+    """
+    key = str(Path(path).resolve())
+    with _LOCK:
+        if _OPEN["session"] is not None and _OPEN["path"] == key:
+            return _OPEN["session"]
+        _close_session()
+        from chdb import session as chdb_session
+
+        Path(key).mkdir(parents=True, exist_ok=True)
+        _OPEN["session"] = chdb_session.Session(key)
+        _OPEN["path"] = key
+        return _OPEN["session"]
+
+
+def _close_session(path: Path | None = None) -> None:
+    """Close the process's chDB session (only if it is on ``path``, when given)."""
+    with _LOCK:
+        held = _OPEN["session"]
+        if held is None:
+            return
+        if path is not None and _OPEN["path"] != str(Path(path).resolve()):
+            return
+        _OPEN["session"] = None
+        _OPEN["path"] = None
+        with contextlib.suppress(Exception):
+            held.close()
+
+
+# ----- helpers the workload adapters share ----------------------------------------------------
+
+
+def error_text(error: BaseException) -> str:
+    """ClickHouse's message. When it quotes a document that is not valid UTF-8, chDB cannot
+    decode it into a str and raises UnicodeDecodeError instead: the raw message is in it."""
+    if isinstance(error, UnicodeDecodeError) and isinstance(error.object, (bytes, bytearray)):
+        return bytes(error.object).decode("utf-8", "backslashreplace").strip()
+    return str(error).strip()
+
+
+def is_content_error(error: BaseException) -> bool:
+    if isinstance(error, UnicodeDecodeError):
+        return True
+    names = set(_ERROR_NAME.findall(error_text(error)))
+    return any(name in CONTENT_ERRORS or name.startswith("CANNOT_PARSE") for name in names)
+
+
+def sql_string(value: str) -> str:
+    """A ClickHouse string literal's body (without the quotes)."""
+    return value.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def write_lines(path: Path, lines: list[bytes]) -> None:
+    """Write lines as ndjson with writev (no joined copy of the batch in Python)."""
+    newline = b"\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for start in range(0, len(lines), IOV_LINES):
+            iov: list[bytes] = []
+            for line in lines[start:start + IOV_LINES]:
+                iov.append(line)
+                iov.append(newline)
+            expected = sum(len(part) for part in iov)
+            written = os.writev(fd, iov)
+            if written != expected:  # a short write (rare): finish with plain writes
+                os.write(fd, b"".join(iov)[written:])
+    finally:
+        os.close(fd)
+
+
+class ClickHouseEngine(Engine):
+    name = "clickhouse"
+    display_name = "ClickHouse (chDB)"
+    embedded = True
+    install_hint = "pip install chdb"
+    notes = ("Embedded ClickHouse (chDB) with a persistent database directory; one JSON column "
+             "with kind, commit.operation, commit.collection, did, time_us as typed paths; "
+             "MergeTree sorted by them (time_us as a timestamp). OPTIMIZE TABLE FINAL after the "
+             "load. Engine time from chDB's elapsed(); chDB reports no per-query memory.")
+
+    @property
+    def path(self) -> Path:
+        """chDB's database directory in the work directory."""
+        return self.workdir / DATABASE_DIR
+
+    @classmethod
+    def availability(cls, url: str | None = None) -> Availability:
+        try:
+            chdb = chdb_module()
+        except ImportError as error:
+            return Availability(False, reason=f"the chdb Python package is missing ({error})",
+                                install_hint=cls.install_hint)
+        engine = getattr(chdb, "engine_version", None)
+        version = f"{engine} (chDB {chdb.__version__})" if engine else f"chDB {chdb.__version__}"
+        return Availability(True, version=version)
+
+    def versions(self) -> dict[str, str]:
+        try:
+            chdb = chdb_module()
+        except ImportError:
+            return {}
+        out = {"chdb": str(chdb.__version__)}
+        engine = getattr(chdb, "engine_version", None)
+        if engine:
+            out["clickhouse"] = str(engine)
+        return out
+
+    # ----- connections -------------------------------------------------------------------
+    def connect(self) -> Any:
+        """The process's chDB session on this engine's directory (opened on first use, shared
+        by every handle and session of the process on the same directory)."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        return _open_session(self.path)
+
+    def query(self, sql: str, fmt: str = "TSVRaw") -> str:
+        """Run one statement on the process's session; the result as text."""
+        return str(self.connect().query(sql, fmt))
+
+    def release(self) -> None:
+        _close_session(self.path)
+
+    def outdated_parts(self, database: str, table: str) -> int:
+        """Parts a merge replaced that are still on disk (the cleanup thread deletes them)."""
+        return int(self.query(
+            f"SELECT count() FROM system.parts WHERE database = '{sql_string(database)}' "
+            f"AND table = '{sql_string(table)}' AND NOT active").strip() or 0)
+
+    def wait_for_outdated_parts(self, database: str, table: str,
+                                timeout: float = OUTDATED_PARTS_WAIT) -> None:
+        """Wait (at most ``timeout`` s) until the parts a merge replaced have left the disk."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.outdated_parts(database, table) > 0:
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        self.release()
+
+    def limit_cache(self, cache_bytes: int) -> str:
+        raise NotSupported("ClickHouse (chDB): docbench cannot make the embedded engine's "
+                           "caches small")
+
+
+ENGINE = ClickHouseEngine

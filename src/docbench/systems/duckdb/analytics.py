@@ -1,0 +1,224 @@
+"""DuckDB in the analytics workload: one JSON column, no index (as JSONBench).
+
+DDL, load statement and queries are plain SQL files next to this module (``ddl.sql``,
+``load.sql``, ``queries.sql``). The parent process creates and loads the database; each query
+runs in a fresh worker process that opens the file read-only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
+from docbench.contracts.common import BatchRejected, StorageSize, Variant, directory_size
+from docbench.core.sqlfiles import read_sql_statements, render
+from docbench.systems.duckdb.engine import DuckDBEngine, duckdb_module, is_content_error, write_lines
+
+BATCH_FILE_NAME = "load-batch.ndjson"
+TABLE = "documents"
+
+VARIANTS: list[Variant] = [
+    Variant("default", "JSON column, DuckDB's automatic compression (dictionary/FSST), "
+            "no index", role="default"),
+]
+
+# Query-level metrics only (no per-operator timers, so profiling does not slow the query).
+# DuckDB >= 2.0 names metrics `group.metric` in `tracked_metrics`; 1.1-1.4 used
+# `custom_profiling_settings` with upper-case names. The first that works is used.
+PROFILING_SETUPS: list[list[str]] = [
+    ["SET enable_profiling = 'no_output'",
+     "SET tracked_metrics = ['query.total_time', 'system.peak_buffer_memory']"],
+    ["SET enable_profiling = 'no_output'",
+     "SET custom_profiling_settings = '{\"LATENCY\": \"true\", "
+     "\"SYSTEM_PEAK_BUFFER_MEMORY\": \"true\"}'"],
+]
+
+
+def _profile_metrics(text: str) -> tuple[float | None, int | None]:
+    """(seconds, peak buffer memory bytes) from DuckDB's JSON profiling output."""
+    try:
+        info = json.loads(text)
+    except (TypeError, ValueError):
+        return None, None
+    if not isinstance(info, dict):
+        return None, None
+    seconds = memory = None
+    query = info.get("query")
+    if isinstance(query, dict):  # DuckDB >= 2.0
+        seconds = query.get("total_time")
+        system = info.get("system")
+        if isinstance(system, dict):
+            memory = system.get("peak_buffer_memory")
+    else:  # DuckDB 1.1-1.4
+        seconds = info.get("latency")
+        memory = info.get("system_peak_buffer_memory")
+    seconds = float(seconds) if isinstance(seconds, (int, float)) else None
+    memory = int(memory) if isinstance(memory, (int, float)) and memory > 0 else None
+    return seconds, memory
+
+
+class DuckDBLoader(Loader):
+    """Each batch goes through a temporary ndjson file read by ``read_ndjson_objects``, inside
+    one transaction: all of it is kept or none."""
+
+    def __init__(self, adapter: DuckDBAnalytics) -> None:
+        self.con = adapter.engine.connection()
+        self.batch_path = adapter.engine.workdir / BATCH_FILE_NAME
+        self.statement = read_sql_statements(adapter.engine.folder() / "load.sql")[0]
+
+    def load_batch(self, lines: list[bytes]) -> None:
+        if not lines:
+            return
+        write_lines(self.batch_path, lines)
+        self._load_path(self.batch_path)
+
+    def load_file(self, path: Path, documents: int) -> bool:
+        """The whole file through read_ndjson_objects, as by hand, in one transaction."""
+        self._load_path(path)
+        return True
+
+    def _load_path(self, path: Path) -> None:
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            self.con.execute(self.statement, {"path": str(path)})
+            self.con.execute("COMMIT")
+        except Exception as error:
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            if is_content_error(error):
+                raise BatchRejected(str(error).strip()) from error
+            raise
+
+    def close(self) -> None:
+        self.batch_path.unlink(missing_ok=True)
+
+
+class DuckDBSession(QuerySession):
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.con = DuckDBEngine(Path(spec["workdir"])).connect(read_only=True)
+        self.profiling = False
+        for setup in PROFILING_SETUPS:
+            try:
+                for statement in setup:
+                    self.con.execute(statement)
+            except duckdb_module().Error:
+                with contextlib.suppress(Exception):
+                    self.con.execute("PRAGMA disable_profiling")
+                continue
+            self.profiling = True
+            break
+
+    def execute(self, query_number: int, text: str) -> QueryOutcome:
+        rows = self.con.execute(text).fetchall()
+        seconds = memory = None
+        if self.profiling:
+            try:
+                seconds, memory = _profile_metrics(self.con.get_profiling_information(format="json"))
+            except Exception:  # profiling output is a bonus; the rows are what matter
+                seconds = memory = None
+        # DuckDB's peak buffer memory leaves out allocations outside its buffer manager, so
+        # it goes to `extra`: the worker's measured RSS stays the memory figure, comparable
+        # with the other embedded engines.
+        extra = {"peak_buffer_memory": memory} if memory is not None else {}
+        return QueryOutcome(rows=[tuple(row) for row in rows], engine_seconds=seconds,
+                            extra=extra)
+
+    def explain(self, query_number: int, text: str) -> str | None:
+        rows = self.con.execute(f"EXPLAIN {text}").fetchall()
+        return "\n".join(str(row[-1]) for row in rows)
+
+    def cancel(self) -> None:
+        with contextlib.suppress(Exception):
+            self.con.interrupt()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.con.close()
+
+
+class DuckDBAnalytics(AnalyticsAdapter):
+    engine: DuckDBEngine
+    variants = VARIANTS
+    retains_structure = True
+    # One DuckDB row group (122,880 rows) per batch: a full row group is compressed and
+    # written straight to the database file at commit, a partial one waits for a checkpoint
+    # (100,000-line batches loaded ~25% slower).
+    load_batch_size = 122_880
+
+    # ----- loading -------------------------------------------------------------------------
+    def create(self) -> None:
+        # A fresh file, so that sizes never include blocks freed by an earlier load.
+        self.engine.remove_database()
+        (self.engine.workdir / BATCH_FILE_NAME).unlink(missing_ok=True)
+        con = self.engine.connection()
+        for statement in read_sql_statements(self.engine.folder() / "ddl.sql"):
+            con.execute(render(statement, **self.variant.settings))
+        con.execute("CHECKPOINT")
+
+    def loader(self) -> Loader:
+        return DuckDBLoader(self)
+
+    def finish_load(self) -> None:
+        # Write everything from the WAL into the database file so sizes are final.
+        self.engine.connection().execute("CHECKPOINT")
+
+    def native_load(self, files: list[Path]) -> None:
+        """`INSERT INTO documents SELECT json FROM read_ndjson_objects([...files])`: one
+        statement over all files, as a person would type it."""
+        statement = read_sql_statements(self.engine.folder() / "load.sql")[0]
+        self.engine.connection().execute(statement, {"path": [str(p) for p in files]})
+
+    def count(self) -> int:
+        con = self.engine.connection()
+        return int(con.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
+
+    def storage(self) -> StorageSize:
+        con = self.engine.connection()
+        con.execute("CHECKPOINT")
+        cursor = con.execute("SELECT * FROM pragma_database_size()")
+        names = [d[0] for d in cursor.description]
+        size = dict(zip(names, cursor.fetchone(), strict=True))
+        block_size = int(size["block_size"])
+        table_blocks = con.execute(
+            f"""SELECT count(DISTINCT block) FROM (
+                  SELECT block_id AS block FROM pragma_storage_info('{TABLE}')
+                  WHERE persistent AND block_id >= 0
+                  UNION ALL
+                  SELECT unnest(additional_block_ids) FROM pragma_storage_info('{TABLE}')
+                  WHERE persistent)"""
+        ).fetchone()[0]
+        data = int(table_blocks) * block_size
+        path = self.engine.path
+        used = int(size["used_blocks"]) * block_size
+        detail = {
+            "block_size": block_size,
+            "total_blocks": int(size["total_blocks"]),
+            "used_blocks": int(size["used_blocks"]),
+            "free_blocks": int(size["free_blocks"]),
+            "table_blocks": int(table_blocks),
+            "metadata_bytes": max(used - data, 0),
+            "database_file_bytes": path.stat().st_size if path.exists() else None,
+            "wal_size": size.get("wal_size"),
+            "compression": [r[0] for r in con.execute(
+                f"SELECT DISTINCT compression FROM pragma_storage_info('{TABLE}') ORDER BY 1"
+            ).fetchall()],
+        }
+        return StorageSize(total=used, data=data, index=0,
+                           on_disk=directory_size(self.engine.workdir), detail=detail)
+
+    # ----- queries -------------------------------------------------------------------------
+    def queries(self) -> list[str]:
+        return read_sql_statements(self.engine.folder() / "queries.sql")
+
+    def session_spec(self) -> dict[str, Any]:
+        return {"workdir": str(self.engine.workdir)}
+
+    @classmethod
+    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+        return DuckDBSession(spec)
+
+
+ADAPTER = DuckDBAnalytics

@@ -1,0 +1,256 @@
+"""MariaDB in the analytics workload: one JSON (LONGTEXT + JSON_VALID) column, the five
+JSONBench paths as VIRTUAL generated columns, one composite index on them.
+
+The server (managed or the user's, by URL) is the engine's (``engine.py``); this adapter
+creates its table in docbench's own database there, loads it with the engine's
+``LOAD DATA LOCAL INFILE`` batch loader and queries it. The DDL (``ddl.sql``) and the queries
+(``queries.sql``) are plain SQL files next to this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
+from docbench.contracts.common import StorageSize, Variant
+from docbench.core.sqlfiles import render, split_sql
+from docbench.systems.mariadb.engine import DATABASE, LOAD_OPTIONS, MariaDBEngine, connect
+
+FINISH_MARKER = "-- @finish_load"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+# ----- query sessions ---------------------------------------------------------------------
+
+
+class MariaDBSession(QuerySession):
+    """A PyMySQL connection in the query worker.
+
+    engine_seconds = the statement's duration from MariaDB's session profiling
+    (``SET profiling = 1``; ``SHOW PROFILES``): cheap, no performance_schema needed.
+    """
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.params = spec_params(spec)
+        self.conn = connect(self.params)
+        with self.conn.cursor() as cur:
+            timeout = spec.get("timeout")
+            if timeout:
+                cur.execute(f"SET SESSION max_statement_time = {float(timeout):.3f}")
+            for name, value in (spec.get("session_settings") or {}).items():
+                if not re.fullmatch(r"[a-z_]+", name):
+                    raise ValueError(f"bad session setting name {name!r}")
+                cur.execute(f"SET SESSION {name} = %s", (value,))
+            try:
+                cur.execute("SET SESSION profiling = 1, profiling_history_size = 10")
+                self.profiling = True
+            except Exception:  # noqa: BLE001 - a server built without profiling
+                self.profiling = False
+        self.thread_id = self.conn.thread_id()
+
+    def execute(self, query_number: int, text: str) -> QueryOutcome:
+        with self.conn.cursor() as cur:
+            cur.execute(text)
+            rows = cur.fetchall()
+            outcome = QueryOutcome(rows=[tuple(_plain(v) for v in row) for row in rows])
+            if self.profiling:
+                with contextlib.suppress(Exception):
+                    cur.execute("SHOW PROFILES")
+                    profiles = cur.fetchall()
+                    if profiles:
+                        outcome.engine_seconds = float(profiles[-1][1])
+        return outcome
+
+    def explain(self, query_number: int, text: str) -> str | None:
+        with self.conn.cursor() as cur:
+            cur.execute(f"EXPLAIN FORMAT=JSON {text}")
+            plan = cur.fetchone()[0]
+        return plan if isinstance(plan, str) else plan.decode()
+
+    def engine_pids(self) -> list[int]:
+        pid = self.spec.get("server_pid")
+        if pid and Path(f"/proc/{pid}").exists():
+            return [int(pid)]
+        return []
+
+    def cancel(self) -> None:
+        with contextlib.suppress(Exception):
+            other = connect(self.params, database=None)
+            try:
+                with other.cursor() as cur:
+                    cur.execute(f"KILL QUERY {int(self.thread_id)}")
+            finally:
+                other.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+
+# ----- the adapter ------------------------------------------------------------------------
+
+VARIANTS: list[Variant] = [
+    Variant("default", "JSON (LONGTEXT) column, InnoDB ROW_FORMAT=DYNAMIC, uncompressed",
+            role="default", settings={"table_options": "ROW_FORMAT=DYNAMIC"}),
+    Variant("compressed", "JSON (LONGTEXT) column, InnoDB page compression (zlib)",
+            role="best", settings={"table_options": "ROW_FORMAT=DYNAMIC PAGE_COMPRESSED=1"}),
+]
+
+
+class MariaDBAnalytics(AnalyticsAdapter):
+    variants: ClassVar[list[Variant]] = VARIANTS
+    retains_structure = True
+    load_batch_size = 20_000
+    time_precision_us = 1
+    engine: MariaDBEngine
+
+    def __init__(self, engine: MariaDBEngine, variant: Variant) -> None:
+        super().__init__(engine, variant)
+        self.table = f"bluesky_{variant.name}"
+        self.index = f"{self.table}_paths"
+        self.table_options = str(variant.settings.get("table_options", ""))
+
+    # ----- loading -----------------------------------------------------------------------
+    def _ddl(self) -> tuple[list[str], list[str]]:
+        text = render((self.engine.folder() / "ddl.sql").read_text(), table=self.table,
+                      table_options=self.table_options)
+        create, _, finish = text.partition(FINISH_MARKER)
+        return split_sql(create), split_sql(finish)
+
+    def create(self) -> None:
+        self.engine.ensure_database()
+        for statement in self._ddl()[0]:
+            self.engine.execute(statement)
+
+    def loader(self) -> Loader:
+        return self.engine.loader(self.table)
+
+    def finish_load(self) -> None:
+        for statement in self._ddl()[1]:
+            self.engine.execute(statement)
+
+    def _client_argv(self, defaults_file: Path) -> list[str]:
+        params = self.engine.params()
+        return [self.engine.client_binary(), f"--defaults-file={defaults_file}",
+                "--local-infile=1", "--batch", "-h", str(params["host"]),
+                "-P", str(params["port"]), "-u", str(params["user"]), DATABASE]
+
+    def native_load(self, files: list[Path]) -> None:
+        """What a person types: ``mariadb --local-infile=1 -e "LOAD DATA LOCAL INFILE 'file'
+        INTO TABLE t FIELDS TERMINATED BY 0x01 ESCAPED BY '' ... (doc)"`` per file (a
+        compressed file is piped in through ``/dev/stdin``). As by hand, MariaDB skips a row
+        it refuses with a warning and keeps the rest of the file."""
+        from docbench.dataset.reader import compression_of
+
+        decompress = {"gzip": ["gzip", "-dc"], "zstd": ["zstd", "-dc"], "lz4": ["lz4", "-dc"]}
+        with tempfile.TemporaryDirectory(prefix="docbench-mariadb-") as tmp:
+            defaults = Path(tmp) / "client.cnf"
+            defaults.write_text(f"[client]\npassword={self.engine.params()['password']}\n")
+            os.chmod(defaults, 0o600)
+            argv = self._client_argv(defaults)
+            for path in files:
+                kind = compression_of(path)
+                source = str(path.resolve()) if kind == "none" else "/dev/stdin"
+                sql = (f"LOAD DATA LOCAL INFILE '{source}' INTO TABLE {self.table} "
+                       f"{LOAD_OPTIONS}")
+                if kind == "none":
+                    out = subprocess.run([*argv, "-e", sql], capture_output=True, text=True,
+                                         check=False)
+                else:
+                    feeder = subprocess.Popen([*decompress[kind], str(path)],
+                                              stdout=subprocess.PIPE)
+                    out = subprocess.run([*argv, "-e", sql], stdin=feeder.stdout,
+                                         capture_output=True, text=True, check=False)
+                    feeder.stdout.close()  # type: ignore[union-attr]
+                    feeder.wait()
+                if out.returncode != 0:
+                    message = " ".join(out.stderr.split())[:500]
+                    raise RuntimeError(f"mariadb LOAD DATA of {path.name} failed: {message}")
+
+    def count(self) -> int:
+        return int(self.engine.execute(f"SELECT COUNT(*) FROM {self.table}")[0][0])
+
+    def storage(self) -> StorageSize:
+        """The engine's table sizes (information_schema + the .ibd's allocated size)."""
+        return self.engine.table_storage(self.table, self.table_options)
+
+    # ----- queries -----------------------------------------------------------------------
+    def queries(self) -> list[str]:
+        return split_sql(render((self.engine.folder() / "queries.sql").read_text(),
+                                table=self.table))
+
+    def session_spec(self) -> dict[str, Any]:
+        params = self.engine.params()
+        spec: dict[str, Any] = {"table": self.table, "index": self.index,
+                                "local": self.engine.is_local()}
+        password_file = self.engine.password_file
+        if password_file is not None:
+            params.pop("password", None)
+            spec["password_file"] = str(password_file)
+            spec["server_pid"] = self.engine.server_pid()
+        spec["params"] = params
+        return spec
+
+    @classmethod
+    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+        return MariaDBSession(spec)
+
+    def check_plan(self, query_number: int, plan: str | None) -> str | None:
+        """Q2-Q5 filter on the indexed paths: warn unless our table is read through our index.
+        Q1 reads every document (a full index scan is fine, a table scan too)."""
+        if query_number == 1:
+            return None
+        if not plan:
+            return f"Q{query_number}: no plan to check"
+        try:
+            tables = [t for t in _plan_tables(json.loads(plan))
+                      if t.get("table_name") == self.table]
+        except (ValueError, TypeError):
+            return f"Q{query_number}: the plan is not EXPLAIN FORMAT=JSON"
+        if any(t.get("key") == self.index for t in tables):
+            return None
+        scans = sorted({f"{t.get('access_type')}" + (f" on {t['key']}" if t.get("key") else "")
+                        for t in tables})
+        return (f"Q{query_number}: the optimizer does not use the index {self.index} "
+                f"(access: {', '.join(scans) or 'none'})")
+
+
+def spec_params(spec: dict[str, Any]) -> dict[str, Any]:
+    """The connection parameters of a session spec, with the password read from its file."""
+    params = dict(spec["params"])
+    if spec.get("password_file"):
+        params["password"] = Path(spec["password_file"]).read_text().strip()
+    return params
+
+
+def _plan_tables(node: Any):
+    """Every "table" object of an EXPLAIN FORMAT=JSON plan."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "table" and isinstance(value, dict):
+                yield value
+            yield from _plan_tables(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _plan_tables(item)
+
+
+ADAPTER = MariaDBAnalytics
+
+__all__ = ["ADAPTER", "VARIANTS", "MariaDBAnalytics", "MariaDBSession"]

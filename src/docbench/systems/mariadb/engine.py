@@ -1,0 +1,396 @@
+"""The MariaDB engine: docbench's own managed server, or the user's server by URL.
+
+Two ways to run:
+
+* **managed** (default): docbench runs ``mariadb-install-db`` into its work directory and
+  ``mariadbd --no-defaults`` as an unprivileged user on 127.0.0.1 and a free port
+  (``server.py``);
+* **URL** (``MariaDBEngine(workdir, url="mysql://user:password@host:3306/db")``,
+  ``--mariadb-url``): the user's server. docbench creates and uses its own database
+  ``docbench`` there and touches nothing else; it cannot restart or reconfigure that server
+  (``can_restart`` is False; :meth:`MariaDBEngine.limit_cache` raises NotSupported).
+
+Every workload adapter of MariaDB reaches the server through this engine:
+:meth:`~MariaDBEngine.params` (PyMySQL connection parameters), :meth:`~MariaDBEngine.connect`,
+:meth:`~MariaDBEngine.admin_connection` / :meth:`~MariaDBEngine.execute`, the managed
+:attr:`~MariaDBEngine.server` (None by URL), :attr:`~MariaDBEngine.data_dir`, and
+:meth:`~MariaDBEngine.table_storage`. The ``LOAD DATA LOCAL INFILE`` batch loader every
+adapter loads with lives here too.
+
+Loading is ``LOAD DATA LOCAL INFILE`` of the batch (from an in-memory file) with a field
+terminator that cannot occur in JSON and no escape character, so each raw line is the column
+value, in one transaction per batch. With LOCAL, MariaDB turns per-row errors into warnings
+and skips the row: any warning makes the batch roll back and be refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from docbench.contracts.analytics import Loader
+from docbench.contracts.common import (
+    Availability,
+    BatchRejected,
+    NotSupported,
+    StorageSize,
+    command_version,
+    directory_size,
+)
+from docbench.contracts.engine import Engine
+from docbench.core.redact import redact_url
+from docbench.systems.mariadb import server as mserver
+
+DATABASE = "docbench"
+INSTALL_HINT = "docbench setup mariadb  (apt-get install mariadb-server mariadb-client)"
+
+# Each line is one field: \x01 cannot appear raw in valid JSON (a line with one has two
+# fields -> a warning -> refused); no enclosing and no escape character, so backslashes are
+# data; lines end at \n only (a raw \r, JSON whitespace, stays in the document).
+LOAD_OPTIONS = ("CHARACTER SET utf8mb4 FIELDS TERMINATED BY 0x01 ENCLOSED BY '' ESCAPED BY '' "
+                "LINES STARTING BY '' TERMINATED BY '\\n' (doc)")
+
+
+def pymysql_module():
+    """PyMySQL, imported on first use (docbench runs without it for other systems)."""
+    import pymysql
+
+    return pymysql
+
+
+def parse_url(url: str) -> dict[str, Any]:
+    """mysql://user:password@host:port/db (or mariadb://) -> pymysql connect parameters."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"mysql", "mariadb", "mysql+pymysql"}:
+        raise ValueError(f"not a mysql:// or mariadb:// URL: {parts.scheme}://...")
+    return {"host": parts.hostname or "127.0.0.1", "port": parts.port or 3306,
+            "user": unquote(parts.username or "root"),
+            "password": unquote(parts.password or "")}
+
+
+def is_local_host(host: str) -> bool:
+    return host in {"localhost", "127.0.0.1", "::1"}
+
+
+def connect(params: dict[str, Any], database: str | None = DATABASE, **extra: Any):
+    """A new autocommit PyMySQL connection with these parameters (utf8mb4)."""
+    pymysql = pymysql_module()
+    return pymysql.connect(**params, database=database, charset="utf8mb4", autocommit=True,
+                           connect_timeout=10, **extra)
+
+
+# ----- the batch loader (every workload loads with it) -------------------------------------
+
+
+def _problems(warnings: list[tuple]) -> list[str]:
+    """MariaDB's warnings of a refused LOAD DATA, the reason first: the CHECK (JSON_VALID)
+    failure and json_valid's note saying why; the same parse error reported again by the
+    virtual columns' JSON_EXTRACT is left out."""
+    found = [(str(level), int(code), str(message)) for level, code, message in warnings]
+    if any("json_valid" in message for _, _, message in found):
+        found = [w for w in found if "'json_extract'" not in w[2]]
+    found.sort(key=lambda w: w[1] != 4025)
+    return [f"{level} {code}: {message}" for level, code, message in found]
+
+
+class MariaDBLoader(Loader):
+    """LOAD DATA LOCAL INFILE of each batch from a memfd, one transaction per batch."""
+
+    def __init__(self, params: dict[str, Any], table: str) -> None:
+        self.conn = connect(params, local_infile=True)
+        self.table = table
+        with self.conn.cursor() as cur:
+            # The batch is refused on a warning; make sure none is hidden.
+            cur.execute("SET SESSION sql_mode = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,"
+                        "NO_ENGINE_SUBSTITUTION', sql_notes = 1")
+
+    def load_batch(self, lines: list[bytes]) -> None:
+        if not lines:
+            return
+        fd = os.memfd_create("docbench-batch")
+        try:
+            with os.fdopen(os.dup(fd), "wb", buffering=0) as handle:
+                handle.write(b"\n".join(lines) + b"\n")
+            path = f"/proc/{os.getpid()}/fd/{fd}"
+            self._load(path, len(lines))
+        finally:
+            os.close(fd)
+
+    def _load(self, path: str, expected: int) -> None:
+        pymysql = pymysql_module()
+        conn = self.conn
+        try:
+            conn.begin()
+            with conn.cursor() as cur:
+                loaded = cur.execute(f"LOAD DATA LOCAL INFILE '{path}' INTO TABLE {self.table} "
+                                     f"{LOAD_OPTIONS}")
+                cur.execute("SELECT @@warning_count")
+                warnings = int(cur.fetchone()[0])
+                problems: list[str] = []
+                if warnings:
+                    cur.execute("SHOW WARNINGS LIMIT 5")
+                    problems = _problems(cur.fetchall())
+                elif loaded != expected:
+                    problems = [f"{loaded} of {expected} lines loaded"]
+            if problems:
+                conn.rollback()
+                raise BatchRejected(" | ".join(problems))
+            conn.commit()
+        except pymysql.err.DataError as error:
+            with contextlib.suppress(Exception):
+                conn.rollback()
+            raise BatchRejected(f"{error.args[0]}: {error.args[1]}") from error
+        except pymysql.err.IntegrityError as error:
+            with contextlib.suppress(Exception):
+                conn.rollback()
+            raise BatchRejected(f"{error.args[0]}: {error.args[1]}") from error
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+
+# ----- the engine --------------------------------------------------------------------------
+
+
+class MariaDBEngine(Engine):
+    name = "mariadb"
+    display_name = "MariaDB"
+    embedded = False
+    runs_by_default = False
+    url_example = "mysql://user:password@host:3306/db"
+    install_hint = INSTALL_HINT
+    notes = ("MariaDB JSON (LONGTEXT + JSON_VALID) + VIRTUAL generated columns for the five "
+             "paths with one composite InnoDB index; managed server (mariadb-install-db, "
+             "127.0.0.1, own port) or the user's server via URL. JSON nested deeper than 32 "
+             "levels is refused.")
+
+    def __init__(self, workdir: Path, url: str | None = None) -> None:
+        super().__init__(workdir, url)
+        # docbench's own server; None for a user's server reached by URL.
+        self.server: mserver.MariaDBServer | None = None if url else mserver.MariaDBServer(workdir)
+        self._conn = None  # the admin connection of this process (docbench's database)
+        self._pool_before: int | None = None  # buffer pool size before limit_cache()
+
+    # ----- discovery ---------------------------------------------------------------------
+    @classmethod
+    def availability(cls, url: str | None = None) -> Availability:
+        try:
+            pymysql = pymysql_module()
+        except ImportError:
+            return Availability(False, reason="PyMySQL is not installed",
+                                install_hint="pip install PyMySQL")
+        if url:
+            try:
+                conn = pymysql.connect(**parse_url(url), connect_timeout=5)
+                try:
+                    with conn.cursor() as cur:
+                        cur.execute("SELECT VERSION()")
+                        version = cur.fetchone()[0]
+                finally:
+                    conn.close()
+                return Availability(True, version=f"MariaDB {version.split('-')[0]}")
+            except Exception as error:  # noqa: BLE001
+                return Availability(False, reason=f"cannot connect to {redact_url(url)}: "
+                                                  f"{' '.join(str(error).split())}")
+        binary = mserver.server_binary()
+        if binary is None or mserver.install_db_binary() is None:
+            return Availability(False, reason="mariadbd / mariadb-install-db not found",
+                                install_hint=INSTALL_HINT)
+        version = command_version([binary, "--version"])
+        if version is None:
+            return Availability(False, reason=f"{binary} does not run", install_hint=INSTALL_HINT)
+        match = re.search(r"Ver (\S+)", version)
+        return Availability(True, version=f"MariaDB {match.group(1).split('-')[0] if match else version}")
+
+    def versions(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        with contextlib.suppress(Exception):
+            found["mariadb"] = str(self.execute("SELECT VERSION()")[0][0])
+        if "mariadb" not in found:
+            version = self.version()
+            if version:
+                found["mariadb"] = version
+        found["pymysql"] = pymysql_module().__version__
+        return found
+
+    # ----- where things are --------------------------------------------------------------
+    @property
+    def data_dir(self) -> Path | None:
+        """The managed server's data directory (None by URL)."""
+        return self.server.data_dir if self.server is not None else None
+
+    @property
+    def password_file(self) -> Path | None:
+        """The managed server's password file (mode 0600; None by URL)."""
+        return self.server.password_file if self.server is not None else None
+
+    # ----- connections -------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """PyMySQL connection parameters of the server (password included)."""
+        if self.url:
+            return parse_url(self.url)
+        assert self.server is not None
+        if self.server.port is None:
+            raise RuntimeError("the MariaDB server has not been started")
+        return {"host": "127.0.0.1", "port": self.server.port, "user": mserver.ADMIN_USER,
+                "password": self.server.password()}
+
+    def is_local(self) -> bool:
+        return is_local_host(str(self.params()["host"]))
+
+    def connect(self, database: str | None = DATABASE, **extra: Any):
+        """A new autocommit connection to docbench's database (``database=None``: none)."""
+        return connect(self.params(), database=database, **extra)
+
+    def admin_connection(self):
+        """This process's shared autocommit connection to docbench's database; reopened when
+        closed, closed by :meth:`release`, a restart and :meth:`stop`."""
+        if self._conn is None or not self._conn.open:
+            self._conn = self.connect()
+        return self._conn
+
+    def execute(self, sql: str, args: Any = None) -> list[tuple]:
+        """Run one statement on the admin connection; its rows."""
+        with self.admin_connection().cursor() as cur:
+            cur.execute(sql, args)
+            return list(cur.fetchall())
+
+    def ensure_database(self) -> None:
+        conn = self.connect(database=None)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE} "
+                            "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+        finally:
+            conn.close()
+
+    def loader(self, table: str) -> MariaDBLoader:
+        """A LOAD DATA LOCAL INFILE batch loader into a table of docbench's database."""
+        return MariaDBLoader(self.params(), table)
+
+    def client_binary(self) -> str:
+        client = mserver.client_binary()
+        if client is None:
+            raise RuntimeError("the mariadb client is not installed (docbench setup mariadb)")
+        return client
+
+    # ----- lifecycle ---------------------------------------------------------------------
+    def start(self) -> None:
+        if self.server is not None:
+            self.server.start()
+        self.ensure_database()
+
+    def stop(self) -> None:
+        self.release()
+        if self.server is not None:
+            self.server.stop()
+
+    def restart(self) -> None:
+        """Managed: normal shutdown and start on the same port (empty buffer pool: no dump or
+        reload of it). A server reached by URL is not restarted (``can_restart`` is False)."""
+        if not self.can_restart or self.server is None:
+            return
+        self.release()
+        self.server.stop()
+        self.server.start()
+
+    def is_alive(self) -> bool:
+        if self.server is not None:
+            return self.server.accepting()
+        try:
+            self.connect(database=None).close()
+            return True
+        except Exception:  # noqa: BLE001
+            return False
+
+    def release(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
+
+    def server_pids(self) -> list[int]:
+        """mariadbd (one process, threads inside); [] by URL."""
+        pid = self.server.pid if self.server is not None else None
+        return [pid] if pid else []
+
+    # ----- cache limits (the throughput workload's io scenario) --------------------------
+    def limit_cache(self, cache_bytes: int) -> str:
+        """Shrink the InnoDB buffer pool (a dynamic resize, no restart): managed server only."""
+        if self.server is None:
+            raise NotSupported("the buffer pool of a server reached by URL is not docbench's "
+                               "to resize")
+        if self._pool_before is None:
+            self._pool_before = int(self.execute("SELECT @@innodb_buffer_pool_size")[0][0])
+        return f"innodb_buffer_pool_size = {self._resize_pool(cache_bytes):,} bytes (resized)"
+
+    def restore_cache(self) -> None:
+        if self._pool_before:
+            self._resize_pool(self._pool_before)
+            self._pool_before = None
+
+    def _resize_pool(self, size: int) -> int:
+        self.execute(f"SET GLOBAL innodb_buffer_pool_size = {int(size)}")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # the resize runs in the background
+            status = self.execute("SHOW STATUS LIKE 'Innodb_buffer_pool_resize_status'")
+            if not status or "complete" in str(status[0][1]).lower() or not status[0][1]:
+                break
+            time.sleep(0.2)
+        return int(self.execute("SELECT @@innodb_buffer_pool_size")[0][0])
+
+    # ----- sizes -------------------------------------------------------------------------
+    def table_storage(self, table: str, table_options: str = "") -> StorageSize:
+        """Sizes of a table of docbench's database: information_schema.TABLES (data_length,
+        index_length: logical page sizes) and INNODB_SYS_TABLESPACES (file_size,
+        allocated_size of the table's .ibd). With page compression only the allocated size
+        shrinks: total is the allocated size of the .ibd and data/index are scaled by
+        allocated/file_size. ``table_options`` is recorded in the detail."""
+        # Write the table's dirty pages to its .ibd first (after a load they are mostly in the
+        # buffer pool and the redo log; page compression happens only when a page is written).
+        with contextlib.suppress(Exception):
+            self.execute(f"FLUSH TABLES {table} FOR EXPORT")
+        with contextlib.suppress(Exception):
+            self.execute("UNLOCK TABLES")
+        self.execute(f"ANALYZE TABLE {table}")
+        data, index, free, row_format, options = self.execute(
+            "SELECT DATA_LENGTH, INDEX_LENGTH, DATA_FREE, ROW_FORMAT, CREATE_OPTIONS "
+            "FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+            (DATABASE, table))[0]
+        data, index, free = int(data), int(index), int(free or 0)
+        space = self.execute(
+            "SELECT FILE_SIZE, ALLOCATED_SIZE FROM information_schema.INNODB_SYS_TABLESPACES "
+            "WHERE NAME = %s", (f"{DATABASE}/{table}",))
+        detail: dict[str, Any] = {"data_length": data, "index_length": index,
+                                  "data_free": free, "row_format": row_format,
+                                  "create_options": options,
+                                  "table_options": table_options}
+        total = data + index
+        if space and space[0][0]:
+            file_size, allocated = int(space[0][0]), int(space[0][1])
+            detail.update({"ibd_file_size": file_size, "ibd_allocated": allocated})
+            if allocated and allocated < file_size:
+                ratio = allocated / file_size
+                data, index = int(data * ratio), int(index * ratio)
+            total = allocated
+        on_disk = None
+        if self.data_dir is not None:
+            on_disk = directory_size(self.data_dir)
+            ibd = self.data_dir / DATABASE / f"{table}.ibd"
+            detail["ibd_path"] = str(ibd)
+            detail["ibd_on_disk"] = directory_size(ibd.parent) if ibd.exists() else None
+            with contextlib.suppress(FileNotFoundError):
+                detail["ibd_on_disk"] = ibd.stat().st_blocks * 512
+        return StorageSize(total=total, data=data, index=index, on_disk=on_disk, detail=detail)
+
+
+ENGINE = MariaDBEngine
+
+__all__ = ["DATABASE", "ENGINE", "LOAD_OPTIONS", "MariaDBEngine", "MariaDBLoader", "connect",
+           "parse_url", "pymysql_module"]

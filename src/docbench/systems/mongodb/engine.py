@@ -1,0 +1,196 @@
+"""MongoDB's engine handle: a server the user brings, reached by URL (``--mongodb-url``).
+
+docbench cannot install a MongoDB server here, so this engine has no managed mode: without a
+URL it is unavailable. With one, docbench uses its own database ``docbench`` on that server and
+touches nothing else; it cannot restart the server (cold runs are not cold), cannot make its
+cache small, and measures no server process (it runs elsewhere or as someone else).
+
+The FerretDB engine (``docbench/systems/ferretdb/engine.py``) subclasses this one with a
+managed FerretDB server; :meth:`MongoDBEngine.uri`, :meth:`on_disk` and
+:meth:`storage_detail` are what it overrides.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from docbench.contracts.common import Availability
+from docbench.contracts.engine import Engine
+from docbench.core.redact import redact_url
+
+# docbench's own database on the server: every collection it makes lives there.
+DATABASE = "docbench"
+PYMONGO_HINT = "pip install pymongo"
+SERVER_SELECTION_MS = 10_000
+
+
+def import_pymongo():
+    """The pymongo module (ImportError when it is not installed)."""
+    import pymongo
+
+    return pymongo
+
+
+def mongo_client(uri: str, **options: Any):
+    """A new pymongo client (the caller closes it): docbench's app name and a 10 s server
+    selection timeout unless ``options`` say otherwise."""
+    pymongo = import_pymongo()
+    settings: dict[str, Any] = {"serverSelectionTimeoutMS": SERVER_SELECTION_MS,
+                                "appname": "docbench", **options}
+    return pymongo.MongoClient(uri, **settings)
+
+
+def version_text(info: dict[str, Any]) -> str:
+    """``MongoDB 7.0.14`` or ``FerretDB v1.24.0 (MongoDB 7.0.42 API)`` from buildInfo."""
+    if info.get("ferretdbVersion"):
+        return f"FerretDB {info['ferretdbVersion']} (MongoDB {info.get('version')} API)"
+    return f"MongoDB {info.get('version')}"
+
+
+def refuses_dollar_keys(build_info: dict[str, Any]) -> bool:
+    """Whether the server refuses '$'-prefixed keys in documents: FerretDB v1, MongoDB < 5.0."""
+    ferret = str(build_info.get("ferretdbVersion") or "")
+    if ferret:
+        return ferret.lstrip("v").split(".")[0] in {"0", "1"}
+    version = build_info.get("versionArray") or []
+    return bool(version) and int(version[0]) < 5
+
+
+class MongoDBEngine(Engine):
+    name = "mongodb"
+    display_name = "MongoDB"
+    embedded = False
+    runs_by_default = False
+    url_example = "mongodb://user:password@host:27017"
+    install_hint = "run a MongoDB server and pass --mongodb-url mongodb://host:port"
+    notes = ("MongoDB over the wire protocol (pymongo), only with --mongodb-url (no server can "
+             "be installed here): its own database 'docbench', WiredTiger snappy/zstd, compound "
+             "index on the five paths, aggregation pipelines. The server is not restarted for "
+             "cold runs and its memory is not measured.")
+
+    def __init__(self, workdir: Path, url: str | None = None) -> None:
+        super().__init__(workdir, url)
+        self._client: Any = None
+        self._refuses_dollar: bool | None = None
+
+    # ----- discovery ---------------------------------------------------------------------
+    @classmethod
+    def availability(cls, url: str | None = None) -> Availability:
+        try:
+            import_pymongo()
+        except ImportError:
+            return Availability(False, reason="pymongo is not installed", install_hint=PYMONGO_HINT)
+        if not url:
+            return Availability(False, reason="no MongoDB server can be installed by docbench; "
+                                              "give one with --mongodb-url mongodb://host:port",
+                                install_hint=cls.install_hint)
+        try:
+            client = mongo_client(url, serverSelectionTimeoutMS=5000)
+            try:
+                info = client.admin.command("buildInfo")
+            finally:
+                client.close()
+        except Exception as error:  # noqa: BLE001
+            return Availability(False, reason=f"cannot reach {redact_url(url)}: "
+                                              f"{' '.join(str(error).split())[:300]}")
+        return Availability(True, version=version_text(info))
+
+    @property
+    def can_restart(self) -> bool:
+        """Never: MongoDB is always someone else's server."""
+        return False
+
+    # ----- connections (public: the adapters use them) -------------------------------------
+    def uri(self) -> str:
+        """The connection string of the server (picklable, for session specs)."""
+        if not self.url:
+            raise RuntimeError("MongoDB needs a server URL (--mongodb-url)")
+        return self.url
+
+    def new_client(self, **options: Any):
+        """A new pymongo client to the server; the caller closes it."""
+        return mongo_client(self.uri(), **options)
+
+    def client(self):
+        """This process's shared client (closed by :meth:`release`)."""
+        if self._client is None:
+            self._client = self.new_client()
+        return self._client
+
+    def database(self):
+        """docbench's own database on the shared client."""
+        return self.client()[DATABASE]
+
+    def connect(self):
+        """A new handle to docbench's own database (a pymongo Database on a new client; close
+        it with ``db.client.close()``)."""
+        return self.new_client()[DATABASE]
+
+    def build_info(self) -> dict[str, Any]:
+        return dict(self.client().admin.command("buildInfo"))
+
+    def refuses_dollar_keys(self) -> bool:
+        """Whether the server refuses document keys starting with '$' (asked once)."""
+        if self._refuses_dollar is None:
+            self._refuses_dollar = refuses_dollar_keys(self.build_info())
+        return self._refuses_dollar
+
+    # ----- lifecycle ---------------------------------------------------------------------
+    def start(self) -> None:
+        """Check that the server answers."""
+        self.client().admin.command("ping")
+
+    def stop(self) -> None:
+        self.release()
+
+    def restart(self) -> None:
+        """A server reached by URL is not restarted: nothing happens (can_restart False)."""
+
+    def is_alive(self) -> bool:
+        try:
+            self.client().admin.command("ping")
+            return True
+        except Exception:  # noqa: BLE001
+            return False
+
+    def release(self) -> None:
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                self._client.close()
+            self._client = None
+
+    # ----- disk --------------------------------------------------------------------------
+    def on_disk(self) -> int | None:
+        """Bytes of a data directory docbench owns (none for a server reached by URL)."""
+        return None
+
+    def storage_detail(self) -> dict[str, Any]:
+        """Engine facts for a size's detail (backend files and the like)."""
+        return {}
+
+    # ----- versions ----------------------------------------------------------------------
+    def version(self) -> str | None:
+        with contextlib.suppress(Exception):
+            return version_text(self.build_info())
+        return self.availability(self.url).version
+
+    def versions(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        with contextlib.suppress(Exception):
+            info = self.build_info()
+            if info.get("ferretdbVersion"):
+                found["ferretdb"] = str(info["ferretdbVersion"])
+                found["mongodb_api"] = str(info.get("version"))
+            else:
+                found["mongodb"] = str(info.get("version"))
+        with contextlib.suppress(Exception):
+            found["pymongo"] = import_pymongo().version
+        return found
+
+
+ENGINE = MongoDBEngine
+
+__all__ = ["DATABASE", "ENGINE", "MongoDBEngine", "mongo_client", "refuses_dollar_keys",
+           "version_text"]

@@ -1,0 +1,388 @@
+"""PostgreSQL in the analytics workload: one JSONB column, a composite expression index on
+the five JSONBench paths.
+
+The server (managed cluster or the user's, by URL) is the engine's (``engine.py``); this
+adapter creates its table in docbench's own database there, loads and queries it.
+
+The DDL (``ddl.sql``) and the queries (``queries.sql``) are plain SQL files next to this module.
+Loading is ``COPY ... FROM STDIN`` in CSV mode with control characters as quote and delimiter,
+so the JSON text goes through unescaped; one COPY = one transaction = one batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shlex
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
+from docbench.contracts.common import BatchRejected, StorageSize, Variant, directory_size
+from docbench.core.sqlfiles import render, split_sql
+from docbench.systems.postgresql.engine import (
+    COPY_OPTIONS,
+    PostgreSQLEngine,
+    copy_buffer,
+    error_message,
+    is_content_error,
+    psycopg_module,
+)
+
+log = logging.getLogger(__name__)
+
+FINISH_MARKER = "-- @finish_load"
+
+# Plan nodes that read through an index.
+INDEX_NODE_TYPES = {"Index Scan", "Index Only Scan", "Bitmap Index Scan"}
+
+# Statistics of one statement kept by pg_stat_statements (deltas are taken around a query).
+_STATS_SQL = """
+SELECT s.queryid, s.calls, s.total_plan_time + s.total_exec_time,
+       s.shared_blks_hit, s.shared_blks_read, s.temp_blks_written,
+       (SELECT a.query_id FROM pg_stat_activity a WHERE a.pid = pg_backend_pid())
+FROM pg_stat_statements(false) s
+WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND s.userid = (SELECT oid FROM pg_roles WHERE rolname = current_user)
+"""
+
+
+def _plain(value: Any) -> Any:
+    """Decimals (numeric) become int or float so rows compare and pickle plainly."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+# ----- loading ----------------------------------------------------------------------------
+
+
+class PostgreSQLLoader(Loader):
+    """COPY FROM STDIN, one transaction per batch: a refused batch leaves nothing behind."""
+
+    # Lines per COPY data message: the server parses one chunk while the next is prepared.
+    CHUNK_LINES = 2_000
+
+    def __init__(self, conninfo: str, table: str) -> None:
+        psycopg = psycopg_module()
+        self.conn = psycopg.connect(conninfo, autocommit=True)
+        # A batch is still atomic (one transaction); only the wait for the WAL flush at each
+        # commit is skipped, as in a single-transaction bulk load. A server crash loses
+        # nothing that was committed; an OS crash may lose the last fraction of a second.
+        self.conn.execute("SET synchronous_commit = off")
+        self.sql = f"COPY {table} (data) FROM STDIN WITH ({COPY_OPTIONS})"
+
+    def load_batch(self, lines: list[bytes]) -> None:
+        if not lines:
+            return
+        psycopg = psycopg_module()
+        step = self.CHUNK_LINES
+        try:
+            with self.conn.transaction(), self.conn.cursor() as cur, cur.copy(self.sql) as copy:
+                for start in range(0, len(lines), step):
+                    copy.write(copy_buffer(lines[start:start + step]))
+        except psycopg.Error as error:
+            if is_content_error(error):
+                raise BatchRejected(error_message(error)) from error
+            raise
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+
+# ----- query sessions ---------------------------------------------------------------------
+
+
+class PostgreSQLSession(QuerySession):
+    """A psycopg connection in the query worker.
+
+    engine_seconds = planning + execution time of the query as pg_stat_statements recorded it
+    (the delta of its entry around the query); None when pg_stat_statements is not available.
+    """
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        psycopg = psycopg_module()
+        self.spec = spec
+        self.conn = psycopg.connect(spec_conninfo(spec), autocommit=True)
+        timeout = spec.get("timeout")
+        if timeout:
+            self.conn.execute(f"SET statement_timeout = {max(1, int(float(timeout) * 1000))}")
+        # Optional planner/session settings (e.g. {"enable_seqscan": "off"} to study plans).
+        for name, value in (spec.get("session_settings") or {}).items():
+            self.conn.execute("SELECT set_config(%s, %s, false)", (name, str(value)))
+        self.backend_pid = int(self.conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+        self._own_query_ids: set[int] = set()
+        self.stats_available = self._probe_stats()
+
+    # pg_stat_statements -----------------------------------------------------------------
+    def _probe_stats(self) -> bool:
+        try:
+            self._snapshot()
+            self._snapshot()  # the second one records the first: learn our own query id
+            return True
+        except Exception:  # noqa: BLE001 - not loaded, not installed, no permission
+            return False
+
+    def _snapshot(self) -> dict[int, tuple[float, ...]]:
+        rows = self.conn.execute(_STATS_SQL).fetchall()
+        stats: dict[int, tuple[float, ...]] = {}
+        for queryid, calls, ms, hit, read, temp, own in rows:
+            if own is not None:
+                self._own_query_ids.add(int(own))
+            if queryid is None:
+                continue
+            old = stats.get(int(queryid), (0, 0.0, 0, 0, 0))
+            stats[int(queryid)] = (old[0] + calls, old[1] + ms, old[2] + hit, old[3] + read,
+                                   old[4] + temp)
+        return stats
+
+    def _delta(self, before: dict[int, tuple[float, ...]],
+               after: dict[int, tuple[float, ...]]) -> tuple[float, ...] | None:
+        best = None
+        for queryid, now in after.items():
+            if queryid in self._own_query_ids:
+                continue
+            old = before.get(queryid, (0, 0.0, 0, 0, 0))
+            if now[0] - old[0] >= 1:
+                delta = tuple(n - o for n, o in zip(now, old, strict=True))
+                if best is None or delta[1] > best[1]:
+                    best = delta
+        return best
+
+    # QuerySession -----------------------------------------------------------------------
+    def execute(self, query_number: int, text: str) -> QueryOutcome:
+        before = self._snapshot() if self.stats_available else None
+        rows = self.conn.execute(text).fetchall()
+        outcome = QueryOutcome(rows=[tuple(_plain(v) for v in row) for row in rows])
+        if before is not None:
+            with contextlib.suppress(Exception):
+                delta = self._delta(before, self._snapshot())
+                if delta is not None:
+                    outcome.engine_seconds = delta[1] / 1000.0
+                    outcome.extra.update({"shared_blks_hit": int(delta[2]),
+                                          "shared_blks_read": int(delta[3]),
+                                          "temp_blks_written": int(delta[4])})
+        return outcome
+
+    def explain(self, query_number: int, text: str) -> str | None:
+        plan = self.conn.execute(f"EXPLAIN (FORMAT JSON) {text}").fetchone()[0]
+        if isinstance(plan, str):
+            plan = json.loads(plan)
+        return json.dumps(plan, indent=1)
+
+    def engine_pids(self) -> list[int]:
+        # The backend serving this connection. Parallel workers are separate, short-lived
+        # processes started per query: their memory and reads are not included (README).
+        # A backend PID of another machine means nothing here.
+        if not self.spec.get("local", True):
+            return []
+        try:
+            cmdline = Path(f"/proc/{self.backend_pid}/cmdline").read_bytes()
+        except OSError:
+            return []
+        return [self.backend_pid] if cmdline.startswith(b"postgres") else []
+
+    def cancel(self) -> None:
+        with contextlib.suppress(Exception):
+            cancel = getattr(self.conn, "cancel_safe", None) or self.conn.cancel
+            cancel()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+
+# ----- the adapter ------------------------------------------------------------------------
+
+VARIANTS: list[Variant] = [
+    Variant("pglz", "JSONB column, TOAST compression pglz (PostgreSQL's default)",
+            role="default", settings={"compression": "pglz"}),
+    Variant("lz4", "JSONB column, TOAST compression lz4", role="best",
+            settings={"compression": "lz4"}),
+]
+
+
+class PostgreSQLAnalytics(AnalyticsAdapter):
+    variants: ClassVar[list[Variant]] = VARIANTS
+    retains_structure = True
+    # A refused batch is re-sent as ~2x its size while bisecting; 20k documents (~10 MB)
+    # keep that under a second and already amortise the per-COPY/commit overhead.
+    load_batch_size = 20_000
+    time_precision_us = 1
+    engine: PostgreSQLEngine
+
+    def __init__(self, engine: PostgreSQLEngine, variant: Variant) -> None:
+        super().__init__(engine, variant)
+        self.table = f"bluesky_{variant.name}"
+        self.index = f"{self.table}_paths"
+        self.compression = str(variant.settings.get("compression", "pglz"))
+
+    # ----- loading -----------------------------------------------------------------------
+    def _ddl(self) -> tuple[list[str], list[str]]:
+        text = render((self.engine.folder() / "ddl.sql").read_text(), table=self.table,
+                      compression=self.compression)
+        create, _, finish = text.partition(FINISH_MARKER)
+        return split_sql(create), split_sql(finish)
+
+    def create(self) -> None:
+        conn = self.engine.admin_connection()
+        for statement in self._ddl()[0]:
+            conn.execute(statement)
+
+    def loader(self) -> Loader:
+        return PostgreSQLLoader(self.engine.conninfo(), self.table)
+
+    def finish_load(self) -> None:
+        conn = self.engine.admin_connection()
+        for statement in self._ddl()[1]:
+            conn.execute(statement)
+
+    def native_load(self, files: list[Path]) -> None:
+        """What a person types: ``psql -c "\\copy t (data) FROM 'file' WITH (...)"`` per file.
+
+        A file with a document PostgreSQL refuses is lost as a whole (one transaction per
+        file), as it is by hand; a warning is logged and the next file is loaded.
+        """
+        params = self.engine.conninfo_params()
+        env = {**os.environ, "PGCLIENTENCODING": "UTF8"}
+        password = params.pop("password", None)
+        if password:
+            env["PGPASSWORD"] = str(password)  # not on the command line
+        from psycopg.conninfo import make_conninfo
+
+        psql = self.engine.psql_path()
+        for path in files:
+            source = _copy_source(path)
+            command = f"\\copy {self.table} (data) FROM {source} WITH ({COPY_OPTIONS})"
+            out = subprocess.run([psql, "-X", "-q", "-v", "ON_ERROR_STOP=1",
+                                  "-d", make_conninfo(**params), "-c", command],
+                                 capture_output=True, text=True, env=env, check=False)
+            if out.returncode == 0:
+                continue
+            message = " ".join(out.stderr.split())[:500]
+            if out.returncode in (1, 3) and "ERROR:" in out.stderr:
+                # As by hand: one refused document loses the whole file (its transaction),
+                # and the next file is loaded. Connection or psql failures are raised.
+                log.warning("psql \\copy of %s refused, file not loaded: %s", path.name, message)
+                continue
+            raise RuntimeError(f"psql \\copy of {path.name} failed: {message}")
+
+    def count(self) -> int:
+        return int(self.engine.admin_connection().execute(
+            f"SELECT count(*) FROM {self.table}").fetchone()[0])
+
+    def storage(self) -> StorageSize:
+        conn = self.engine.admin_connection()
+        row = conn.execute(
+            "SELECT pg_total_relation_size(c.oid), pg_table_size(c.oid), pg_indexes_size(c.oid),"
+            " pg_relation_size(c.oid),"
+            " CASE WHEN c.reltoastrelid <> 0 THEN pg_total_relation_size(c.reltoastrelid) END,"
+            " pg_database_size(current_database())"
+            " FROM pg_class c WHERE c.oid = %s::regclass", (self.table,)).fetchone()
+        total, data, index, heap, toast, database = (int(v) if v is not None else None
+                                                     for v in row)
+        compressed = conn.execute(
+            f"SELECT count(*) FILTER (WHERE pg_column_compression(data) IS NOT NULL), count(*)"
+            f" FROM {self.table}").fetchone()
+        detail: dict[str, Any] = {
+            "heap_bytes": heap, "toast_bytes": toast, "database_bytes": database,
+            "compression": self.compression,
+            "compressed_documents": int(compressed[0]), "documents": int(compressed[1]),
+        }
+        on_disk = None
+        data_dir = self.engine.data_dir
+        if data_dir is not None:
+            on_disk = directory_size(data_dir)
+            detail["wal_bytes"] = directory_size(data_dir / "pg_wal")
+        return StorageSize(total=total, data=data, index=index, on_disk=on_disk, detail=detail)
+
+    # ----- queries -----------------------------------------------------------------------
+    def queries(self) -> list[str]:
+        return split_sql(render((self.engine.folder() / "queries.sql").read_text(),
+                                table=self.table))
+
+    def session_spec(self) -> dict[str, Any]:
+        params = self.engine.conninfo_params()
+        spec: dict[str, Any] = {"table": self.table, "index": self.index,
+                                "local": self.engine.is_local()}
+        password_file = self.engine.password_file
+        if password_file is not None:
+            # The password stays in its file (mode 0600); the worker reads it.
+            params.pop("password", None)
+            spec["password_file"] = str(password_file)
+        spec["conninfo"] = params
+        return spec
+
+    @classmethod
+    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+        return PostgreSQLSession(spec)
+
+    def check_plan(self, query_number: int, plan: str | None) -> str | None:
+        """Q2-Q5 filter on the indexed paths: warn unless a scan of our index is in the plan.
+        Q1 reads every document, so a (parallel) sequential scan is what it should do."""
+        if query_number == 1:
+            return None
+        if not plan:
+            return f"Q{query_number}: no plan to check"
+        try:
+            nodes = list(_plan_nodes(json.loads(plan)))
+        except (ValueError, TypeError):
+            return f"Q{query_number}: the plan is not EXPLAIN JSON"
+        if any(n.get("Node Type") in INDEX_NODE_TYPES and n.get("Index Name") == self.index
+               for n in nodes):
+            return None
+        scans = sorted({f"{n.get('Node Type')}"
+                        + (f" on {n['Index Name']}" if n.get("Index Name") else "")
+                        for n in nodes if "Scan" in str(n.get("Node Type"))})
+        return (f"Q{query_number}: the planner does not use the index {self.index} "
+                f"(scans: {', '.join(scans) or 'none'})")
+
+
+# ----- helpers ----------------------------------------------------------------------------
+
+
+def spec_conninfo(spec: dict[str, Any]) -> str:
+    """The conninfo of a session spec, with the password read from its file."""
+    from psycopg.conninfo import make_conninfo
+
+    params = dict(spec["conninfo"])
+    if spec.get("password_file"):
+        params["password"] = Path(spec["password_file"]).read_text().strip()
+    return make_conninfo(**params)
+
+
+def _plan_nodes(plan: Any):
+    """Every node of an EXPLAIN (FORMAT JSON) document."""
+    if isinstance(plan, list):
+        for item in plan:
+            yield from _plan_nodes(item)
+    elif isinstance(plan, dict):
+        if "Node Type" in plan:
+            yield plan
+        for key in ("Plan", "Plans"):
+            if key in plan:
+                yield from _plan_nodes(plan[key])
+
+
+def _sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _copy_source(path: Path) -> str:
+    """The FROM clause of psql's \\copy: the file, or a decompressing program for it."""
+    programs = {".gz": "gzip -dc", ".zst": "zstd -dc", ".zstd": "zstd -dc", ".lz4": "lz4 -dc"}
+    program = programs.get(path.suffix)
+    if program is None:
+        return _sql_literal(str(path))
+    return "PROGRAM " + _sql_literal(f"{program} {shlex.quote(str(path))}")
+
+
+ADAPTER = PostgreSQLAnalytics
+
+__all__ = ["ADAPTER", "VARIANTS", "PostgreSQLAnalytics", "PostgreSQLLoader", "PostgreSQLSession",
+           "copy_buffer"]

@@ -1,0 +1,149 @@
+"""Elasticsearch and OpenSearch in the analytics workload: one index ``docbench_bluesky_<variant>``
+with one shard, created from the distribution folder's ``index.json``, loaded through ``_bulk``
+(all or nothing per batch, :class:`~docbench.systems.searchengine.bulk.BulkLoader`),
+force-merged to one segment; the folder's ``queries.json`` aggregation requests run in a
+:class:`~docbench.systems.searchengine.session.SearchSession`.
+
+Each distribution's ``analytics.py`` only names its variants (:func:`variants`) and subclasses
+:class:`SearchAnalyticsBase`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.common import StorageSize, Variant
+from docbench.systems.searchengine import index as search_index
+from docbench.systems.searchengine.bulk import BulkLoader
+from docbench.systems.searchengine.engine import SearchEngineBase
+from docbench.systems.searchengine.http import BULK_TIMEOUT, NDJSON
+from docbench.systems.searchengine.session import SearchSession
+from docbench.systems.searchengine.sizes import index_storage
+
+
+def variants() -> list[Variant]:
+    """Codec default / best_compression, with and without ``_source``."""
+    return [
+        Variant("default", "_source kept, codec default (LZ4)", role="default",
+                settings={"source": True, "codec": "default"}),
+        Variant("best_compression", "_source kept, codec best_compression", role="best",
+                settings={"source": True, "codec": "best_compression"}),
+        Variant("no_source", "_source disabled (the document is not kept as such: only its "
+                "indexed fields and doc values), codec default", role="alt",
+                settings={"source": False, "codec": "default", "retains_structure": False}),
+        Variant("no_source_best_compression", "_source disabled, codec best_compression",
+                role="alt", settings={"source": False, "codec": "best_compression",
+                                      "retains_structure": False}),
+    ]
+
+
+def substitute(value: Any, settings: dict[str, Any]) -> Any:
+    """Replace strings "{name}" in a JSON template by the variant's (typed) setting."""
+    if isinstance(value, dict):
+        return {k: substitute(v, settings) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, settings) for v in value]
+    if isinstance(value, str) and value.startswith("{") and value.endswith("}") \
+            and value[1:-1] in settings:
+        return settings[value[1:-1]]
+    return value
+
+
+class SearchAnalyticsBase(AnalyticsAdapter):
+    """One index, one shard, the distribution folder's mapping and queries."""
+
+    engine: SearchEngineBase
+    retains_structure = True
+    # ~5 MB bulk requests (480 B per document): the engines' recommended bulk size.
+    load_batch_size = 10_000
+    # time_us is mapped as a long: exact microseconds (min/max come back as exact doubles).
+    time_precision_us = 1
+    approximate_queries: ClassVar[frozenset[int]] = frozenset()
+
+    def __init__(self, engine: SearchEngineBase, variant: Variant) -> None:
+        super().__init__(engine, variant)
+        self.index = f"docbench_bluesky_{variant.name}"
+
+    def folder(self) -> Path:
+        """The distribution's folder (index.json, queries.json)."""
+        return self.engine.folder()
+
+    # ----- loading -----------------------------------------------------------------------
+    def index_definition(self) -> dict[str, Any]:
+        template = json.loads((self.folder() / "index.json").read_text())
+        template.pop("_comment", None)
+        return substitute(template, dict(self.variant.settings))
+
+    def create(self) -> None:
+        """Drop and create docbench's own index (and nothing else)."""
+        search_index.recreate(self.engine.client(), self.index, self.index_definition())
+
+    def loader(self) -> Loader:
+        return BulkLoader(self.engine.connect(BULK_TIMEOUT), self.index)
+
+    def finish_load(self) -> None:
+        """Refresh on again, then merge into one segment (like JSONBench) and refresh."""
+        search_index.merge_to_one_segment(self.engine, self.index)
+
+    def native_load(self, files: list[Path]) -> None:
+        """What one writes by hand: read the file, POST bodies of N documents to _bulk, no
+        checks beyond the HTTP status (refused documents are silently lost)."""
+        from docbench.dataset.reader import iter_lines
+
+        client = self.engine.connect(BULK_TIMEOUT)
+        path = f"{search_index.index_path(self.index)}/_bulk?filter_path=errors"
+        try:
+            for file in files:
+                chunk: list[bytes] = []
+                for line in iter_lines(file):
+                    if not line.strip():
+                        continue
+                    chunk.append(b'{"index":{}}\n' + line + b"\n")
+                    if len(chunk) >= self.load_batch_size:
+                        client.request("POST", path, b"".join(chunk), content_type=NDJSON)
+                        chunk = []
+                if chunk:
+                    client.request("POST", path, b"".join(chunk), content_type=NDJSON)
+        finally:
+            client.close()
+
+    def count(self) -> int:
+        return search_index.count(self.engine.client(), self.index)
+
+    def storage(self) -> StorageSize:
+        return index_storage(self.engine, self.index, {"codec": self.variant.settings.get("codec"),
+                                                       "source": self.variant.settings.get("source")})
+
+    # ----- queries -----------------------------------------------------------------------
+    def queries(self) -> list[str]:
+        document = json.loads((self.folder() / "queries.json").read_text())
+        return [json.dumps(document[f"q{n}"]) for n in range(1, 6)]
+
+    def session_spec(self) -> dict[str, Any]:
+        return {"url": self.engine.base_url, "index": self.index,
+                "server_pid": self.engine.node_pid(), "local": self.engine.is_local}
+
+    @classmethod
+    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+        return SearchSession(spec)
+
+    def check_plan(self, query_number: int, plan: str | None) -> str | None:
+        """Q2-Q5 filter on the indexed keyword paths: the Lucene query must not be match-all."""
+        if query_number == 1:
+            return None
+        if not plan:
+            return f"Q{query_number}: no plan to check"
+        try:
+            profile = json.loads(plan)["profile"]
+        except (ValueError, KeyError, TypeError):
+            return f"Q{query_number}: the plan is not a search profile"
+        types = [q.get("type") for part in profile for q in part.get("query", [])]
+        if not types:
+            return f"Q{query_number}: the profile shows no query"
+        if all(t in {"MatchAllDocsQuery", "ConstantScoreQuery"} for t in types) and \
+                "TermQuery" not in plan and "TermInSetQuery" not in plan:
+            return f"Q{query_number}: the search reads every document (query types {types})"
+        return None

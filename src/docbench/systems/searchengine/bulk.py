@@ -1,0 +1,89 @@
+"""``_bulk`` loading, all or nothing per batch (the analytics and storage workloads' loader)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+from docbench.contracts.analytics import Loader
+from docbench.contracts.common import BatchRejected
+from docbench.systems.searchengine.http import NDJSON, HttpClient, SearchEngineError, error_text
+
+# Bulk item statuses that mean "try again later", not "this document is refused".
+RETRYABLE_STATUSES = {429, 500, 502, 503, 504}
+BULK_RETRIES = 5
+_INDEX_ACTION = b'{"index":{}}\n'
+_BULK_QUERY = "?refresh=false&filter_path=errors,items.*._id,items.*.status,items.*.error"
+
+
+def bulk_body(lines: list[bytes]) -> bytes:
+    """The NDJSON body of a _bulk request indexing these raw lines as documents."""
+    return _INDEX_ACTION + (b"\n" + _INDEX_ACTION).join(lines) + b"\n"
+
+
+class BulkLoader(Loader):
+    """``_bulk`` with auto-generated ids, one request per batch, on ``client`` (a connection
+    with the bulk timeout, which the loader owns and closes).
+
+    _bulk is not transactional: when some items are refused, the items of the same request
+    that were indexed are deleted again (by the ids the answer returns) before
+    :class:`BatchRejected` is raised, so a batch is loaded entirely or not at all. Items
+    refused for load reasons (429 queue full, 503) make the whole batch be retried.
+    """
+
+    def __init__(self, client: HttpClient, index: str) -> None:
+        self.client = client
+        self.path = f"/{quote(index)}/_bulk{_BULK_QUERY}"
+        self.index = index
+
+    def load_batch(self, lines: list[bytes]) -> None:
+        if not lines:
+            return
+        body = bulk_body(lines)
+        for attempt in range(BULK_RETRIES):
+            answer = self._send(body)
+            if not answer.get("errors"):
+                return
+            items = [next(iter(item.values())) for item in answer["items"]]
+            kept = [item["_id"] for item in items if "error" not in item and item.get("_id")]
+            failed = [item for item in items if "error" in item]
+            self._delete(kept)
+            content = [item for item in failed if item.get("status") not in RETRYABLE_STATUSES]
+            if content:
+                first = content[0]
+                position = items.index(first) + 1
+                named = {i: error_text({"error": item["error"]}) for i, item in enumerate(items)
+                         if "error" in item and item.get("status") not in RETRYABLE_STATUSES}
+                raise BatchRejected(f"{error_text({'error': first['error']})} "
+                                    f"[document {position} of {len(lines)}, "
+                                    f"{len(content)} refused]",
+                                    refused=named)
+            time.sleep(min(30.0, 0.5 * 2 ** attempt))
+        raise RuntimeError(f"_bulk into {self.index}: the engine kept rejecting the batch "
+                           f"as overloaded after {BULK_RETRIES} tries")
+
+    def _send(self, body: bytes) -> dict[str, Any]:
+        try:
+            return self.client.request("POST", self.path, body, content_type=NDJSON, what="_bulk")
+        except SearchEngineError as error:
+            # A whole request refused for its content (the engine could not read it at all).
+            if error.status == 400:
+                raise BatchRejected(str(error)) from error
+            raise
+
+    def _delete(self, ids: list[str]) -> None:
+        if not ids:
+            return
+        body = b"".join(b'{"delete":{"_id":' + orjson.dumps(i) + b"}}\n" for i in ids)
+        answer = self.client.request("POST", f"/{quote(self.index)}/_bulk?refresh=false"
+                                             "&filter_path=errors,items.*.error",
+                                     body, content_type=NDJSON, what="_bulk delete")
+        if answer.get("errors"):
+            raise RuntimeError(f"could not delete the indexed part of a refused batch from "
+                               f"{self.index}: {answer.get('items', [])[:1]}")
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,139 @@
+"""HTTP to a node: one keep-alive HTTP/1.1 connection (standard library only) that sends bytes
+and decodes the JSON answers with orjson, the engines' error answers as an exception, and the
+server's version."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import http.client
+import json
+import socket
+import threading
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+# Socket timeouts (seconds): any request, one _bulk batch, the force-merge of a whole index.
+REQUEST_TIMEOUT = 600.0
+BULK_TIMEOUT = 1800.0
+MERGE_TIMEOUT = 6 * 3600.0
+NDJSON = "application/x-ndjson"
+
+
+class SearchEngineError(RuntimeError):
+    """An HTTP error answer of the engine (status and its JSON error)."""
+
+    def __init__(self, status: int, body: Any, what: str) -> None:
+        self.status = status
+        self.body = body
+        super().__init__(f"{what}: HTTP {status}: {error_text(body)}")
+
+
+def error_text(body: Any) -> str:
+    """One line saying what an error answer (or a bulk item's ``{"error": ...}``) says."""
+    if isinstance(body, dict) and "error" in body:
+        error = body["error"]
+        if isinstance(error, dict):
+            cause = error.get("caused_by") or {}
+            text = f"{error.get('type')}: {error.get('reason')}"
+            if cause:
+                text += f" (caused by {cause.get('type')}: {cause.get('reason')})"
+            return text
+        return str(error)
+    text = body if isinstance(body, str) else json.dumps(body)[:500]
+    return " ".join(str(text).split())[:500]
+
+
+class HttpClient:
+    """One keep-alive connection to a node. Not thread-safe except :meth:`abort`."""
+
+    def __init__(self, base_url: str, timeout: float | None = REQUEST_TIMEOUT) -> None:
+        # A long _update_by_query on OpenSearch answers with more than 100 header lines (one
+        # `Warning` per batch of the painless script); http.client refuses over 100 by default.
+        http.client._MAXHEADERS = max(http.client._MAXHEADERS, 100_000)  # type: ignore[attr-defined]
+        parts = urlsplit(base_url if "://" in base_url else f"http://{base_url}")
+        self.scheme = parts.scheme or "http"
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or (443 if self.scheme == "https" else 9200)
+        self.prefix = parts.path.rstrip("/")
+        self.timeout = timeout
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if parts.username is not None:
+            token = f"{parts.username}:{parts.password or ''}".encode()
+            self.headers["Authorization"] = "Basic " + base64.b64encode(token).decode()
+        self._conn: http.client.HTTPConnection | None = None
+        self._lock = threading.Lock()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+            self._conn = cls(self.host, self.port, timeout=self.timeout)
+        return self._conn
+
+    def request(self, method: str, path: str, body: bytes | dict | list | None = None,
+                *, ok: tuple[int, ...] = (200, 201), content_type: str | None = None,
+                what: str | None = None) -> Any:
+        """Send one request and return its decoded JSON answer (raises on other statuses)."""
+        if body is not None and not isinstance(body, bytes | bytearray):
+            body = orjson.dumps(body)
+        headers = dict(self.headers)
+        if content_type:
+            headers["Content-Type"] = content_type
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                conn.request(method, self.prefix + path, body=body, headers=headers)
+                response = conn.getresponse()
+                data = response.read()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError,
+                    http.client.CannotSendRequest):
+                # A keep-alive connection the server closed meanwhile: reconnect once.
+                self.close()
+                if attempt == 2:
+                    raise
+            except Exception:
+                self.close()
+                raise
+        try:
+            decoded = orjson.loads(data) if data else None
+        except orjson.JSONDecodeError:
+            decoded = data.decode("utf-8", "replace")
+        if response.status not in ok:
+            raise SearchEngineError(response.status, decoded, what or f"{method} {path}")
+        return decoded
+
+    def abort(self) -> None:
+        """Shut the socket down from another thread: the engine cancels the search."""
+        conn = self._conn
+        if conn is not None and conn.sock is not None:
+            with contextlib.suppress(OSError):
+                conn.sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
+
+
+def server_version(client: HttpClient) -> tuple[str | None, str]:
+    """(distribution, version number) of the node: ``GET /`` (OpenSearch says "opensearch"),
+    or the nodes info API where ``GET /`` is missing (Elasticsearch 8.19's integ-test-zip has
+    no rest-root module; OpenSearch always serves ``GET /``)."""
+    try:
+        version = client.request("GET", "/")["version"]
+        return version.get("distribution"), str(version["number"])
+    except SearchEngineError as error:
+        if error.status not in (400, 404, 405):
+            raise
+    info = client.request("GET", "/_nodes/_local?filter_path=nodes.*.version")
+    return None, str(next(iter(info["nodes"].values()))["version"])
+
+
+def node_process_id(client: HttpClient) -> int:
+    """The PID the node reports for itself (the JVM that serves requests)."""
+    info = client.request("GET", "/_nodes/_local/process?filter_path=nodes.*.process.id")
+    return int(next(iter(info["nodes"].values()))["process"]["id"])

@@ -1,0 +1,220 @@
+"""The analytics query session: runs the folder's ``queries.json`` aggregation requests and
+turns their buckets into the canonical rows of :mod:`docbench.answers`.
+
+engine_seconds = the sum of the ``took`` (milliseconds) of the search requests a query needed
+(composite aggregations page through their buckets in several requests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.systems.searchengine.http import HttpClient
+
+HOUR_US = 3_600_000_000
+
+
+def _page_size(body: dict[str, Any]) -> int:
+    return int(body["aggs"]["pairs"]["composite"].get("size", 10000))
+
+
+class SearchSession(QuerySession):
+    """One keep-alive connection in the query worker; ``spec`` is the analytics adapter's
+    ``session_spec()`` (url, index, server_pid, local, optional timeout)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        timeout = spec.get("timeout")
+        self.client = HttpClient(spec["url"], timeout=float(timeout) + 30 if timeout else None)
+        self.index = spec["index"]
+        self.search_path = f"/{quote(self.index)}/_search?request_cache=false"
+        self.cancelled = False
+
+    # the HTTP side ------------------------------------------------------------------------
+    def _search(self, body: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+        if self.cancelled:
+            raise RuntimeError("cancelled")
+        answer = self.client.request("POST", self.search_path, body, what="search")
+        stats["requests"] = stats.get("requests", 0) + 1
+        stats["took_ms"] = stats.get("took_ms", 0) + int(answer.get("took", 0))
+        if answer.get("timed_out"):
+            raise RuntimeError("the search timed out")
+        shards = answer.get("_shards", {})
+        if shards.get("failed"):
+            raise RuntimeError(f"search failed on {shards['failed']} shard(s): "
+                               f"{shards.get('failures', [])[:1]}")
+        return answer
+
+    def _composite(self, body: dict[str, Any], stats: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Every bucket of the composite aggregation ``pairs`` of body, page by page."""
+        body = copy.deepcopy(body)
+        composite = body["aggs"]["pairs"]["composite"]
+        while True:
+            answer = self._search(body, stats)
+            aggregation = answer["aggregations"]["pairs"]
+            buckets = aggregation["buckets"]
+            yield from buckets
+            after = aggregation.get("after_key")
+            if not buckets or after is None or len(buckets) < _page_size(body):
+                return
+            composite["after"] = after
+
+    # QuerySession -------------------------------------------------------------------------
+    def execute(self, query_number: int, text: str) -> QueryOutcome:
+        query = json.loads(text)
+        stats: dict[str, Any] = {}
+        rows = getattr(self, f"_q{query_number}")(query, stats)
+        outcome = QueryOutcome(rows=rows, engine_seconds=stats.get("took_ms", 0) / 1000.0)
+        outcome.extra["search_requests"] = stats.get("requests", 0)
+        if "truncated" in stats:
+            outcome.extra["truncated_groups"] = stats["truncated"]
+        return outcome
+
+    def alternatives(self, query_number: int, text: str) -> dict[str, bool]:
+        """Q2 also in the usual (approximate) way: terms + cardinality, beside the exact form."""
+        return {"cardinality": True} if query_number == 2 and "cardinality" in json.loads(text) \
+            else {}
+
+    def execute_alternative(self, name: str, query_number: int, text: str) -> QueryOutcome:
+        stats: dict[str, Any] = {}
+        rows = self._q2_cardinality(json.loads(text)[name], stats)
+        return QueryOutcome(rows=rows, engine_seconds=stats.get("took_ms", 0) / 1000.0)
+
+    def stats_after(self) -> dict[str, Any]:
+        with contextlib.suppress(Exception):
+            return {"heap_used_bytes": self._heap_used()}
+        return {}
+
+    def _heap_used(self) -> int:
+        answer = self.client.request(
+            "GET", "/_nodes/_local/stats/jvm?filter_path=nodes.*.jvm.mem.heap_used_in_bytes")
+        return int(next(iter(answer["nodes"].values()))["jvm"]["mem"]["heap_used_in_bytes"])
+
+    @staticmethod
+    def _check_complete(aggregation: dict[str, Any], stats: dict[str, Any]) -> None:
+        other = int(aggregation.get("sum_other_doc_count", 0) or 0)
+        if other:
+            stats["truncated"] = stats.get("truncated", 0) + other
+            raise RuntimeError(f"terms aggregation too small: {other} documents in groups "
+                               f"beyond its size (raise \"size\" in queries.json)")
+
+    def _q1(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
+        answer = self._search(query["request"], stats)
+        aggs = answer["aggregations"]
+        self._check_complete(aggs["collections"], stats)
+        rows: list[tuple[Any, ...]] = [(b["key"], int(b["doc_count"]))
+                                       for b in aggs["collections"]["buckets"]]
+        missing = int(aggs["no_collection"]["doc_count"])
+        if missing:
+            rows.append((None, missing))
+        rows.sort(key=lambda r: -r[1])
+        return rows
+
+    def _q2(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
+        counts: dict[Any, int] = defaultdict(int)
+        distinct: dict[Any, int] = defaultdict(int)
+        for bucket in self._composite(query["request"], stats):
+            collection, did = bucket["key"]["collection"], bucket["key"]["did"]
+            counts[collection] += int(bucket["doc_count"])
+            if did is not None:  # a document without did is counted but has no did to count
+                distinct[collection] += 1
+        rows = [(c, n, distinct[c]) for c, n in counts.items()]
+        rows.sort(key=lambda r: -r[1])
+        return rows
+
+    def _q2_cardinality(self, request: dict[str, Any], stats: dict[str, Any]) -> list[list[Any]]:
+        answer = self._search(request, stats)
+        aggregation = answer["aggregations"]["collections"]
+        rows = [[b["key"], int(b["doc_count"]), int(b["users"]["value"])]
+                for b in aggregation["buckets"]]
+        rows.sort(key=lambda r: -r[1])
+        return rows
+
+    def _q3(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
+        # No scripting (Elasticsearch's test distribution has no painless; OpenSearch's gets it
+        # for updates only, so both answer alike): buckets of one hour of time_us
+        # (microseconds), folded into hours of the day here.
+        answer = self._search(query["request"], stats)
+        aggregation = answer["aggregations"]["collections"]
+        self._check_complete(aggregation, stats)
+        interval = int(query.get("hour_us", HOUR_US))
+        counts: dict[tuple[Any, int], int] = defaultdict(int)
+        for bucket in aggregation["buckets"]:
+            for hour in bucket["hours"]["buckets"]:
+                hour_of_day = (int(hour["key"]) // interval) % 24
+                counts[(bucket["key"], hour_of_day)] += int(hour["doc_count"])
+        rows = [(c, h, n) for (c, h), n in counts.items() if n]
+        rows.sort(key=lambda r: (r[1], r[0]))
+        return rows
+
+    def _q4(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
+        answer = self._search(query["request"], stats)
+        return [(b["key"], _integer(b["first"]["value"]))
+                for b in answer["aggregations"]["dids"]["buckets"]]
+
+    def _q5(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
+        # No bucket_script without scripting: page through (did -> min, max) and rank here.
+        limit = int(query.get("limit", 3))
+        spans: list[tuple[int, str]] = []
+        for bucket in self._composite(query["request"], stats):
+            if bucket["first"]["value"] is None:
+                continue
+            span = _integer(bucket["last"]["value"]) - _integer(bucket["first"]["value"])
+            spans.append((span, bucket["key"]["did"]))
+        spans.sort(key=lambda s: (-s[0], s[1]))
+        return [(did, span // 1000) for span, did in spans[:limit]]
+
+    def explain(self, query_number: int, text: str) -> str | None:
+        """The search profile of the query's (first) request: Lucene queries and collectors."""
+        query = json.loads(text)
+        body = copy.deepcopy(query["request"])
+        body["profile"] = True
+        answer = self.client.request("POST", self.search_path, body, what="profile")
+        profile = answer.get("profile", {})
+        shards = profile.get("shards", [])
+        summary = []
+        for shard in shards:
+            for search in shard.get("searches", []):
+                summary.append({"query": [_profile_tree(q) for q in search.get("query", [])],
+                                "collector": search.get("collector", [])[:1]})
+            summary.append({"aggregations": [_profile_tree(a) for a in shard.get("aggregations", [])]})
+        return json.dumps({"request": query["request"], "profile": summary}, indent=1)
+
+    def engine_pids(self) -> list[int]:
+        pid = self.spec.get("server_pid")
+        if not pid or not self.spec.get("local", True):
+            return []
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return []
+        return [int(pid)] if b"java" in cmdline else []
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        self.client.abort()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _integer(value: Any) -> int:
+    """A min/max of a long field comes as a double; time_us (< 2^53) is exact in it."""
+    return int(round(float(value)))
+
+
+def _profile_tree(node: dict[str, Any]) -> dict[str, Any]:
+    out = {"type": node.get("type"), "description": node.get("description"),
+           "time_ms": round(int(node.get("time_in_nanos", 0)) / 1e6, 3)}
+    children = [_profile_tree(c) for c in node.get("children", [])]
+    if children:
+        out["children"] = children
+    return out

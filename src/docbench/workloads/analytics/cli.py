@@ -1,0 +1,67 @@
+"""`docbench run analytics` (the default of `docbench run`) and `docbench bench load`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from docbench.core.units import parse_count
+from docbench.workloads.options import results_dir_or_default, system_options, urls_from
+
+
+def _scale(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        if parse_count(value) < 1:
+            raise ValueError("a scale needs at least one document")
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+    return value.strip().lower()
+
+
+def command() -> click.Command:
+    @click.command("analytics")
+    @system_options
+    @click.option("--scale", default=None, callback=_scale,
+                  help="1m, 10m, 100m, 1000m (generated if missing) [1m].")
+    @click.option("--data", "data_dir", type=click.Path(path_type=Path, exists=True, readable=True),
+                  default=None, help="Any directory of ndjson files instead of a generated scale.")
+    @click.option("--tries", default=3, show_default=True, type=click.IntRange(min=1),
+                  help="Runs of each query (try 1 cold, hot = best of the others).")
+    @click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+                  help="Seconds per query try.")
+    @click.option("--no-restart", is_flag=True,
+                  help="Do not restart servers before cold runs (quicker; tagged no-restart-cold-run).")
+    def analytics(system_names: list[str] | None, variants: list[str] | None, results_dir: Path | None,
+                  resume: bool, scale: str | None, data_dir: Path | None, tries: int, timeout: float,
+                  no_restart: bool, **urls: Any) -> None:
+        """JSONBench: load the Bluesky events, measure storage, run Q1-Q5 cold and hot, check
+        every answer against the oracle."""
+        from docbench.workloads.analytics.runner import RunRequest, run_analytics
+
+        if scale and data_dir:
+            raise click.UsageError("--scale and --data are exclusive")
+        raise SystemExit(run_analytics(RunRequest(
+            system_names=system_names, scale=scale, data_dir=data_dir,
+            results_dir=results_dir_or_default(results_dir), tries=tries, timeout=timeout,
+            variants=variants, resume=resume, restart_for_cold=not no_restart, urls=urls_from(urls))))
+
+    return analytics
+
+
+def bench_commands() -> list[click.Command]:
+    @click.command("load")
+    @click.option("--systems", "system_names", default=None)
+    @click.option("--scale", default="1m", show_default=True, callback=_scale)
+    @click.option("--data", "data_dir", type=click.Path(path_type=Path, exists=True), default=None)
+    def bench_load(system_names: str | None, scale: str, data_dir: Path | None) -> None:
+        """Compare docbench's load time with each system's native bulk load of the same files."""
+        from docbench.workloads.analytics.loadbench import bench_load_overhead
+        from docbench.workloads.options import split_list
+
+        bench_load_overhead(split_list(system_names), scale=scale, data_dir=data_dir)
+
+    return [bench_load]

@@ -1,0 +1,271 @@
+"""The terminal comparison of analytics results, in the spirit of JSONBench's dashboard.
+
+One table per metric (storage, data quality, load, cold, hot, memory), each cell with its
+ratio to the best in its column ("x1.0", "x12.3"), and the answer status on every timing cell
+so a wrong answer can never pass for a fast one (it is also excluded from "best"). Then a
+hyperfine-style summary: who is fastest, and how many times slower each other system is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from docbench.core.console import report_console
+from docbench.results import load_results
+
+STATUS_MARK = {"ok": "[green]✓[/green]", "precision": "[green]≈[/green]",
+               "approximate": "[yellow]~[/yellow]", "wrong": "[red]✗ wrong[/red]",
+               "error": "[red]error[/red]"}
+TRUSTED = {"ok", "precision", "approximate"}
+# JSONBench's constant: ratios of (0.01 + t) so sub-10-ms differences don't dominate.
+SHIFT = 0.01
+
+
+def print_analytics_report(results_dirs: list[Path], only: list[Path] | None = None,
+                           console: Console | None = None) -> None:
+    """The analytics tables of what the directories hold (``only``: just these result files)."""
+    documents = [d for d in load_results(results_dirs) if d.get("workload") == "analytics"]
+    if only is not None:
+        wanted = {str(p) for p in only}
+        documents = [d for d in documents if d.get("_path") in wanted]
+    print_report(documents, console or report_console(), [])
+
+
+def print_report(documents: list[dict[str, Any]], console: Console,
+                 _all_documents: list[dict[str, Any]]) -> None:
+    if not documents:
+        console.print("No analytics results.")
+        return
+    for label in sorted({_dataset(d) for d in documents}):
+        group = sorted((d for d in documents if _dataset(d) == label), key=_name)
+        console.rule(f"Analytics on {label} ({group[0].get('dataset_size') or '?'} documents)")
+        print_dataset_report(group, console)
+
+
+def print_dataset_report(docs: list[dict[str, Any]], console: Console) -> None:
+    console.print(storage_table(docs))
+    console.print(quality_table(docs))
+    for kind in ("cold", "hot"):
+        console.print(timing_table(docs, kind))
+    console.print(memory_table(docs))
+    for line in verdicts(docs):
+        console.print(line)
+
+
+# ----- tables -----------------------------------------------------------------------------
+
+
+def storage_table(docs: list[dict[str, Any]]) -> Table:
+    table = Table(title="Storage (bytes on disk; ratio to the smallest)")
+    for column in ("system", "role", "total", "data", "index", "on disk", "vs raw ndjson"):
+        table.add_column(column, justify="left" if column in ("system", "role") else "right")
+    totals = [d.get("total_size") for d in docs if _loaded(d)]
+    best = min((t for t in totals if t), default=None)
+    baselines = docs[0].get("dataset", {}).get("baselines") or {}
+    raw = baselines.get("raw")
+    for d in docs:
+        total = d.get("total_size")
+        table.add_row(_name(d), d.get("variant_role", ""), _size(total, best), _size(d.get("data_size")),
+                      _size(d.get("index_size")), _size((d.get("storage") or {}).get("on_disk")),
+                      f"{total / raw:.2f}" if total and raw else "-")
+    for name, size in baselines.items():
+        table.add_row(f"[dim]file: ndjson {name}[/dim]", "baseline", _size(size, best), "", "", "",
+                      f"{size / raw:.2f}" if raw else "-")
+    return table
+
+
+def quality_table(docs: list[dict[str, Any]]) -> Table:
+    table = Table(title="Data quality and load")
+    for column in ("system", "loaded / offered", "refused", "first refusal", "load time",
+                   "docs/s"):
+        table.add_column(column, justify="left" if column in ("system", "first refusal")
+                         else "right")
+    loads = [d.get("load_time") for d in docs if d.get("load_time")]
+    best = min(loads, default=None)
+    for d in docs:
+        offered, loaded = d.get("dataset_size"), d.get("num_loaded_documents")
+        errors = d.get("load_errors") or {}
+        first = (errors.get("first") or [{}])[0]
+        reason = f"{first.get('file')}:{first.get('line')} {first.get('reason', '')}"[:60] \
+            if first else ""
+        share = f" ({100 * loaded / offered:.4g}%)" if offered and loaded is not None else ""
+        table.add_row(_name(d), f"{_int(loaded)} / {_int(offered)}{share}",
+                      _int(errors.get("count")), reason if errors.get("count") else "",
+                      _seconds(d.get("load_time"), best),
+                      _int((d.get("load") or {}).get("documents_per_second")))
+        if d.get("error"):
+            table.add_row("", f"[red]run failed: {d['error'][:80]}[/red]", "", "", "", "")
+    return table
+
+
+def timing_table(docs: list[dict[str, Any]], kind: str) -> Table:
+    title = ("Cold runs (engine restarted, page cache dropped)" if kind == "cold"
+             else "Hot runs (min of tries 2..n)")
+    table = Table(title=f"{title}: seconds, ratio to the fastest correct answer")
+    table.add_column("system")
+    for q in range(1, 6):
+        table.add_column(f"Q{q}", justify="right")
+    table.add_column("score", justify="right")
+    pick = cold_time if kind == "cold" else hot_time
+    best = [_best(docs, q, pick) for q in range(5)]
+    scores = {_name(d): score(d, pick, best) for d in docs}
+    for d in docs:
+        cells = []
+        for q in range(5):
+            t, status = pick(d, q), _status(d, q)
+            if t is None:
+                cells.append(f"[red]{_short_error(d, q)}[/red]")
+                continue
+            ratio = f" x{(SHIFT + t) / (SHIFT + best[q]):.1f}" if best[q] is not None else ""
+            cells.append(f"{t:.3f}{ratio} {STATUS_MARK.get(status, status)}")
+        s = scores[_name(d)]
+        table.add_row(_name(d), *cells, f"x{s:.2f}" if s else "-")
+    return table
+
+
+def memory_table(docs: list[dict[str, Any]]) -> Table:
+    table = Table(title="Peak memory per query (MB, hot try; engine's own figure or process RSS)")
+    table.add_column("system")
+    for q in range(1, 6):
+        table.add_column(f"Q{q}", justify="right")
+    for d in docs:
+        cells = []
+        for q in range(5):
+            row = (d.get("memory_usage") or [[]] * 5)[q] or []
+            values = [v for v in row[1:] if v is not None] or [v for v in row if v is not None]
+            cells.append(f"{min(values) / 1e6:,.0f}" if values else "-")
+        table.add_row(_name(d), *cells)
+    return table
+
+
+# ----- figures ----------------------------------------------------------------------------
+
+
+def cold_time(d: dict[str, Any], q: int) -> float | None:
+    row = (d.get("result") or [[]] * 5)[q] or []
+    return row[0] if row else None
+
+
+def hot_time(d: dict[str, Any], q: int) -> float | None:
+    row = (d.get("result") or [[]] * 5)[q] or []
+    values = [v for v in row[1:] if v is not None]
+    return min(values) if values else None
+
+
+def _best(docs: list[dict[str, Any]], q: int,
+          pick: Callable[[dict[str, Any], int], float | None]) -> float | None:
+    times = [pick(d, q) for d in docs if _status(d, q) in TRUSTED]
+    times = [t for t in times if t is not None]
+    return min(times) if times else None
+
+
+def score(d: dict[str, Any], pick: Callable[[dict[str, Any], int], float | None],
+          best: list[float | None]) -> float | None:
+    """JSONBench's summary: geometric mean of (0.01 + t) / (0.01 + best) over the queries.
+
+    A missing or untrusted answer counts as if it took the query's timeout (JSONBench
+    penalises missing results the same way), so a system cannot score well by failing.
+    """
+    ratios = []
+    for q in range(5):
+        if best[q] is None:
+            continue
+        t = pick(d, q)
+        if t is None or _status(d, q) not in TRUSTED:
+            t = max(d.get("timeout_seconds") or 600.0, 10 * best[q])
+        ratios.append((SHIFT + t) / (SHIFT + best[q]))
+    return math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
+
+
+def verdicts(docs: list[dict[str, Any]]) -> list[str]:
+    lines = ["", "[bold]Summary[/bold]"]
+    best_hot = [_best(docs, q, hot_time) for q in range(5)]
+    scored = [(score(d, hot_time, best_hot), d) for d in docs]
+    scored = sorted(((s, d) for s, d in scored if s), key=lambda pair: pair[0])
+    if scored:
+        top_score, top = scored[0]
+        lines.append(f"[bold]{_name(top)}[/bold] is the fastest on hot runs (geometric mean).")
+        for s, d in scored[1:]:
+            factor = s / top_score
+            lines.append(f"  {_name(top)} is about as fast as {_name(d)}" if factor < 1.1 else
+                         f"  {_name(top)} is {factor:.1f}x faster than {_name(d)}")
+    for d in docs:
+        answers = d.get("answers") or []
+        good = sum(1 for a in answers if a.get("status") in TRUSTED)
+        bad = [f"Q{a['query']} {a['status']}" for a in answers if a.get("status") not in TRUSTED]
+        offered, loaded = d.get("dataset_size"), d.get("num_loaded_documents")
+        raw = ((d.get("dataset") or {}).get("baselines") or {}).get("raw")
+        if d.get("imported"):
+            parts = [f"imported from {d['imported'].get('from', 'elsewhere')} "
+                     f"({d.get('machine', 'another machine')}); answers unchecked"]
+        else:
+            parts = [f"answers {good}/5 correct" + (f" ({', '.join(bad)})" if bad else "")]
+        if offered:
+            parts.append(f"loaded {loaded}/{offered}")
+        if d.get("answers_basis"):
+            parts.append("answers judged on the documents it loaded")
+        if d.get("total_size") and raw:
+            parts.append(f"stores the data in x{d['total_size'] / raw:.2f} of the raw ndjson")
+        if d.get("error"):
+            parts.append(f"[red]failed: {d['error'][:100]}[/red]")
+        tags = [t for t in d.get("tags", []) if t.endswith("cold-run")]
+        if tags:
+            parts.append(f"[yellow]{', '.join(tags)}[/yellow]")
+        lines.append(f"{_name(d)}: " + "; ".join(parts))
+    return lines
+
+
+# ----- formatting -------------------------------------------------------------------------
+
+
+def _name(d: dict[str, Any]) -> str:
+    return f"{d.get('system')}/{d.get('variant', '-')}"
+
+
+def _dataset(d: dict[str, Any]) -> str:
+    return (d.get("dataset") or {}).get("label") or str(d.get("dataset_size"))
+
+
+def _status(d: dict[str, Any], q: int) -> str:
+    answers = d.get("answers") or []
+    return answers[q].get("status", "error") if q < len(answers) else "unchecked"
+
+
+def _short_error(d: dict[str, Any], q: int) -> str:
+    errors = (d.get("query_errors") or [[]] * 5)[q] or []
+    first = next((e for e in errors if e), "no result")
+    return first.split(":")[0][:24]
+
+
+def _loaded(d: dict[str, Any]) -> bool:
+    return bool(d.get("num_loaded_documents"))
+
+
+def _size(size: int | None, best: int | None = None) -> str:
+    if size is None:
+        return "-"
+    text = f"{size / 1e6:,.1f} MB"
+    return f"{text} x{size / best:.1f}" if best else text
+
+
+def _seconds(value: float | None, best: float | None = None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f} s" + (f" x{value / best:.1f}" if best else "")
+
+
+def _int(value: Any) -> str:
+    return "-" if value is None else f"{int(value):,}"
+
+
+def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """The dashboard's main view (built in dashboard.py, which uses this module's figures)."""
+    from docbench.workloads.analytics.dashboard import dashboard_section as main_view
+
+    return main_view(documents)

@@ -1,0 +1,65 @@
+"""`docbench run throughput`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from docbench.contracts.mixes import MIXES
+from docbench.workloads.options import (
+    choices,
+    count_list,
+    count_type,
+    results_dir_or_default,
+    system_options,
+    urls_from,
+)
+
+SCENARIOS = ("cpu", "io")
+
+
+def command() -> click.Command:
+    @click.command("throughput")
+    @system_options
+    @click.option("--docs", default="100k", show_default=True, callback=count_type(1),
+                  help="YCSB documents loaded before the runs.")
+    @click.option("--clients", default="1,8,32", show_default=True, callback=count_list(1),
+                  help="Concurrent clients, one connection each (comma-separated list).")
+    @click.option("--processes", default=None, type=click.IntRange(min=1),
+                  help="Client worker processes (pgbench -j) [min(clients, cores)].")
+    @click.option("--duration", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+                  help="Measured seconds per run.")
+    @click.option("--warmup", default=5.0, show_default=True, type=click.FloatRange(min=0),
+                  help="Seconds run before measuring (not counted).")
+    @click.option("--mix", "mixes", default="read-only,read-write", show_default=True,
+                  callback=choices(list(MIXES)), help=f"Operation mixes: {', '.join(MIXES)}.")
+    @click.option("--distribution", default="uniform", show_default=True,
+                  type=click.Choice(["uniform", "zipfian"]), help="Key distribution.")
+    @click.option("--rate", default=None, type=click.FloatRange(min=0, min_open=True),
+                  help="Target operations per second in all (Poisson schedule; latency measured "
+                       "from each operation's intended start).")
+    @click.option("--progress", "progress_s", default=5.0, show_default=True,
+                  type=click.FloatRange(min=0, min_open=True), help="Seconds between progress lines.")
+    @click.option("--scenario", "scenarios", default="cpu", show_default=True, callback=choices(SCENARIOS),
+                  help="cpu (data in cache) and/or io (engine cache small, page cache capped).")
+    @click.option("--no-ceiling", is_flag=True, help="Skip the driver-ceiling measurement.")
+    @click.option("--no-native", is_flag=True, help="Skip the system's native tool reference (pgbench).")
+    def throughput(system_names: list[str] | None, variants: list[str] | None, results_dir: Path | None,
+                   resume: bool, docs: int, clients: list[int], processes: int | None, duration: float,
+                   warmup: float, mixes: list[str], distribution: str, rate: float | None,
+                   progress_s: float, scenarios: list[str], no_ceiling: bool, no_native: bool,
+                   **urls: Any) -> None:
+        """pgbench-style concurrent clients on every system's point operations: TPS, latency
+        percentiles (HdrHistogram), count checks, the driver's ceiling, the native tool beside."""
+        from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
+
+        raise SystemExit(run_throughput(ThroughputRequest(
+            system_names=system_names, variants=variants, docs=docs, clients=clients,
+            processes=processes, duration_s=duration, warmup_s=warmup, mixes=mixes,
+            distribution=distribution, rate=rate, interval_s=progress_s, scenarios=scenarios,
+            results_dir=results_dir_or_default(results_dir), urls=urls_from(urls),
+            ceiling=not no_ceiling, native=not no_native, resume=resume)))
+
+    return throughput
