@@ -128,7 +128,8 @@ def write_sample_results(directory: Path, with_imports: bool = True,
     documents[6]["result"][2] = [0.0005, 0.0002, 0.0001]
     for d in documents:
         # Written in format 1 (docbench before the redesign): the reports must still read it.
-        results.write_atomically(directory / f"{d['system_name']}.{d['variant']}.{d['dataset']['label']}.json", d)
+        name = f"{d['system_name']}.{d['variant']}.{d['dataset']['label']}.json"
+        results.write_atomically(directory / name, d)
     if with_imports:
         outcome = CliRunner().invoke(main, ["import-jsonbench", str(FIXTURES), "--out",
                                             str(directory / "imported")])

@@ -11,8 +11,8 @@ from rich.console import Console
 
 from docbench import results
 from docbench.cli import main
-from docbench.workloads.analytics import dashboard
 from docbench.report.jsonbench_import import convert, import_files, scale_label
+from docbench.workloads.analytics import dashboard
 from docbench.workloads.analytics.report import cold_time, hot_time, print_analytics_report
 
 FIXTURES = Path(__file__).parent / "fixtures" / "jsonbench"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from docbench.systems.sqlite.adapter import SYSTEM as SQLite
+from docbench.systems import open_adapter
 from docbench.workloads.analytics.load import load_files
 
 GOOD = b'{"did":"did:plc:a","time_us":1,"kind":"commit"}'
@@ -16,12 +16,12 @@ GOOD = b'{"did":"did:plc:a","time_us":1,"kind":"commit"}'
 
 @pytest.fixture
 def sqlite(tmp_path: Path):
-    system = SQLite(tmp_path / "db", SQLite.variant_named("jsonb"))
-    system.start()
+    system = open_adapter("sqlite", "analytics", tmp_path / "db", "jsonb")
+    system.engine.start()
     system.create()
     yield system
     system.release()
-    system.stop()
+    system.engine.stop()
 
 
 @pytest.mark.parametrize("batch_size", [1, 3, 7, 100])
@@ -65,13 +65,12 @@ def test_line_numbers_continue_across_files_and_blocks(sqlite, tmp_path: Path) -
 def test_refusals_named_by_the_engine_are_recorded_without_bisection(tmp_path: Path) -> None:
     """A bulk API that names the refused items (here a real FerretDB) needs no bisection."""
     from docbench.setup import setup_systems
-    from docbench.systems.ferretdb.adapter import SYSTEM as FerretDB
 
     assert setup_systems(["ferretdb"]) == 0
     home = Path(tempfile.mkdtemp(prefix="docbench-ferretdb-"))
     home.chmod(0o755)
-    system = FerretDB(home / "db", FerretDB.variant_named("default"))
-    system.start()
+    system = open_adapter("ferretdb", "analytics", home / "db", "default")
+    system.engine.start()
     try:
         system.create()
         good = b'{"did":"did:plc:a","time_us":1,"kind":"identity"}'
@@ -85,18 +84,18 @@ def test_refusals_named_by_the_engine_are_recorded_without_bisection(tmp_path: P
         assert report.retried_batches == 1  # the named refusals, then the rest in one go
         assert system.count() == 200
     finally:
-        system.stop()
+        system.release()
+        system.engine.stop()
         shutil.rmtree(home, ignore_errors=True)
 
 
 def test_whole_file_fast_path_falls_back_to_batches_on_refusal(tmp_path: Path) -> None:
     """DuckDB takes a plain file whole; a refused file is then loaded in batches and only the
     refused line is lost; a file with a blank line never takes the fast path."""
-    from docbench.systems.duckdb.adapter import SYSTEM as DuckDB
     from docbench.workloads.analytics.load import plain_file_documents
 
-    system = DuckDB(tmp_path / "db", DuckDB.variants[0])
-    system.start()
+    system = open_adapter("duckdb", "analytics", tmp_path / "db")
+    system.engine.start()
     system.create()
     clean = tmp_path / "file_0001.json"
     clean.write_bytes(b"\n".join([GOOD] * 10) + b"\n")
@@ -111,4 +110,4 @@ def test_whole_file_fast_path_falls_back_to_batches_on_refusal(tmp_path: Path) -
     assert report.offered == 10 + 10 + 2 and report.empty_lines == 1
     assert system.count() == 10 + 9 + 2
     system.release()
-    system.stop()
+    system.engine.stop()

@@ -11,23 +11,22 @@ from pathlib import Path
 
 import pytest
 
-from docbench.results import result_path
-from docbench.systems import system_class
+from docbench import results as result_files
 from docbench.contracts import storage_documents as documents
+from docbench.systems import adapter_module, adapter_variants, engine_class, open_adapter
 from docbench.workloads.storage.report import (
     cross_system_table,
     experiment_tables,
-    load_storage_results,
     print_storage_report,
 )
-from docbench.workloads.storage.runner import StorageRequest, matrix_module, run_cell, run_storage
+from docbench.workloads.storage.runner import StorageRequest, run_cell, run_storage
 
 ROWS = 200
 SIZES = [1000, 9000]
 
 
 def _available(name: str) -> bool:
-    return matrix_module(name) is not None and system_class(name).availability().ok
+    return adapter_module(name, "storage") is not None and engine_class(name).availability().ok
 
 
 def _run(tmp_path: Path, systems: list[str], variants: list[str],
@@ -46,8 +45,10 @@ def _run(tmp_path: Path, systems: list[str], variants: list[str],
 
 def _cells(results: Path, system: str, variant: str,
            rows: int = ROWS) -> dict[tuple[int, str], dict]:
-    path = result_path(results, system, variant, f"r{rows}", workload="storage")
-    document = json.loads(path.read_text())
+    latest = result_files.latest_run(results, "storage", system, variant, f"r{rows}")
+    assert latest is not None
+    document = json.loads(latest[0].read_text())
+    result_files.validate(document)
     assert document["workload"] == "storage"
     assert document["complete"] is True
     assert document["system"] == system and document["variant"] == variant
@@ -121,7 +122,7 @@ def test_clickhouse_duckdb_sqlite_cells(tmp_path: Path) -> None:
     assert sqlite[(9000, "random")]["detail"]["overflow"] > 0
 
     # The report reads the files.
-    loaded = load_storage_results([results])
+    loaded = [d for d in result_files.load_results([results]) if d["workload"] == "storage"]
     assert {d["system"] for d in loaded} == set(systems)
     assert experiment_tables(loaded) and cross_system_table(loaded).row_count == len(loaded)
     from rich.console import Console
@@ -153,13 +154,13 @@ def _check_loaded(cells: dict[tuple[int, str], dict], rows: int = SERVER_ROWS,
 def test_matrix_variants_declared() -> None:
     """MongoDB: one variant per block compressor; the search engines mirror their analytics
     variants' names; FerretDB has a single one (no compression knob)."""
-    names = {name: [v.name for v in matrix_module(name).MATRIX_VARIANTS]
+    names = {name: [v.name for v in adapter_variants(name, "storage")]
              for name in ("mongodb", "ferretdb", "elasticsearch", "opensearch")}
     assert names["mongodb"] == ["snappy", "zstd", "zlib", "none"]
     assert names["ferretdb"] == ["default"]
     for engine in ("elasticsearch", "opensearch"):
-        assert names[engine] == [v.name for v in system_class(engine).variants]
-    no_source = matrix_module("elasticsearch").MATRIX_VARIANTS[2]
+        assert names[engine] == [v.name for v in adapter_variants(engine, "analytics")]
+    no_source = adapter_variants("elasticsearch", "storage")[2]
     assert "cannot be retrieved" in no_source.description
 
 
@@ -187,13 +188,11 @@ def test_ferretdb_cells(tmp_path: Path) -> None:
 def test_mongodb_target_by_url_on_ferretdb(tmp_path: Path) -> None:
     """The mongodb module (no mongod here) against a FerretDB server given by URL: the
     create option is sent (FerretDB ignores it), fsync is refused and recorded."""
-    from docbench.systems.ferretdb.adapter import FerretDBServer
-    from docbench.systems.mongodb import storage_matrix as mongodb
+    from docbench.systems.ferretdb.engine import FerretDBServer
 
     server = FerretDBServer(tmp_path / "server")
     server.start()
-    target = mongodb.StorageMatrixTarget(tmp_path / "work", mongodb.MATRIX_VARIANTS[1],
-                                         url=server.uri)
+    target = open_adapter("mongodb", "storage", tmp_path / "work", "zstd", url=server.uri)
     request = StorageRequest(rows=SERVER_ROWS, sizes=[1000], entropies=["random"],
                              work_dir=tmp_path / "documents")
     try:

@@ -17,14 +17,13 @@ from pathlib import Path
 import pytest
 
 from docbench import paths, results
+from docbench.contracts import ycsb
+from docbench.contracts.mixes import MIXES, mix_named
 from docbench.report import html
-from docbench.systems import REGISTERED, system_class
+from docbench.systems import REGISTERED, adapter_module, engine_class, open_adapter
 from docbench.workloads.throughput import memcap
 from docbench.workloads.throughput.driver import DriveRequest, drive
-from docbench.contracts.mixes import MIXES, mix_named
 from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
-from docbench.contracts import ycsb
-from docbench.workloads.updates.runner import updates_module
 
 DOCS = 2_000
 # FerretDB v1 over SQLite takes ~20 ms per $set: fewer documents keep its run short.
@@ -67,13 +66,13 @@ def test_driver_against_noop_target_counts_and_progress() -> None:
 
 
 def _server_cases() -> list:
-    return [pytest.param(name, id=name) for name in REGISTERED if updates_module(name) is not None]
+    return [pytest.param(name, id=name) for name in REGISTERED if adapter_module(name, "updates") is not None]
 
 
 @pytest.mark.parametrize("name", _server_cases())
 def test_counts_add_up_on_real_engine(name: str, own_home: Path) -> None:
-    if not system_class(name).availability().ok:
-        pytest.skip(f"{name}: {system_class(name).availability().reason}")
+    if not engine_class(name).availability().ok:
+        pytest.skip(f"{name}: {engine_class(name).availability().reason}")
     docs = SMALL_DOCS.get(name, DOCS)
     request = ThroughputRequest(system_names=[name], docs=docs, clients=[3], processes=2,
                                 duration_s=2.0, warmup_s=0.5, interval_s=1.0,
@@ -82,6 +81,7 @@ def test_counts_add_up_on_real_engine(name: str, own_home: Path) -> None:
     run_throughput(request)
     paths = list((own_home / "results").glob(f"throughput.{name}.*.json"))
     document = results.read_result(next(p for p in paths if not p.name.endswith("intervals.json")))
+    results.validate(document)
     assert not document["errors"], document["errors"]
     (run,) = document["runs"]
     assert "error" not in run, run.get("traceback")
@@ -100,11 +100,10 @@ def test_counts_add_up_on_real_engine(name: str, own_home: Path) -> None:
     assert row[table["columns"].index("TPS")] == f"{run['summary']['tps']:,.0f}"
 
 
-def _postgresql_or_skip():
-    cls = system_class("postgresql")
+def _postgresql_or_skip() -> None:
+    cls = engine_class("postgresql")
     if not cls.availability().ok:
         pytest.skip(f"postgresql: {cls.availability().reason}")
-    return updates_module("postgresql")
 
 
 def test_postgresql_native_reference_and_io_scenario(own_home: Path) -> None:
@@ -114,7 +113,9 @@ def test_postgresql_native_reference_and_io_scenario(own_home: Path) -> None:
                                 duration_s=2.0, warmup_s=0.5, interval_s=1.0, mixes=["read-only"],
                                 scenarios=scenarios, results_dir=own_home / "results", quiet=True)
     assert run_throughput(request) == 0
-    document = results.read_result(own_home / "results" / "throughput.postgresql.jsonb-btree.2k.json")
+    latest = results.latest_run(own_home / "results", "throughput", "postgresql", "jsonb-btree", "2k")
+    assert latest is not None
+    document = latest[1]
     by_scenario = {run["scenario"]: run for run in document["runs"]}
     cpu = by_scenario["cpu"]
     native = cpu["native_reference"]
@@ -129,21 +130,21 @@ def test_postgresql_native_reference_and_io_scenario(own_home: Path) -> None:
 
 @pytest.fixture
 def postgresql_target(own_home: Path):
-    module = _postgresql_or_skip()
-    target = module.UpdatesTarget(own_home / "work", module.UPDATE_VARIANTS[0])
+    _postgresql_or_skip()
+    target = open_adapter("postgresql", "updates", own_home / "work")
     target.start()
     try:
         target.create()
         target.load(ycsb.document_lines(DOCS))
         target.create_key_index()
-        yield module, target
+        yield type(target).__module__, target
     finally:
         target.stop()
 
 
 def test_rate_is_held_and_response_includes_schedule(postgresql_target) -> None:
-    module, target = postgresql_target
-    summary = drive(DriveRequest(module.__name__, target.session_spec(), "read-only", "uniform",
+    module_name, target = postgresql_target
+    summary = drive(DriveRequest(module_name, target.session_spec(), "read-only", "uniform",
                                  DOCS, clients=2, processes=2, duration_s=3.0, interval_s=1.0,
                                  rate=300.0))
     assert 240 <= summary["tps"] <= 360
@@ -153,7 +154,7 @@ def test_rate_is_held_and_response_includes_schedule(postgresql_target) -> None:
 
 
 def test_server_stall_shows_in_intended_time_p99(postgresql_target) -> None:
-    module, target = postgresql_target
+    module_name, target = postgresql_target
     server = target.server_pid()
     state = {"stopped": []}
 
@@ -168,7 +169,7 @@ def test_server_stall_shows_in_intended_time_p99(postgresql_target) -> None:
             state["resumed"] = True
 
     try:
-        summary = drive(DriveRequest(module.__name__, target.session_spec(), "read-only",
+        summary = drive(DriveRequest(module_name, target.session_spec(), "read-only",
                                      "uniform", DOCS, clients=2, processes=1, duration_s=4.0,
                                      interval_s=1.0, rate=200.0), during=stall)
     finally:

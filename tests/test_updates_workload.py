@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from docbench.systems import REGISTERED, system_class
 from docbench.contracts import ycsb
-from docbench.workloads.updates.runner import run_variant, updates_module
+from docbench.systems import REGISTERED, adapter_module, engine_class, open_adapter
+from docbench.workloads.updates.runner import run_variant
 
 DOCS = 2_000
 OPS = 500
@@ -52,29 +52,27 @@ def test_zipfian_is_skewed_and_in_range() -> None:
 def _cases() -> list:
     cases = []
     for name in REGISTERED:
-        module = updates_module(name)
+        module = adapter_module(name, "updates")
         if module is None:
             continue
-        for variant in module.UPDATE_VARIANTS:
+        for variant in module.VARIANTS:
             cases.append(pytest.param(name, variant.name, id=f"{name}-{variant.name}"))
     return cases
 
 
 @pytest.mark.parametrize(("name", "variant_name"), _cases())
 def test_updates_on_real_engine(name: str, variant_name: str) -> None:
-    availability = system_class(name).availability()
+    availability = engine_class(name).availability()
     if not availability.ok:
         pytest.skip(f"{name}: {availability.reason}")
-    module = updates_module(name)
-    variant = next(v for v in module.UPDATE_VARIANTS if v.name == variant_name)
     docs, ops = SMALL.get(name, (DOCS, OPS))
     lines = ycsb.document_lines(docs)
     # A work directory the unprivileged server user can reach (pytest's tmp is 0700 root).
     base = Path(tempfile.mkdtemp(prefix=f"docbench-updates-{name}-"))
     os.chmod(base, 0o711)
     try:
-        result = run_variant(name, module, variant, docs, 1, ops, ["zipfian"], base / "work",
-                             lines)
+        target = open_adapter(name, "updates", base / "work", variant_name)
+        result = run_variant(name, target, docs, 1, ops, ["zipfian"], lines)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     assert not result["errors"], result["errors"]
@@ -122,14 +120,13 @@ def _read_and_update_in_child(target_cls, spec: dict, key: str, value: str) -> t
 def test_search_engine_sessions(name: str) -> None:
     """Sessions by _id: from another process, missing keys, noop updates, inserts, and the
     sizes/stats the workload records (one server start per engine)."""
-    availability = system_class(name).availability()
+    availability = engine_class(name).availability()
     if not availability.ok:
         pytest.skip(f"{name}: {availability.reason}")
-    module = updates_module(name)
     docs = 300
     base = Path(tempfile.mkdtemp(prefix=f"docbench-sessions-{name}-"))
     os.chmod(base, 0o711)
-    target = module.UpdatesTarget(base / "work", module.UPDATE_VARIANTS[0])
+    target = open_adapter(name, "updates", base / "work")
     try:
         target.start()
         target.create()
@@ -141,7 +138,7 @@ def test_search_engine_sessions(name: str) -> None:
         spawn = multiprocessing.get_context("spawn")
         with spawn.Pool(1) as pool:
             got, changed = pool.apply(_read_and_update_in_child,
-                                      (module.UpdatesTarget, target.session_spec(), key, "x" * 160))
+                                      (type(target), target.session_spec(), key, "x" * 160))
         assert got == expected  # no _id or other system field
         assert changed == 1
         session = target.session()

@@ -19,9 +19,9 @@ from typing import TextIO
 
 import numpy as np
 
-from docbench.dataset.reader import compression_of, iter_line_batches
 from docbench.contracts.analytics import Loader
 from docbench.contracts.common import BatchRejected
+from docbench.dataset.reader import compression_of, iter_line_batches
 
 log = logging.getLogger(__name__)
 

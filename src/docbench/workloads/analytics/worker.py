@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from docbench.procstats import QueryMeter
 from docbench.contracts.analytics import QuerySession
+from docbench.procstats import QueryMeter
 
 
 def worker_main(system_name: str, spec: dict[str, Any], query_number: int, text: str,
