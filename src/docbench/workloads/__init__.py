@@ -41,6 +41,8 @@ class Workload:
     bench_commands: bool = False
     # Module with write_plots(documents, out_dir) -> [paths] (`docbench report --plots`).
     plots: str | None = None
+    # Module with dashboard_section(documents), when it is not the report module.
+    dashboard: str | None = None
 
     def command(self) -> click.Command:
         return importlib.import_module(self.cli).command()
@@ -52,7 +54,7 @@ class Workload:
         importlib.import_module(self.report).print_report(documents, console, all_documents)
 
     def dashboard_section(self, documents: Documents) -> dict[str, Any] | None:
-        return importlib.import_module(self.report).dashboard_section(documents)
+        return importlib.import_module(self.dashboard or self.report).dashboard_section(documents)
 
 
 def workload(name: str) -> Workload:

@@ -10,4 +10,5 @@ WORKLOAD = Workload(
     report="docbench.workloads.analytics.report",
     bench_commands=True,
     plots="docbench.workloads.analytics.plots",
+    dashboard="docbench.workloads.analytics.dashboard",
 )

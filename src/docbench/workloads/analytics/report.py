@@ -263,9 +263,3 @@ def _seconds(value: float | None, best: float | None = None) -> str:
 def _int(value: Any) -> str:
     return "-" if value is None else f"{int(value):,}"
 
-
-def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any]:
-    """The dashboard's main view (built in dashboard.py, which uses this module's figures)."""
-    from docbench.workloads.analytics.dashboard import dashboard_section as main_view
-
-    return main_view(documents)

@@ -1,0 +1,115 @@
+"""The architecture holds: layers, no cycles, no system named outside its folder, one
+registration per system and per workload, and every server system reachable by URL."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from docbench.cli import main
+from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.contracts.engine import Engine
+from docbench.contracts.storage import StorageMatrixTarget
+from docbench.contracts.throughput import NativeReference
+from docbench.contracts.updates import UpdatesTarget
+from docbench.systems import REGISTERED, adapter_class, adapter_variants, engine_class
+from docbench.workloads import REGISTERED as WORKLOADS
+from docbench.workloads import all_workloads
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "src" / "docbench"
+CONTRACT_OF = {"analytics": AnalyticsAdapter, "updates": UpdatesTarget, "storage": StorageMatrixTarget,
+               "throughput": NativeReference}
+
+
+def lint_imports(config: Path, source_root: Path) -> subprocess.CompletedProcess[str]:
+    lint = Path(sys.executable).with_name("lint-imports")
+    return subprocess.run([str(lint), "--config", str(config), "--no-cache"], cwd=source_root.parent,
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(source_root)})
+
+
+def test_import_contracts_hold() -> None:
+    """Layers (cli > report/setup > workloads > systems > results > contracts > dataset >
+    foundation), independent workloads, no import cycle (pyproject.toml's importlinter)."""
+    outcome = lint_imports(ROOT / "pyproject.toml", ROOT / "src")
+    assert outcome.returncode == 0, outcome.stdout + outcome.stderr
+    assert "3 kept, 0 broken" in outcome.stdout
+
+
+def test_contracts_catch_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
+    """The same check fails on a copy of the tree with a system importing a workload and a
+    cycle between two foundation modules: the contracts are live, not decoration."""
+    copy = tmp_path / "src" / "docbench"
+    shutil.copytree(SOURCE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / "systems" / "sqlite" / "engine.py").open("a") as handle:
+        handle.write("\nfrom docbench.workloads import options  # noqa: E402\n")
+    with (copy / "core" / "units.py").open("a") as handle:
+        handle.write("\nfrom docbench.core import machine  # noqa: E402\n")
+    outcome = lint_imports(ROOT / "pyproject.toml", tmp_path / "src")
+    assert outcome.returncode != 0
+    assert "Layers BROKEN" in outcome.stdout
+    assert "No import cycles BROKEN" in outcome.stdout
+
+
+def test_no_system_is_named_outside_its_folder() -> None:
+    """No `if system == "postgresql"` anywhere but systems/: workloads, reports and the CLI
+    only iterate the registry."""
+    named = []
+    for path in SOURCE.rglob("*.py"):
+        relative = path.relative_to(SOURCE)
+        if relative.parts[0] == "systems":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in REGISTERED:
+                named.append(f"{relative}:{node.lineno} {node.value!r}")
+    assert not named, named
+
+
+def test_every_system_is_one_folder_with_an_engine_and_contract_adapters() -> None:
+    for name in REGISTERED:
+        engine = engine_class(name)
+        assert issubclass(engine, Engine) and engine.name == name
+        assert (SOURCE / "systems" / name / "README.md").exists()
+        for workload, contract in CONTRACT_OF.items():
+            adapter = adapter_class(name, workload)
+            if adapter is None:
+                continue
+            assert issubclass(adapter, contract), (name, workload)
+            if workload != "throughput":
+                assert adapter_variants(name, workload), (name, workload)
+    # Every system takes part in the main workload.
+    assert all(adapter_class(name, "analytics") is not None for name in REGISTERED)
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_every_server_system_has_its_url_option(workload: str) -> None:
+    outcome = CliRunner().invoke(main, ["run", workload, "--help"], terminal_width=200)
+    assert outcome.exit_code == 0, outcome.output
+    for name in REGISTERED:
+        engine = engine_class(name)
+        if engine.embedded:
+            continue
+        assert engine.url_example, f"{name} is a server without a url_example"
+        assert f"--{name}-url" in outcome.output, (workload, name)
+
+
+def test_every_workload_is_registered_once_with_its_command_and_report() -> None:
+    workloads = all_workloads()
+    assert [w.name for w in workloads] == WORKLOADS
+    for workload in workloads:
+        assert workload.command().name == workload.name
+        # Its report module prints the terminal tables; its dashboard module (the report
+        # module unless named) gives the dashboard section (None: the generic table).
+        assert callable(importlib.import_module(workload.report).print_report)
+        assert callable(importlib.import_module(workload.dashboard or workload.report).dashboard_section)
+        assert workload.dashboard_section([]) is None or isinstance(workload.dashboard_section([]), dict)
+    outcome = CliRunner().invoke(main, ["run", "--help"])
+    assert all(name in outcome.output for name in WORKLOADS)
