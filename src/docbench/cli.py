@@ -31,16 +31,26 @@ class WorkloadGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         args = list(args)
+        named = False
         for index, arg in enumerate(args):
             if arg == "--workload" and index + 1 < len(args):
-                args = [args[index + 1], *args[:index], *args[index + 2:]]
+                args, named = [args[index + 1], *args[:index], *args[index + 2:]], True
                 break
             if arg.startswith("--workload="):
-                args = [arg.split("=", 1)[1], *args[:index], *args[index + 1:]]
+                args, named = [arg.split("=", 1)[1], *args[:index], *args[index + 1:]], True
                 break
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+        if not named and (not args or (args[0] not in self.commands and args[0] not in ("--help", "-h"))):
             args.insert(0, DEFAULT)
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Problems the user can fix become one-line messages, not tracebacks."""
+        from docbench.results import ResultsUnwritable
+
+        try:
+            return super().invoke(ctx)
+        except ResultsUnwritable as error:
+            raise click.ClickException(f"{error} (give another with --results)") from None
 
 
 @click.group()
@@ -95,8 +105,12 @@ def systems() -> None:
 def setup(names: tuple[str, ...]) -> None:
     """Install what a system needs (idempotent): `docbench setup postgresql`, `docbench setup all`."""
     from docbench.setup import setup_systems
+    from docbench.systems import UnknownSystem
 
-    raise SystemExit(setup_systems(list(names)))
+    try:
+        raise SystemExit(setup_systems(list(names)))
+    except UnknownSystem as error:
+        raise click.BadParameter(str(error), param_hint="NAMES") from None
 
 
 @main.group(cls=WorkloadGroup)

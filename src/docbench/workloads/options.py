@@ -92,3 +92,16 @@ def choices(allowed: tuple[str, ...] | list[str]) -> Callable[[click.Context, cl
             raise click.BadParameter(f"one or more of {', '.join(allowed)} (got {value!r})")
         return names
     return convert
+
+
+def check_variants(adapter_module: str, system_names: list[str] | None, variants: list[str] | None) -> None:
+    """Refuse --variants naming no variant of the chosen systems (before anything runs)."""
+    if not variants:
+        return
+    from docbench.systems import adapter_variants
+
+    known = {v.name for name in system_names or REGISTERED for v in adapter_variants(name, adapter_module)}
+    unknown = [v for v in variants if v not in known]
+    if unknown:
+        raise click.BadParameter(f"no such variant {', '.join(unknown)} for these systems "
+                                 f"(known: {', '.join(sorted(known))})", param_hint="--variants")

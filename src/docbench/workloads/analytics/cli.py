@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from docbench.core.units import parse_count
-from docbench.workloads.options import results_dir_or_default, system_options, urls_from
+from docbench.workloads.options import check_variants, results_dir_or_default, system_options, urls_from
 
 
 def _scale(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -42,6 +42,7 @@ def command() -> click.Command:
         every answer against the oracle."""
         from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
+        check_variants("analytics", system_names, variants)
         if scale and data_dir:
             raise click.UsageError("--scale and --data are exclusive")
         raise SystemExit(run_analytics(RunRequest(

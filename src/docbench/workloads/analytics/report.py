@@ -158,6 +158,17 @@ def hot_time(d: dict[str, Any], q: int) -> float | None:
     return min(values) if values else None
 
 
+def fewer_hot_tries(d: dict[str, Any]) -> list[str]:
+    """Queries whose hot time rests on fewer tries than were run (a hot try died)."""
+    short = []
+    for q, row in enumerate((d.get("result") or [])[:5]):
+        hot = (row or [])[1:]
+        done = sum(1 for v in hot if v is not None)
+        if 0 < done < len(hot):
+            short.append(f"Q{q + 1} {done} of {len(hot)}")
+    return short
+
+
 def _best(docs: list[dict[str, Any]], q: int,
           pick: Callable[[dict[str, Any], int], float | None]) -> float | None:
     times = [pick(d, q) for d in docs if _status(d, q) in TRUSTED]
@@ -186,7 +197,11 @@ def score(d: dict[str, Any], pick: Callable[[dict[str, Any], int], float | None]
 def verdicts(docs: list[dict[str, Any]]) -> list[str]:
     lines = ["", "[bold]Summary[/bold]"]
     best_hot = [_best(docs, q, hot_time) for q in range(5)]
-    scored = [(score(d, hot_time, best_hot), d) for d in docs]
+    # Only runs with at least one trusted answer are ranked: a run that never started (or
+    # answered nothing) has no speed to compare, only its failure to report.
+    ranked = [d for d in docs if any(_status(d, q) in TRUSTED and hot_time(d, q) is not None
+                                     for q in range(5))]
+    scored = [(score(d, hot_time, best_hot), d) for d in ranked]
     scored = sorted(((s, d) for s, d in scored if s), key=lambda pair: pair[0])
     if scored:
         top_score, top = scored[0]
@@ -214,6 +229,9 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
             parts.append(f"stores the data in x{d['total_size'] / raw:.2f} of the raw ndjson")
         if d.get("error"):
             parts.append(f"[red]failed: {d['error'][:100]}[/red]")
+        short = fewer_hot_tries(d)
+        if short:
+            parts.append(f"[yellow]hot time from fewer tries: {', '.join(short)}[/yellow]")
         tags = [t for t in d.get("tags", []) if t.endswith("cold-run")]
         if tags:
             parts.append(f"[yellow]{', '.join(tags)}[/yellow]")

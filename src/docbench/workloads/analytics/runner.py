@@ -15,6 +15,7 @@ A failure anywhere is recorded in the result and the run goes on with the next s
 from __future__ import annotations
 
 import logging
+import os
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -99,7 +100,8 @@ def run_analytics(request: RunRequest) -> int:
     results.check_writable(request.results_dir)
     runs, failures = plan_runs(request)
     if not runs:
-        console.print("[red]No system can run here. See `docbench systems`.[/red]")
+        console.print("[red]Nothing to run: no requested system can run here (see above and "
+                      "`docbench systems`).[/red]")
         return 2
     dataset = prepare_dataset(request)
     written = []
@@ -286,13 +288,11 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
     system.create()
     lines_offered = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
     log_path = result_path.with_suffix(".refused.tsv")
-    with _progress(request) as progress, open(log_path, "w") as refusal_log:
+    with _progress(request) as progress, RefusalLog(log_path) as refusal_log:
         task = progress.add_task(f"load {system.name}/{system.variant.name}", total=lines_offered or None)
         report: LoadReport = load_files(system.loader(), dataset.files, type(system).load_batch_size,
                                         on_progress=lambda n: progress.advance(task, n),
                                         refusal_log=refusal_log)
-    if not report.refused_count:
-        log_path.unlink(missing_ok=True)
     started = time.perf_counter()
     system.finish_load()
     finish_seconds = time.perf_counter() - started
@@ -448,6 +448,32 @@ def _cold_method(embedded: bool, can_restart: bool, can_drop: bool) -> str:
               "server restarted" if can_restart else "server NOT restarted (user's server)")
     cache = "OS page cache dropped" if can_drop else "OS page cache NOT dropped (not root)"
     return f"{engine}; {cache}"
+
+
+class RefusalLog:
+    """The refusal log beside the result, created at the first refusal (an interrupted or
+    clean load leaves no empty file)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.handle: Any = None
+
+    def write(self, text: str) -> int:
+        if self.handle is None:
+            self.handle = open(self.path, "w")  # noqa: SIM115 - closed in __exit__
+            os.chmod(self.path, 0o644)
+        return self.handle.write(text)
+
+    def flush(self) -> None:
+        if self.handle is not None:
+            self.handle.flush()
+
+    def __enter__(self) -> RefusalLog:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.handle is not None:
+            self.handle.close()
 
 
 class RateColumn(ProgressColumn):

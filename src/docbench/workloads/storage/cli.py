@@ -9,6 +9,7 @@ import click
 
 from docbench.contracts import storage_documents
 from docbench.workloads.options import (
+    check_variants,
     choices,
     count_list,
     count_type,
@@ -33,6 +34,7 @@ def command() -> click.Command:
         """TOAST-style matrix: each storage setting x field size x entropy -> bytes on disk."""
         from docbench.workloads.storage.runner import StorageRequest, run_storage
 
+        check_variants("storage", system_names, variants)
         raise SystemExit(run_storage(StorageRequest(
             system_names=system_names, results_dir=results_dir_or_default(results_dir), rows=rows,
             sizes=sizes, entropies=entropy_names, variants=variants, resume=resume,

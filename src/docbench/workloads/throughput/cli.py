@@ -9,6 +9,7 @@ import click
 
 from docbench.contracts.mixes import MIXES
 from docbench.workloads.options import (
+    check_variants,
     choices,
     count_list,
     count_type,
@@ -55,6 +56,7 @@ def command() -> click.Command:
         percentiles (HdrHistogram), count checks, the driver's ceiling, the native tool beside."""
         from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
 
+        check_variants("updates", system_names, variants)
         raise SystemExit(run_throughput(ThroughputRequest(
             system_names=system_names, variants=variants, docs=docs, clients=clients,
             processes=processes, duration_s=duration, warmup_s=warmup, mixes=mixes,

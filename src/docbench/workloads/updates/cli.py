@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from docbench.workloads.options import (
+    check_variants,
     choices,
     count_type,
     results_dir_or_default,
@@ -33,6 +34,7 @@ def command() -> click.Command:
         ...), point reads/updates, sizes before/after/maintained."""
         from docbench.workloads.updates.runner import run_updates
 
+        check_variants("updates", system_names, variants)
         raise SystemExit(run_updates(system_names, docs=docs, ops=ops, distributions=distribution_names,
                                      results_dir=results_dir_or_default(results_dir), variants=variants,
                                      urls=urls_from(urls), resume=resume))

@@ -1,0 +1,181 @@
+"""Bad options, unwritable results, honest exit status and --resume bound to the data (on
+SQLite, the quickest real engine)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from docbench import results
+from docbench.cli import main
+from docbench.results import files as result_files
+from docbench.workloads.analytics.report import verdicts
+from docbench.workloads.analytics.runner import RunRequest, run_analytics
+
+
+@pytest.fixture(autouse=True)
+def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's work directory (and kept results) of its own."""
+    from docbench import paths
+
+    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))
+    monkeypatch.setenv("DOCBENCH_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def real_small(real_data_dir: Path, tmp_path: Path) -> Path:
+    """One file of 1,000 real events."""
+    target = tmp_path / "data" / "crlf"
+    target.mkdir(parents=True)
+    lines = (real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes().splitlines()
+    (target / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
+    return target
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["run", "--scale", "7q"], "not a count: '7q'"),
+    (["run", "--scale", "0"], "at least one document"),
+    (["run", "--systems", "nosuch"], "unknown system nosuch"),
+    (["run", "--systems", "sqlite,nosuch,other"], "unknown systems nosuch, other"),
+    (["run", "--tries", "0"], "0 is not in the range x>=1"),
+    (["run", "--tries", "-1"], "-1 is not in the range x>=1"),
+    (["run", "--timeout", "0"], "0.0 is not in the range x>0"),
+    (["run", "--systems", "sqlite", "--variants", "nosuch"], "no such variant nosuch"),
+    (["run", "updates", "--docs", "0"], "must be at least 1"),
+    (["run", "updates", "--distribution", "gaussian"], "one or more of uniform, zipfian"),
+    (["run", "storage", "--entropy", "noise"], "one or more of random, repetitive, text"),
+    (["run", "throughput", "--clients", "0"], "must be at least 1"),
+    (["run", "throughput", "--mix", "write-only"], "one or more of read-only"),
+    (["run", "throughput", "--scenario", "gpu"], "one or more of cpu, io"),
+    (["run", "--workload", "nosuch"], "No such command 'nosuch'"),
+    (["generate", "--docs", "1x", "--out", "x"], "not a count: '1x'"),
+    (["setup", "nosuch"], "unknown system nosuch"),
+])
+def test_bad_options_are_refused_with_a_message(argv: list[str], says: str, tmp_path: Path) -> None:
+    outcome = CliRunner().invoke(main, [*argv, "--results", str(tmp_path / "r")] if argv[0] == "run"
+                                 else argv)
+    assert outcome.exit_code != 0
+    text = outcome.output + (str(outcome.exception) if outcome.exception else "")
+    assert says in text, text
+    assert outcome.exception is None or isinstance(outcome.exception, SystemExit), outcome.exception
+    assert not (tmp_path / "r").exists() or not list((tmp_path / "r").iterdir())
+
+
+def test_unwritable_results_directory_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    outcome = CliRunner().invoke(main, ["run", "--systems", "sqlite", "--results", "/proc/forbidden"])
+    assert outcome.exit_code == 1
+    assert "results directory /proc/forbidden is not writable" in outcome.output
+    assert isinstance(outcome.exception, SystemExit)
+
+
+def test_a_result_that_cannot_be_written_is_kept_and_the_next_system_runs(
+        real_small: Path, tmp_path: Path, own_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills up after the first system: its result goes to docbench's work
+    directory (said in the result and on the terminal) and the second system still runs."""
+    results_dir = tmp_path / "results"
+    real_write = result_files.write_atomically
+    full = {"after": 1, "writes": 0}
+
+    def write(path: Path, document: dict) -> None:
+        if path.parent == results_dir:
+            full["writes"] += 1
+            if full["writes"] > full["after"]:
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real_write(path, document)
+
+    monkeypatch.setattr(result_files, "write_atomically", write)
+    request = RunRequest(system_names=["sqlite", "duckdb"], variants=["jsonb", "default"],
+                         data_dir=real_small, results_dir=results_dir, tries=1, quiet=True)
+    assert run_analytics(request) == 0
+    monkeypatch.setattr(result_files, "write_atomically", real_write)
+    written = [d for d in results.load_results([results_dir]) if d.get("complete")]
+    kept = results.load_results([own_home / "work" / "unsaved-results"])
+    assert {d["system"] for d in written} | {d["system"] for d in kept} == {"sqlite", "duckdb"}
+    assert len(kept) == 1 and kept[0]["complete"] is True
+    assert "kept at" in kept[0]["warnings"][-1]
+    assert not [p for p in results_dir.iterdir() if p.stat().st_size == 0]
+
+
+def test_exit_status_is_not_zero_when_a_named_system_cannot_run(real_small: Path, tmp_path: Path) -> None:
+    request = RunRequest(system_names=["sqlite", "mongodb"], variants=["jsonb"], data_dir=real_small,
+                         results_dir=tmp_path / "results", tries=1, quiet=True)
+    assert run_analytics(request) == 1  # mongodb needs --mongodb-url: named, so it is a failure
+
+
+def test_resume_is_bound_to_the_data_not_the_directory_name(real_small: Path, tmp_path: Path) -> None:
+    results_dir = tmp_path / "results"
+    request = RunRequest(system_names=["sqlite"], variants=["jsonb"], data_dir=real_small,
+                         results_dir=results_dir, tries=1, quiet=True)
+    assert run_analytics(request) == 0
+    first = results.load_results([results_dir])
+    assert [d["num_loaded_documents"] for d in first] == [1000]
+    # Another directory with the same name and other data.
+    other = tmp_path / "other" / "crlf"
+    other.mkdir(parents=True)
+    lines = (real_small / "file_0001.json").read_bytes().splitlines()[:584]
+    (other / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
+    request.data_dir, request.resume = other, True
+    assert run_analytics(request) == 0
+    counts = sorted(d["num_loaded_documents"] for d in results.load_results([results_dir]))
+    assert counts == [584, 1000]  # run again, nothing overwritten
+    # The same data again: skipped.
+    before = sorted(p.name for p in results_dir.iterdir())
+    assert run_analytics(request) == 0
+    assert sorted(p.name for p in results_dir.iterdir()) == before
+
+
+def test_runs_never_overwrite_and_files_are_readable_by_all(real_small: Path, tmp_path: Path) -> None:
+    results_dir = tmp_path / "results"
+    request = RunRequest(system_names=["sqlite"], variants=["jsonb"], data_dir=real_small,
+                         results_dir=results_dir, tries=1, quiet=True)
+    assert run_analytics(request) == 0
+    assert run_analytics(request) == 0
+    paths = sorted(results_dir.glob("analytics.sqlite.jsonb.crlf.*.json"))
+    assert len(paths) == 2
+    for path in paths:
+        assert path.stat().st_mode & 0o777 == 0o644
+        results.validate(json.loads(path.read_text()))
+    assert not list(results_dir.glob("*.refused.tsv"))  # nothing refused: no empty log
+    # The report shows the latest run of the identity once.
+    latest = result_files.latest_documents(results.load_results([results_dir]))
+    assert [d["_path"] for d in latest] == [str(max(paths, key=lambda p: json.loads(
+        p.read_text())["started_at"] + p.name))]
+
+
+def test_old_format_results_still_report(tmp_path: Path) -> None:
+    """A results directory written before the redesign (format 1) is read as the current
+    format: registry name in `system`, display name in `display_name`."""
+    fixture = Path(__file__).parent / "fixtures" / "format1"
+    shutil.copytree(fixture, tmp_path / "results")
+    documents = {d["workload"]: d for d in results.load_results([tmp_path / "results"])}
+    assert documents["analytics"]["system"] == "sqlite"
+    assert documents["analytics"]["display_name"] == "SQLite (JSONB)"
+    assert documents["storage"]["variant_settings"] == {"type": "jsonb"}
+    assert documents["updates"]["finished_at"]
+    outcome = CliRunner().invoke(main, ["report", "--results", str(tmp_path / "results")],
+                                 terminal_width=200)
+    assert outcome.exit_code == 0, outcome.output
+    assert "sqlite/jsonb" in outcome.output
+
+
+def test_a_run_that_never_started_is_not_ranked() -> None:
+    ran = {"system": "postgresql", "variant": "lz4", "result": [[1.0, 0.5, 0.4]] * 5,
+           "answers": [{"query": q + 1, "status": "ok"} for q in range(5)], "timeout_seconds": 600}
+    never = {"system": "postgresql", "variant": "pglz", "result": [[None] * 3] * 5,
+             "answers": [{"query": q + 1, "status": "error"} for q in range(5)],
+             "error": "RuntimeError: could not start", "timeout_seconds": 600}
+    text = "\n".join(verdicts([ran, never]))
+    assert "faster than postgresql/pglz" not in text
+    assert "failed: RuntimeError" in text
+
+
+def test_hot_time_from_fewer_tries_is_said() -> None:
+    document = {"system": "sqlite", "variant": "jsonb", "result": [[1.0, None, 0.4]] + [[1.0, 0.5, 0.4]] * 4,
+                "answers": [{"query": q + 1, "status": "ok"} for q in range(5)]}
+    assert "hot time from fewer tries: Q1 1 of 2" in "\n".join(verdicts([document]))
