@@ -1,11 +1,19 @@
 """The generic load driver: stream a dataset into a system, isolating refused documents.
 
 The driver reads each file as raw lines (no parsing: the engine is the judge of what it
-accepts), sends batches of ``System.load_batch_size`` lines to the system's loader and, when
+accepts, with one exception below), sends batches of ``System.load_batch_size`` lines to the system's loader and, when
 a batch is refused, bisects it until only the refused lines are left. Each refused line is
 logged with its file, line number and the engine's reason; the others are loaded. Refusals
 are rare (about one document per million), so bisection costs little: a refused batch of B
 lines is re-sent as at most ~2B lines in total.
+
+One definition of a document for every system and the oracle: a line is a document only if it
+is a JSON object. A line whose first byte after JSON whitespace (space, tab, CR, LF) is not
+``{`` cannot be one (an array, a string, a number, true/false/null, or not JSON at all), so the
+driver refuses it itself, with the same reason whatever the system -- engines disagree about
+such lines (PostgreSQL's jsonb takes ``null`` and arrays, ClickHouse turns ``[{...}]`` into a
+row), and the oracle counts them as invalid. That is a byte test, no parsing. A line starting
+with ``{`` that is not valid JSON is still left to the engine.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""``docbench run --workload storage``: the TOAST experiment on every system that has a
-``storage_matrix`` module.
+"""``docbench run storage``: the TOAST experiment on every system that has a
+``storage`` module (its adapter on the storage contract).
 
 A *cell* is (system, variant, field size, entropy): create the empty table, insert ``rows``
 documents in batches (only the insert calls are timed; the documents are generated before

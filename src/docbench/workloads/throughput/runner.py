@@ -1,4 +1,4 @@
-"""`docbench run --workload throughput`: pgbench-style concurrent clients on every system.
+"""`docbench run throughput`: pgbench-style concurrent clients on every system.
 
 Per system (its ``updates.py`` target, the same YCSB documents as the updates workload) and
 variant: create, load ``docs`` documents, build the key index; then for each scenario, mix

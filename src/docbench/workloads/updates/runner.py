@@ -1,4 +1,4 @@
-"""`docbench run --workload updates`: for each system with an updates module, each variant,
+"""`docbench run updates`: for each system with an updates module, each variant,
 each bulk update style:
 
 create + load (timed) -> key index (timed) -> sizes before -> bulk add field11 (timed, rows
