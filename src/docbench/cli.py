@@ -195,6 +195,8 @@ def bench_generate(docs: int, jobs: int) -> None:
 for _workload in all_workloads():
     for _command in _workload.benches():
         bench.add_command(_command)
+    for _command in _workload.commands():
+        main.add_command(_command)
 
 __all__ = ["main"]
 

@@ -132,3 +132,11 @@ def git_revision(path: Path) -> str | None:
     if out.returncode != 0:
         return None
     return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def own_peak_rss() -> int:
+    """Peak resident memory of this process so far (bytes): docbench's own cost, without the
+    engines' servers and the query worker processes."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

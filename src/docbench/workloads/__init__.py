@@ -39,6 +39,8 @@ class Workload:
     # workload view) or {"main": {...}} (the dashboard's main view), or None.
     report: str
     bench_commands: bool = False
+    # The cli module has top_commands() -> extra top-level commands (e.g. analytics: plan).
+    top_commands: bool = False
     # Module with write_plots(documents, out_dir) -> [paths] (`docbench report --plots`).
     plots: str | None = None
     # Module with dashboard_section(documents), when it is not the report module.
@@ -49,6 +51,9 @@ class Workload:
 
     def benches(self) -> list[click.Command]:
         return importlib.import_module(self.cli).bench_commands() if self.bench_commands else []
+
+    def commands(self) -> list[click.Command]:
+        return importlib.import_module(self.cli).top_commands() if self.top_commands else []
 
     def print_report(self, documents: Documents, console: Console, all_documents: Documents) -> None:
         importlib.import_module(self.report).print_report(documents, console, all_documents)

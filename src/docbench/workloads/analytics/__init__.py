@@ -9,6 +9,7 @@ WORKLOAD = Workload(
     cli="docbench.workloads.analytics.cli",
     report="docbench.workloads.analytics.report",
     bench_commands=True,
+    top_commands=True,
     plots="docbench.workloads.analytics.plots",
     dashboard="docbench.workloads.analytics.dashboard",
 )

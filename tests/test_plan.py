@@ -1,0 +1,59 @@
+"""`docbench plan`: disk, time and memory of a scale from the results of smaller ones here;
+a scale that does not fit is refused before anything is generated or started."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from docbench import results
+from docbench.cli import main
+from docbench.workloads.analytics.plan import RAW_BYTES_PER_DOC, make_plan, refusal
+from docbench.workloads.analytics.runner import RunRequest, run_analytics
+
+
+@pytest.fixture(autouse=True)
+def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from docbench import paths
+
+    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))
+    monkeypatch.setenv("DOCBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DOCBENCH_DATA", str(tmp_path / "data"))
+    return tmp_path / "home"
+
+
+def test_plan_extrapolates_from_a_result_here(real_data_dir: Path, tmp_path: Path) -> None:
+    data = tmp_path / "real"
+    data.mkdir()
+    (data / "file_0001.json").write_bytes((real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes())
+    results_dir = tmp_path / "results"
+    assert run_analytics(RunRequest(system_names=["sqlite"], variants=["jsonb"], data_dir=data,
+                                    results_dir=results_dir, tries=1, quiet=True)) == 0
+    [measured] = results.load_results([results_dir])
+    assert measured["docbench_peak_rss_bytes"] > 10 << 20
+    plan = make_plan("10m", ["sqlite"], ["jsonb"], [results_dir])
+    [need] = plan.needs
+    factor = 10_000_000 / measured["num_loaded_documents"]
+    size = max(measured["total_size"], measured["storage"]["on_disk"] or 0)
+    assert need.database_bytes == int(size * factor)
+    assert need.load_seconds == pytest.approx(measured["load_time"] * factor)
+    assert need.basis.startswith("x10,000.0 of the 1k run")
+    # Nothing to extrapolate from for DuckDB: a stated guess.
+    [guess] = make_plan("10m", ["duckdb"], None, [results_dir]).needs
+    assert guess.basis.startswith("guess") and guess.load_seconds is None
+    assert plan.dataset_bytes == 10_000_000 * RAW_BYTES_PER_DOC and not (tmp_path / "data").exists()
+
+
+def test_a_scale_that_does_not_fit_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    outcome = CliRunner().invoke(main, ["plan", "--scale", "1000000m", "--systems", "sqlite"],
+                                 terminal_width=200)
+    assert outcome.exit_code == 1
+    assert "does not fit" in outcome.output and "GB are free" in outcome.output
+    outcome = CliRunner().invoke(main, ["run", "--scale", "1000000m", "--systems", "sqlite",
+                                        "--results", str(tmp_path / "results")], terminal_width=200)
+    assert outcome.exit_code == 2, outcome.output
+    assert not (tmp_path / "data").exists()  # no dataset generated
+    assert not list((tmp_path / "results").glob("*.json"))
+    assert refusal(make_plan("20k", ["sqlite"])) is None
