@@ -27,7 +27,8 @@ def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_plan_extrapolates_from_a_result_here(real_data_dir: Path, tmp_path: Path) -> None:
     data = tmp_path / "real"
     data.mkdir()
-    (data / "file_0001.json").write_bytes((real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes())
+    events = real_data_dir / "jsonbench_file_0001_first1000.jsonl"
+    (data / "file_0001.json").write_bytes(events.read_bytes())
     results_dir = tmp_path / "results"
     assert run_analytics(RunRequest(system_names=["sqlite"], variants=["jsonb"], data_dir=data,
                                     results_dir=results_dir, tries=1, quiet=True)) == 0

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from docbench import paths, runlock
 from docbench.core.units import parse_count
 from docbench.workloads.options import check_variants, results_dir_or_default, system_options, urls_from
 
@@ -35,9 +36,12 @@ def command() -> click.Command:
                   help="Seconds per query try.")
     @click.option("--no-restart", is_flag=True,
                   help="Do not restart servers before cold runs (quicker; tagged no-restart-cold-run).")
+    @click.option("--keep-databases", is_flag=True,
+                  help="Keep each variant's database after its run (default: removed once the result "
+                       "is written, so a large scale needs the room of one database at a time).")
     def analytics(system_names: list[str] | None, variants: list[str] | None, results_dir: Path | None,
                   resume: bool, scale: str | None, data_dir: Path | None, tries: int, timeout: float,
-                  no_restart: bool, **urls: Any) -> None:
+                  no_restart: bool, keep_databases: bool, **urls: Any) -> None:
         """JSONBench: load the Bluesky events, measure storage, run Q1-Q5 cold and hot, check
         every answer against the oracle."""
         from docbench.workloads.analytics.runner import RunRequest, run_analytics
@@ -45,10 +49,12 @@ def command() -> click.Command:
         check_variants("analytics", system_names, variants)
         if scale and data_dir:
             raise click.UsageError("--scale and --data are exclusive")
-        raise SystemExit(run_analytics(RunRequest(
-            system_names=system_names, scale=scale, data_dir=data_dir,
-            results_dir=results_dir_or_default(results_dir), tries=tries, timeout=timeout,
-            variants=variants, resume=resume, restart_for_cold=not no_restart, urls=urls_from(urls))))
+        with runlock.hold(paths.work_dir()):
+            raise SystemExit(run_analytics(RunRequest(
+                system_names=system_names, scale=scale, data_dir=data_dir,
+                results_dir=results_dir_or_default(results_dir), tries=tries, timeout=timeout,
+                variants=variants, resume=resume, restart_for_cold=not no_restart,
+                urls=urls_from(urls), keep_databases=keep_databases)))
 
     return analytics
 
@@ -63,6 +69,34 @@ def bench_commands() -> list[click.Command]:
         from docbench.workloads.analytics.loadbench import bench_load_overhead
         from docbench.workloads.options import split_list
 
-        bench_load_overhead(split_list(system_names), scale=scale, data_dir=data_dir)
+        with runlock.hold(paths.work_dir()):
+            bench_load_overhead(split_list(system_names), scale=scale, data_dir=data_dir)
 
     return [bench_load]
+
+
+def top_commands() -> list[click.Command]:
+    @click.command("plan")
+    @click.option("--scale", required=True, callback=_scale, help="1m, 10m, 100m, 1000m, ...")
+    @click.option("--systems", "system_names", default=None,
+                  help="Comma-separated systems [the default ones].")
+    @click.option("--variants", default=None, help="Comma-separated variants [all].")
+    @click.option("--compress", type=click.Choice(["none", "zstd"]), default="none", show_default=True,
+                  help="The dataset's form when it still has to be generated.")
+    @click.option("--results", "results_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+                  help="Where earlier results are (the rates to extrapolate) [results/].")
+    def plan(scale: str, system_names: str | None, variants: str | None, compress: str,
+             results_dir: Path | None) -> None:
+        """Disk, memory and time a scale needs here, extrapolated from the results of smaller
+        scales on this machine; exits 1 when the disk cannot hold it (nothing is started)."""
+        from docbench.core.console import report_console
+        from docbench.workloads.analytics.plan import make_plan, print_plan, refusal
+        from docbench.workloads.options import split_list
+
+        names = split_list(system_names)
+        check_variants("analytics", names, split_list(variants))
+        made = make_plan(scale, names, split_list(variants), [results_dir_or_default(results_dir)], compress)
+        print_plan(made, report_console())
+        raise SystemExit(1 if refusal(made) else 0)
+
+    return [plan]

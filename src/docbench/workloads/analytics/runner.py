@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from docbench.core.units import parse_count
 from docbench.dataset.baselines import dataset_baselines
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import load_or_compute_answers
-from docbench.dataset.reader import dataset_files
+from docbench.dataset.reader import dataset_files, read_error_message
 from docbench.systems import REGISTERED, adapter_class, adapter_variants, engine_class, open_engine
 from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.load import LoadReport, load_files
@@ -73,6 +74,9 @@ class RunRequest:
     # Restart servers before each query's first try (a true cold run). Off = quicker runs,
     # tagged `no-restart-cold-run` like runs against a user's server.
     restart_for_cold: bool = True
+    # Keep each variant's database after its result is written (default: removed, so that a
+    # large scale needs the room of one database at a time).
+    keep_databases: bool = False
 
 
 @dataclass
@@ -102,6 +106,10 @@ def run_analytics(request: RunRequest) -> int:
     if not runs:
         console.print("[red]Nothing to run: no requested system can run here (see above and "
                       "`docbench systems`).[/red]")
+        return 2
+    refused = disk_refusal(request, runs)
+    if refused:
+        console.print(f"[red]Not started: {refused}[/red]\n(see `docbench plan --scale {request.scale}`)")
         return 2
     dataset = prepare_dataset(request)
     written = []
@@ -150,12 +158,21 @@ def prepare_dataset(request: RunRequest) -> Dataset:
 
             console.print(f"Generating the {label} dataset into {path}")
             generate_dataset(parse_count(label), path, jobs=max(1, (_cpu_count())))
-    files = dataset_files(path)
-    if not files:
-        raise SystemExit(f"no ndjson files in {path}")
-    console.print(f"Dataset {path} ({len(files)} files): computing/reading the oracle's answers")
-    answers = load_or_compute_answers(path, jobs=_cpu_count())
-    baselines = dataset_baselines(path)
+    try:
+        files = dataset_files(path)
+        if not files:
+            raise SystemExit(f"no ndjson files in {path}")
+        console.print(f"Dataset {path} ({len(files)} files): computing/reading the oracle's answers")
+        answers = load_or_compute_answers(path, jobs=_cpu_count())
+        if not answers.get("documents"):
+            # nothing any system could load: "5/5 correct" on no data would be a false verdict
+            raise SystemExit(
+                f"{path}: no documents: the oracle found no line that is a JSON object in "
+                f"{len(files)} file(s) ({answers.get('invalid_lines', 0):,} invalid lines, "
+                f"{answers.get('empty_lines', 0):,} empty lines); nothing to benchmark")
+        baselines = dataset_baselines(path)
+    except OSError as error:  # an unreadable file: say which, not a traceback
+        raise SystemExit(read_error_message(error)) from None
     manifest = read_manifest(path) if path.is_dir() else None
     return Dataset(path, label, files, answers, baselines,
                    _manifest_summary(manifest) if manifest else None)
@@ -239,8 +256,24 @@ def run_system(name: str, variant: Variant, dataset: Dataset, request: RunReques
             engine.stop()
         except Exception as error:  # noqa: BLE001
             document.setdefault("warnings", []).append(f"stop failed: {error}")
+        if not request.keep_databases and engine.url is None:
+            shutil.rmtree(engine.workdir, ignore_errors=True)
     document["finished_at"] = results.now_iso()
+    document["docbench_peak_rss_bytes"] = procstats.own_peak_rss()
     return document
+
+
+def disk_refusal(request: RunRequest, runs: list[tuple[str, Variant]]) -> str | None:
+    """Why the disk cannot hold this scale (the dataset still to generate and the databases,
+    extrapolated from earlier results here), or None; --data directories exist already."""
+    if not request.scale:
+        return None
+    from docbench.workloads.analytics.plan import make_plan, refusal
+
+    names = sorted({name for name, _ in runs})
+    chosen = sorted({variant.name for _, variant in runs})
+    return refusal(make_plan(request.scale, names, chosen, [request.results_dir],
+                             keep_databases=request.keep_databases))
 
 
 def results_text(engine: Engine, text: str) -> str:
