@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -32,6 +33,19 @@ def _fresh_memo():
     oracle._MEMO.clear()
     yield
     oracle._MEMO.clear()
+
+
+@pytest.fixture(autouse=True)
+def _own_home(tmp_path):
+    """docbench's cache (answers of directories docbench did not generate) in the test's tmp.
+    (Not with monkeypatch: a test's monkeypatch.undo() would undo it halfway.)"""
+    before = os.environ.get("DOCBENCH_HOME")
+    os.environ["DOCBENCH_HOME"] = str(tmp_path / "home")
+    yield
+    if before is None:
+        del os.environ["DOCBENCH_HOME"]
+    else:
+        os.environ["DOCBENCH_HOME"] = before
 
 
 def answers_of(path: Path, **kw) -> dict:
@@ -379,7 +393,10 @@ def test_cache_written_reused_and_invalidated(real_data_dir, tmp_path, monkeypat
                    ["misc_real_events_12.jsonl", "jsonbench_file_0001_first10_raw.jsonl"])
     doc, source = oracle._load_or_compute(d)
     assert source == "computed"
-    cached = json.loads((d / "answers.json").read_text())
+    assert not (d / "answers.json").exists()  # not docbench's directory: nothing written there
+    cache = oracle.answers_cache_path(d)
+    assert cache.is_relative_to(tmp_path / "home")
+    cached = json.loads(cache.read_text())
     assert cached["documents"] == 22 and cached["q1"] == doc["q1"]
     assert [f["name"] for f in cached["files"]] == sorted(p.name for p in d.glob("*.jsonl"))
     # answers.json itself is not a data file
@@ -415,9 +432,9 @@ def test_cache_written_reused_and_invalidated(real_data_dir, tmp_path, monkeypat
     shutil.copyfile(real_data_dir / "jetstream_2026_golden_10.jsonl", d / "g.jsonl")
     assert load_or_compute_answers(d)["documents"] == 33
     # a corrupt answers.json is ignored and rewritten
-    (d / "answers.json").write_text("{not json")
+    cache.write_text("{not json")
     assert load_or_compute_answers(d)["documents"] == 33
-    assert json.loads((d / "answers.json").read_text())["documents"] == 33
+    assert json.loads(cache.read_text())["documents"] == 33
     # --refresh recomputes
     assert oracle._load_or_compute(d, refresh=True)[1] == "computed"
     assert write_answers(d) == d / "answers.json"
@@ -443,7 +460,8 @@ def test_read_only_directory_is_left_alone_even_for_root(real_data_dir, tmp_path
         doc, source = oracle._load_or_compute(d)
         assert source == "computed" and doc["documents"] == 10
         assert list(d.iterdir()) == [d / "jsonbench_file_0001_first10_raw.jsonl"]
-        assert oracle._load_or_compute(d)[1] == "memory"
+        # cached in docbench's home instead
+        assert oracle._load_or_compute(d)[1] == "answers.json"
         with pytest.raises(PermissionError):
             write_answers(d)
     finally:

@@ -179,3 +179,18 @@ def test_hot_time_from_fewer_tries_is_said() -> None:
     document = {"system": "sqlite", "variant": "jsonb", "result": [[1.0, None, 0.4]] + [[1.0, 0.5, 0.4]] * 4,
                 "answers": [{"query": q + 1, "status": "ok"} for q in range(5)]}
     assert "hot time from fewer tries: Q1 1 of 2" in "\n".join(verdicts([document]))
+
+
+def test_a_password_typed_on_the_command_line_is_warned_about_and_never_stored(tmp_path: Path) -> None:
+    url = "postgresql://rel:Secret@9@127.0.0.1:1/other"
+    outcome = CliRunner().invoke(main, ["run", "--systems", "postgresql", "--postgresql-url", url,
+                                        "--results", str(tmp_path / "r")])
+    assert "visible to other users in `ps`" in outcome.output
+    assert "DOCBENCH_POSTGRESQL_URL" in outcome.output
+    assert "Secret" not in outcome.output
+    from_env = CliRunner().invoke(main, ["run", "--systems", "postgresql", "--results", str(tmp_path / "r")],
+                                  env={"DOCBENCH_POSTGRESQL_URL": url})
+    assert "visible to other users" not in from_env.output and "Secret" not in from_env.output
+    document = {"error": f"OperationalError: could not connect to {url}",
+                "runs": [{"traceback": "password Secret@9 refused"}]}
+    assert "Secret" not in json.dumps(results.scrub(document, url))

@@ -20,7 +20,7 @@ from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import iter_lines
 from docbench.systems import engine_class
 from docbench.systems.mongodb.analytics import INDEX_NAME, MongoDBAnalytics
-from docbench.systems.mongodb.engine import MongoDBEngine, refuses_dollar_keys
+from docbench.systems.mongodb.engine import MARKER_COLLECTION, MongoDBEngine, refuses_dollar_keys
 
 pytest.importorskip("pymongo")
 
@@ -181,7 +181,7 @@ def test_variants_each_load_and_other_databases_untouched(server_url, tmp_path, 
                 system.engine.stop()
         assert client.someone_else.things.count_documents({"mine": True}) == 1
         assert set(client.docbench.list_collection_names()) <= {
-            f"bluesky_{v.name}" for v in MongoDBAnalytics.variants}
+            f"bluesky_{v.name}" for v in MongoDBAnalytics.variants} | {MARKER_COLLECTION}
     finally:
         client.close()
 

@@ -58,8 +58,10 @@ lets a checker judge such choices::
 
 All timestamps and spans are integers in microseconds (UTC).
 
-The cache (``answers.json`` next to the data) is valid while the data files' names and
-sha256 match ``files``; a file whose size and mtime are those recorded is not hashed again.
+The cache (``answers.json``, next to the data only when docbench generated the dataset --
+see :func:`docbench.paths.cache_dir_for` -- else under docbench's home, so that a user's data
+directory is never written) is valid while the data files' names and sha256 match ``files``;
+a file whose size and mtime are those recorded is not hashed again.
 
 Memory and speed. Memory grows with the distinct (collection, did) pairs of creates, never
 with the document count: ``did:plc:`` ids are packed losslessly into 16 bytes and kept in
@@ -89,10 +91,12 @@ from docbench.dataset.reader import (
     dataset_files,
     file_sha256,
     iter_line_batches,
+    read_error_message,
     remember_sha256,
     sha_cache_key,
     split_ranges,
 )
+from docbench.paths import cache_dir_for
 
 FORMAT = 1
 ANSWERS_NAME = "answers.json"
@@ -863,7 +867,7 @@ def compute_answers(files: list[Path], jobs: int = 1,
 
 
 # --------------------------------------------------------------------------------------------
-# Caching next to the data
+# Caching (next to the data when docbench generated it, else under docbench's home)
 
 
 _MEMO: dict[tuple, dict] = {}
@@ -894,8 +898,15 @@ def dumps_answers(doc: dict) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
+def answers_cache_path(data_dir: Path) -> Path:
+    """Where the answers of a dataset directory are cached: ``answers.json`` in the directory
+    when docbench generated it (its ``dataset.json`` is there), else in docbench's own cache,
+    so that ``docbench run --data DIR`` never writes into a directory it does not own."""
+    return cache_dir_for(Path(data_dir)) / ANSWERS_NAME
+
+
 def read_cached_answers(data_dir: Path) -> dict | None:
-    path = Path(data_dir) / ANSWERS_NAME
+    path = answers_cache_path(data_dir)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -945,6 +956,15 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def _store(data_dir: Path, doc: dict) -> None:
+    """Cache the answers if we may; a read-only place keeps them in memory only."""
+    path = answers_cache_path(data_dir)
+    with contextlib.suppress(OSError):  # (includes PermissionError from _write_atomic)
+        if path.parent != Path(data_dir).resolve():  # docbench's cache: ours to create
+            path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, dumps_answers(doc))
+
+
 def _load_or_compute(data_dir: Path, jobs: int = 1, refresh: bool = False,
                      progress: Callable[[int], None] | None = None) -> tuple[dict, str]:
     """(answers, source) with source ``"answers.json"``, ``"memory"`` or ``"computed"``."""
@@ -964,27 +984,26 @@ def _load_or_compute(data_dir: Path, jobs: int = 1, refresh: bool = False,
                              zip(memo["files"], map(sha_cache_key, files), strict=True)]
             _MEMO[_doc_key(memo)] = memo
             if not single:  # answers.json is missing or stale: put it back if we may
-                with contextlib.suppress(OSError):
-                    _write_atomic(data_dir / ANSWERS_NAME, dumps_answers(memo))
+                _store(data_dir, memo)
             return memo, "memory"
     doc = compute_answers(files, jobs=jobs, progress=progress)
     _MEMO[_doc_key(doc)] = doc
     if not single:
-        # a read-only dataset keeps its answers in memory only
-        with contextlib.suppress(OSError):  # (includes PermissionError from _write_atomic)
-            _write_atomic(data_dir / ANSWERS_NAME, dumps_answers(doc))
+        _store(data_dir, doc)
     return doc, "computed"
 
 
 def load_or_compute_answers(data_dir: Path, jobs: int = 1) -> dict:
-    """The answers for a dataset directory (or single file), from ``answers.json`` when its
-    files' names and sha256 match the data, else computed and cached there (atomically; in
-    memory only when the directory is not writable or a single file was given)."""
+    """The answers for a dataset directory (or single file), from ``answers.json`` (see
+    :func:`answers_cache_path`) when its files' names and sha256 match the data, else computed
+    and cached there (atomically; in memory only when that place is not writable or a single
+    file was given)."""
     return _load_or_compute(data_dir, jobs=jobs)[0]
 
 
 def write_answers(data_dir: Path, jobs: int = 1) -> Path:
-    """Compute the answers afresh and write ``answers.json`` into the dataset directory."""
+    """Compute the answers afresh and write ``answers.json`` into the dataset directory (an
+    explicit request, as ``docbench generate`` makes for the datasets it writes)."""
     data_dir = Path(data_dir)
     if data_dir.is_file():
         raise ValueError("write_answers needs a dataset directory, not a file")
@@ -1074,8 +1093,13 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
                   TextColumn("{task.completed:,.0f} lines"), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task(f"answers for {len(files)} file(s)", total=None)
-        doc, source = _load_or_compute(data_dir, jobs=jobs, refresh=refresh,
-                                       progress=lambda n: bar.advance(task, n))
+        try:
+            doc, source = _load_or_compute(data_dir, jobs=jobs, refresh=refresh,
+                                           progress=lambda n: bar.advance(task, n))
+        except OSError as error:  # an unreadable file: say which, not a traceback
+            bar.stop()
+            console.print(read_error_message(error), style="red", markup=False)
+            raise SystemExit(1) from None
     elapsed = time.perf_counter() - started
     print_answers(doc, console)
     console.print(
@@ -1084,8 +1108,8 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
     )
     if source == "computed":
         rate = doc["documents"] / elapsed if elapsed > 0 else 0.0
-        where = (f"written to {data_dir / ANSWERS_NAME}"
-                 if not data_dir.is_file() and (data_dir / ANSWERS_NAME).exists()
+        cache = answers_cache_path(data_dir)
+        where = (f"written to {cache}" if not data_dir.is_file() and cache.exists()
                  else "kept in memory")
         console.print(f"computed in {elapsed:.2f} s ({rate:,.0f} documents/s, jobs={jobs}); "
                       f"{where}")

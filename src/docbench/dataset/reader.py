@@ -261,3 +261,13 @@ def remember_sha256(path: Path, value: str, key: tuple[str, int, int] | None = N
 
 def sha_cache_key(path: Path) -> tuple[str, int, int]:
     return _sha_key(path)
+
+
+def read_error_message(error: OSError) -> str:
+    """One line for a dataset file or directory that cannot be read (no traceback): which
+    one, and why."""
+    reason = error.strerror or str(error)
+    if error.filename is None:
+        return f"cannot read the dataset: {reason}"
+    hint = " (check its permissions)" if isinstance(error, PermissionError) else ""
+    return f"cannot read {error.filename}: {reason}{hint}"

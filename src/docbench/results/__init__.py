@@ -25,6 +25,7 @@ from docbench.results.files import (
     load_results,
     new_result_path,
     read_result,
+    scrub,
     write_atomically,
     write_or_keep,
 )
@@ -33,4 +34,4 @@ from docbench.results.schema import validate
 
 __all__ = ["RESULT_FORMAT", "ResultsUnwritable", "check_writable", "environment", "is_complete",
            "latest_run", "load_results", "machine_label", "new_result_path", "now_iso",
-           "read_result", "result_header", "today", "validate", "write_atomically", "write_or_keep"]
+           "read_result", "result_header", "scrub", "today", "validate", "write_atomically", "write_or_keep"]

@@ -191,3 +191,19 @@ def trimmed_document(document: dict[str, Any]) -> dict[str, Any]:
     if isinstance(trimmed.get("error_traceback"), str):
         trimmed["error_traceback"] = trimmed["error_traceback"][-_LONG_TEXT:]
     return trimmed
+
+
+def scrub(document: Any, url: str | None) -> Any:
+    """The document with the URL's password replaced in every string (error messages and
+    tracebacks may echo what a driver was given); a no-op without a URL."""
+    if not url:
+        return document
+    from docbench.core.redact import redact_text
+
+    if isinstance(document, str):
+        return redact_text(document, url)
+    if isinstance(document, dict):
+        return {key: scrub(value, url) for key, value in document.items()}
+    if isinstance(document, list):
+        return [scrub(value, url) for value in document]
+    return document

@@ -1,27 +1,52 @@
 """Life of the servers docbench starts: loopback only, own data directory, stopped by PID.
 
 Every process started through :class:`ManagedProcess` is remembered in a registry and stopped
-at interpreter exit (and on SIGTERM/SIGINT) if the run did not stop it, so a failed run leaves
-no server behind. docbench only ever signals PIDs it started itself.
+at interpreter exit (also after Ctrl-C, SIGHUP and SIGTERM: see docbench/runlock.py) if the run
+did not stop it, so a failed run leaves no server behind. docbench only ever signals PIDs it
+started itself.
+
+Two more guards cover the ends no Python code sees (SIGKILL, a crash of the interpreter):
+
+* the server dies with docbench: the child sets PR_SET_PDEATHSIG to its stop signal before it
+  execs the server, so the kernel sends it that signal when docbench's process ends;
+* a pid file (``docbench-server.pid`` in the work directory, next to the data directory)
+  records the server's PID, its start time (``/proc/PID/stat``) and command line. Before a
+  server starts in that directory, a server left running there by an earlier docbench is
+  stopped; a PID that now belongs to another process is left alone.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
+import json
+import multiprocessing
 import os
 import pwd
+import select
+import shlex
 import signal
 import socket
 import stat
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+from docbench import runlock
 
 _RUNNING: dict[int, ManagedProcess] = {}
 
 UNPRIVILEGED_USER = "docbench"
+PID_FILE_NAME = "docbench-server.pid"
+# How long a server left running by an earlier docbench gets to stop before SIGKILL (a
+# shutdown checkpoint after a big load takes a while; a SIGKILL is recovered at the next start).
+LEFTOVER_STOP_TIMEOUT = 120.0
+_PR_SET_PDEATHSIG = 1
 
 
 def free_port() -> int:
@@ -97,31 +122,233 @@ def demote(user: pwd.struct_passwd | None) -> Callable[[], None] | None:
     return _drop
 
 
+# ----- processes by identity: (boot, PID, start time), never a bare PID ---------------------
+def process_start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, field 22 of /proc/PID/stat); None
+    if there is no such process or it is a zombie. A PID is reused, (PID, start time) is not."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return None if fields[0] in ("Z", "X") else int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def process_cmdline(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return raw.replace(b"\0", b" ").decode(errors="replace").strip()
+
+
+def boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _identity(pid: int, command: str = "") -> dict[str, Any]:
+    return {"pid": pid, "start_time": process_start_time(pid),
+            "command": process_cmdline(pid) or command}
+
+
+def _open_same(pid: int, start_time: int | None) -> int | None:
+    """A pidfd of process ``pid`` if it is still the one that started at ``start_time`` (the
+    pidfd is opened before the check, so a signal sent through it cannot reach a successor)."""
+    if start_time is None:
+        return None
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return None
+    if process_start_time(pid) != start_time:
+        os.close(fd)
+        return None
+    return fd
+
+
+def stop_process(pid: int, start_time: int | None, sig: int = signal.SIGTERM,
+                 timeout: float = 30.0) -> bool:
+    """Stop the process (pid, start_time) that is not our child: ``sig`` (and SIGCONT, so that
+    a stopped process acts on it), SIGKILL after ``timeout``. Nothing happens when that process
+    is gone (the PID may be another process's by now). Returns whether it was signalled."""
+    fd = _open_same(pid, start_time)
+    if fd is None:
+        return False
+    try:
+        for each in (sig, signal.SIGCONT):
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(fd, each)
+        # A pidfd turns readable when its process exits.
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(timeout * 1000):
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+            poller.poll(30_000)
+    finally:
+        os.close(fd)
+    return True
+
+
+# ----- the pid file of a work directory --------------------------------------------------
+def pid_file_in(workdir: Path) -> Path:
+    return workdir / PID_FILE_NAME
+
+
+def _say(message: str) -> None:
+    print(f"docbench: {message}", file=sys.stderr, flush=True)
+
+
+def _read_pid_file(path: Path) -> dict[str, Any] | None:
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        record = None
+    if not isinstance(record, dict) or not isinstance(record.get("processes"), list):
+        _say(f"removed unreadable pid file {path}")
+        path.unlink(missing_ok=True)
+        return None
+    return record
+
+
+def _same_process(entry: dict[str, Any], record: dict[str, Any]) -> bool:
+    return (record.get("boot_id") == boot_id() and isinstance(entry.get("pid"), int)
+            and entry.get("start_time") is not None
+            and process_start_time(entry["pid"]) == entry["start_time"])
+
+
+def reap_leftovers(pid_file: Path) -> None:
+    """Before a server starts in ``pid_file``'s directory: stop a server an earlier docbench
+    left running there (killed by SIGKILL, or on a system without PR_SET_PDEATHSIG), then
+    remove the file. Only a process that is still the one recorded (same boot, PID and start
+    time) and whose command line names this directory is stopped; a PID that now belongs to
+    something else is left alone. A server of another live docbench process is an error."""
+    record = _read_pid_file(pid_file)
+    if record is None:
+        return
+    owner = record.get("owner") or {}
+    if owner.get("pid") != os.getpid() and _same_process(owner, record):
+        raise RuntimeError(f"{pid_file.parent} has a server of docbench process {owner['pid']}, "
+                           "which is still running")
+    for entry in record["processes"]:
+        _reap_entry(entry, record, pid_file)
+    pid_file.unlink(missing_ok=True)
+
+
+def _reap_entry(entry: dict[str, Any], record: dict[str, Any], pid_file: Path) -> None:
+    pid = entry.get("pid")
+    if not isinstance(pid, int) or process_start_time(pid) is None:
+        return  # gone
+    if not _same_process(entry, record) or str(pid_file.parent) not in process_cmdline(pid):
+        _say(f"stale {pid_file}: PID {pid} is now another process ({process_cmdline(pid)[:80]}), "
+             "left alone")
+        return
+    mine = _RUNNING.get(pid)
+    if mine is not None:  # this very process runs it: stop it the ordinary way
+        mine.stop()
+        return
+    _say(f"stopping server PID {pid} left running in {pid_file.parent} by docbench process "
+         f"{(record.get('owner') or {}).get('pid')} ({entry.get('command', '')[:80]})")
+    stop_process(pid, entry["start_time"], int(record.get("stop_signal", signal.SIGTERM)),
+                 LEFTOVER_STOP_TIMEOUT)
+
+
+# ----- dying with docbench -----------------------------------------------------------------
+def _prctl() -> Callable[..., int] | None:
+    """libc's prctl, loaded in the parent (a child between fork and exec should not dlopen)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def child_setup(user: pwd.struct_passwd | None, death_signal: int) -> Callable[[], None]:
+    """The preexec_fn of every server: drop root to ``user``, then ask the kernel for
+    ``death_signal`` when docbench's process ends (PR_SET_PDEATHSIG, kept across exec).
+
+    The order matters: a change of user clears the death signal. The death signal follows the
+    thread that forked, so it is only set from the main thread (a worker thread's end would
+    stop the server); a server started elsewhere relies on the pid file."""
+    drop = demote(user)
+    parent = os.getpid()
+    prctl = _prctl() if threading.current_thread() is threading.main_thread() else None
+
+    def setup() -> None:
+        if drop is not None:
+            drop()
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, int(death_signal), 0, 0, 0)
+            if os.getppid() != parent:  # docbench ended before the death signal was set
+                os._exit(1)
+
+    return setup
+
+
 class ManagedProcess:
-    """A long-running server process docbench started; it knows its own PID and log."""
+    """A long-running server process docbench started; it knows its own PID and log.
+
+    Its pid file (``pid_file``, by default ``docbench-server.pid`` beside the log, in the
+    system's work directory) records it and any process it launched that serves in its place
+    (:meth:`adopt`), so that a later docbench can stop them if this one dies without doing so.
+    """
+
+    # The signal of a normal, prompt shutdown; also the one the server gets when docbench dies.
+    stop_signal: int = signal.SIGTERM
 
     def __init__(self, argv: Sequence[str], log_path: Path, *,
                  user: pwd.struct_passwd | None = None, env: dict[str, str] | None = None,
-                 cwd: Path | None = None) -> None:
+                 cwd: Path | None = None, pass_fds: Sequence[int] = (),
+                 pid_file: Path | None = None) -> None:
         self.argv = list(argv)
         self.log_path = log_path
         self.user = user
         self.env = env
         self.cwd = cwd
+        self.pass_fds = tuple(pass_fds)
+        self.pid_file = pid_file or pid_file_in(log_path.parent)
         self.proc: subprocess.Popen[bytes] | None = None
+        self._recorded: list[dict[str, Any]] = []
 
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
     def start(self) -> None:
+        reap_leftovers(self.pid_file)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the child's lifetime
-        self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd,
-                                     preexec_fn=demote(self.user), start_new_session=True)
-        log.close()
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd,
+                                         preexec_fn=child_setup(self.user, self.stop_signal),
+                                         start_new_session=True, pass_fds=self.pass_fds)
         _RUNNING[self.proc.pid] = self
+        self._recorded = [_identity(self.proc.pid, shlex.join(self.argv))]
+        self._write_pid_file()
+
+    def adopt(self, pid: int) -> None:
+        """Record ``pid``, which this process launched to serve (e.g. Elasticsearch's server
+        JVM under its launcher): :meth:`stop` and a later docbench's clean-up stop it too."""
+        if pid != self.pid and all(entry["pid"] != pid for entry in self._recorded):
+            self._recorded.append(_identity(pid))
+            self._write_pid_file()
+
+    def _write_pid_file(self) -> None:
+        # The owner by PID and start time only: its command line may hold a URL's password.
+        owner = {"pid": os.getpid(), "start_time": process_start_time(os.getpid())}
+        record = {"boot_id": boot_id(), "owner": owner,
+                  "stop_signal": int(self.stop_signal), "processes": self._recorded}
+        partial = self.pid_file.with_name(self.pid_file.name + ".tmp")
+        partial.write_text(json.dumps(record, indent=1) + "\n")
+        os.replace(partial, self.pid_file)
+
+    def _remove_pid_file(self) -> None:
+        record = _read_pid_file(self.pid_file)
+        if record and [e.get("pid") for e in record["processes"][:1]] == [self.pid]:
+            self.pid_file.unlink(missing_ok=True)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -137,19 +364,23 @@ class ManagedProcess:
             time.sleep(0.1)
         raise TimeoutError(f"{what} not ready after {timeout:.0f} s; log:\n{self.log_tail()}")
 
-    def stop(self, timeout: float = 30.0, sig: int = signal.SIGTERM) -> None:
-        """Signal our own PID (only it), wait, and SIGKILL if it does not go."""
+    def stop(self, timeout: float = 30.0, sig: int | None = None) -> None:
+        """Signal our own PID (only it), wait, and SIGKILL if it does not go; then the
+        processes it launched that we adopted, if they outlived it."""
         if self.proc is None:
             return
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                self.proc.send_signal(sig)
+                self.proc.send_signal(self.stop_signal if sig is None else sig)
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     self.proc.kill()
                 self.proc.wait(timeout=10)
+        for entry in self._recorded[1:]:
+            stop_process(entry["pid"], entry["start_time"], signal.SIGTERM, timeout)
+        self._remove_pid_file()
         _RUNNING.pop(self.proc.pid, None)
 
     def log_tail(self, lines: int = 20) -> str:
@@ -169,12 +400,16 @@ def stop_all() -> None:
             proc.stop(timeout=15)
 
 
-def _on_signal(signum: int, _frame: object) -> None:
+def _stop_all_at_exit() -> None:
+    # A signal arriving now must not cut the stopping short: it waits (blocked) until exit.
+    if threading.current_thread() is threading.main_thread():
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, *runlock.EXIT_SIGNALS})
     stop_all()
-    raise SystemExit(128 + signum)
 
 
-atexit.register(stop_all)
-for _sig in (signal.SIGTERM,):
-    with contextlib.suppress(ValueError):  # not in the main thread
-        signal.signal(_sig, _on_signal)
+atexit.register(_stop_all_at_exit)
+# SIGHUP/SIGTERM end a process that runs servers as Ctrl-C does: its code unwinds, then the
+# atexit hook above stops what is still running. Not in multiprocessing workers (which start
+# no server): they end silently, as their parent decides.
+if multiprocessing.parent_process() is None:
+    runlock.exit_on_signals()

@@ -50,12 +50,32 @@ def count_list(minimum: int = 1) -> Callable[[click.Context, click.Parameter, An
     return convert_list
 
 
+def _warn_password_in_argv(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A password typed on the command line is visible to every user in `ps`: say so, with the
+    ways that keep it out (the option's environment variable, the clients' own files)."""
+    from urllib.parse import urlsplit
+
+    typed = param.name and ctx.get_parameter_source(param.name) == click.core.ParameterSource.COMMANDLINE
+    if value and typed:
+        try:
+            has_password = bool(urlsplit(value).password)
+        except ValueError:
+            has_password = False
+        if has_password:
+            click.echo(f"warning: the password in --{str(param.name).replace('_', '-')} is visible to other "
+                       f"users in `ps`; give the URL as {param.envvar} instead, or leave the password "
+                       "out and use the client's own files (PGPASSWORD/.pgpass, MYSQL_PWD/~/.my.cnf)",
+                       err=True)
+    return value
+
+
 def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--systems, --variants, --results, --resume and every server's --<system>-url."""
     for engine in reversed(all_engines()):
         if engine.url_example:
             command = click.option(
                 f"--{engine.name}-url", default=None, metavar="URL", show_envvar=True,
+                callback=_warn_password_in_argv,
                 envvar=f"DOCBENCH_{engine.name.upper()}_URL",
                 help=f"Run against this {engine.display_name} server (e.g. {engine.url_example}); "
                      "docbench only touches its own database/index there.")(command)

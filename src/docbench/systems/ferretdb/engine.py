@@ -101,6 +101,8 @@ class FerretDBServer:
     def start(self) -> None:
         if self.running():
             return
+        # A FerretDB an earlier docbench left running on these SQLite files goes first.
+        server.reap_leftovers(server.pid_file_in(self.workdir))
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if self.port is None and self.port_file.exists():
@@ -176,6 +178,11 @@ class FerretDBEngine(MongoDBEngine):
     @property
     def can_restart(self) -> bool:
         """The managed server restarts; a user's server reached by URL does not."""
+        return self.server is not None
+
+    @property
+    def owns_server(self) -> bool:
+        """The managed server is docbench's: its database is marked whatever is in it."""
         return self.server is not None
 
     # ----- the managed server (public: the adapters use them) -------------------------------

@@ -161,7 +161,7 @@ class MariaDBAnalytics(AnalyticsAdapter):
         decompress = {"gzip": ["gzip", "-dc"], "zstd": ["zstd", "-dc"], "lz4": ["lz4", "-dc"]}
         with tempfile.TemporaryDirectory(prefix="docbench-mariadb-") as tmp:
             defaults = Path(tmp) / "client.cnf"
-            defaults.write_text(f"[client]\npassword={self.engine.params()['password']}\n")
+            defaults.write_text(f"[client]\npassword={option_value(self.engine.params()['password'])}\n")
             os.chmod(defaults, 0o600)
             argv = self._client_argv(defaults)
             for path in files:
@@ -254,3 +254,9 @@ def _plan_tables(node: Any):
 ADAPTER = MariaDBAnalytics
 
 __all__ = ["ADAPTER", "VARIANTS", "MariaDBAnalytics", "MariaDBSession"]
+
+
+def option_value(text: str) -> str:
+    """A value for a MySQL option file: quoted, with backslashes and quotes escaped, so a
+    password holding '#', quotes or spaces reaches the client whole."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -8,7 +8,12 @@ Two ways to run:
 * **URL** (``MariaDBEngine(workdir, url="mysql://user:password@host:3306/db")``,
   ``--mariadb-url``): the user's server. docbench creates and uses its own database
   ``docbench`` there and touches nothing else; it cannot restart or reconfigure that server
-  (``can_restart`` is False; :meth:`MariaDBEngine.limit_cache` raises NotSupported).
+  (``can_restart`` is False; :meth:`MariaDBEngine.limit_cache` raises NotSupported). The
+  database it creates carries the schema comment ``created by docbench ...``; a database
+  ``docbench`` without it is someone else's: :meth:`~MariaDBEngine.ensure_database` stops
+  (ForeignDatabase) and changes nothing. A URL without a password takes the one the mariadb
+  client would: ``password`` of ``~/.my.cnf`` ([client], [client-server], [client-mariadb]),
+  else ``$MYSQL_PWD``; a URL without a user, ``user`` of that file.
 
 Every workload adapter of MariaDB reaches the server through this engine:
 :meth:`~MariaDBEngine.params` (PyMySQL connection parameters), :meth:`~MariaDBEngine.connect`,
@@ -43,7 +48,8 @@ from docbench.contracts.common import (
     directory_size,
 )
 from docbench.contracts.engine import Engine
-from docbench.core.redact import redact_url
+from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
+from docbench.core.redact import redact_text, redact_url
 from docbench.systems.mariadb import server as mserver
 
 DATABASE = "docbench"
@@ -63,14 +69,79 @@ def pymysql_module():
     return pymysql
 
 
-def parse_url(url: str) -> dict[str, Any]:
-    """mysql://user:password@host:port/db (or mariadb://) -> pymysql connect parameters."""
+# The option-file groups the mariadb client reads its [client] settings from.
+CLIENT_GROUPS = ("client", "client-server", "client-mariadb")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "s": " ", "\\": "\\", '"': '"', "'": "'"}
+
+
+def _option_value(raw: str) -> str:
+    """An option file's value as the MariaDB client reads it: a ``#`` outside quotes starts a
+    comment, surrounding quotes go, backslash escapes (``\\n \\t \\s \\\\ \\"``) apply."""
+    quote, escaped = None, False
+    for index, char in enumerate(raw):
+        if char in "'\"" and quote in (None, char) and not escaped:
+            quote = None if quote else char
+        elif char == "#" and quote is None:
+            raw = raw[:index]
+            break
+        escaped = bool(quote) and char == "\\" and not escaped
+    value = raw.strip()
+    if len(value) > 1 and value[0] in "'\"" and value[-1] == value[0]:
+        value = value[1:-1]
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), value)
+
+
+def option_file_settings(path: Path | None = None) -> dict[str, str]:
+    """``user`` / ``password`` / ... of the client groups of an option file (``~/.my.cnf``),
+    the later group winning as in the client; {} when there is none."""
+    path = path if path is not None else Path.home() / ".my.cnf"
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    group = None
+    for line in lines:
+        text = line.strip()
+        if not text or text[0] in "#;!":  # comments, !include (other files: not followed)
+            continue
+        if text.startswith("[") and "]" in text:
+            group = text[1:text.index("]")].strip().lower()
+        elif group in CLIENT_GROUPS and "=" in text:
+            key, _, value = text.partition("=")
+            found[key.strip().lower().replace("_", "-")] = _option_value(value)
+    return found
+
+
+def parse_url(url: str, option_file: Path | None = None) -> dict[str, Any]:
+    """mysql://user:password@host:port/db (or mariadb://) -> pymysql connect parameters.
+
+    The password ends at the last ``@`` (percent-encoding is decoded). Without one in the URL
+    it comes from where the mariadb client finds it: the option file's ``password``, else
+    ``$MYSQL_PWD``, else none; without a user, the option file's ``user``, else root.
+    """
     parts = urlsplit(url)
     if parts.scheme not in {"mysql", "mariadb", "mysql+pymysql"}:
         raise ValueError(f"not a mysql:// or mariadb:// URL: {parts.scheme}://...")
+    options = option_file_settings(option_file) if parts.password is None \
+        or parts.username is None else {}
+    user = unquote(parts.username) if parts.username else options.get("user", "root")
+    if parts.password is not None:
+        password = unquote(parts.password)
+    else:
+        password = options.get("password", os.environ.get("MYSQL_PWD", ""))
     return {"host": parts.hostname or "127.0.0.1", "port": parts.port or 3306,
-            "user": unquote(parts.username or "root"),
-            "password": unquote(parts.password or "")}
+            "user": user, "password": password}
+
+
+def _secrets(url: str) -> list[str]:
+    """The password a URL connects with (maybe from ~/.my.cnf or $MYSQL_PWD, where the URL
+    does not show it): hidden from error messages too."""
+    try:
+        password = parse_url(url)["password"]
+    except ValueError:
+        return []
+    return [password] if password else []
 
 
 def is_local_host(host: str) -> bool:
@@ -196,8 +267,8 @@ class MariaDBEngine(Engine):
                     conn.close()
                 return Availability(True, version=f"MariaDB {version.split('-')[0]}")
             except Exception as error:  # noqa: BLE001
-                return Availability(False, reason=f"cannot connect to {redact_url(url)}: "
-                                                  f"{' '.join(str(error).split())}")
+                message = redact_text(" ".join(str(error).split()), url, _secrets(url))
+                return Availability(False, reason=f"cannot connect to {redact_url(url)}: {message}")
         binary = mserver.server_binary()
         if binary is None or mserver.install_db_binary() is None:
             return Availability(False, reason="mariadbd / mariadb-install-db not found",
@@ -262,13 +333,31 @@ class MariaDBEngine(Engine):
             return list(cur.fetchall())
 
     def ensure_database(self) -> None:
+        """Create docbench's own database (utf8mb4_bin, the schema comment marking it as
+        docbench's) if it is not there. On a server by URL a database of that name without the
+        comment is someone else's: :class:`ForeignDatabase`, and nothing is changed. On
+        docbench's own server an unmarked one (an older docbench's) is marked."""
         conn = self.connect(database=None)
         try:
             with conn.cursor() as cur:
-                cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE} "
-                            "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+                cur.execute("SELECT SCHEMA_COMMENT FROM information_schema.SCHEMATA "
+                            "WHERE SCHEMA_NAME = %s", (DATABASE,))
+                row = cur.fetchone()
+                if row is not None and not is_marked(row[0]) and self.server is None:
+                    raise ForeignDatabase(self.foreign_message())
+                if row is None:
+                    cur.execute(f"CREATE DATABASE {DATABASE} CHARACTER SET utf8mb4 "
+                                "COLLATE utf8mb4_bin COMMENT %s", (MARKER_TEXT,))
+                elif not is_marked(row[0]):
+                    cur.execute(f"ALTER DATABASE {DATABASE} COMMENT %s", (MARKER_TEXT,))
         finally:
             conn.close()
+
+    def foreign_message(self) -> str:
+        params = self.params()
+        return foreign_message(f"MariaDB database {DATABASE!r}",
+                               f"{params['host']}:{params['port']}", f"DROP DATABASE {DATABASE};",
+                               f"ALTER DATABASE {DATABASE} COMMENT 'created by docbench';")
 
     def loader(self, table: str) -> MariaDBLoader:
         """A LOAD DATA LOCAL INFILE batch loader into a table of docbench's database."""

@@ -244,6 +244,9 @@ class MariaDBServer:
     def start(self) -> None:
         if self.running():
             return
+        # A mariadbd an earlier docbench left running here goes first (init may remove a
+        # half-made data directory).
+        server.reap_leftovers(server.pid_file_in(self.workdir))
         if not self.initialized():
             self.init()
             return

@@ -5,6 +5,12 @@ URL it is unavailable. With one, docbench uses its own database ``docbench`` on 
 touches nothing else; it cannot restart the server (cold runs are not cold), cannot make its
 cache small, and measures no server process (it runs elsewhere or as someone else).
 
+The database is marked as docbench's by a document ``{_id: "docbench", created_by: "created by
+docbench ..."}`` in its collection ``docbench_marker``, written when docbench finds the database
+empty (MongoDB has no empty databases: it does not exist yet). A database ``docbench`` with
+collections and no mark is someone else's: :meth:`MongoDBEngine.ensure_database` stops
+(ForeignDatabase) before anything is dropped.
+
 The FerretDB engine (``docbench/systems/ferretdb/engine.py``) subclasses this one with a
 managed FerretDB server; :meth:`MongoDBEngine.uri`, :meth:`on_disk` and
 :meth:`storage_detail` are what it overrides.
@@ -18,12 +24,16 @@ from typing import Any
 
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
-from docbench.core.redact import redact_url
+from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
+from docbench.core.redact import redact_text, redact_url
 
 # docbench's own database on the server: every collection it makes lives there.
 DATABASE = "docbench"
 PYMONGO_HINT = "pip install pymongo"
 SERVER_SELECTION_MS = 10_000
+# The collection and document that mark the database as docbench's.
+MARKER_COLLECTION = "docbench_marker"
+MARKER_ID = "docbench"
 
 
 def import_pymongo():
@@ -93,8 +103,8 @@ class MongoDBEngine(Engine):
             finally:
                 client.close()
         except Exception as error:  # noqa: BLE001
-            return Availability(False, reason=f"cannot reach {redact_url(url)}: "
-                                              f"{' '.join(str(error).split())[:300]}")
+            message = redact_text(" ".join(str(error).split()), url)[:300]
+            return Availability(False, reason=f"cannot reach {redact_url(url)}: {message}")
         return Availability(True, version=version_text(info))
 
     @property
@@ -137,10 +147,39 @@ class MongoDBEngine(Engine):
             self._refuses_dollar = refuses_dollar_keys(self.build_info())
         return self._refuses_dollar
 
+    # ----- docbench's database -------------------------------------------------------------
+    @property
+    def owns_server(self) -> bool:
+        """Whether the whole server is docbench's (a managed one): never for MongoDB."""
+        return False
+
+    def ensure_database(self) -> None:
+        """Mark docbench's database, or check its mark: a database ``docbench`` that has
+        collections but no mark is someone else's (:class:`ForeignDatabase`, nothing changed),
+        except on a server docbench owns, where it is marked."""
+        db = self.database()
+        names = db.list_collection_names()
+        if MARKER_COLLECTION in names:
+            mark = db[MARKER_COLLECTION].find_one({"_id": MARKER_ID}) or {}
+            if is_marked(mark.get("created_by")):
+                return
+        if names and not self.owns_server:
+            raise ForeignDatabase(self.foreign_message())
+        db[MARKER_COLLECTION].replace_one(
+            {"_id": MARKER_ID}, {"_id": MARKER_ID, "created_by": MARKER_TEXT}, upsert=True)
+
+    def foreign_message(self) -> str:
+        where = redact_url(self.uri())
+        return foreign_message(f"{self.display_name} database {DATABASE!r}", where,
+                               f"db.getSiblingDB('{DATABASE}').dropDatabase()",
+                               f"db.getSiblingDB('{DATABASE}').{MARKER_COLLECTION}.insertOne("
+                               f"{{_id: '{MARKER_ID}', created_by: 'created by docbench'}})")
+
     # ----- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
-        """Check that the server answers."""
+        """Check that the server answers; make sure its database ``docbench`` is docbench's."""
         self.client().admin.command("ping")
+        self.ensure_database()
 
     def stop(self) -> None:
         self.release()
@@ -192,5 +231,5 @@ class MongoDBEngine(Engine):
 
 ENGINE = MongoDBEngine
 
-__all__ = ["DATABASE", "ENGINE", "MongoDBEngine", "mongo_client", "refuses_dollar_keys",
+__all__ = ["DATABASE", "ENGINE", "MARKER_COLLECTION", "MongoDBEngine", "mongo_client", "refuses_dollar_keys",
            "version_text"]

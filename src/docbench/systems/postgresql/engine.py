@@ -7,7 +7,11 @@ Two ways to run:
 * **URL** (``PostgreSQLEngine(workdir, url=...)``, ``--postgresql-url``): the user's server.
   docbench creates and uses its own database ``docbench`` there and touches nothing else; it
   cannot restart or reconfigure that server, so cold runs are not cold (``can_restart`` is
-  False) and :meth:`PostgreSQLEngine.limit_cache` raises NotSupported.
+  False) and :meth:`PostgreSQLEngine.limit_cache` raises NotSupported. The database it creates
+  carries the comment ``created by docbench ...``; a database ``docbench`` without it is
+  someone else's: :meth:`~PostgreSQLEngine.ensure_database` stops (ForeignDatabase) and
+  changes nothing. A URL without a password uses libpq's own ways: ``PGPASSWORD``,
+  ``~/.pgpass`` (``PGPASSFILE``), whose line must match the database ``docbench`` (or ``*``).
 
 Every workload adapter of PostgreSQL (analytics, updates, storage, the pgbench reference)
 reaches the server through this engine: :meth:`~PostgreSQLEngine.conninfo`,
@@ -26,7 +30,8 @@ from typing import Any
 
 from docbench.contracts.common import Availability, NotSupported, command_version
 from docbench.contracts.engine import Engine
-from docbench.core.redact import redact_url
+from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
+from docbench.core.redact import redact_text, redact_url
 from docbench.systems.postgresql import server as pgserver
 
 DATABASE = "docbench"
@@ -82,6 +87,24 @@ def error_message(error: Exception) -> str:
     return f"{text} [SQLSTATE {error.sqlstate}]" if getattr(error, "sqlstate", None) else text
 
 
+def libpq_url(url: str) -> str:
+    """The URL as libpq must read it: an ``@`` inside the password percent-encoded.
+
+    libpq ends the user info at the *first* ``@``, so ``postgresql://u:pa@ss@host/db`` would
+    connect to host ``ss@host`` (and say so in its error, half the password with it). docbench
+    ends the password at the *last* ``@`` of the authority, as its redaction does.
+    """
+    head, sep, rest = url.partition("://")
+    if not sep:
+        return url  # a key=value conninfo string: libpq's own syntax
+    end = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    authority, tail = rest[:end], rest[end:]
+    if authority.count("@") < 2:
+        return url
+    userinfo, _, hosts = authority.rpartition("@")
+    return f"{head}://{userinfo.replace('@', '%40')}@{hosts}{tail}"
+
+
 def is_local_host(params: dict[str, Any]) -> bool:
     host = str(params.get("host") or params.get("hostaddr") or "")
     return host == "" or host.startswith("/") or host in {"localhost", "127.0.0.1", "::1"}
@@ -113,12 +136,12 @@ class PostgreSQLEngine(Engine):
                                 install_hint="pip install 'psycopg[binary]'")
         if url:
             try:
-                with psycopg.connect(url, connect_timeout=5) as conn:
+                with psycopg.connect(libpq_url(url), connect_timeout=5) as conn:
                     version = conn.execute("SELECT version()").fetchone()[0]
                 return Availability(True, version=version.split(",")[0])
             except Exception as error:  # noqa: BLE001
-                return Availability(False, reason=f"cannot connect to {redact_url(url)}: "
-                                                  f"{' '.join(str(error).split())}")
+                message = redact_text(" ".join(str(error).split()), url)
+                return Availability(False, reason=f"cannot connect to {redact_url(url)}: {message}")
         bin_dir = pgserver.find_bin_dir()
         if bin_dir is None:
             return Availability(False, reason="no PostgreSQL server binaries under "
@@ -177,7 +200,8 @@ class PostgreSQLEngine(Engine):
         from psycopg.conninfo import conninfo_to_dict
 
         if self.url:
-            params = conninfo_to_dict(self.url)
+            # No password in the URL: libpq finds it (PGPASSWORD, ~/.pgpass) in every client.
+            params = conninfo_to_dict(libpq_url(self.url))
             params["dbname"] = dbname
             params.setdefault("connect_timeout", 10)
         else:
@@ -207,22 +231,38 @@ class PostgreSQLEngine(Engine):
             self._conn = self.connect()
         return self._conn
 
-    def ensure_database(self) -> None:
-        """Create docbench's own database (UTF8, C collation) if it is not there."""
-        psycopg = psycopg_module()
-        maintenance = "postgres"
+    def maintenance_database(self) -> str:
+        """The database docbench connects to for CREATE DATABASE: the URL's, unless it names
+        docbench's own (which may not exist yet), else ``postgres``."""
         if self.url:
             from psycopg.conninfo import conninfo_to_dict
 
-            # The URL's database, unless it names ours (which may not exist yet).
-            given = conninfo_to_dict(self.url).get("dbname")
-            maintenance = given if given and given != DATABASE else "postgres"
-        with psycopg.connect(self.conninfo(maintenance), autocommit=True) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
-                                  (DATABASE,)).fetchone()
-            if not exists:
+            given = conninfo_to_dict(libpq_url(self.url)).get("dbname")
+            if given and given != DATABASE:
+                return str(given)
+        return "postgres"
+
+    def ensure_database(self) -> None:
+        """Create docbench's own database (UTF8, C collation, commented as docbench's) if it is
+        not there. On a server by URL a database of that name without docbench's comment is
+        someone else's: :class:`ForeignDatabase`, and nothing is changed. On docbench's own
+        cluster an unmarked one (an older docbench's) is marked."""
+        psycopg = psycopg_module()
+        with psycopg.connect(self.conninfo(self.maintenance_database()), autocommit=True) as conn:
+            row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database "
+                               "WHERE datname = %s", (DATABASE,)).fetchone()
+            if row is not None and not is_marked(row[0]) and self.cluster is None:
+                raise ForeignDatabase(self.foreign_message())
+            if row is None:
                 conn.execute(f"CREATE DATABASE {DATABASE} ENCODING 'UTF8' TEMPLATE template0 "
                              "LC_COLLATE 'C' LC_CTYPE 'C'")
+            if row is None or not is_marked(row[0]):
+                from psycopg import sql
+
+                # The mark that lets later runs recognise the database (COMMENT, a utility
+                # statement, takes no bound parameter: the text goes in as a literal).
+                conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+                    sql.Identifier(DATABASE), sql.Literal(MARKER_TEXT)))
         with psycopg.connect(self.conninfo(), autocommit=True) as conn:
             encoding = conn.execute("SHOW server_encoding").fetchone()[0]
             if encoding.upper() not in {"UTF8", "UTF-8"}:
@@ -231,6 +271,13 @@ class PostgreSQLEngine(Engine):
             # Engine-side query timings; needs the library preloaded (managed: always).
             with contextlib.suppress(psycopg.Error):
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+
+    def foreign_message(self) -> str:
+        params = self.conninfo_params()
+        where = f"{params.get('host') or 'localhost'}:{params.get('port') or 5432}"
+        return foreign_message(f"PostgreSQL database {DATABASE!r}", where,
+                               f"DROP DATABASE {DATABASE};",
+                               f"COMMENT ON DATABASE {DATABASE} IS 'created by docbench';")
 
     # ----- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import pwd
 import secrets
 import signal
 import stat
@@ -113,26 +112,12 @@ def _quote_conf(value: str) -> str:
 
 class _Postmaster(server.ManagedProcess):
     """``postgres -D``: stopped by a fast shutdown (SIGINT) rather than a smart one (SIGTERM),
-    which would wait for every client to disconnect -- also when stopped at interpreter exit.
-    It may inherit a descriptor of its data directory (see :meth:`Cluster.data_reference`)."""
+    which would wait for every client to disconnect -- also when stopped at interpreter exit,
+    and when docbench dies (its death signal: the clients of a killed docbench, e.g. a query
+    worker, may linger). It may inherit a descriptor of its data directory (see
+    :meth:`Cluster.data_reference`)."""
 
-    def __init__(self, argv: list[str], log_path: Path, *, user: pwd.struct_passwd | None,
-                 env: dict[str, str], cwd: Path, pass_fds: tuple[int, ...] = ()) -> None:
-        super().__init__(argv, log_path, user=user, env=env, cwd=cwd)
-        self.pass_fds = pass_fds
-
-    def start(self) -> None:
-        # ManagedProcess.start, plus the inherited descriptors.
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd,
-                                         preexec_fn=server.demote(self.user),
-                                         start_new_session=True, pass_fds=self.pass_fds)
-        server._RUNNING[self.proc.pid] = self
-
-    def stop(self, timeout: float = 30.0, sig: int = signal.SIGINT) -> None:
-        super().stop(timeout=timeout, sig=sig)
+    stop_signal = signal.SIGINT
 
 
 @dataclass
@@ -313,6 +298,8 @@ class Cluster:
         """
         if self.running():
             return
+        # A postmaster an earlier docbench left running here (killed with SIGKILL) goes first.
+        server.reap_leftovers(server.pid_file_in(self.workdir))
         self.init()
         if self.port is None and self.port_file.exists():
             # Keep the port of an earlier start so session specs handed out stay valid.

@@ -18,19 +18,30 @@ run's :class:`~docbench.systems.postgresql.updates.PostgreSQLUpdates`, whose eng
 server's conninfo, pgbench and (managed only) the cluster. The reference returns pgbench's
 TPS (without initial connection time) and latency; the runner puts docbench-TPS /
 pgbench-TPS next to it.
+
+pgbench never gets the password on its command line (``ps`` shows that to every user of the
+machine): the conninfo it gets has none, and the password (the managed cluster's, or the
+URL's) is in a PGPASSFILE of mode 0600 in a private temporary directory, removed when pgbench
+ends. A URL without a password leaves libpq's own PGPASSWORD / ~/.pgpass to pgbench.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from docbench.contracts import ycsb
 from docbench.contracts.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.throughput import NativeReference, ThroughputRun
-from docbench.systems.postgresql.engine import PostgreSQLEngine
+from docbench.core.redact import redact_text
+from docbench.systems.postgresql.engine import DATABASE, PostgreSQLEngine
 from docbench.systems.postgresql.updates import PostgreSQLUpdates, point_statements
 
 BUILTIN_DATABASE = "docbench_pgbench"
@@ -88,12 +99,48 @@ def parse_output(text: str) -> dict[str, Any]:
             "failed": number(r"number of failed transactions: (\d+)")}
 
 
-def _run(argv: list[str], timeout: float) -> dict[str, Any]:
-    completed = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+def _pgpass_line(password: str) -> str:
+    """A ~/.pgpass line for any host, port, database and user (the file serves one pgbench)."""
+    return "*:*:*:*:" + password.replace("\\", "\\\\").replace(":", "\\:") + "\n"
+
+
+@contextlib.contextmanager
+def pgbench_connection(engine: PostgreSQLEngine, dbname: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """(conninfo without the password, environment of pgbench) for a database of the server.
+
+    The password, if docbench has one, goes into a PGPASSFILE (0600, in a 0700 temporary
+    directory, removed afterwards): not on the command line, not in docbench's work directory.
+    """
+    from psycopg.conninfo import make_conninfo
+
+    params = engine.conninfo_params(dbname)
+    password = params.pop("password", None)
+    env = dict(os.environ)
+    if not password:
+        yield make_conninfo(**params), env
+        return
+    folder = tempfile.mkdtemp(prefix="docbench-pgbench-")
+    try:
+        passfile = Path(folder) / "pgpass"
+        fd = os.open(passfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(_pgpass_line(str(password)))
+        env["PGPASSFILE"] = str(passfile)
+        env.pop("PGPASSWORD", None)  # it would win over the file
+        yield make_conninfo(**params), env
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run(argv: list[str], timeout: float, env: dict[str, str] | None = None,
+         url: str | None = None) -> dict[str, Any]:
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                               check=False, env=env)
     result = parse_output(completed.stdout)
     result["command"] = " ".join(argv[:-1] + ["<conninfo>"])
     if completed.returncode != 0 or result["tps"] is None:
-        result["error"] = (completed.stderr or completed.stdout)[-800:]
+        # pgbench's error may quote the connection; never the URL's password.
+        result["error"] = redact_text((completed.stderr or completed.stdout)[-800:], url)
     return result
 
 
@@ -127,7 +174,9 @@ class PgbenchReference(NativeReference):
             path = workdir / f"pgbench-{operation}.sql"
             path.write_text(texts[operation])
             argv += ["-f", f"{path}@{max(1, round(weight * 100))}"]
-        result = _run([*argv, self.engine.conninfo()], timeout=run.duration_s + 300)
+        with pgbench_connection(self.engine, DATABASE) as (conninfo, env):
+            result = _run([*argv, conninfo], timeout=run.duration_s + 300, env=env,
+                          url=self.engine.url)
         result["scripts"] = texts
         return result
 
@@ -141,15 +190,15 @@ class PgbenchReference(NativeReference):
         if key in _BUILTINS_DONE:
             return _BUILTINS_DONE[key]
         pgbench = self.engine.pgbench_path()
-        conninfo = self.engine.conninfo(BUILTIN_DATABASE)
-        with self.engine.admin_connection().cursor() as cur:
-            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (BUILTIN_DATABASE,))
-            if cur.fetchone() is None:
-                cur.execute(f"CREATE DATABASE {BUILTIN_DATABASE}")
-                subprocess.run([pgbench, "-i", "-q", "-s", str(BUILTIN_SCALE), conninfo],
-                               capture_output=True, check=True, timeout=600)
-        result = _run([pgbench, "-b", name, *_common(run), conninfo],
-                      timeout=run.duration_s + 300)
+        with pgbench_connection(self.engine, BUILTIN_DATABASE) as (conninfo, env):
+            with self.engine.admin_connection().cursor() as cur:
+                cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (BUILTIN_DATABASE,))
+                if cur.fetchone() is None:
+                    cur.execute(f"CREATE DATABASE {BUILTIN_DATABASE}")
+                    subprocess.run([pgbench, "-i", "-q", "-s", str(BUILTIN_SCALE), conninfo],
+                                   capture_output=True, check=True, timeout=600, env=env)
+            result = _run([pgbench, "-b", name, *_common(run), conninfo],
+                          timeout=run.duration_s + 300, env=env)
         result.update({"script": name, "scale": BUILTIN_SCALE})
         _BUILTINS_DONE[key] = result
         return result

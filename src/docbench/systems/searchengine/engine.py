@@ -4,7 +4,8 @@ HTTP clients, the serving JVM.
 Managed: a :class:`~docbench.systems.searchengine.node.SearchNode` in the work directory, from
 the newest installed distribution of the supported line in ``$DOCBENCH_OPT``. URL: the user's
 cluster (``--elasticsearch-url`` / ``--opensearch-url``), which docbench neither restarts nor
-stops; it only ever touches its own indexes there.
+stops; it only ever touches its own indexes there: those with docbench's mark in their
+mapping's ``_meta`` (``index.py``); an index of the same name without it stops the run.
 
 Each distribution's ``engine.py`` names its binary, environment variables, JDKs and the few
 node settings that differ.
@@ -20,7 +21,8 @@ from urllib.parse import urlsplit
 from docbench import paths
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
-from docbench.core.redact import redact_url
+from docbench.core.redact import redact_text, redact_url
+from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.http import (
     REQUEST_TIMEOUT,
     HttpClient,
@@ -81,8 +83,8 @@ class SearchEngineBase(Engine):
             try:
                 distribution, number = server_version(client)
             except Exception as error:  # noqa: BLE001
-                return Availability(False, reason=f"cannot reach {redact_url(url)}: "
-                                                  f"{' '.join(str(error).split())}")
+                message = redact_text(" ".join(str(error).split()), url)
+                return Availability(False, reason=f"cannot reach {redact_url(url)}: {message}")
             finally:
                 client.close()
             if distribution != cls.distribution:
@@ -164,6 +166,9 @@ class SearchEngineBase(Engine):
     def start(self) -> None:
         if self.node is not None:
             self.node.start()
+            # The node is docbench's: indexes of a docbench before the mark get it, so that
+            # recreate() (which drops only marked indexes) recognises them.
+            search_index.mark_all(self.client())
         elif not self.url:
             raise RuntimeError(f"{self.display_name} is not installed (run `docbench setup {self.name}`)")
         else:

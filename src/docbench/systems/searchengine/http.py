@@ -11,7 +11,7 @@ import json
 import socket
 import threading
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import orjson
 
@@ -61,7 +61,8 @@ class HttpClient:
         self.timeout = timeout
         self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if parts.username is not None:
-            token = f"{parts.username}:{parts.password or ''}".encode()
+            # URLs carry user and password percent-encoded (a '@' or ':' in a password).
+            token = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
             self.headers["Authorization"] = "Basic " + base64.b64encode(token).decode()
         self._conn: http.client.HTTPConnection | None = None
         self._lock = threading.Lock()

@@ -1,12 +1,22 @@
 """What every workload does to its own index: (re)create it, refresh, count, merge it to one
-segment (the clean state the analytics load ends in and the sizes are measured on)."""
+segment (the clean state the analytics load ends in and the sizes are measured on).
+
+Every index docbench creates carries ``"_meta": {"created_by": "created by docbench ..."}`` in
+its mapping. :func:`recreate` drops an index of that name only when it has the mark: an
+unmarked one is someone else's (ForeignDatabase, nothing changed). A managed node's indexes
+from a docbench before the mark are marked when the node starts (:func:`mark_all`).
+"""
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
 from docbench.systems.searchengine.http import MERGE_TIMEOUT, HttpClient
+
+META_KEY = "created_by"
 
 if TYPE_CHECKING:
     from docbench.systems.searchengine.engine import SearchEngineBase
@@ -16,10 +26,59 @@ def index_path(index: str) -> str:
     return f"/{quote(index)}"
 
 
+def marked(definition: dict[str, Any]) -> dict[str, Any]:
+    """The index definition with docbench's mark in its mapping's ``_meta``."""
+    definition = copy.deepcopy(definition)
+    mappings = definition.setdefault("mappings", {})
+    mappings["_meta"] = {**(mappings.get("_meta") or {}), META_KEY: MARKER_TEXT}
+    return definition
+
+
+def state(client: HttpClient, index: str) -> str:
+    """``absent``, ``docbench`` (an index with docbench's mark) or ``foreign`` (an index
+    without it, or an alias / data stream of that name)."""
+    answer = client.request("GET", f"{index_path(index)}/_mapping", ok=(200, 404))
+    if isinstance(answer, dict) and "error" in answer:
+        return "absent"
+    meta = ((answer or {}).get(index) or {}).get("mappings", {}).get("_meta") or {}
+    return "docbench" if is_marked(meta.get(META_KEY)) else "foreign"
+
+
+def foreign_index_message(client: HttpClient, index: str) -> str:
+    return foreign_message(f"index {index!r}", f"{client.host}:{client.port}",
+                           f"DELETE /{index}",
+                           f'PUT /{index}/_mapping {{"_meta": {{"{META_KEY}": "created by docbench"}}}}')
+
+
 def recreate(client: HttpClient, index: str, definition: dict[str, Any]) -> None:
-    """Drop docbench's index (if there) and create it empty: nothing else is touched."""
-    client.request("DELETE", index_path(index), ok=(200, 404))
-    client.request("PUT", index_path(index), definition, what=f"create index {index}")
+    """Drop docbench's index (if there) and create it empty and marked: nothing else is
+    touched, and an index of that name docbench did not create is not dropped."""
+    found = state(client, index)
+    if found == "foreign":
+        raise ForeignDatabase(foreign_index_message(client, index))
+    if found == "docbench":
+        client.request("DELETE", index_path(index), ok=(200, 404))
+    client.request("PUT", index_path(index), marked(definition), what=f"create index {index}")
+
+
+def mark(client: HttpClient, index: str) -> None:
+    """Add docbench's mark to an index's mapping (``_meta`` is replaced whole: keep the rest)."""
+    answer = client.request("GET", f"{index_path(index)}/_mapping")
+    meta = ((answer.get(index) or {}).get("mappings") or {}).get("_meta") or {}
+    client.request("PUT", f"{index_path(index)}/_mapping",
+                   {"_meta": {**meta, META_KEY: MARKER_TEXT}}, what=f"mark index {index}")
+
+
+def mark_all(client: HttpClient) -> list[str]:
+    """Mark every unmarked index of a node docbench owns (its managed node: all of its indexes
+    are docbench's, those of a docbench before the mark too); the names marked."""
+    rows = client.request("GET", "/_cat/indices?format=json&h=index&expand_wildcards=open")
+    done = []
+    for name in sorted(row["index"] for row in rows or []):
+        if not name.startswith(".") and state(client, name) == "foreign":
+            mark(client, name)
+            done.append(name)
+    return done
 
 
 def refresh(client: HttpClient, index: str) -> None:

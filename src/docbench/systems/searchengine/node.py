@@ -156,6 +156,8 @@ class SearchNode:
     def start(self, timeout: float = START_TIMEOUT) -> None:
         if self.running():
             return
+        # A node an earlier docbench left running here goes first (its config is rewritten).
+        server.reap_leftovers(server.pid_file_in(self.workdir))
         self._prepare()
         if self.http_port is None and self.port_file.exists():
             # Keep the ports of an earlier start so session specs handed out stay valid.
@@ -193,6 +195,10 @@ class SearchNode:
             self.http_port, self.transport_port = http_port, transport_port
             self.port_file.write_text(f"{http_port} {transport_port}\n")
             self.server_pid = self._find_server_pid()
+            if self.server_pid:
+                # Elasticsearch's launcher runs the server JVM as its child, which gets no
+                # death signal of its own: recorded, it is stopped with the launcher.
+                process.adopt(self.server_pid)
             return
         raise RuntimeError(f"{self.display_name} did not start: {last_error}")
 
@@ -211,19 +217,11 @@ class SearchNode:
         finally:
             client.close()
 
-    def _stop_process(self, process: server.ManagedProcess) -> None:
-        server_pid = self.server_pid
+    @staticmethod
+    def _stop_process(process: server.ManagedProcess) -> None:
+        # The launcher stops its server child on SIGTERM; ManagedProcess.stop then makes sure
+        # the adopted server JVM went too (by PID and start time, never a reused PID).
         process.stop(timeout=60)
-        # The launcher stops its server child on SIGTERM; make sure it went (it is our child).
-        if server_pid and server_pid != process.pid and pid_alive(server_pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(server_pid, 15)
-            deadline = time.monotonic() + 30
-            while pid_alive(server_pid) and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if pid_alive(server_pid):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(server_pid, 9)
 
     def stop(self) -> None:
         if self.process is not None:

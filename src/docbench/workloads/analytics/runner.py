@@ -133,7 +133,7 @@ def run_or_skip(name: str, variant: Variant, dataset: Dataset, request: RunReque
             console.print(f"[dim]skip {name}/{variant.name}: {latest[0].name} is complete[/dim]")
             return {**latest[1], "_path": str(latest[0])}
     path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, dataset.label)
-    document = run_system(name, variant, dataset, request, path)
+    document = results.scrub(run_system(name, variant, dataset, request, path), request.urls.get(name))
     kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
     if kept != path:
         console.print(f"[red]could not write {path}; the result is kept at {kept}[/red]")

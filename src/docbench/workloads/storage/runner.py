@@ -149,7 +149,7 @@ def run_variant(name: str, variant: Variant, request: StorageRequest, version: s
                 if (size, entropy) in done:
                     document["cells"].append(done[(size, entropy)])
                     continue
-                cell = run_cell(target, size, entropy, request)
+                cell = results.scrub(run_cell(target, size, entropy, request), target.engine.url)
                 document["cells"].append(cell)
                 _say("  " + describe_cell(cell))
                 path = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")

@@ -391,6 +391,7 @@ def run_variant(name: str, variant: Any, request: ThroughputRequest, ceilings: C
     document["complete"] = not document["errors"] and all(
         run.get("check", {}).get("verdict") == "ok" for run in document["runs"])
     document["finished_at"] = results.now_iso()
+    document = results.scrub(document, target.engine.url)
     document["_path"] = str(results.write_or_keep(path, document, paths.work_dir() / "unsaved-results"))
     return document
 
@@ -424,7 +425,7 @@ def _run_plan(name: str, target: UpdatesTarget, request: ThroughputRequest,
                                  "clients": clients, "processes": processes,
                                  "error": f"{type(error).__name__}: {error}",
                                  "traceback": traceback.format_exc(limit=8)}
-                    document["runs"].append(entry)
+                    document["runs"].append(results.scrub(entry, target.engine.url))
                     for line in final_report(document, entry):
                         _say(request, "  " + line)
                     results.write_atomically(path, document)

@@ -298,6 +298,7 @@ def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000
             })
             with contextlib.suppress(Exception):
                 document["versions"] = engine.versions()
+            document = results.scrub(document, url)
             path = results.new_result_path(results_dir, WORKLOAD, name, variant.name, label)
             path = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
             written.append(path)
