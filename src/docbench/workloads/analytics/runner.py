@@ -352,6 +352,7 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
         },
         "load_errors": {
             "count": report.refused_count,
+            "not_objects": report.not_objects,
             "first": [vars(r) for r in report.refused],
             "log": log_path.name if report.refused_count else None,
         },
@@ -364,7 +365,9 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
             f"{report.offered - report.refused_count} of {report.offered}")
     console.print(f"loaded {count:,} of {report.offered:,} documents in {load_time:.1f} s "
                   f"({report.refused_count} refused); total size {_mb(storage.total)}")
-    if not report.refused_count:
+    # Lines that are not JSON objects are no documents for the oracle either: refusing them
+    # changes no answer, so the oracle need not run again.
+    if report.refused_count == report.not_objects:
         return dataset.answers
     document["answers_basis"] = (f"oracle re-run without the {report.refused_count} refused "
                                  "documents: answers judge the queries on what was loaded")
