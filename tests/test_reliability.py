@@ -194,3 +194,41 @@ def test_a_password_typed_on_the_command_line_is_warned_about_and_never_stored(t
     document = {"error": f"OperationalError: could not connect to {url}",
                 "runs": [{"traceback": "password Secret@9 refused"}]}
     assert "Secret" not in json.dumps(results.scrub(document, url))
+
+
+def test_an_upgraded_run_replaces_the_old_format_one_in_the_report(tmp_path: Path) -> None:
+    """A results directory of the old format, then a new run of the same system/variant/data
+    on the same machine: the report shows the new one only."""
+    old = json.loads((Path(__file__).parent / "fixtures" / "format1" / "sqlite.jsonb.1m.json").read_text())
+    old["environment"]["hostname"] = "the-host"
+    new = {**results.upgrade_copy(old), "format": 2, "machine_slug": "the-host",
+           "dataset_fingerprint": "abc", "started_at": "2026-11-24T10:00:00+00:00"}
+    found = result_files.latest_documents([results.upgrade_copy(old), new])
+    assert found == [new]
+
+
+def test_reserved_result_names_are_released_when_nothing_is_written(tmp_path: Path) -> None:
+    path = results.new_result_path(tmp_path, "analytics", "sqlite", "jsonb", "1m")
+    assert path.exists() and path.stat().st_size == 0
+    with pytest.raises(KeyboardInterrupt), results.reserved(path):
+        raise KeyboardInterrupt
+    assert not path.exists()
+
+
+def test_a_result_that_cannot_be_written_anywhere_goes_to_stderr(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def full(path: Path, document: dict) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(result_files, "write_atomically", full)
+    assert result_files.write_or_keep(tmp_path / "r.json", {"system": "sqlite", "x": 1},
+                                      tmp_path / "keep") is None
+    assert '"x":1' in capsys.readouterr().err
+
+
+def test_the_scale_is_one_dataset_whatever_its_spelling(tmp_path: Path) -> None:
+    outcome = CliRunner().invoke(main, ["plan", "--scale", "1000k", "--systems", "sqlite"],
+                                 terminal_width=200)
+    assert "Plan for 1m (1,000,000 documents)" in outcome.output and "bluesky-1m" in outcome.output
+    outcome = CliRunner().invoke(main, ["plan", "--scale", "1m", "--systems", "nosuch"])
+    assert outcome.exit_code == 2 and "unknown system nosuch" in outcome.output

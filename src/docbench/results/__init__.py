@@ -15,6 +15,7 @@ either the previous state of its own file or the new one.
 
 from __future__ import annotations
 
+from docbench.results.compat import upgrade_copy
 from docbench.results.environment import environment, machine_label, now_iso, today
 from docbench.results.files import (
     RESULT_FORMAT,
@@ -25,6 +26,7 @@ from docbench.results.files import (
     load_results,
     new_result_path,
     read_result,
+    reserved,
     scrub,
     write_atomically,
     write_or_keep,
@@ -34,4 +36,5 @@ from docbench.results.schema import validate
 
 __all__ = ["RESULT_FORMAT", "ResultsUnwritable", "check_writable", "environment", "is_complete",
            "latest_run", "load_results", "machine_label", "new_result_path", "now_iso",
-           "read_result", "result_header", "scrub", "today", "validate", "write_atomically", "write_or_keep"]
+           "read_result", "reserved", "result_header", "scrub", "today", "validate", "write_atomically",
+           "upgrade_copy", "write_or_keep"]

@@ -22,6 +22,11 @@ def upgrade(document: dict[str, Any]) -> dict[str, Any]:
     if "dataset_label" not in document:
         document["dataset_label"] = _label(workload, document)
     document.setdefault("display_name", document.get("system"))
+    hostname = (document.get("environment") or {}).get("hostname")
+    if hostname and "machine_slug" not in document:
+        from docbench.results.environment import slug
+
+        document["machine_slug"] = slug(hostname)
     document["format_read_from"] = document.get("format", 1)
     return document
 
@@ -38,3 +43,10 @@ def _label(workload: str, document: dict[str, Any]) -> str | None:
 
         return count_label(docs)
     return None
+
+
+def upgrade_copy(document: dict[str, Any]) -> dict[str, Any]:
+    """The current-format reading of a document, leaving the given one as it is."""
+    import copy
+
+    return upgrade(copy.deepcopy(document))

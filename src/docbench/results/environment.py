@@ -34,9 +34,14 @@ def machine_label() -> str:
     return f"{env['cores']} cores, {env['memory_bytes'] / 2**30:.0f} GiB, {env['cpu_model']}"
 
 
+def slug(hostname: str | None) -> str:
+    """A host name as it appears in result file names."""
+    return re.sub(r"[^A-Za-z0-9-]+", "-", hostname or "machine").strip("-")[:40] or "machine"
+
+
 def machine_slug() -> str:
-    """The machine's name as it appears in result file names."""
-    return re.sub(r"[^A-Za-z0-9-]+", "-", platform.node() or "machine").strip("-")[:40] or "machine"
+    """This machine's name as it appears in result file names."""
+    return slug(platform.node())
 
 
 def today() -> str:

@@ -6,7 +6,9 @@ import contextlib
 import json
 import os
 import shutil
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +60,10 @@ def write_atomically(path: Path, document: dict[str, Any]) -> None:
         raise
 
 
-def write_or_keep(path: Path, document: dict[str, Any], keep_dir: Path) -> Path:
+def write_or_keep(path: Path, document: dict[str, Any], keep_dir: Path) -> Path | None:
     """Write the result; when the results directory fails (read-only, full disk), keep it in
-    ``keep_dir`` (docbench's own work directory) instead, so a finished run is never lost.
-    Returns where it went."""
+    ``keep_dir`` (docbench's own work directory) instead, so a finished run is not lost; when
+    that fails too, print it to stderr. Returns where it went (None: only stderr)."""
     try:
         write_atomically(path, document)
         return path
@@ -69,11 +71,31 @@ def write_or_keep(path: Path, document: dict[str, Any], keep_dir: Path) -> Path:
         kept = keep_dir / path.name
         document.setdefault("warnings", []).append(
             f"could not write {path} ({error.strerror or error}); kept at {kept}")
-        write_atomically(kept, document)
-        with contextlib.suppress(OSError):
-            if path.exists() and path.stat().st_size == 0:
-                path.unlink()
-        return kept
+        _unlink_if_empty(path)
+        try:
+            write_atomically(kept, document)
+            return kept
+        except OSError as second:
+            print(f"could not write the result to {path} nor to {kept} ({second.strerror or second}); "
+                  "here it is:", file=sys.stderr)
+            print(orjson.dumps(document, option=orjson.OPT_NON_STR_KEYS).decode(), file=sys.stderr)
+            return None
+
+
+def _unlink_if_empty(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        if path.exists() and path.stat().st_size == 0:
+            path.unlink()
+
+
+@contextlib.contextmanager
+def reserved(path: Path) -> Iterator[Path]:
+    """A result file name reserved by new_result_path, released again (the empty file
+    removed) if the run ends without writing it (an error, Ctrl-C, a signal)."""
+    try:
+        yield path
+    finally:
+        _unlink_if_empty(path)
 
 
 def check_writable(results_dir: Path, min_free: int = MIN_FREE_BYTES) -> None:
@@ -158,18 +180,29 @@ def latest_run(results_dir: Path, workload: str, system: str, variant: str, labe
 
 def latest_documents(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Of each identity (workload, system, variant, data, machine), the latest complete run, or
-    the latest run when none is complete. Imported results are each their own identity."""
-    best: dict[tuple[Any, ...], dict[str, Any]] = {}
+    the latest run when none is complete. Imported results are each their own identity; a
+    document without a data fingerprint (older formats) counts as the same data as the newest
+    fingerprinted run of its identity."""
+    def place(document: dict[str, Any]) -> tuple[Any, ...]:
+        return (*run_identity(document), document.get("machine_slug") or document.get("machine"),
+                document.get("_path") if document.get("imported") else None)
+
+    newest: dict[tuple[Any, ...], tuple[str, str]] = {}
     for document in documents:
-        key = (*run_identity(document), document.get("machine_slug") or document.get("machine"),
-               document.get("dataset_fingerprint"),
-               document.get("_path") if document.get("imported") else None)
+        if document.get("dataset_fingerprint"):
+            stamp_ = str(document.get("started_at") or "")
+            key = place(document)
+            if key not in newest or stamp_ > newest[key][0]:
+                newest[key] = (stamp_, document["dataset_fingerprint"])
+    best: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
+    for document in documents:
+        fingerprint = document.get("dataset_fingerprint") or newest.get(place(document), ("", None))[1]
+        key = (*place(document), fingerprint)
         rank = (bool(document.get("complete")), str(document.get("started_at") or ""),
                 str(document.get("_path")))
-        current = best.get(key)
-        if current is None or rank > current[0]:
-            best[key] = (rank, document)  # type: ignore[assignment]
-    chosen = {id(entry[1]) for entry in best.values()}  # type: ignore[index]
+        if key not in best or rank > best[key][0]:
+            best[key] = (rank, document)
+    chosen = {id(entry[1]) for entry in best.values()}
     return [d for d in documents if id(d) in chosen]
 
 

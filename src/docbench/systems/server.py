@@ -26,6 +26,7 @@ import os
 import pwd
 import select
 import shlex
+import shutil
 import signal
 import socket
 import stat
@@ -413,3 +414,12 @@ atexit.register(_stop_all_at_exit)
 # no server): they end silently, as their parent decides.
 if multiprocessing.parent_process() is None:
     runlock.exit_on_signals()
+
+
+def clear_work_directory(path: Path) -> None:
+    """Empty a work directory for a fresh run: first stop any server an earlier, killed
+    docbench left running there (its pid file is in the directory), then remove it all."""
+    if path.is_dir():
+        for pid_file in sorted(path.rglob(PID_FILE_NAME)):
+            reap_leftovers(pid_file)
+    shutil.rmtree(path, ignore_errors=True)

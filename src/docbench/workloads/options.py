@@ -17,7 +17,7 @@ def split_list(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
-def _systems(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[str] | None:
+def systems_callback(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[str] | None:
     names = split_list(value)
     if names:
         try:
@@ -86,7 +86,7 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
                            default=None, help="Results directory [results/].")(command)
     command = click.option("--variants", default=None, callback=lambda c, p, v: split_list(v),
                            help="Comma-separated variants (default: all of each system).")(command)
-    command = click.option("--systems", "system_names", default=None, callback=_systems,
+    command = click.option("--systems", "system_names", default=None, callback=systems_callback,
                            help=f"Comma-separated systems ({', '.join(REGISTERED)}); default: every "
                                 "one that can run here without setup.")(command)
     return command

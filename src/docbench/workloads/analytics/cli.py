@@ -8,19 +8,26 @@ from typing import Any
 import click
 
 from docbench import paths, runlock
-from docbench.core.units import parse_count
-from docbench.workloads.options import check_variants, results_dir_or_default, system_options, urls_from
+from docbench.core.units import count_label, parse_count
+from docbench.workloads.options import (
+    check_variants,
+    results_dir_or_default,
+    system_options,
+    systems_callback,
+    urls_from,
+)
 
 
 def _scale(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     if value is None:
         return None
     try:
-        if parse_count(value) < 1:
+        documents = parse_count(value)
+        if documents < 1:
             raise ValueError("a scale needs at least one document")
     except ValueError as error:
         raise click.BadParameter(str(error)) from None
-    return value.strip().lower()
+    return count_label(documents)  # 1000k and 1m are one dataset, bluesky-1m
 
 
 def command() -> click.Command:
@@ -78,14 +85,14 @@ def bench_commands() -> list[click.Command]:
 def top_commands() -> list[click.Command]:
     @click.command("plan")
     @click.option("--scale", required=True, callback=_scale, help="1m, 10m, 100m, 1000m, ...")
-    @click.option("--systems", "system_names", default=None,
+    @click.option("--systems", "system_names", default=None, callback=systems_callback,
                   help="Comma-separated systems [the default ones].")
     @click.option("--variants", default=None, help="Comma-separated variants [all].")
     @click.option("--compress", type=click.Choice(["none", "zstd"]), default="none", show_default=True,
                   help="The dataset's form when it still has to be generated.")
     @click.option("--results", "results_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
                   help="Where earlier results are (the rates to extrapolate) [results/].")
-    def plan(scale: str, system_names: str | None, variants: str | None, compress: str,
+    def plan(scale: str, system_names: list[str] | None, variants: str | None, compress: str,
              results_dir: Path | None) -> None:
         """Disk, memory and time a scale needs here, extrapolated from the results of smaller
         scales on this machine; exits 1 when the disk cannot hold it (nothing is started)."""
@@ -93,9 +100,9 @@ def top_commands() -> list[click.Command]:
         from docbench.workloads.analytics.plan import make_plan, print_plan, refusal
         from docbench.workloads.options import split_list
 
-        names = split_list(system_names)
-        check_variants("analytics", names, split_list(variants))
-        made = make_plan(scale, names, split_list(variants), [results_dir_or_default(results_dir)], compress)
+        check_variants("analytics", system_names, split_list(variants))
+        made = make_plan(scale, system_names, split_list(variants), [results_dir_or_default(results_dir)],
+                         compress)
         print_plan(made, report_console())
         raise SystemExit(1 if refusal(made) else 0)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import load_or_compute_answers
 from docbench.dataset.reader import dataset_files, read_error_message
 from docbench.systems import REGISTERED, adapter_class, adapter_variants, engine_class, open_engine
+from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.load import LoadReport, load_files
 from docbench.workloads.analytics.worker import QueryRun, run_query_in_worker
@@ -133,13 +133,17 @@ def run_or_skip(name: str, variant: Variant, dataset: Dataset, request: RunReque
             console.print(f"[dim]skip {name}/{variant.name}: {latest[0].name} is complete[/dim]")
             return {**latest[1], "_path": str(latest[0])}
     path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, dataset.label)
-    document = results.scrub(run_system(name, variant, dataset, request, path), request.urls.get(name))
-    kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
-    if kept != path:
+    with results.reserved(path):
+        document = results.scrub(run_system(name, variant, dataset, request, path), request.urls.get(name))
+        kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+    if kept is None:
+        console.print(f"[red]could not write {path} anywhere: the result is on stderr[/red]")
+        document["complete"] = False
+    elif kept != path:
         console.print(f"[red]could not write {path}; the result is kept at {kept}[/red]")
     else:
         console.print(f"[green]wrote[/green] {path}")
-    document["_path"] = str(kept)
+    document["_path"] = str(kept or path)
     return document
 
 
@@ -257,7 +261,8 @@ def run_system(name: str, variant: Variant, dataset: Dataset, request: RunReques
         except Exception as error:  # noqa: BLE001
             document.setdefault("warnings", []).append(f"stop failed: {error}")
         if not request.keep_databases and engine.url is None:
-            shutil.rmtree(engine.workdir, ignore_errors=True)
+            # Stops first whatever server a failed stop left running there (by its pid file).
+            clear_work_directory(engine.workdir)
     document["finished_at"] = results.now_iso()
     document["docbench_peak_rss_bytes"] = procstats.own_peak_rss()
     return document
@@ -270,7 +275,10 @@ def disk_refusal(request: RunRequest, runs: list[tuple[str, Variant]]) -> str | 
         return None
     from docbench.workloads.analytics.plan import make_plan, refusal
 
-    names = sorted({name for name, _ in runs})
+    # Databases on a server given by URL take no room here.
+    names = sorted({name for name, _ in runs if not request.urls.get(name)})
+    if not names:
+        return None
     chosen = sorted({variant.name for _, variant in runs})
     return refusal(make_plan(request.scale, names, chosen, [request.results_dir],
                              keep_databases=request.keep_databases))

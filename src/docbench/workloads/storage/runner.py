@@ -29,7 +29,9 @@ from docbench import paths, results
 from docbench.contracts import storage_documents as documents
 from docbench.contracts.common import BatchRejected, Variant
 from docbench.contracts.storage import StorageMatrixTarget
+from docbench.core.redact import redact_text
 from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_engine
+from docbench.systems.server import clear_work_directory
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +102,9 @@ def run_storage(request: StorageRequest) -> int:
                 failed = failed or not document.get("complete")
             except Exception as error:  # noqa: BLE001 - one system's failure never ends the run
                 failed = True
-                _say(f"{name}/{variant.name}: FAILED: {error}")
-                log.debug("%s", traceback.format_exc())
+                url = request.urls.get(name)
+                _say(f"{name}/{variant.name}: FAILED: {redact_text(str(error), url)}")
+                log.debug("%s", redact_text(traceback.format_exc(), url))
     shutil.rmtree(documents_dir(request), ignore_errors=True)
     return 1 if failed else 0
 
@@ -134,12 +137,19 @@ def run_variant(name: str, variant: Variant, request: StorageRequest, version: s
     else:
         path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, label)
     workdir = (request.work_dir or paths.work_dir()) / f"storage-{name}-{variant.name}"
-    shutil.rmtree(workdir, ignore_errors=True)
+    clear_work_directory(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     target: StorageMatrixTarget = adapter_class(name, WORKLOAD)(
         open_engine(name, workdir, request.urls.get(name)), variant)
     document = _header(target, request, version)
     _say(f"{name}/{variant.name}: {variant.description}")
+    with results.reserved(path):
+        return _measure_variant(target, request, version, document, done, path, workdir)
+
+
+def _measure_variant(target: StorageMatrixTarget, request: StorageRequest, version: str | None,
+                     document: dict[str, Any], done: dict[tuple[int, str], dict[str, Any]], path: Path,
+                     workdir: Path) -> dict[str, Any]:
     try:
         target.start()
         with contextlib.suppress(Exception):
@@ -152,17 +162,18 @@ def run_variant(name: str, variant: Variant, request: StorageRequest, version: s
                 cell = results.scrub(run_cell(target, size, entropy, request), target.engine.url)
                 document["cells"].append(cell)
                 _say("  " + describe_cell(cell))
-                path = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+                path = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results") or path
                 if cell.get("failure") and cell["failure"].get("kind") == "error":
                     _restart(target)
     finally:
         with contextlib.suppress(Exception):
             target.stop()
         if not request.keep_workdir:
-            shutil.rmtree(workdir, ignore_errors=True)
+            clear_work_directory(workdir)
     document["finished_at"] = results.now_iso()
     document["complete"] = True
-    results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+    if results.write_or_keep(path, document, paths.work_dir() / "unsaved-results") is None:
+        document["complete"] = False
     return document
 
 

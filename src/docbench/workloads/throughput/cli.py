@@ -29,7 +29,7 @@ def command() -> click.Command:
                   help="YCSB documents loaded before the runs.")
     @click.option("--clients", default="1,8,32", show_default=True, callback=count_list(1),
                   help="Concurrent clients, one connection each (comma-separated list).")
-    @click.option("--processes", default=None, type=click.IntRange(min=1),
+    @click.option("--processes", "--threads", "processes", default=None, type=click.IntRange(min=1),
                   help="Client worker processes (pgbench -j) [min(clients, cores)].")
     @click.option("--duration", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
                   help="Measured seconds per run.")

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import sys
 import time
 import traceback
@@ -46,6 +45,7 @@ from docbench.contracts.throughput import NativeReference, ThroughputRun
 from docbench.contracts.updates import UpdatesTarget
 from docbench.core.units import count_label, parse_count
 from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_engine
+from docbench.systems.server import clear_work_directory
 from docbench.workloads.throughput import memcap
 from docbench.workloads.throughput.driver import DriveRequest, drive
 from docbench.workloads.throughput.report import final_report
@@ -355,23 +355,34 @@ def _plan(request: ThroughputRequest, target: UpdatesTarget) -> list[tuple[str, 
 
 def run_variant(name: str, variant: Any, request: ThroughputRequest, ceilings: Ceilings,
                 version: str | None) -> dict[str, Any]:
-    workdir = paths.work_dir() / WORKLOAD / f"{name}-{variant.name}"
-    shutil.rmtree(workdir, ignore_errors=True)
-    workdir.mkdir(parents=True, exist_ok=True)
-    target: UpdatesTarget = adapter_class(name, "updates")(
-        open_engine(name, workdir, request.urls.get(name)), variant)
     label = count_label(request.docs)
     previous = None
     if request.resume:
         latest = results.latest_run(request.results_dir, WORKLOAD, name, variant.name, label)
-        previous = latest[1] if latest and not latest[1].get("complete") else None
+        if latest and latest[1].get("complete"):
+            _say(request, f"skip {name}/{variant.name}: {latest[0].name} is complete")
+            return {**latest[1], "_path": str(latest[0])}
+        previous = latest[1] if latest else None
         path = latest[0] if previous else None
+    workdir = paths.work_dir() / WORKLOAD / f"{name}-{variant.name}"
+    clear_work_directory(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    target: UpdatesTarget = adapter_class(name, "updates")(
+        open_engine(name, workdir, request.urls.get(name)), variant)
     if previous is None:
         path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, label)
     document = _header(target, request, version)
     done = {run["run_id"]: run for run in (previous or {}).get("runs", [])}
     native_class = adapter_class(name, "throughput")
     native = native_class(target) if native_class is not None else None
+    with results.reserved(path):
+        return _measure_variant(name, target, request, ceilings, native, document, done, path)
+
+
+def _measure_variant(name: str, target: UpdatesTarget, request: ThroughputRequest, ceilings: Ceilings,
+                     native: NativeReference | None, document: dict[str, Any], done: dict[str, Any],
+                     path: Path) -> dict[str, Any]:
+    workdir = target.engine.workdir
     try:
         target.start()
         document["engine"] = target.engine_info()
@@ -387,12 +398,14 @@ def run_variant(name: str, variant: Any, request: ThroughputRequest, ceilings: C
     finally:
         with contextlib.suppress(Exception):
             target.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        clear_work_directory(workdir)
     document["complete"] = not document["errors"] and all(
         run.get("check", {}).get("verdict") == "ok" for run in document["runs"])
     document["finished_at"] = results.now_iso()
     document = results.scrub(document, target.engine.url)
-    document["_path"] = str(results.write_or_keep(path, document, paths.work_dir() / "unsaved-results"))
+    kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+    document["complete"] = document["complete"] and kept is not None
+    document["_path"] = str(kept or path)
     return document
 
 
@@ -460,6 +473,7 @@ def run_throughput(request: ThroughputRequest) -> int:
             failures += 0 if document["complete"] else 1
             for error in document["errors"]:
                 _say(request, f"  error: {error['error']}")
+    written = [p for p in written if p.is_file()]
     if written:
         from docbench.workloads.throughput.report import print_throughput_report
 

@@ -20,7 +20,6 @@ import contextlib
 import dataclasses
 import logging
 import random
-import shutil
 import time
 import traceback
 from pathlib import Path
@@ -31,6 +30,7 @@ from docbench.contracts import ycsb
 from docbench.contracts.updates import UpdatesTarget
 from docbench.core.units import count_label, parse_count
 from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_engine
+from docbench.systems.server import clear_work_directory
 
 log = logging.getLogger(__name__)
 
@@ -277,14 +277,14 @@ def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000
                           f"{ops:,} ops per distribution")
             started = time.perf_counter()
             workdir = work_dir / f"{name}-{variant.name}"
-            shutil.rmtree(workdir, ignore_errors=True)
+            clear_work_directory(workdir)
             workdir.mkdir(parents=True, exist_ok=True)
             engine = open_engine(name, workdir, url)
             target = adapter_class(name, WORKLOAD)(engine, variant)
             document = results.result_header(WORKLOAD, engine, variant, label, availability.version)
             body = run_variant(name, target, docs, seed, ops, distributions, lines)
             if not keep_workdir:
-                shutil.rmtree(workdir, ignore_errors=True)
+                clear_work_directory(workdir)
             document.update({
                 "dataset": {"kind": "ycsb", "docs": docs, "seed": seed,
                             "fields": ycsb.FIELD_COUNT, "field_length": ycsb.FIELD_LENGTH,
@@ -300,10 +300,13 @@ def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000
                 document["versions"] = engine.versions()
             document = results.scrub(document, url)
             path = results.new_result_path(results_dir, WORKLOAD, name, variant.name, label)
-            path = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
-            written.append(path)
+            kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+            if kept is None:
+                document["complete"] = False
+            else:
+                written.append(kept)
             state = "complete" if document["complete"] else "[red]incomplete[/red]"
-            console.print(f"  {state}: {path} ({document['wall_seconds']:.0f} s)")
+            console.print(f"  {state}: {kept or 'stderr'} ({document['wall_seconds']:.0f} s)")
             if not document["complete"]:
                 failures += 1
                 for error in document["errors"]:
