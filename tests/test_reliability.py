@@ -232,3 +232,21 @@ def test_the_scale_is_one_dataset_whatever_its_spelling(tmp_path: Path) -> None:
     assert "Plan for 1m (1,000,000 documents)" in outcome.output and "bluesky-1m" in outcome.output
     outcome = CliRunner().invoke(main, ["plan", "--scale", "1m", "--systems", "nosuch"])
     assert outcome.exit_code == 2 and "unknown system nosuch" in outcome.output
+
+
+def test_updates_and_storage_results_follow_their_schemas(tmp_path: Path) -> None:
+    """Every workload's result file validates against its schema (analytics, throughput and
+    storage are validated where their workloads are tested; here updates and storage on SQLite)."""
+    from docbench.workloads.storage.runner import StorageRequest, run_storage
+    from docbench.workloads.updates.runner import run_updates
+
+    results_dir = tmp_path / "results"
+    assert run_updates(["sqlite"], docs=2000, ops=200, distributions=["uniform"], results_dir=results_dir,
+                       variants=["jsonb"]) == 0
+    assert run_storage(StorageRequest(system_names=["sqlite"], results_dir=results_dir, rows=50,
+                                      sizes=[1000], entropies=["random"], variants=["jsonb"])) == 0
+    documents = results.load_results([results_dir])
+    assert sorted(d["workload"] for d in documents) == ["storage", "updates"]
+    for document in documents:
+        results.validate(document)
+        assert document["system"] == "sqlite" and document["display_name"] and document["format"] == 2
