@@ -42,8 +42,9 @@ class Loader(ABC):
         """Load all lines or none; raise BatchRejected if the content was refused."""
 
     def load_file(self, path: Path, documents: int) -> bool:
-        """Optional fast path: load a whole plain ndjson file (`documents` lines, no blank
-        line) with the engine's own reader, all or nothing -- the way a person loads it by hand.
+        """Optional fast path: load a whole ndjson file (`documents` lines, no blank line;
+        plain, or gzip/zstd-compressed with a name that says so: .gz, .zst) with the engine's
+        own reader, all or nothing -- the way a person loads it by hand.
         Return False to decline (the driver then sends batches); raise BatchRejected when the
         engine refuses the content (nothing kept; the driver then falls back to batches and
         isolates the refused documents)."""

@@ -189,6 +189,14 @@ def iter_line_batches(path: Path, *, start: int = 0, end: int | None = None,
             hashing.finish()
 
 
+def iter_decompressed(path: Path, size: int = BLOCK_SIZE) -> Iterator[bytes]:
+    """The file's bytes, decompressed as they are read (gzip, zstd, lz4 or none), in chunks."""
+    with open(path, "rb", buffering=0) as fh:
+        read = _open_decompressed(fh, compression_of(path))
+        while chunk := read(size):
+            yield chunk
+
+
 def iter_lines(path: Path) -> Iterator[bytes]:
     """Every raw line of a (possibly compressed) file, without ``\\n`` / ``\\r\\n``.
 

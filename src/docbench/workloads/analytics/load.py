@@ -29,7 +29,7 @@ import numpy as np
 
 from docbench.contracts.analytics import Loader
 from docbench.contracts.common import BatchRejected
-from docbench.dataset.reader import compression_of, iter_line_batches
+from docbench.dataset.reader import compression_of, iter_decompressed, iter_line_batches
 
 log = logging.getLogger(__name__)
 
@@ -223,28 +223,35 @@ def load_batch_isolating(loader: Loader, batch: Batch, file_name: str, report: L
             + load_batch_isolating(loader, right, file_name, report))
 
 
+# Compressed files the engines' own readers open by themselves: they recognise the compression
+# by the file name (DuckDB's read_ndjson_objects, ClickHouse's FROM INFILE), so only a name
+# that says what the bytes are qualifies.
+NATIVE_COMPRESSED_SUFFIXES = {"gzip": (".gz", ".gzip"), "zstd": (".zst", ".zstd")}
+
+
 def plain_file_documents(path: Path) -> int | None:
-    """The number of lines of a plain ndjson file when it is safe to hand the whole file to an
-    engine's own reader: uncompressed, no CR, and every line starting with '{' (so no blank
-    line: each line is then one document, exactly as the batch path would count it). None
-    otherwise -- anything unusual just takes the batch path. Vectorised (numpy): ~0.3 s per
-    500 MB, against ~5x that for byte-pair searches."""
-    if compression_of(path) != "none":
+    """The number of lines of an ndjson file when it is safe to hand the whole file to an
+    engine's own reader: plain, or gzip/zstd named as such; no CR, and every line starting
+    with '{' (so no blank line: each line is then one document, exactly as the batch path
+    would count it). None otherwise -- anything unusual just takes the batch path. Vectorised
+    (numpy): ~0.3 s per 500 MB, plus the decompression of a compressed file (streamed, no
+    copy on disk)."""
+    compression = compression_of(path)
+    if compression != "none" and not path.name.endswith(NATIVE_COMPRESSED_SUFFIXES.get(compression, ("\0",))):
         return None
     lines, line_starts_next = 0, True
-    with open(path, "rb") as handle:
-        while chunk := handle.read(16 << 20):
-            if b"\r" in chunk:
-                return None
-            data = np.frombuffer(chunk, dtype=np.uint8)
-            newlines = np.flatnonzero(data == 0x0A)
-            if line_starts_next and data[0] != 0x7B:  # '{'
-                return None
-            inner = newlines[newlines < len(data) - 1]
-            if inner.size and not (data[inner + 1] == 0x7B).all():
-                return None
-            lines += int(newlines.size)
-            line_starts_next = bool(data[-1] == 0x0A)
+    for chunk in iter_decompressed(path, 16 << 20):
+        if b"\r" in chunk:
+            return None
+        data = np.frombuffer(chunk, dtype=np.uint8)
+        newlines = np.flatnonzero(data == 0x0A)
+        if line_starts_next and data[0] != 0x7B:  # '{'
+            return None
+        inner = newlines[newlines < len(data) - 1]
+        if inner.size and not (data[inner + 1] == 0x7B).all():
+            return None
+        lines += int(newlines.size)
+        line_starts_next = bool(data[-1] == 0x0A)
     if not line_starts_next:
         lines += 1  # a last line without a newline
     return lines or None
