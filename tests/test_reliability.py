@@ -250,3 +250,18 @@ def test_updates_and_storage_results_follow_their_schemas(tmp_path: Path) -> Non
     for document in documents:
         results.validate(document)
         assert document["system"] == "sqlite" and document["display_name"] and document["format"] == 2
+
+
+def test_every_post_load_step_is_timed_on_its_own(real_small: Path, tmp_path: Path) -> None:
+    request = RunRequest(system_names=["sqlite", "duckdb", "clickhouse"],
+                         variants=["jsonb", "default", "lz4"], data_dir=real_small,
+                         results_dir=tmp_path / "results", tries=1, quiet=True)
+    assert run_analytics(request) == 0
+    for document in results.load_results([tmp_path / "results"]):
+        steps = document["load"]["finish_steps"]
+        assert steps and all(step["seconds"] >= 0 and step["step"] for step in steps), document["system"]
+        assert sum(s["seconds"] for s in steps) <= document["load"]["finish_seconds"] + 0.01
+    by_system = {d["system"]: d["load"]["finish_steps"] for d in results.load_results([tmp_path / "results"])}
+    assert [s["step"] for s in by_system["clickhouse"]] == ["OPTIMIZE TABLE FINAL",
+                                                           "wait for replaced parts to be removed"]
+    assert by_system["sqlite"][-1]["step"] == "PRAGMA wal_checkpoint(TRUNCATE)"

@@ -14,14 +14,17 @@ settings -- never live handles).
 from __future__ import annotations
 
 import os
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from docbench.contracts.common import NotSupported, StorageSize, Variant, variant_named
 from docbench.contracts.engine import Engine
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -109,6 +112,16 @@ class AnalyticsAdapter(ABC):
     def __init__(self, engine: Engine, variant: Variant) -> None:
         self.engine = engine
         self.variant = variant
+        # Every post-load step with its own time (finish_step): at a large scale one of them
+        # can grow faster than the data, and the result must show which.
+        self.finish_steps: list[dict[str, Any]] = []
+
+    def finish_step(self, name: str, action: Callable[[], T]) -> T:
+        """Run one post-load step (an index build, VACUUM, a merge), timed on its own."""
+        started = time.perf_counter()
+        value = action()
+        self.finish_steps.append({"step": name, "seconds": round(time.perf_counter() - started, 3)})
+        return value
 
     @classmethod
     def variant_named(cls, name: str) -> Variant:
@@ -131,7 +144,8 @@ class AnalyticsAdapter(ABC):
         """A loader for the table created by :meth:`create`."""
 
     def finish_load(self) -> None:
-        """Post-load work that counts in the load time: indexes, VACUUM ANALYZE, merges."""
+        """Post-load work that counts in the load time: indexes, VACUUM ANALYZE, merges; each
+        step through :meth:`finish_step`, so that it is timed on its own."""
 
     def native_load(self, files: list[Path]) -> None:
         """Load these files the way a person would by hand with the system's own bulk tool

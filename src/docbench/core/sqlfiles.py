@@ -26,3 +26,9 @@ def render(sql: str, **names: str) -> str:
     for name, value in names.items():
         sql = sql.replace("{" + name + "}", value)
     return sql
+
+
+def step_name(statement: str, limit: int = 80) -> str:
+    """A statement as a post-load step's name: its first words, on one line."""
+    text = " ".join(statement.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

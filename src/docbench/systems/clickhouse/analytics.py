@@ -186,8 +186,10 @@ class ClickHouseAnalytics(AnalyticsAdapter):
         """Merge every part into one (JSONBench does not, its server merges in the background;
         one part makes sizes and query times independent of merge timing), then wait until
         the replaced parts are gone from the disk."""
-        self.engine.query(f"OPTIMIZE TABLE {QUALIFIED} FINAL")
-        self.engine.wait_for_outdated_parts(DATABASE, TABLE)
+        self.finish_step("OPTIMIZE TABLE FINAL",
+                         lambda: self.engine.query(f"OPTIMIZE TABLE {QUALIFIED} FINAL"))
+        self.finish_step("wait for replaced parts to be removed",
+                         lambda: self.engine.wait_for_outdated_parts(DATABASE, TABLE))
 
     def native_load(self, files: list[Path]) -> None:
         """JSONBench's load_data.sh: ``INSERT INTO ... FORMAT JSONAsObject`` per file (here

@@ -163,7 +163,7 @@ class DuckDBAnalytics(AnalyticsAdapter):
 
     def finish_load(self) -> None:
         # Write everything from the WAL into the database file so sizes are final.
-        self.engine.connection().execute("CHECKPOINT")
+        self.finish_step("CHECKPOINT", lambda: self.engine.connection().execute("CHECKPOINT"))
 
     def native_load(self, files: list[Path]) -> None:
         """`INSERT INTO documents SELECT json FROM read_ndjson_objects([...files])`: one

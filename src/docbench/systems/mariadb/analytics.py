@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
 from docbench.contracts.common import StorageSize, Variant
-from docbench.core.sqlfiles import render, split_sql
+from docbench.core.sqlfiles import render, split_sql, step_name
 from docbench.systems.mariadb.engine import DATABASE, LOAD_OPTIONS, MariaDBEngine, connect
 
 FINISH_MARKER = "-- @finish_load"
@@ -143,7 +143,7 @@ class MariaDBAnalytics(AnalyticsAdapter):
 
     def finish_load(self) -> None:
         for statement in self._ddl()[1]:
-            self.engine.execute(statement)
+            self.finish_step(step_name(statement), lambda s=statement: self.engine.execute(s))
 
     def _client_argv(self, defaults_file: Path) -> list[str]:
         params = self.engine.params()

@@ -493,7 +493,8 @@ class MongoDBAnalytics(AnalyticsAdapter):
         """The compound index on the five paths, built once after the load."""
         index = collection_spec(self.compressor)["index"]
         keys = [(path, int(direction)) for path, direction in index["keys"]]
-        self.collection().create_index(keys, name=index["name"])
+        self.finish_step(f"createIndex {index['name']}",
+                         lambda: self.collection().create_index(keys, name=index["name"]))
 
     def native_load(self, files: list[Path]) -> None:
         """What a person writes by hand: read the lines, json-parse, ``insert_many`` in chunks

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
 from docbench.contracts.common import BatchRejected, StorageSize, Variant, directory_size
-from docbench.core.sqlfiles import render, split_sql
+from docbench.core.sqlfiles import render, split_sql, step_name
 from docbench.systems.postgresql.engine import (
     COPY_OPTIONS,
     PostgreSQLEngine,
@@ -240,7 +240,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
     def finish_load(self) -> None:
         conn = self.engine.admin_connection()
         for statement in self._ddl()[1]:
-            conn.execute(statement)
+            self.finish_step(step_name(statement), lambda s=statement: conn.execute(s))
 
     def native_load(self, files: list[Path]) -> None:
         """What a person types: ``psql -c "\\copy t (data) FROM 'file' WITH (...)"`` per file.

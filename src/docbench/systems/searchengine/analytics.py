@@ -86,7 +86,8 @@ class SearchAnalyticsBase(AnalyticsAdapter):
 
     def finish_load(self) -> None:
         """Refresh on again, then merge into one segment (like JSONBench) and refresh."""
-        search_index.merge_to_one_segment(self.engine, self.index)
+        self.finish_step("refresh and force-merge to one segment",
+                         lambda: search_index.merge_to_one_segment(self.engine, self.index))
 
     def native_load(self, files: list[Path]) -> None:
         """What one writes by hand: read the file, POST bodies of N documents to _bulk, no

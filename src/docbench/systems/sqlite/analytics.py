@@ -14,7 +14,7 @@ from typing import Any
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
 from docbench.contracts.common import BatchRejected, StorageSize, Variant, directory_size
-from docbench.core.sqlfiles import read_sql_statements, render
+from docbench.core.sqlfiles import read_sql_statements, render, step_name
 from docbench.systems.sqlite.engine import SQLiteEngine, is_content_error
 
 TABLE = "documents"
@@ -137,9 +137,10 @@ class SQLiteAnalytics(AnalyticsAdapter):
     def finish_load(self) -> None:
         con = self.engine.connection()
         for statement in self._sql("index.sql"):
-            con.execute(statement)
+            self.finish_step(step_name(statement), lambda s=statement: con.execute(s))
         # Move everything from the WAL into the database file so sizes are final.
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        self.finish_step("PRAGMA wal_checkpoint(TRUNCATE)",
+                         lambda: con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
 
     def native_load(self, files: list[Path]) -> None:
         """What a person would write: per file, executemany of the INSERT over the file's

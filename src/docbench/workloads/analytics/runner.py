@@ -351,6 +351,7 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
         "load": {
             "insert_seconds": round(report.seconds, 3),
             "finish_seconds": round(finish_seconds, 3),
+            "finish_steps": system.finish_steps,
             "documents_per_second": round(report.offered / load_time, 1) if load_time else None,
             "offered": report.offered,
             "empty_lines": report.empty_lines,
