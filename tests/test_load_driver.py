@@ -111,3 +111,15 @@ def test_whole_file_fast_path_falls_back_to_batches_on_refusal(tmp_path: Path) -
     assert system.count() == 10 + 9 + 2
     system.release()
     system.engine.stop()
+
+
+def test_the_live_line_knows_which_file_of_how_many(sqlite, tmp_path: Path) -> None:
+    paths = []
+    for number in (1, 2, 3):
+        path = tmp_path / f"file_000{number}.json"
+        path.write_bytes(b"\n".join([GOOD] * 5) + b"\n")
+        paths.append(path)
+    seen: list[tuple[int, int, str]] = []
+    load_files(sqlite.loader(), paths, 2, on_file=lambda done, total, p: seen.append((done, total, p.name)))
+    assert seen == [(0, 3, "file_0001.json"), (1, 3, "file_0002.json"), (2, 3, "file_0003.json")]
+    assert sqlite.count() == 15

@@ -279,11 +279,15 @@ def load_whole_file(loader: Loader, path: Path, report: LoadReport,
 
 def load_files(loader: Loader, files: list[Path], batch_size: int,
                on_progress: Callable[[int], None] | None = None,
-               refusal_log: TextIO | None = None) -> LoadReport:
-    """Load every file through `loader`; `on_progress(n)` is called with lines offered."""
+               refusal_log: TextIO | None = None,
+               on_file: Callable[[int, int, Path], None] | None = None) -> LoadReport:
+    """Load every file through `loader`; `on_progress(n)` is called with lines offered,
+    `on_file(done, total, path)` before each file (the live line shows files done/total)."""
     report = LoadReport(refusal_log=refusal_log)
     started = time.perf_counter()
-    for path in files:
+    for done, path in enumerate(files):
+        if on_file:
+            on_file(done, len(files), path)
         if load_whole_file(loader, path, report, on_progress):
             continue
         not_objects = report.not_objects

@@ -331,7 +331,13 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
     log_path = result_path.with_suffix(".refused.tsv")
     with _progress(request) as progress, RefusalLog(log_path) as refusal_log:
         task = progress.add_task(f"load {system.name}/{system.variant.name}", total=lines_offered or None)
+        label = f"load {system.name}/{system.variant.name}"
+
+        def on_file(done: int, total: int, path: Path) -> None:
+            progress.update(task, description=f"{label} file {done + 1}/{total} ({path.name})")
+
         report: LoadReport = load_files(system.loader(), dataset.files, type(system).load_batch_size,
+                                        on_file=on_file,
                                         on_progress=lambda n: progress.advance(task, n),
                                         refusal_log=refusal_log)
     started = time.perf_counter()
