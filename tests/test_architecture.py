@@ -113,3 +113,23 @@ def test_every_workload_is_registered_once_with_its_command_and_report() -> None
         assert workload.dashboard_section([]) is None or isinstance(workload.dashboard_section([]), dict)
     outcome = CliRunner().invoke(main, ["run", "--help"])
     assert all(name in outcome.output for name in WORKLOADS)
+
+
+def test_every_option_the_readme_shows_is_in_its_commands_help() -> None:
+    """A newcomer copies README lines: each `docbench ...` option must be in that command's
+    --help (`docbench run --help` includes the default workload's options)."""
+    import re
+    import shlex
+
+    missing = []
+    for line in (ROOT / "README.md").read_text().splitlines():
+        if "docbench " not in line or "bin/docbench" not in line:
+            continue
+        words = shlex.split(line.split("bin/docbench", 1)[1].split("#", 1)[0].replace("\\", ""))
+        command = [w for w in words[:2] if not w.startswith("-") and re.fullmatch(r"[a-z-]+", w)]
+        if len(command) == 2 and command[0] not in ("run", "bench"):
+            command = command[:1]
+        options = [w.split("=", 1)[0] for w in words if w.startswith("--")]
+        help_text = CliRunner().invoke(main, [*command, "--help"], terminal_width=200).output
+        missing += [f"docbench {' '.join(command)} {option}" for option in options if option not in help_text]
+    assert not missing, missing

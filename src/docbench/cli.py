@@ -43,6 +43,15 @@ class WorkloadGroup(click.Group):
             args.insert(0, DEFAULT)
         return super().parse_args(ctx, args)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """`docbench run --help` also lists the default workload's options, since `docbench run
+        --scale 1m ...` runs it: what the help shows is what the command takes."""
+        super().format_options(ctx, formatter)
+        default = self.commands[DEFAULT]
+        rows = [row for param in default.get_params(ctx) if (row := param.get_help_record(ctx))]
+        with formatter.section(f"Options of `docbench run {DEFAULT}` (the default workload)"):
+            formatter.write_dl(rows)
+
     def invoke(self, ctx: click.Context) -> object:
         """Problems the user can fix become one-line messages, not tracebacks."""
         from docbench.results import ResultsUnwritable
