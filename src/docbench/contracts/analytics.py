@@ -23,6 +23,7 @@ from typing import Any, ClassVar, TypeVar
 
 from docbench.contracts.common import NotSupported, StorageSize, Variant, variant_named
 from docbench.contracts.engine import Engine
+from docbench.core.sqlfiles import render, split_sql
 
 T = TypeVar("T")
 
@@ -167,9 +168,15 @@ class AnalyticsAdapter(ABC):
         self.engine.release()
 
     # ----- queries -----------------------------------------------------------------------
-    @abstractmethod
     def queries(self) -> list[str]:
-        """The five query texts, read from this system's folder."""
+        """The five query texts, read from this system's folder: by default the statements
+        of its ``queries.sql``, with the placeholders of :meth:`sql_names` filled in (systems
+        whose queries are not SQL override this)."""
+        return split_sql(render((self.engine.folder() / "queries.sql").read_text(), **self.sql_names()))
+
+    def sql_names(self) -> dict[str, str]:
+        """Placeholders of the system's SQL files (e.g. ``{table}``) and their values."""
+        return {}
 
     @abstractmethod
     def session_spec(self) -> dict[str, Any]:

@@ -115,7 +115,19 @@ class Engine(ABC):
     def version(self) -> str | None:
         return self.availability(self.url).version
 
+    def running_version(self) -> str | None:
+        """The version the running server reports (None: not asked, or not reachable)."""
+        return None
+
+    def client_versions(self) -> dict[str, str]:
+        """Versions of the client libraries docbench drives the engine with."""
+        return {}
+
     def versions(self) -> dict[str, str]:
-        """Library and engine versions to record with a result."""
-        version = self.version()
-        return {self.name: version} if version else {}
+        """Library and engine versions to record with a result: the running server's own
+        word when it answers, else the installed version."""
+        try:
+            version = self.running_version() or self.version()
+        except Exception:  # noqa: BLE001 - a version is not worth a failed run
+            version = self.version()
+        return ({self.name: version} if version else {}) | self.client_versions()

@@ -20,6 +20,17 @@ def read_sql_statements(path: Path) -> list[str]:
     return split_sql(path.read_text())
 
 
+# In a DDL file, what follows this line runs after the load (index builds, VACUUM, ANALYZE)
+# and counts in the load time.
+FINISH_MARKER = "-- @finish_load"
+
+
+def read_ddl(path: Path, **names: str) -> tuple[list[str], list[str]]:
+    """A DDL file's statements rendered with ``names``: (before the load, after the load)."""
+    create, _, finish = render(path.read_text(), **names).partition(FINISH_MARKER)
+    return split_sql(create), split_sql(finish)
+
+
 def render(sql: str, **names: str) -> str:
     """Replace ``{name}`` placeholders. Plain replacement, not str.format: SQL is full of
     braces (regex quantifiers, arrays, JSON literals)."""

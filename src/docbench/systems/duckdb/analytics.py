@@ -210,9 +210,6 @@ class DuckDBAnalytics(AnalyticsAdapter):
                            on_disk=directory_size(self.engine.workdir), detail=detail)
 
     # ----- queries -------------------------------------------------------------------------
-    def queries(self) -> list[str]:
-        return read_sql_statements(self.engine.folder() / "queries.sql")
-
     def session_spec(self) -> dict[str, Any]:
         return {"workdir": str(self.engine.workdir)}
 

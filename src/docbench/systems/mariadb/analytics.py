@@ -21,10 +21,8 @@ from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
 from docbench.contracts.common import StorageSize, Variant
-from docbench.core.sqlfiles import render, split_sql, step_name
+from docbench.core.sqlfiles import read_ddl, step_name
 from docbench.systems.mariadb.engine import DATABASE, LOAD_OPTIONS, MariaDBEngine, connect
-
-FINISH_MARKER = "-- @finish_load"
 
 
 def _plain(value: Any) -> Any:
@@ -128,10 +126,8 @@ class MariaDBAnalytics(AnalyticsAdapter):
 
     # ----- loading -----------------------------------------------------------------------
     def _ddl(self) -> tuple[list[str], list[str]]:
-        text = render((self.engine.folder() / "ddl.sql").read_text(), table=self.table,
-                      table_options=self.table_options)
-        create, _, finish = text.partition(FINISH_MARKER)
-        return split_sql(create), split_sql(finish)
+        return read_ddl(self.engine.folder() / "ddl.sql", table=self.table,
+                        table_options=self.table_options)
 
     def create(self) -> None:
         self.engine.ensure_database()
@@ -191,9 +187,8 @@ class MariaDBAnalytics(AnalyticsAdapter):
         return self.engine.table_storage(self.table, self.table_options)
 
     # ----- queries -----------------------------------------------------------------------
-    def queries(self) -> list[str]:
-        return split_sql(render((self.engine.folder() / "queries.sql").read_text(),
-                                table=self.table))
+    def sql_names(self) -> dict[str, str]:
+        return {"table": self.table}
 
     def session_spec(self) -> dict[str, Any]:
         params = self.engine.params()

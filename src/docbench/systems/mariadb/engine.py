@@ -279,16 +279,11 @@ class MariaDBEngine(Engine):
         match = re.search(r"Ver (\S+)", version)
         return Availability(True, version=f"MariaDB {match.group(1).split('-')[0] if match else version}")
 
-    def versions(self) -> dict[str, str]:
-        found: dict[str, str] = {}
-        with contextlib.suppress(Exception):
-            found["mariadb"] = str(self.execute("SELECT VERSION()")[0][0])
-        if "mariadb" not in found:
-            version = self.version()
-            if version:
-                found["mariadb"] = version
-        found["pymysql"] = pymysql_module().__version__
-        return found
+    def running_version(self) -> str | None:
+        return str(self.execute("SELECT VERSION()")[0][0])
+
+    def client_versions(self) -> dict[str, str]:
+        return {"pymysql": pymysql_module().__version__}
 
     # ----- where things are --------------------------------------------------------------
     @property

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
 from docbench.contracts.common import BatchRejected, StorageSize, Variant, directory_size
-from docbench.core.sqlfiles import render, split_sql, step_name
+from docbench.core.sqlfiles import read_ddl, step_name
 from docbench.systems.postgresql.engine import (
     COPY_OPTIONS,
     PostgreSQLEngine,
@@ -35,7 +35,6 @@ from docbench.systems.postgresql.engine import (
 
 log = logging.getLogger(__name__)
 
-FINISH_MARKER = "-- @finish_load"
 
 # Plan nodes that read through an index.
 INDEX_NODE_TYPES = {"Index Scan", "Index Only Scan", "Bitmap Index Scan"}
@@ -224,10 +223,8 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
 
     # ----- loading -----------------------------------------------------------------------
     def _ddl(self) -> tuple[list[str], list[str]]:
-        text = render((self.engine.folder() / "ddl.sql").read_text(), table=self.table,
-                      compression=self.compression)
-        create, _, finish = text.partition(FINISH_MARKER)
-        return split_sql(create), split_sql(finish)
+        return read_ddl(self.engine.folder() / "ddl.sql", table=self.table,
+                        compression=self.compression)
 
     def create(self) -> None:
         conn = self.engine.admin_connection()
@@ -302,9 +299,8 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
         return StorageSize(total=total, data=data, index=index, on_disk=on_disk, detail=detail)
 
     # ----- queries -----------------------------------------------------------------------
-    def queries(self) -> list[str]:
-        return split_sql(render((self.engine.folder() / "queries.sql").read_text(),
-                                table=self.table))
+    def sql_names(self) -> dict[str, str]:
+        return {"table": self.table}
 
     def session_spec(self) -> dict[str, Any]:
         params = self.engine.conninfo_params()

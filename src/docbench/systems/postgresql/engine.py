@@ -152,16 +152,11 @@ class PostgreSQLEngine(Engine):
                                 install_hint=INSTALL_HINT)
         return Availability(True, version=version.replace("postgres (PostgreSQL) ", "PostgreSQL "))
 
-    def versions(self) -> dict[str, str]:
-        found = {}
-        with contextlib.suppress(Exception):
-            found["postgresql"] = self.admin_connection().execute("SHOW server_version").fetchone()[0]
-        if "postgresql" not in found:
-            version = self.version()
-            if version:
-                found["postgresql"] = version
-        found["psycopg"] = psycopg_module().__version__
-        return found
+    def running_version(self) -> str | None:
+        return str(self.admin_connection().execute("SHOW server_version").fetchone()[0])
+
+    def client_versions(self) -> dict[str, str]:
+        return {"psycopg": psycopg_module().__version__}
 
     # ----- where things are --------------------------------------------------------------
     @property
