@@ -6,7 +6,10 @@ options); `docbench run` alone, or with options only, is `docbench run analytics
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -130,8 +133,22 @@ def run() -> None:
     workload's options."""
 
 
+def _holding_the_run_lock(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """Every `docbench run <workload>` holds the work directory's run lock (one run at a time
+    per DOCBENCH_HOME); taken here, once, so that a new workload has it too."""
+    @functools.wraps(callback)
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        from docbench import runlock
+
+        with runlock.hold(paths.work_dir()):
+            return callback(*args, **kwargs)
+    return locked
+
+
 for _workload in all_workloads():
-    run.add_command(_workload.command(), _workload.name)
+    _command = _workload.command()
+    _command.callback = _holding_the_run_lock(_command.callback)  # type: ignore[arg-type]
+    run.add_command(_command, _workload.name)
 
 
 @main.command()

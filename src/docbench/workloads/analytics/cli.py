@@ -56,12 +56,11 @@ def command() -> click.Command:
         check_variants("analytics", system_names, variants)
         if scale and data_dir:
             raise click.UsageError("--scale and --data are exclusive")
-        with runlock.hold(paths.work_dir()):
-            raise SystemExit(run_analytics(RunRequest(
-                system_names=system_names, scale=scale, data_dir=data_dir,
-                results_dir=results_dir_or_default(results_dir), tries=tries, timeout=timeout,
-                variants=variants, resume=resume, restart_for_cold=not no_restart,
-                urls=urls_from(urls), keep_databases=keep_databases)))
+        raise SystemExit(run_analytics(RunRequest(
+            system_names=system_names, scale=scale, data_dir=data_dir,
+            results_dir=results_dir_or_default(results_dir), tries=tries, timeout=timeout,
+            variants=variants, resume=resume, restart_for_cold=not no_restart,
+            urls=urls_from(urls), keep_databases=keep_databases)))
 
     return analytics
 

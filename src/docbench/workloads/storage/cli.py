@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from docbench import paths, runlock
 from docbench.contracts import storage_documents
 from docbench.workloads.options import (
     check_variants,
@@ -36,10 +35,9 @@ def command() -> click.Command:
         from docbench.workloads.storage.runner import StorageRequest, run_storage
 
         check_variants("storage", system_names, variants)
-        with runlock.hold(paths.work_dir()):
-            raise SystemExit(run_storage(StorageRequest(
-                system_names=system_names, results_dir=results_dir_or_default(results_dir),
-                rows=rows, sizes=sizes, entropies=entropy_names, variants=variants, resume=resume,
-                urls=urls_from(urls))))
+        raise SystemExit(run_storage(StorageRequest(
+            system_names=system_names, results_dir=results_dir_or_default(results_dir),
+            rows=rows, sizes=sizes, entropies=entropy_names, variants=variants, resume=resume,
+            urls=urls_from(urls))))
 
     return storage

@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from docbench import paths, runlock
 from docbench.contracts.mixes import MIXES
 from docbench.workloads.options import (
     check_variants,
@@ -58,12 +57,11 @@ def command() -> click.Command:
         from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
 
         check_variants("updates", system_names, variants)
-        with runlock.hold(paths.work_dir()):
-            raise SystemExit(run_throughput(ThroughputRequest(
-                system_names=system_names, variants=variants, docs=docs, clients=clients,
-                processes=processes, duration_s=duration, warmup_s=warmup, mixes=mixes,
-                distribution=distribution, rate=rate, interval_s=progress_s, scenarios=scenarios,
-                results_dir=results_dir_or_default(results_dir), urls=urls_from(urls),
-                ceiling=not no_ceiling, native=not no_native, resume=resume)))
+        raise SystemExit(run_throughput(ThroughputRequest(
+            system_names=system_names, variants=variants, docs=docs, clients=clients,
+            processes=processes, duration_s=duration, warmup_s=warmup, mixes=mixes,
+            distribution=distribution, rate=rate, interval_s=progress_s, scenarios=scenarios,
+            results_dir=results_dir_or_default(results_dir), urls=urls_from(urls),
+            ceiling=not no_ceiling, native=not no_native, resume=resume)))
 
     return throughput

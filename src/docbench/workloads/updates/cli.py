@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from docbench import paths, runlock
 from docbench.workloads.options import (
     check_variants,
     choices,
@@ -36,10 +35,9 @@ def command() -> click.Command:
         from docbench.workloads.updates.runner import run_updates
 
         check_variants("updates", system_names, variants)
-        with runlock.hold(paths.work_dir()):
-            raise SystemExit(run_updates(system_names, docs=docs, ops=ops,
-                                         distributions=distribution_names,
-                                         results_dir=results_dir_or_default(results_dir),
-                                         variants=variants, urls=urls_from(urls), resume=resume))
+        raise SystemExit(run_updates(system_names, docs=docs, ops=ops,
+                                     distributions=distribution_names,
+                                     results_dir=results_dir_or_default(results_dir),
+                                     variants=variants, urls=urls_from(urls), resume=resume))
 
     return updates
