@@ -54,6 +54,25 @@ class Loader(ABC):
         isolates the refused documents)."""
         return False
 
+    def load_file_skipping(self, path: Path, documents: int) -> dict[int, str] | None:
+        """Optional native path where a refused document costs O(1), not a re-insert of its
+        batch: load the whole file (as :meth:`load_file`) with the engine's own reader while
+        the engine itself skips the documents it refuses and names them. Return
+        ``{line number (1-based): the engine's reason}`` (empty when nothing was refused);
+        every line not named must be loaded. When the engine's own report of what it skipped
+        and its count of what it loaded disagree, keep nothing and raise BatchRejected (the
+        driver then loads the file in batches and bisects). None: declined."""
+        return None
+
+    def begin_file(self, name: str) -> None:
+        """A file's load starts (before its first batch or whole-file load)."""
+
+    def commit_file(self) -> None:
+        """Every document of the file that the engine accepted has been sent: make them
+        durable as one unit where the engine can (one transaction, a staging table attached
+        at once), so that a load killed mid-file leaves the engine as it was before the file
+        and ``--resume`` continues with that file."""
+
     def close(self) -> None:
         """Flush and release whatever the loader holds."""
 

@@ -27,6 +27,10 @@ DATABASE_DIR = "chdb"  # chDB's database directory inside the work dir
 IOV_LINES = 512
 # How long to wait for the parts replaced by OPTIMIZE FINAL to leave the disk.
 OUTDATED_PARTS_WAIT = 30.0
+# Background merges have settled when none has run for MERGES_QUIET seconds (a merge is
+# scheduled within a second or so of the insert that allows it); waited for at most MERGES_WAIT.
+MERGES_QUIET = 3.0
+MERGES_WAIT = 3600.0
 
 # ClickHouse error names (the "(NAME)" at the end of its messages) that mean "the data was
 # refused"; anything else (disk full, memory limit, missing file...) is a failure of the system.
@@ -190,6 +194,24 @@ class ClickHouseEngine(Engine):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.outdated_parts(database, table) > 0:
             time.sleep(0.2)
+
+    def merges_running(self, database: str, table: str) -> int:
+        return int(self.query(
+            f"SELECT count() FROM system.merges WHERE database = '{sql_string(database)}' "
+            f"AND table = '{sql_string(table)}'").strip() or 0)
+
+    def wait_for_merges(self, database: str, table: str, quiet: float = MERGES_QUIET,
+                        timeout: float = MERGES_WAIT) -> None:
+        """Wait until no merge of the table has run for ``quiet`` seconds (the background
+        merges have settled), at most ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        quiet_since = time.monotonic()
+        while time.monotonic() < deadline:
+            if self.merges_running(database, table):
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= quiet:
+                return
+            time.sleep(0.5)
 
     def stop(self) -> None:
         self.release()

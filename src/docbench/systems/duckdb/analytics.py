@@ -61,13 +61,15 @@ def _profile_metrics(text: str) -> tuple[float | None, int | None]:
 
 
 class DuckDBLoader(Loader):
-    """Each batch goes through a temporary ndjson file read by ``read_ndjson_objects``, inside
-    one transaction: all of it is kept or none."""
+    """A whole file goes in with one statement in one transaction, the engine skipping and
+    numbering the lines it refuses; a batch (the fallback) goes through a temporary ndjson
+    file read by ``read_ndjson_objects``, inside one transaction: all of it or none."""
 
     def __init__(self, adapter: DuckDBAnalytics) -> None:
         self.con = adapter.engine.connection()
         self.batch_path = adapter.engine.workdir / BATCH_FILE_NAME
-        self.statement = read_sql_statements(adapter.engine.folder() / "load.sql")[0]
+        statements = read_sql_statements(adapter.engine.folder() / "load.sql")
+        self.statement, self.skipping_statement = statements[0], statements[1]
 
     def load_batch(self, lines: list[bytes]) -> None:
         if not lines:
@@ -75,10 +77,48 @@ class DuckDBLoader(Loader):
         write_lines(self.batch_path, lines)
         self._load_path(self.batch_path)
 
-    def load_file(self, path: Path, documents: int) -> bool:
-        """The whole file through read_ndjson_objects, as by hand, in one transaction."""
-        self._load_path(path)
-        return True
+    def load_file_skipping(self, path: Path, documents: int) -> dict[int, str] | None:
+        """The whole file in one transaction; the lines the JSON cast refuses are skipped and
+        named by DuckDB's rejects table. Each is then cast alone (outside the table) to log
+        the parser's own reason. Loaded + rejected must be the file's lines, else nothing is
+        kept (BatchRejected)."""
+        self._drop_rejects()
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            loaded = int(self.con.execute(self.skipping_statement, {"path": str(path)}).fetchone()[0])
+            rejected = self.con.execute(
+                "SELECT line, error_message, csv_line FROM docbench_rejects ORDER BY line").fetchall()
+            if loaded + len(rejected) != documents:
+                raise BatchRejected(f"DuckDB loaded {loaded} and rejected {len(rejected)} of "
+                                    f"{documents} lines: the rejected lines cannot be named")
+            self.con.execute("COMMIT")
+        except Exception as error:
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            if isinstance(error, BatchRejected):
+                raise
+            if is_content_error(error):
+                raise BatchRejected(str(error).strip()) from error
+            raise
+        # After the commit: a failed statement would abort the transaction.
+        reasons = {int(line): self._reason(message, text) for line, message, text in rejected}
+        self._drop_rejects()
+        return reasons
+
+    def _reason(self, message: str, text: str | None) -> str:
+        """The JSON parser's own words for a rejected line (the rejects table only says the
+        cast failed): the line cast alone, outside any table and transaction."""
+        if text is None:
+            return message
+        try:
+            self.con.execute("SELECT CAST($line AS JSON)", {"line": text}).fetchall()
+        except Exception as error:  # noqa: BLE001 - the reason is the point
+            return str(error).split("\n")[0].strip()
+        return message
+
+    def _drop_rejects(self) -> None:
+        for table in ("docbench_rejects", "docbench_reject_scans"):
+            self.con.execute(f"DROP TABLE IF EXISTS {table}")
 
     def _load_path(self, path: Path) -> None:
         self.con.execute("BEGIN TRANSACTION")

@@ -61,7 +61,8 @@ def _plain(value: Any) -> Any:
 
 
 class PostgreSQLLoader(Loader):
-    """COPY FROM STDIN, one transaction per batch: a refused batch leaves nothing behind."""
+    """COPY FROM STDIN, one savepoint per batch in one transaction per file: a refused batch
+    leaves nothing behind, a load killed mid-file leaves nothing of that file."""
 
     # Lines per COPY data message: the server parses one chunk while the next is prepared.
     CHUNK_LINES = 2_000
@@ -74,6 +75,14 @@ class PostgreSQLLoader(Loader):
         # nothing that was committed; an OS crash may lose the last fraction of a second.
         self.conn.execute("SET synchronous_commit = off")
         self.sql = f"COPY {table} (data) FROM STDIN WITH ({COPY_OPTIONS})"
+
+    def begin_file(self, name: str) -> None:
+        """A file is one transaction; each batch's own transaction block inside it is a
+        savepoint (psycopg nests them so), rolled back alone when the batch is refused."""
+        self.conn.execute("BEGIN")
+
+    def commit_file(self) -> None:
+        self.conn.execute("COMMIT")
 
     def load_batch(self, lines: list[bytes]) -> None:
         if not lines:

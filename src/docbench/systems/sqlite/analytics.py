@@ -55,26 +55,45 @@ def _decode(lines: list[bytes]) -> list[tuple[str]]:
 
 
 class SQLiteLoader(Loader):
-    """``executemany`` of the variant's INSERT, one transaction per batch."""
+    """``executemany`` of the variant's INSERT. A file is one transaction (``begin_file`` ..
+    ``commit_file``), each batch a savepoint inside it: a refused batch is rolled back alone,
+    a load killed mid-file leaves nothing of that file."""
 
     def __init__(self, adapter: SQLiteAnalytics) -> None:
         self.con = adapter.engine.connection()
         self.statement = adapter.insert_statement()
+        self.in_file = False
+
+    def begin_file(self, name: str) -> None:
+        self.con.execute("BEGIN")
+        self.in_file = True
+
+    def commit_file(self) -> None:
+        if self.in_file:
+            self.con.execute("COMMIT")
+            self.in_file = False
 
     def load_batch(self, lines: list[bytes]) -> None:
         if not lines:
             return
         rows = _decode(lines)
-        self.con.execute("BEGIN")
+        self.con.execute("SAVEPOINT batch")
         try:
             self.con.executemany(self.statement, rows)
-            self.con.execute("COMMIT")
+            self.con.execute("RELEASE batch")
         except Exception as error:
             with contextlib.suppress(Exception):
-                self.con.execute("ROLLBACK")
+                self.con.execute("ROLLBACK TO batch")
+                self.con.execute("RELEASE batch")
             if is_content_error(error):
                 raise BatchRejected(str(error)) from error
             raise
+
+    def close(self) -> None:
+        if self.in_file:  # an interrupted file: none of it is kept
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            self.in_file = False
 
 
 class SQLiteSession(QuerySession):

@@ -19,13 +19,12 @@ with ``{`` that is not valid JSON is still left to the engine.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
-
-import numpy as np
+from typing import Any, TextIO
 
 from docbench.contracts.analytics import Loader
 from docbench.contracts.common import BatchRejected
@@ -65,6 +64,26 @@ class LoadReport:
     whole_file_refusals: int = 0
     # Where every refusal is written as "file<TAB>line<TAB>reason" (None: nowhere).
     refusal_log: TextIO | None = None
+
+    def state(self) -> dict[str, Any]:
+        """Everything but the log handle, as JSON (a resumable load's checkpoint)."""
+        return {
+            "offered": self.offered, "empty_lines": self.empty_lines,
+            "refused": [vars(r) for r in self.refused], "refused_count": self.refused_count,
+            "not_objects": self.not_objects,
+            "refused_lines": {name: sorted(lines) for name, lines in self.refused_lines.items()},
+            "seconds": self.seconds, "batches": self.batches,
+            "retried_batches": self.retried_batches, "whole_file_refusals": self.whole_file_refusals,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> LoadReport:
+        report = cls(**{key: state[key] for key in (
+            "offered", "empty_lines", "refused_count", "not_objects", "seconds", "batches",
+            "retried_batches", "whole_file_refusals")})
+        report.refused = [RefusedDocument(**r) for r in state["refused"]]
+        report.refused_lines = {name: set(lines) for name, lines in state["refused_lines"].items()}
+        return report
 
     def refuse(self, document: RefusedDocument) -> None:
         self.refused_count += 1
@@ -229,29 +248,29 @@ def load_batch_isolating(loader: Loader, batch: Batch, file_name: str, report: L
 NATIVE_COMPRESSED_SUFFIXES = {"gzip": (".gz", ".gzip"), "zstd": (".zst", ".zstd")}
 
 
+_NOT_AN_OBJECT_START = re.compile(rb"\n[^{]")
+
+
 def plain_file_documents(path: Path) -> int | None:
     """The number of lines of an ndjson file when it is safe to hand the whole file to an
     engine's own reader: plain, or gzip/zstd named as such; no CR, and every line starting
     with '{' (so no blank line: each line is then one document, exactly as the batch path
-    would count it). None otherwise -- anything unusual just takes the batch path. Vectorised
-    (numpy): ~0.3 s per 500 MB, plus the decompression of a compressed file (streamed, no
-    copy on disk)."""
+    would count it). None otherwise -- anything unusual just takes the batch path. Byte scans
+    at C speed (count, find, one regex for a newline not followed by '{'): ~0.1 s per 500 MB,
+    plus the decompression of a compressed file (streamed, no copy on disk)."""
     compression = compression_of(path)
     if compression != "none" and not path.name.endswith(NATIVE_COMPRESSED_SUFFIXES.get(compression, ("\0",))):
         return None
     lines, line_starts_next = 0, True
     for chunk in iter_decompressed(path, 16 << 20):
-        if b"\r" in chunk:
+        if not chunk:
+            continue
+        if b"\r" in chunk or (line_starts_next and chunk[0] != OBJECT_START):
             return None
-        data = np.frombuffer(chunk, dtype=np.uint8)
-        newlines = np.flatnonzero(data == 0x0A)
-        if line_starts_next and data[0] != 0x7B:  # '{'
+        if _NOT_AN_OBJECT_START.search(chunk):
             return None
-        inner = newlines[newlines < len(data) - 1]
-        if inner.size and not (data[inner + 1] == 0x7B).all():
-            return None
-        lines += int(newlines.size)
-        line_starts_next = bool(data[-1] == 0x0A)
+        lines += chunk.count(b"\n")
+        line_starts_next = chunk[-1] == 0x0A
     if not line_starts_next:
         lines += 1  # a last line without a newline
     return lines or None
@@ -259,17 +278,23 @@ def plain_file_documents(path: Path) -> int | None:
 
 def load_whole_file(loader: Loader, path: Path, report: LoadReport,
                     on_progress: Callable[[int], None] | None) -> bool:
-    """Try the loader's native whole-file path; False means: send this file in batches."""
+    """Try the loader's native whole-file paths (the one that skips and names refused
+    documents first); False means: send this file in batches."""
     documents = plain_file_documents(path)
     if documents is None:
         return False
     try:
-        if not loader.load_file(path, documents):
-            return False
+        refused = loader.load_file_skipping(path, documents)
+        if refused is None:
+            if not loader.load_file(path, documents):
+                return False
+            refused = {}
     except BatchRejected as refusal:
         report.whole_file_refusals += 1
         log.info("%s refused as a whole (%s); loading it in batches", path.name, refusal)
         return False
+    for line, reason in sorted(refused.items()):
+        report.refuse(RefusedDocument(path.name, line, _short(reason)))
     report.offered += documents
     report.batches += 1
     if on_progress:
@@ -277,30 +302,45 @@ def load_whole_file(loader: Loader, path: Path, report: LoadReport,
     return True
 
 
+def load_file_in_batches(loader: Loader, path: Path, batch_size: int, report: LoadReport,
+                         on_progress: Callable[[int], None] | None) -> None:
+    not_objects = report.not_objects
+    for batch in batches(path, batch_size, report):
+        report.offered += len(batch.lines)
+        report.batches += 1
+        load_batch_isolating(loader, batch, path.name, report)
+        if on_progress:
+            # lines refused as non-objects while the batch was read count as offered
+            on_progress(len(batch.lines) + report.not_objects - not_objects)
+            not_objects = report.not_objects
+    if on_progress and report.not_objects != not_objects:
+        on_progress(report.not_objects - not_objects)  # after the last batch
+
+
 def load_files(loader: Loader, files: list[Path], batch_size: int,
                on_progress: Callable[[int], None] | None = None,
                refusal_log: TextIO | None = None,
-               on_file: Callable[[int, int, Path], None] | None = None) -> LoadReport:
-    """Load every file through `loader`; `on_progress(n)` is called with lines offered,
-    `on_file(done, total, path)` before each file (the live line shows files done/total)."""
-    report = LoadReport(refusal_log=refusal_log)
-    started = time.perf_counter()
+               on_file: Callable[[int, int, Path], None] | None = None,
+               report: LoadReport | None = None,
+               on_committed: Callable[[Path, LoadReport], None] | None = None) -> LoadReport:
+    """Load every file through `loader`, each as one unit (``begin_file``/``commit_file``);
+    `on_progress(n)` is called with lines offered, `on_file(done, total, path)` before each
+    file (the live line shows files done/total), `on_committed(path, report)` after each
+    file is committed (the checkpoint of a resumable load). A resumed load passes the
+    `report` of the files already committed and only the files still to load."""
+    report = report or LoadReport()
+    report.refusal_log = refusal_log
+    started = time.perf_counter() - report.seconds
     for done, path in enumerate(files):
         if on_file:
             on_file(done, len(files), path)
-        if load_whole_file(loader, path, report, on_progress):
-            continue
-        not_objects = report.not_objects
-        for batch in batches(path, batch_size, report):
-            report.offered += len(batch.lines)
-            report.batches += 1
-            load_batch_isolating(loader, batch, path.name, report)
-            if on_progress:
-                # lines refused as non-objects while the batch was read count as offered
-                on_progress(len(batch.lines) + report.not_objects - not_objects)
-                not_objects = report.not_objects
-        if on_progress and report.not_objects != not_objects:
-            on_progress(report.not_objects - not_objects)  # after the last batch
+        loader.begin_file(path.name)
+        if not load_whole_file(loader, path, report, on_progress):
+            load_file_in_batches(loader, path, batch_size, report, on_progress)
+        loader.commit_file()
+        report.seconds = time.perf_counter() - started
+        if on_committed:
+            on_committed(path, report)
     loader.close()
     report.seconds = time.perf_counter() - started
     return report

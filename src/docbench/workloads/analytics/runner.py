@@ -48,6 +48,7 @@ from docbench.dataset.oracle import load_or_compute_answers
 from docbench.dataset.reader import dataset_files, read_error_message
 from docbench.systems import REGISTERED, adapter_class, adapter_variants, engine_class, open_engine
 from docbench.systems.server import clear_work_directory
+from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
 from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.load import LoadReport, load_files
 from docbench.workloads.analytics.worker import QueryRun, run_query_in_worker
@@ -260,12 +261,21 @@ def run_system(name: str, variant: Variant, dataset: Dataset, request: RunReques
             engine.stop()
         except Exception as error:  # noqa: BLE001
             document.setdefault("warnings", []).append(f"stop failed: {error}")
-        if not request.keep_databases and engine.url is None:
+        if keep_for_resume(engine, document):
+            console.print(f"[yellow]the load did not finish: its database and checkpoint are "
+                          f"kept in {engine.workdir} for `docbench run --resume`[/yellow]")
+        elif not request.keep_databases and engine.url is None:
             # Stops first whatever server a failed stop left running there (by its pid file).
             clear_work_directory(engine.workdir)
     document["finished_at"] = results.now_iso()
     document["docbench_peak_rss_bytes"] = procstats.own_peak_rss()
     return document
+
+
+def keep_for_resume(engine: Engine, document: dict[str, Any]) -> bool:
+    """A load that was interrupted after committing files keeps its database, so that
+    --resume continues it (a multi-hour load is not started over for one kill)."""
+    return document.get("load_time") is None and (engine.workdir / CHECKPOINT_NAME).exists()
 
 
 def disk_refusal(request: RunRequest, runs: list[tuple[str, Variant]]) -> str | None:
@@ -325,21 +335,48 @@ def base_document(system: AnalyticsAdapter, dataset: Dataset, request: RunReques
 
 def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, Any],
                request: RunRequest, result_path: Path) -> dict[str, Any]:
-    """Load, finish, count and size; return the oracle answers for what was loaded."""
-    system.create()
+    """Load, finish, count and size; return the oracle answers for what was loaded.
+
+    The load is resumable: each committed file is checkpointed (see checkpoint.py), and with
+    --resume a load that was killed continues at the first file not committed."""
+    checkpoint = LoadCheckpoint(system.engine.workdir, dataset.fingerprint, system.name,
+                                system.variant.name)
+    resumed = None
+    if request.resume:
+        resumed, why = checkpoint.resume(system.count)
+        console.print(f"[dim]{system.name}/{system.variant.name}: {why}[/dim]")
+    if resumed is None:
+        system.create()
+        checkpoint.clear()
+    files = [f for f in dataset.files if resumed is None or f.name not in resumed.committed]
     lines_offered = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
     log_path = result_path.with_suffix(".refused.tsv")
-    with _progress(request) as progress, RefusalLog(log_path) as refusal_log:
+    checkpoint.refusals_path.parent.mkdir(parents=True, exist_ok=True)
+    with _progress(request) as progress, RefusalLog(log_path) as refusal_log, \
+            open(checkpoint.refusals_path, "w", encoding="utf-8") as work_log:
         task = progress.add_task(f"load {system.name}/{system.variant.name}", total=lines_offered or None)
         label = f"load {system.name}/{system.variant.name}"
+        done_before = len(dataset.files) - len(files)
+        if resumed is not None:
+            progress.advance(task, resumed.report.offered)
+            for line in resumed.refusals:
+                refusal_log.write(line)
+                work_log.write(line)
 
         def on_file(done: int, total: int, path: Path) -> None:
-            progress.update(task, description=f"{label} file {done + 1}/{total} ({path.name})")
+            progress.update(task, description=f"{label} file {done_before + done + 1}/"
+                            f"{done_before + total} ({path.name})")
 
-        report: LoadReport = load_files(system.loader(), dataset.files, type(system).load_batch_size,
+        def on_committed(path: Path, report: LoadReport) -> None:
+            work_log.flush()
+            checkpoint.record(path, report)
+
+        report: LoadReport = load_files(system.loader(), files, type(system).load_batch_size,
                                         on_file=on_file,
                                         on_progress=lambda n: progress.advance(task, n),
-                                        refusal_log=refusal_log)
+                                        refusal_log=TeeLog(refusal_log, work_log),
+                                        report=resumed.report if resumed else None,
+                                        on_committed=on_committed)
     started = time.perf_counter()
     system.finish_load()
     finish_seconds = time.perf_counter() - started
@@ -364,6 +401,7 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
             "batches": report.batches,
             "retried_batches": report.retried_batches,
             "batch_size": type(system).load_batch_size,
+            "resumed_after_files": done_before,
         },
         "load_errors": {
             "count": report.refused_count,
