@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from docbench.contracts.analytics import Loader
 from docbench.systems import open_adapter
 from docbench.workloads.analytics.load import load_files
 
@@ -89,9 +90,28 @@ def test_refusals_named_by_the_engine_are_recorded_without_bisection(tmp_path: P
         shutil.rmtree(home, ignore_errors=True)
 
 
-def test_whole_file_fast_path_falls_back_to_batches_on_refusal(tmp_path: Path) -> None:
-    """DuckDB takes a plain file whole; a refused file is then loaded in batches and only the
-    refused line is lost; a file with a blank line never takes the fast path."""
+class WithoutSkipping(Loader):
+    """A real loader offered the all-or-nothing whole-file path and batches only."""
+
+    def __init__(self, inner: Loader) -> None:
+        self.inner = inner
+
+    def load_batch(self, lines: list[bytes]) -> None:
+        self.inner.load_batch(lines)
+
+    def load_file(self, path: Path, documents: int) -> bool:
+        return self.inner.load_file(path, documents)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize("skipping", [True, False])
+def test_whole_file_fast_path_names_or_falls_back_to_batches(tmp_path: Path, skipping: bool) -> None:
+    """DuckDB takes a plain file whole. With its skipping path the refused line is named in
+    the same pass (no batch retried); with the all-or-nothing path the refused file is loaded
+    in batches instead. Either way only the refused line is lost; a file with a blank line
+    never takes the fast path."""
     from docbench.workloads.analytics.load import plain_file_documents
 
     system = open_adapter("duckdb", "analytics", tmp_path / "db")
@@ -104,9 +124,12 @@ def test_whole_file_fast_path_falls_back_to_batches_on_refusal(tmp_path: Path) -
     blank = tmp_path / "file_0003.json"
     blank.write_bytes(GOOD + b"\n\n" + GOOD + b"\n")
     assert plain_file_documents(clean) == 10 and plain_file_documents(blank) is None
-    report = load_files(system.loader(), [clean, dirty, blank], 100)
-    assert report.whole_file_refusals == 1
+    loader = system.loader() if skipping else WithoutSkipping(system.loader())
+    report = load_files(loader, [clean, dirty, blank], 100)
+    assert report.whole_file_refusals == (0 if skipping else 1)
+    assert report.retried_batches == (0 if skipping else 1)
     assert [(r.file, r.line) for r in report.refused] == [("file_0002.json", 5)]
+    assert "Malformed JSON" in report.refused[0].reason
     assert report.offered == 10 + 10 + 2 and report.empty_lines == 1
     assert system.count() == 10 + 9 + 2
     system.release()

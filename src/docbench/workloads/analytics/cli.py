@@ -69,14 +69,19 @@ def bench_commands() -> list[click.Command]:
     @click.command("load")
     @click.option("--systems", "system_names", default=None)
     @click.option("--scale", default="1m", show_default=True, callback=_scale)
-    @click.option("--data", "data_dir", type=click.Path(path_type=Path, exists=True), default=None)
-    def bench_load(system_names: str | None, scale: str, data_dir: Path | None) -> None:
-        """Compare docbench's load time with each system's native bulk load of the same files."""
+    @click.option("--data", "data_dir", type=click.Path(path_type=Path, exists=True), default=None,
+                  help="A dataset directory instead of the --scale one.")
+    @click.option("--repeat", default=2, show_default=True, type=click.IntRange(min=1),
+                  help="Loads per side (alternating); the minimum is compared.")
+    def bench_load(system_names: str | None, scale: str, data_dir: Path | None, repeat: int) -> None:
+        """docbench's load of the dataset (hard documents included) against each system's
+        native bulk load of its clean twin (same seed, --hard-rate 0): time and ratio."""
         from docbench.workloads.analytics.loadbench import bench_load_overhead
         from docbench.workloads.options import split_list
 
         with runlock.hold(paths.work_dir()):
-            bench_load_overhead(split_list(system_names), scale=scale, data_dir=data_dir)
+            bench_load_overhead(split_list(system_names), scale=scale, data_dir=data_dir,
+                                repeat=repeat)
 
     return [bench_load]
 

@@ -1,0 +1,145 @@
+"""Refusals at native speed: an engine that skips and names the documents it refuses finds
+exactly the hard documents it cannot take -- the same ones bisection finds -- and loads all the
+others, on real engines, from plain and compressed files."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from docbench.contracts.analytics import Loader
+from docbench.dataset.lines import read_numbered_lines
+from docbench.dataset.manifest import read_manifest
+from docbench.dataset.reader import dataset_files
+from docbench.systems import open_adapter
+from docbench.workloads.analytics.load import LoadReport, load_files
+
+# Which hard documents each engine refuses (docbench-gen's kinds; see generate.py).
+REFUSED_KINDS = {
+    "clickhouse": {"lone_surrogate"},
+    "duckdb": {"lone_surrogate"},
+    "sqlite": {"deep_nesting"},
+    "postgresql": {"nul_escape", "lone_surrogate"},
+    "mariadb": {"lone_surrogate", "deep_nesting"},
+    "elasticsearch": {"deep_nesting"},
+    "opensearch": {"deep_nesting"},
+}
+# Engines with a native path that skips and names refused documents.
+SKIPPING = {"clickhouse", "duckdb"}
+
+
+class BatchesOnly(Loader):
+    """The same engine's loader, offered batches only: the bisection path."""
+
+    def __init__(self, inner: Loader) -> None:
+        self.inner = inner
+
+    def load_batch(self, lines: list[bytes]) -> None:
+        self.inner.load_batch(lines)
+
+    def begin_file(self, name: str) -> None:
+        self.inner.begin_file(name)
+
+    def commit_file(self) -> None:
+        self.inner.commit_file()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture(scope="module")
+def hard_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """6,000 documents in 3 files, one in a hundred of them hard (every kind, in every file)."""
+    from docbench.dataset.generate import generate_dataset
+
+    out = tmp_path_factory.mktemp("hard-6k")
+    out.chmod(0o755)
+    generate_dataset(6_000, out, seed=14, jobs=2, docs_per_file=2_000, hard_rate=0.01, quiet=True)
+    return out
+
+
+def _expected(data: Path, system: str) -> dict[str, set[int]]:
+    manifest = read_manifest(data)
+    assert manifest is not None
+    expected: dict[str, set[int]] = {}
+    for hard in manifest.hard_documents:
+        if hard.kind in REFUSED_KINDS[system]:
+            expected.setdefault(hard.file, set()).add(hard.line)
+    return expected
+
+
+def _load(system, files: list[Path], batches_only: bool) -> LoadReport:
+    system.create()
+    loader = system.loader()
+    return load_files(BatchesOnly(loader) if batches_only else loader, files,
+                      type(system).load_batch_size)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_KINDS))
+def test_native_capture_finds_exactly_the_hard_documents_bisection_finds(name: str, hard_data: Path) -> None:
+    home = Path(tempfile.mkdtemp(prefix=f"docbench-refusals-{name}-"))
+    home.chmod(0o755)
+    system = open_adapter(name, "analytics", home / "db")
+    system.engine.start()
+    try:
+        files = dataset_files(hard_data)
+        expected = _expected(hard_data, name)
+        assert sum(map(len, expected.values())) >= 6  # the test means something
+        native = _load(system, files, batches_only=False)
+        native_count = system.count()
+        bisected = _load(system, files, batches_only=True)
+        assert native.refused_lines == expected == bisected.refused_lines
+        assert native_count == system.count() == 6_000 - sum(map(len, expected.values()))
+        assert all(r.reason.strip() for r in native.refused)
+        if name in SKIPPING:
+            # no batch was retried: the engine named the refused lines in one pass per file
+            assert native.retried_batches == 0 and native.whole_file_refusals == 0
+            assert bisected.retried_batches > 0
+    finally:
+        system.release()
+        system.engine.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", sorted(SKIPPING))
+def test_compressed_files_load_exactly_what_plain_files_load(name: str, hard_data: Path,
+                                                             tmp_path: Path) -> None:
+    import gzip
+
+    import zstandard
+
+    files = dataset_files(hard_data)
+    compressed = []
+    for number, path in enumerate(files):
+        if number % 2:
+            target = tmp_path / f"{path.name}.gz"
+            target.write_bytes(gzip.compress(path.read_bytes()))
+        else:
+            target = tmp_path / f"{path.name}.zst"
+            target.write_bytes(zstandard.ZstdCompressor().compress(path.read_bytes()))
+        compressed.append(target)
+    system = open_adapter(name, "analytics", tmp_path / "db")
+    system.engine.start()
+    try:
+        plain = _load(system, files, batches_only=False)
+        plain_count = system.count()
+        packed = _load(system, compressed, batches_only=False)
+        assert system.count() == plain_count
+        assert {Path(n).name.split(".json")[0]: lines for n, lines in packed.refused_lines.items()} == \
+            {Path(n).name.split(".json")[0]: lines for n, lines in plain.refused_lines.items()}
+        assert packed.retried_batches == 0
+    finally:
+        system.release()
+        system.engine.stop()
+
+
+def test_numbered_lines_are_found_across_chunks(tmp_path: Path) -> None:
+    lines = [f'{{"n":{i},"pad":"{"x" * (i % 300)}"}}'.encode() for i in range(1, 120_001)]
+    path = tmp_path / "file.json"
+    path.write_bytes(b"\n".join(lines))  # no newline at the end
+    wanted = [1, 2, 59_999, 60_000, 119_999, 120_000, 120_001]
+    found = read_numbered_lines(path, wanted)
+    assert found == {n: lines[n - 1] for n in wanted if n <= 120_000}
