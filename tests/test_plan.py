@@ -3,6 +3,7 @@ a scale that does not fit is refused before anything is generated or started."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,20 @@ def test_plan_extrapolates_from_a_result_here(real_data_dir: Path, tmp_path: Pat
     [guess] = make_plan("10m", ["duckdb"], None, [results_dir]).needs
     assert guess.basis.startswith("guess") and guess.load_seconds is None
     assert plan.dataset_bytes == 10_000_000 * RAW_BYTES_PER_DOC and not (tmp_path / "data").exists()
+    # A second scale, 10x larger, where size and load time grew 10x and query memory not at
+    # all: the figures follow the power law through both (memory stays flat, not x10,000).
+    larger = json.loads(json.dumps(measured))
+    larger.update(num_loaded_documents=measured["num_loaded_documents"] * 10,
+                  dataset_size=measured["dataset_size"] * 10, load_time=measured["load_time"] * 10,
+                  total_size=size * 10, started_at="2099-01-01T00:00:00Z")
+    larger["storage"]["on_disk"] = size * 10
+    (results_dir / "analytics.sqlite.jsonb.10k.test.json").write_text(json.dumps(larger))
+    [need] = make_plan("10m", ["sqlite"], ["jsonb"], [results_dir]).needs
+    memory = max(m for row in measured["memory_usage"] for m in row if m)
+    assert need.memory_bytes == pytest.approx(memory, rel=1e-6)
+    assert need.database_bytes == pytest.approx(size * factor, rel=1e-6)
+    assert need.load_seconds == pytest.approx(measured["load_time"] * factor)
+    assert need.basis.startswith("power law through the 1k and 10k runs")
 
 
 def test_a_scale_that_does_not_fit_is_refused_and_nothing_is_written(tmp_path: Path) -> None:

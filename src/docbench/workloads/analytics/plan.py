@@ -1,20 +1,23 @@
 """`docbench plan --scale 1000m`: what a scale will need before anything runs.
 
 Per system and variant: the database's bytes on disk, its WAL/temporary bytes, load time,
-query time and memory, extrapolated linearly in the number of documents from the largest
-complete analytics result of that system/variant on this machine (the method is printed
-beside every figure; with no result to extrapolate from, the figure is a stated guess from
-the dataset's raw size). The dataset itself counts when it still has to be generated. The
-plan refuses (non-zero exit, nothing started or written) when the disk cannot hold it;
-`docbench run` makes the same check before it starts a scale.
+query time and memory, extrapolated from the complete analytics results of that
+system/variant on this machine (the method is printed beside every figure; with no result to
+extrapolate from, the figure is a stated guess from the dataset's raw size). The dataset
+itself counts when it still has to be generated. The plan refuses (non-zero exit, nothing
+started or written) when the disk cannot hold it; `docbench run` makes the same check before
+it starts a scale.
 
-Why linear: load time, table and index sizes grow with the documents loaded for every engine
-here; query memory does not (aggregation state grows with distinct users, not documents), so
-the memory figure is an upper bound and is said to be one.
+How: with results at two scales at least 3x apart (e.g. 1m and 10m), each figure follows the
+power law through the two largest (value ~ N^b): sizes and load times come out close to
+linear, query memory far below it (aggregation state grows with distinct users, not with
+documents), a step that grows faster than the data shows as b > 1. With one scale only, the
+figures are linear and said to be; a linear memory figure is then an upper bound.
 """
 
 from __future__ import annotations
 
+import math
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,34 +83,87 @@ class Plan:
         return self.disk_needed <= self.disk_free
 
 
-def _measured(documents: list[dict[str, Any]], system: str, variant: str) -> dict[str, Any] | None:
-    """The largest complete local result of this system/variant (the best base to scale)."""
+def _measured_runs(documents: list[dict[str, Any]], system: str, variant: str) -> list[dict[str, Any]]:
+    """The complete local results of this system/variant, the latest per scale, smallest
+    scale first (the bases to scale from)."""
     mine = [d for d in documents if d.get("workload") == "analytics" and d.get("system") == system
             and d.get("variant") == variant and d.get("complete") and d.get("num_loaded_documents")
             and not d.get("imported") and d.get("machine_slug", machine_slug()) == machine_slug()]
-    return max(mine, key=lambda d: d["num_loaded_documents"]) if mine else None
+    latest: dict[int, dict[str, Any]] = {}
+    for document in sorted(mine, key=lambda d: str(d.get("started_at") or d.get("date") or "")):
+        latest[round(math.log10(document["num_loaded_documents"]), 1)] = document
+    return sorted(latest.values(), key=lambda d: d["num_loaded_documents"])
 
 
 def _query_seconds(document: dict[str, Any]) -> float:
     return sum(t for row in document.get("result") or [] for t in row or [] if t is not None)
 
 
+def _peak_memory(document: dict[str, Any]) -> int | None:
+    memory = [m for row in document.get("memory_usage") or [] for m in row or [] if m]
+    return max(memory) if memory else None
+
+
+def _size(document: dict[str, Any]) -> int:
+    storage = document.get("storage") or {}
+    return max(document.get("total_size") or 0, storage.get("on_disk") or 0)
+
+
+def _wal(document: dict[str, Any]) -> int:
+    return ((document.get("storage") or {}).get("detail") or {}).get("wal_bytes") or 0
+
+
+def _label(document: dict[str, Any]) -> str:
+    return count_label(document.get("dataset_size") or document["num_loaded_documents"])
+
+
+class Scaler:
+    """Extrapolates a figure from measured runs to `documents`: with two scales at least 3x
+    apart, along the power law through the two largest (value ~ N^b, b clamped to [0, 2]:
+    query memory grows with distinct users, far slower than documents; a merge can grow
+    faster); with one scale, linearly (and says so)."""
+
+    def __init__(self, runs: list[dict[str, Any]], documents: int) -> None:
+        self.runs = runs
+        self.documents = documents
+        self.last = runs[-1]
+        self.pair = None
+        if len(runs) >= 2 and runs[-1]["num_loaded_documents"] >= 3 * runs[-2]["num_loaded_documents"]:
+            self.pair = (runs[-2], runs[-1])
+
+    def scale(self, figure: Any) -> float | None:
+        last = figure(self.last)
+        if last is None:
+            return None
+        n_last = self.last["num_loaded_documents"]
+        exponent = 1.0
+        if self.pair is not None:
+            first = figure(self.pair[0])
+            if first and last:
+                ratio = self.pair[1]["num_loaded_documents"] / self.pair[0]["num_loaded_documents"]
+                exponent = min(2.0, max(0.0, math.log(last / first) / math.log(ratio)))
+        return last * (self.documents / n_last) ** exponent
+
+    def basis(self) -> str:
+        date = str(self.last.get("started_at") or self.last.get("date"))[:10]
+        if self.pair is not None:
+            return (f"power law through the {_label(self.pair[0])} and {_label(self.pair[1])} "
+                    f"runs (latest {date})")
+        factor = self.documents / self.last["num_loaded_documents"]
+        return f"x{factor:,.1f} of the {_label(self.last)} run of {date} (linear: one scale measured)"
+
+
 def system_need(system: str, variant: str, documents: int, raw_bytes: int,
-                measured: dict[str, Any] | None) -> SystemNeed:
-    if measured is None:
+                runs: list[dict[str, Any]]) -> SystemNeed:
+    if not runs:
         return SystemNeed(system, variant, int(raw_bytes * GUESS_DB_PER_RAW_BYTE), 0, None, None, None,
                           "guess: no result of this system here (database taken as large as the raw data)")
-    factor = documents / measured["num_loaded_documents"]
-    storage = measured.get("storage") or {}
-    size = max(measured.get("total_size") or 0, storage.get("on_disk") or 0)
-    wal = (storage.get("detail") or {}).get("wal_bytes") or 0
-    memory = [m for row in measured.get("memory_usage") or [] for m in row or [] if m]
+    scaler = Scaler(runs, documents)
+    memory = scaler.scale(_peak_memory)
     return SystemNeed(
-        system, variant, int(size * factor), int(wal * factor),
-        (measured.get("load_time") or 0) * factor, _query_seconds(measured) * factor,
-        int(max(memory) * factor) if memory else None,
-        f"x{factor:,.1f} of the {count_label(measured['num_loaded_documents'])} run "
-        f"of {str(measured.get('started_at') or measured.get('date'))[:10]}")
+        system, variant, int(scaler.scale(_size) or 0), int(scaler.scale(_wal) or 0),
+        scaler.scale(lambda d: d.get("load_time") or None), scaler.scale(_query_seconds),
+        int(memory) if memory is not None else None, scaler.basis())
 
 
 def dataset_need(label: str, documents: int, compress: str) -> tuple[Path, int, str]:
@@ -141,7 +197,7 @@ def make_plan(scale: str, system_names: list[str] | None = None, variants: list[
             if variants and variant.name not in variants:
                 continue
             plan.needs.append(system_need(name, variant.name, documents, raw,
-                                          _measured(known, name, variant.name)))
+                                          _measured_runs(known, name, variant.name)))
     # The dataset and the databases may live on different filesystems: the tighter one counts.
     plan.free = {str(paths.datasets_dir()): _filesystem_free(paths.datasets_dir()),
                  str(paths.work_dir()): _filesystem_free(paths.work_dir())}
@@ -171,7 +227,7 @@ def print_plan(plan: Plan, console: Any) -> None:
 
     table = Table(title=f"Plan for {plan.label} ({plan.documents:,} documents) on this machine")
     for column in ("system/variant", "database GB", "WAL/temp GB", "load h", "queries h",
-                   "query memory GB (upper bound)", "basis"):
+                   "query memory GB", "basis"):
         table.add_column(column, justify="left" if column in ("system/variant", "basis") else "right")
     for need in plan.needs:
         table.add_row(f"{need.system}/{need.variant}", gb(need.database_bytes), gb(need.temp_bytes),
