@@ -277,10 +277,12 @@ def plain_file_documents(path: Path) -> int | None:
 
 
 def load_whole_file(loader: Loader, path: Path, report: LoadReport,
-                    on_progress: Callable[[int], None] | None) -> bool:
+                    on_progress: Callable[[int], None] | None, known_documents: int | None = None) -> bool:
     """Try the loader's native whole-file paths (the one that skips and names refused
-    documents first); False means: send this file in batches."""
-    documents = plain_file_documents(path)
+    documents first); False means: send this file in batches. `known_documents`: the file's
+    line count when it is known that every line is a document starting with '{' (a file the
+    generator wrote, byte for byte): no scan of the file then."""
+    documents = known_documents or plain_file_documents(path)
     if documents is None:
         return False
     try:
@@ -322,12 +324,15 @@ def load_files(loader: Loader, files: list[Path], batch_size: int,
                refusal_log: TextIO | None = None,
                on_file: Callable[[int, int, Path], None] | None = None,
                report: LoadReport | None = None,
-               on_committed: Callable[[Path, LoadReport], None] | None = None) -> LoadReport:
+               on_committed: Callable[[Path, LoadReport], None] | None = None,
+               known_documents: dict[str, int] | None = None) -> LoadReport:
     """Load every file through `loader`, each as one unit (``begin_file``/``commit_file``);
     `on_progress(n)` is called with lines offered, `on_file(done, total, path)` before each
     file (the live line shows files done/total), `on_committed(path, report)` after each
     file is committed (the checkpoint of a resumable load). A resumed load passes the
-    `report` of the files already committed and only the files still to load."""
+    `report` of the files already committed and only the files still to load.
+    `known_documents`: file name -> lines, for files known to hold one document starting with
+    '{' per line (see :func:`load_whole_file`)."""
     report = report or LoadReport()
     report.refusal_log = refusal_log
     started = time.perf_counter() - report.seconds
@@ -335,7 +340,8 @@ def load_files(loader: Loader, files: list[Path], batch_size: int,
         if on_file:
             on_file(done, len(files), path)
         loader.begin_file(path.name)
-        if not load_whole_file(loader, path, report, on_progress):
+        known = (known_documents or {}).get(path.name)
+        if not load_whole_file(loader, path, report, on_progress, known):
             load_file_in_batches(loader, path, batch_size, report, on_progress)
         loader.commit_file()
         report.seconds = time.perf_counter() - started
