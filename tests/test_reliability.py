@@ -262,6 +262,8 @@ def test_every_post_load_step_is_timed_on_its_own(real_small: Path, tmp_path: Pa
         assert steps and all(step["seconds"] >= 0 and step["step"] for step in steps), document["system"]
         assert sum(s["seconds"] for s in steps) <= document["load"]["finish_seconds"] + 0.01
     by_system = {d["system"]: d["load"]["finish_steps"] for d in results.load_results([tmp_path / "results"])}
-    assert [s["step"] for s in by_system["clickhouse"]] == ["OPTIMIZE TABLE FINAL",
-                                                           "wait for replaced parts to be removed"]
+    # ClickHouse forces no merge (OPTIMIZE FINAL grew faster than the data): it lets the
+    # background merges settle and says so.
+    assert [s["step"] for s in by_system["clickhouse"]] == [
+        "let the background merges settle (no OPTIMIZE FINAL)", "wait for replaced parts to be removed"]
     assert by_system["sqlite"][-1]["step"] == "PRAGMA wal_checkpoint(TRUNCATE)"

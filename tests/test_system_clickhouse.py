@@ -151,7 +151,7 @@ def test_storage(loaded) -> None:
     assert size.data and 0 < size.data <= size.total
     assert size.index and size.index > 0
     assert size.on_disk and size.on_disk >= size.total
-    assert size.detail["parts"] == 1  # OPTIMIZE FINAL merged everything
+    assert size.detail["parts"] >= 1  # no forced merge: as the background merges left it
     assert size.detail["outdated_parts"] == 0  # and the replaced parts left the disk
     assert size.detail["rows"] == system.count()
     assert size.detail["codec"] == "CODEC(LZ4)"

@@ -69,6 +69,7 @@ class ClickHouseLoader(Loader):
         self.errors_path = adapter.engine.workdir / ERRORS_FILE_NAME
         statements = read_sql_statements(adapter.engine.folder() / "load.sql")
         self.batch_statement, self.skipping_statement = statements[0], statements[3]
+        self.in_file = False
         con = self.engine.connect()
         for table in (STAGING, PROBE):
             con.query(f"DROP TABLE IF EXISTS {DATABASE}.{table} SYNC")
@@ -80,7 +81,12 @@ class ClickHouseLoader(Loader):
         if not lines:
             return
         write_lines(self.batch_path, lines)
-        self._insert(self.batch_statement, self.batch_path, f"{DATABASE}.{STAGING}")
+        self._insert(self.batch_statement, self.batch_path, self.target)
+
+    @property
+    def target(self) -> str:
+        """The staging table within a file (begin_file .. commit_file), else the main table."""
+        return f"{DATABASE}.{STAGING}" if self.in_file else QUALIFIED
 
     def load_file_skipping(self, path: Path, documents: int) -> dict[int, str] | None:
         """The native insert of the whole file, the parser skipping what it refuses.
@@ -89,8 +95,10 @@ class ClickHouseLoader(Loader):
         offered alone to the probe table, and the error it gets is the reason logged. When
         the rows loaded plus the rows skipped are not the file's lines, or a skipped line
         parses on its own, the numbers cannot be trusted: nothing is kept (BatchRejected)."""
+        if not self.in_file:
+            return None  # the count check needs the file alone in the staging table
         self.errors_path.unlink(missing_ok=True)
-        self._insert(self.skipping_statement, path, f"{DATABASE}.{STAGING}",
+        self._insert(self.skipping_statement, path, self.target,
                      errors=sql_string(str(self.errors_path)))
         skipped = self._skipped_rows()
         loaded = self._staged_rows()
@@ -139,11 +147,13 @@ class ClickHouseLoader(Loader):
 
     def begin_file(self, name: str) -> None:
         self._discard_staged()
+        self.in_file = True
 
     def commit_file(self) -> None:
         if self._staged_rows():
             self.engine.query(f"ALTER TABLE {DATABASE}.{STAGING} MOVE PARTITION ID 'all' "
                               f"TO TABLE {QUALIFIED}")
+        self.in_file = False
 
     def _insert(self, template: str, path: Path, table: str, errors: str = "") -> None:
         con = self.engine.connect()
