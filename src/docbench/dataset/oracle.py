@@ -5,7 +5,10 @@ lines orjson refuses are tried again with the standard ``json`` module (strict U
 ``NaN``/``Infinity`` refused), which accepts valid JSON that orjson does not (lone surrogate
 escapes such as ``"\\ud83d"``, numbers beyond a double such as ``1e400``, integers beyond 64
 bits where orjson refuses them, nesting deeper than orjson's 1024 levels — beyond Python's
-recursion limit an iterative parser takes over).
+recursion limit an iterative parser takes over). Most lines do not need parsing at all: a
+line with exactly the byte layout of a line parsed before (a *template*: same keys, same
+value widths, printable ASCII, no escapes) is checked against it in bulk with numpy and
+gives the same document the parse would; see "The byte-level fast path" below for why.
 
 - An **empty line** (nothing but JSON whitespace) is counted in ``empty_lines``; it is not a
   document.
@@ -58,27 +61,37 @@ lets a checker judge such choices::
 
 All timestamps and spans are integers in microseconds (UTC).
 
-The cache (``answers.json``, next to the data only when docbench generated the dataset --
-see :func:`docbench.paths.cache_dir_for` -- else under docbench's home, so that a user's data
-directory is never written) is valid while the data files' names and sha256 match ``files``;
-a file whose size and mtime are those recorded is not hashed again.
+Caches, both next to the data only when docbench generated the dataset -- see
+:func:`docbench.paths.cache_dir_for` -- else under docbench's home, so that a user's data
+directory is never written:
 
-Memory and speed. Memory grows with the distinct (collection, did) pairs of creates, never
-with the document count: ``did:plc:`` ids are packed losslessly into 16 bytes and kept in
-sorted numpy runs (see ``DistinctDids``), 32 bytes per posting did for Q4/Q5. Measured on
-docbench-gen data: 1M documents 100 MB peak RSS, 10M 141 MB; about 375 MB of arrays are
-expected at 1000M with docbench-gen's 8M-user population. One process parses roughly
-300-370k documents per CPU-second; ``jobs`` processes files (or byte ranges of uncompressed
-files) in parallel.
+- ``answers.json``, valid while the data files' names and sha256 match ``files``;
+- ``.oracle-partials/<file>.npz``: one partial aggregate per data file (counts, hour
+  counts, the packed did sets; numpy arrays, no pickles), valid while that file has the
+  recorded name and sha256 and the oracle is the same version (a digest of this module).
+  Adding files to a dataset reads only the new files; removing one reads nothing (its
+  partial is dropped); a changed file is read again. ``--refresh`` ignores both.
+
+A file whose size and mtime are those recorded is not hashed again. Files are hashed as they
+are read (a whole-file task) or by a task of their own (a file split into byte ranges).
+
+Speed and memory (docbench-gen data, a 2-core AMD EPYC; numbers in "Measurements" below).
+``jobs`` processes (this one and ``jobs - 1`` spawned workers) take whole files, or byte
+ranges of big uncompressed files when that balances better; this process merges the per-file
+partials as they come. Memory grows with the distinct (collection, did) pairs of creates,
+never with the document count: ``did:plc:`` ids are packed losslessly into 16 bytes and kept
+in sorted numpy runs (see ``DistinctDids``), 32 bytes per posting did for Q4/Q5.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
 import time
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,13 +103,15 @@ from docbench.dataset.reader import (
     compression_of,
     dataset_files,
     file_sha256,
-    iter_line_batches,
+    iter_blocks,
+    known_sha256,
     read_error_message,
     remember_sha256,
     sha_cache_key,
     split_ranges,
 )
 from docbench.paths import cache_dir_for
+from docbench.procstats import peak_rss
 
 FORMAT = 1
 ANSWERS_NAME = "answers.json"
@@ -111,9 +126,8 @@ HOUR_US = 3_600_000_000
 NO_HOUR = 24  # index of the "no time" bucket in the per-collection hour lists
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
-SPLIT_MIN_BYTES = 16 << 20  # uncompressed files larger than this are split among jobs
 
-_INVALID = object()  # has no .get(): scan_batches relies on it
+_INVALID = object()  # has no .get(): _scan_lines relies on it
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,9 +288,21 @@ _PREFIX64 = np.frombuffer(b"did:plc:", dtype=np.uint64)[0]
 _WEIGHTS = np.uint64(32) ** np.arange(11, -1, -1, dtype=np.uint64)  # 12 base32 digits
 _BUCKET_SHIFT = np.uint64(56)  # hi holds 60 bits: its top 4 bits pick one of 16 buckets
 _N_BUCKETS = 16
-FLUSH_AT = 200_000  # pending dids (Python strings) before they are packed into runs
+FLUSH_AT = 200_000  # pending dids (strings or packed) before they are merged into runs
 _EMPTY_U64 = np.empty(0, dtype=np.uint64)
 _EMPTY_IDX = np.empty(0, dtype=np.intp)
+
+
+def pack_did_rows(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pack the rows of an (n, 32) uint8 matrix that spell ``did:plc:`` + 24 base32
+    characters: ``(hi, lo, ok)``, ``ok`` marking those rows (hi/lo hold only theirs)."""
+    prefix = np.ascontiguousarray(m[:, :8]).view(np.uint64).ravel()
+    v = np.take(_LUT, m[:, 8:32])  # (faster than fancy indexing)
+    ok = (prefix == _PREFIX64) & (v != 255).all(axis=1)
+    if not ok.all():
+        v = v[ok]
+    v = v.astype(np.uint64)
+    return v[:, :12] @ _WEIGHTS, v[:, 12:] @ _WEIGHTS, ok
 
 
 def encode_dids(dids: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
@@ -295,11 +321,11 @@ def encode_dids(dids: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, li
         hi, lo, sub, _ = encode_dids([dids[i] for i in clean])
         return _with_rest(hi, lo, np.asarray(clean, dtype=np.intp)[sub], n)
     m = None
+    cand = None
     if len(buf) == 33 * n - 1:  # the usual case: every did 32 bytes long
         rows = np.frombuffer(buf + b"\n", dtype=np.uint8).reshape(n, 33)
         if (rows[:, 32] == 10).all():
             m = rows
-            cand = None
     if m is None:
         a = np.frombuffer(buf, dtype=np.uint8)
         nl = np.flatnonzero(a == 10)
@@ -307,17 +333,13 @@ def encode_dids(dids: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, li
         ends = np.concatenate((nl, [len(a)]))
         cand = np.flatnonzero(ends - starts == 32)
         m = a[starts[cand][:, None] + np.arange(32)]
-    prefix = np.ascontiguousarray(m[:, :8]).view(np.uint64).ravel()
-    v = _LUT[m[:, 8:32]]
-    ok = (prefix == _PREFIX64) & (v != 255).all(axis=1)
-    if not ok.all():
-        v = v[ok]
-        cand = np.flatnonzero(ok) if cand is None else cand[ok]
-    v = v.astype(np.uint64)
-    hi = v[:, :12] @ _WEIGHTS
-    lo = v[:, 12:] @ _WEIGHTS
+    hi, lo, ok = pack_did_rows(m)
     if cand is None:
-        return hi, lo, np.arange(n, dtype=np.intp), []
+        if ok.all():
+            return hi, lo, np.arange(n, dtype=np.intp), []
+        cand = np.flatnonzero(ok)
+    else:
+        cand = cand[ok]
     return _with_rest(hi, lo, cand, n)
 
 
@@ -432,7 +454,7 @@ class _Runs:
         return out
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """All keys (and values) in one sorted array each (a copy: for tests and small sets)."""
+        """All keys (and values) in one sorted array each (a copy)."""
         parts = self.parts()
         if not parts:
             return tuple(_EMPTY_U64 for _ in range(self.width))
@@ -453,6 +475,10 @@ class DistinctDids(_Runs):
         hi, lo, _, rest = encode_dids(dids)
         for i in rest:
             self.other.add(dids[i])
+        if len(hi):
+            self.push_sorted(_sorted_unique(hi, lo))
+
+    def add_packed(self, hi: np.ndarray, lo: np.ndarray) -> None:
         if len(hi):
             self.push_sorted(_sorted_unique(hi, lo))
 
@@ -498,6 +524,10 @@ class FirstLast:
             t = np.array(times, dtype=np.int64)[idx]
             self.runs.push_sorted(_sorted_minmax(hi, lo, t, t.copy()))
 
+    def add_packed(self, hi: np.ndarray, lo: np.ndarray, t: np.ndarray) -> None:
+        if len(hi):
+            self.runs.push_sorted(_sorted_minmax(hi, lo, t, t.copy()))
+
     def update(self, other: FirstLast) -> None:
         self.runs.update(other.runs)
         for did, t0 in other.mins.items():
@@ -508,13 +538,13 @@ class FirstLast:
 # Partial aggregates (one per file or file range; merged)
 
 # per collection: [all events, creates, pending dids (strings), hour counts or None, is post,
-#                  DistinctDids]
-ALL, CREATES, PENDING, HOURS, IS_POST, DISTINCT = range(6)
+#                  DistinctDids, pending packed dids (list of (hi, lo) arrays)]
+ALL, CREATES, PENDING, HOURS, IS_POST, DISTINCT, PACKED = range(7)
 
 
 def _new_state(coll: str | None) -> list:
     return [0, 0, [], [0] * 25 if coll in Q3_COLLECTIONS else None, coll == POST,
-            DistinctDids()]
+            DistinctDids(), []]
 
 
 @dataclass
@@ -527,10 +557,19 @@ class Partial:
     posts: FirstLast = field(default_factory=FirstLast)  # timed post creates per did
     post_dids: list = field(default_factory=list)  # pending (did, time) of timed post creates
     post_times: list = field(default_factory=list)
-    sha256: dict = field(default_factory=dict)  # file name -> sha256 (whole-file tasks)
+    post_packed: list = field(default_factory=list)  # pending (hi, lo, times) arrays
+
+    def state(self, coll) -> list:
+        st = self.colls.get(coll)
+        if st is None:
+            st = self.colls[coll] = _new_state(coll)
+        return st
 
     def pending(self) -> int:
-        return len(self.post_dids) + sum(len(st[PENDING]) for st in self.colls.values())
+        n = len(self.post_dids) + sum(len(p[0]) for p in self.post_packed)
+        for st in self.colls.values():
+            n += len(st[PENDING]) + sum(len(p[0]) for p in st[PACKED])
+        return n
 
     def flush(self) -> None:
         """Pack the pending dids into the compact sets."""
@@ -538,10 +577,19 @@ class Partial:
             if st[PENDING]:
                 st[DISTINCT].add(st[PENDING])
                 st[PENDING].clear()
+            if st[PACKED]:
+                packed = st[PACKED]
+                st[DISTINCT].add_packed(np.concatenate([p[0] for p in packed]),
+                                        np.concatenate([p[1] for p in packed]))
+                packed.clear()
         if self.post_dids:
             self.posts.add(self.post_dids, self.post_times)
             self.post_dids.clear()
             self.post_times.clear()
+        if self.post_packed:
+            packed = self.post_packed
+            self.posts.add_packed(*(np.concatenate([p[i] for p in packed]) for i in range(3)))
+            packed.clear()
 
     def merge(self, other: Partial) -> None:
         self.flush()
@@ -551,9 +599,7 @@ class Partial:
         self.invalid += other.invalid
         self.empty += other.empty
         for coll, theirs in other.colls.items():
-            mine = self.colls.get(coll)
-            if mine is None:
-                mine = self.colls[coll] = _new_state(coll)
+            mine = self.state(coll)
             mine[ALL] += theirs[ALL]
             mine[CREATES] += theirs[CREATES]
             mine[DISTINCT].update(theirs[DISTINCT])
@@ -562,18 +608,512 @@ class Partial:
                 for h, v in enumerate(theirs[HOURS]):
                     hours[h] += v
         self.posts.update(other.posts)
-        self.sha256.update(other.sha256)
 
-    def __getstate__(self) -> dict:  # pickled between processes: never with pending strings
+    def __getstate__(self) -> dict:  # pickled between processes: never with pending dids
         self.flush()
         return self.__dict__
 
+    # -- the per-file cache (see PartialCache): arrays, plus JSON for the rest -------------
 
-def scan_batches(batches: Iterable[list[bytes]], part: Partial,
-                 progress: Callable[[int], None] | None = None) -> Partial:
-    """Aggregate lines into ``part``. The hot loop: keep it lean. Subscripts first (the usual
-    document has every field); the ``.get`` path handles the rest, where ``_INVALID`` and every
-    non-object value lack ``.get``: the ``AttributeError`` branches are the type checks."""
+    def to_arrays(self, meta: dict) -> dict[str, np.ndarray]:
+        """This partial as named arrays for ``np.savez`` (no pickles: loading runs no code).
+        ``meta`` (the file's identity) is stored with the counts as JSON."""
+        self.flush()
+        arrays: dict[str, np.ndarray] = {}
+        colls = []
+        for i, (coll, st) in enumerate(self.colls.items()):
+            arrays[f"c{i}_hi"], arrays[f"c{i}_lo"] = st[DISTINCT].arrays()
+            colls.append([coll, st[ALL], st[CREATES], st[HOURS], sorted(st[DISTINCT].other)])
+        for name, a in zip(("p_hi", "p_lo", "p_mn", "p_mx"), self.posts.runs.arrays(),
+                           strict=True):
+            arrays[name] = a
+        posts = self.posts
+        others = [[d, t, posts.maxs[d]] for d, t in posts.mins.items()]
+        doc = dict(meta, lines=self.lines, documents=self.documents, invalid=self.invalid,
+                   empty=self.empty, colls=colls, post_others=others)
+        # ensure_ascii: lone surrogates (valid JSON escapes in the data) survive as escapes
+        arrays["meta"] = np.frombuffer(json.dumps(doc, ensure_ascii=True).encode(), np.uint8)
+        return arrays
+
+    @classmethod
+    def from_arrays(cls, doc: dict, arrays) -> Partial:
+        part = cls(lines=doc["lines"], documents=doc["documents"], invalid=doc["invalid"],
+                   empty=doc["empty"])
+        for i, (coll, n_all, n_creates, hours, other) in enumerate(doc["colls"]):
+            st = part.state(coll)
+            st[ALL], st[CREATES] = n_all, n_creates
+            if (hours is None) != (st[HOURS] is None) or (hours is not None and len(hours) != 25):
+                raise ValueError("hour counts do not fit the collection")
+            st[HOURS] = hours
+            st[DISTINCT].push_sorted((arrays[f"c{i}_hi"], arrays[f"c{i}_lo"]))
+            st[DISTINCT].other = set(other)
+        part.posts.runs.push_sorted(tuple(arrays[k] for k in ("p_hi", "p_lo", "p_mn", "p_mx")))
+        for did, t0, t1 in doc["post_others"]:
+            part.posts._add_other(did, t0, t1)
+        return part
+
+
+# --------------------------------------------------------------------------------------------
+# The byte-level fast path: line templates
+#
+# Most lines of a dataset share a handful of exact byte layouts: the same keys in the same
+# order, values of the same lengths (a like is a like: did, time, rev, rkey, cids, date and
+# uri always have the same widths). A *template* is such a layout, learned from one line that
+# the full parse accepted: every byte is either LITERAL (JSON structure, keys, whitespace,
+# and the values of ``kind``, ``commit.operation``, ``commit.collection``, which fix the
+# line's group) or a SLOT: a byte inside a string value (``did``, ``rev``, text, ...) or a
+# digit of an integer (``time_us``, numbers in the record). Lines of the template's length
+# are then checked in bulk with numpy, one comparison per byte, instead of being parsed.
+#
+# Why a line that passes the check parses exactly as the template says (the proof the fast
+# path rests on). The line that taught the template (L) is ASCII without any backslash or
+# control character. A checked line (M) of the same length has L's bytes at every literal
+# position; every string-slot byte is printable ASCII (0x20-0x7e), M holds exactly as many
+# quotes as L (L's quotes are all literal, so no slot holds a quote) and no backslash; a
+# digit slot holds a digit, and the first digit of a multi-digit integer is not 0. Reading M
+# from left to right, every string therefore starts and ends where it does in L (no quote or
+# backslash inside a slot to end it early or escape), every number has L's extent and is a
+# valid JSON integer, every other token is L's own bytes: M is the same sequence of tokens,
+# valid JSON, with the same keys (so the same duplicate keys, and the templates refuse those
+# at the top level and in ``commit`` anyway). Its ``kind``, ``commit.operation`` and
+# ``commit.collection`` are L's (literal), its ``did`` is the ASCII text of its slot (no
+# escapes), its ``time_us`` the integer of its digits (at most 18: always within int64).
+# M is pure ASCII, hence valid UTF-8. Whether orjson or the fallbacks would have parsed M,
+# the result is the same document. Anything else (escapes, non-ASCII, other lengths or
+# layouts) takes the full parse, line by line.
+
+TEMPLATE_MAX_LEN = 4096  # longer lines always take the full parse
+TEMPLATES_PER_LEN = 4
+MAX_TEMPLATES = 256
+LEARN_MIN = 3  # a length is worth a template once this many lines of it missed in one block
+LEARN_TRIES = 2  # failed attempts per length before that length is given up
+LEARN_PER_BLOCK = 4
+BATCH_ROWS = 2048  # rows of one length gathered (across blocks) before they are checked
+PENDING_BYTES = 16 << 20  # at most this many bytes of rows wait to be checked
+READ_BYTES = 4 << 20  # bytes read per block
+CHUNK_BYTES = 256 << 10  # bytes of rows per numpy pass (temporaries stay in the cache)
+_QUOTE, _BACKSLASH = 0x22, 0x5C
+_STR_LO, _STR_SPAN = 0x23, 0x7E - 0x23  # a string-slot byte: printable ASCII after '"'
+_TOKEN = re.compile(rb'"[^"]*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null'
+                    rb"|[{}\[\]:,]|[ \t\r]+")
+_INT_TOKEN = re.compile(rb"-?[0-9]+")
+_NOT_TEMPLATE_BYTE = re.compile(rb"[^\x20-\x7e]|\\")
+_POW10 = 10 ** np.arange(17, -1, -1, dtype=np.int64)  # 10**17 .. 1: up to 18 digits
+_MAX_DEPTH = 64
+
+
+class _NoTemplate(Exception):
+    pass
+
+
+class Template:
+    """One exact byte layout (see above): per byte an allowed range ``[lo, lo + span]``."""
+
+    __slots__ = ("length", "lo", "span", "no_commit", "coll", "creates", "did", "time", "hits")
+
+    def __init__(self, line: bytes, slots: list[tuple[int, int, str]], no_commit: bool,
+                 coll, creates: bool, did: tuple, time_: tuple) -> None:
+        self.length = len(line)
+        lo = np.frombuffer(line, dtype=np.uint8).copy()
+        span = np.zeros(len(line), dtype=np.uint8)
+        for s, e, kind in slots:
+            if kind == "str":
+                lo[s:e] = _STR_LO
+                span[s:e] = _STR_SPAN
+            else:  # the digits of an integer
+                lo[s:e] = 0x30
+                span[s:e] = 9
+                if e - s > 1:
+                    lo[s] = 0x31  # no leading zero
+                    span[s] = 8
+        self.lo, self.span = lo, span
+        self.no_commit = no_commit
+        self.coll = coll
+        self.creates = creates
+        self.did = did  # ("slot", start, end) or ("value", did or None)
+        self.time = time_  # ("slot", negative, start, end) or ("value", time_us or None)
+        self.hits = 0
+
+    def match(self, m: np.ndarray) -> np.ndarray | None:
+        """Which rows of ``m`` (n x length, uint8; rows without a backslash, see
+        ``_Blocks``) follow the template: a bool mask, or None when all of them do."""
+        outside = np.subtract(m, self.lo) > self.span  # uint8 arithmetic wraps: one test
+        if not outside.any():
+            return None
+        return ~outside.any(axis=1)
+
+
+def _tree(line: bytes, toks: list[tuple[int, int]], i: int, depth: int):
+    """The JSON value starting at token ``i``: ``(node, next token)``. Nodes: ``("obj",
+    [(key bytes, node)], ...)``, ``("arr", [node])``, ``("tok", start, end)``."""
+    if depth > _MAX_DEPTH:
+        raise _NoTemplate
+    s, e = toks[i]
+    c = line[s]
+    if c == 0x7B or c == 0x5B:  # { [
+        close = 0x7D if c == 0x7B else 0x5D
+        items: list = []
+        i += 1
+        if line[toks[i][0]] == close:
+            return ("obj" if c == 0x7B else "arr", items), i + 1
+        while True:
+            if c == 0x7B:
+                ks, ke = toks[i]
+                if line[ks] != _QUOTE or line[toks[i + 1][0]] != 0x3A:  # "key" :
+                    raise _NoTemplate
+                child, i = _tree(line, toks, i + 2, depth + 1)
+                items.append((line[ks + 1:ke - 1], child))
+            else:
+                child, i = _tree(line, toks, i, depth + 1)
+                items.append(child)
+            sep = line[toks[i][0]]
+            i += 1
+            if sep == close:
+                return ("obj" if c == 0x7B else "arr", items), i
+            if sep != 0x2C:
+                raise _NoTemplate
+    if c in b"{}[]:,":
+        raise _NoTemplate
+    return ("tok", s, e), i + 1
+
+
+def _members(node) -> dict:
+    keys = [k for k, _ in node[1]]
+    if len(set(keys)) != len(keys):  # duplicate keys: leave those lines to the full parse
+        raise _NoTemplate
+    return dict(node[1])
+
+
+def _slots(line: bytes, node, out: list, fixed: set) -> None:
+    """Every slot under ``node``, except under the nodes in ``fixed`` (kept literal)."""
+    if id(node) in fixed:
+        return
+    if node[0] == "obj":
+        for _, child in node[1]:
+            _slots(line, child, out, fixed)
+    elif node[0] == "arr":
+        for child in node[1]:
+            _slots(line, child, out, fixed)
+    else:
+        s, e = node[1], node[2]
+        if line[s] == _QUOTE:
+            if e - s > 2:
+                out.append((s + 1, e - 1, "str"))
+        elif _INT_TOKEN.fullmatch(line, s, e):
+            out.append((s + (line[s] == 0x2D), e, "int"))
+
+
+def derive_template(line: bytes) -> Template | None:
+    """The template of one line (see above), or None if the line does not make one: not
+    pure printable ASCII, escapes, duplicate keys where they matter, not an object, ..."""
+    if not 0 < len(line) <= TEMPLATE_MAX_LEN or _NOT_TEMPLATE_BYTE.search(line):
+        return None
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if type(doc) is not dict:
+        return None
+    toks = []
+    pos = 0
+    for m in _TOKEN.finditer(line):
+        if m.start() != pos:
+            return None
+        pos = m.end()
+        if line[m.start()] not in b" \t\r":
+            toks.append(m.span())
+    if pos != len(line):
+        return None
+    try:
+        root, end = _tree(line, toks, 0, 0)
+        if end != len(toks) or root[0] != "obj":
+            return None
+        top = _members(root)
+        fixed = {id(top[k]) for k in (b"kind", b"did", b"time_us") if k in top}
+        commit = doc.get("commit")
+        no_commit = type(commit) is not dict
+        coll = None
+        creates = False
+        cnode = top.get(b"commit")
+        if no_commit:
+            if cnode is not None:
+                fixed.add(id(cnode))
+        else:
+            if cnode is None or cnode[0] != "obj":
+                return None
+            cmap = _members(cnode)
+            fixed.update(id(cmap[k]) for k in (b"collection", b"operation") if k in cmap)
+            coll = commit.get("collection")
+            if type(coll) is not str and coll is not None:
+                coll = _json_text(coll)
+            creates = commit.get("operation") == "create" and doc.get("kind") == "commit"
+        slots: list[tuple[int, int, str]] = []
+        _slots(line, root, slots, fixed)
+    except (_NoTemplate, IndexError):
+        return None
+    did, t = doc.get("did"), doc.get("time_us")
+    node = top.get(b"did")
+    if type(did) is str and node[0] == "tok" and node[2] - node[1] > 2:
+        s, e = node[1] + 1, node[2] - 1
+        if line[s:e].decode("ascii") != did:
+            return None
+        slots.append((s, e, "str"))
+        did_rule = ("slot", s, e)
+    else:
+        did_rule = ("value", None if did is None else _json_text(did) if type(did) is not str
+                    else did)
+    node = top.get(b"time_us")
+    if (type(t) is int and node[0] == "tok" and _INT_TOKEN.fullmatch(line, node[1], node[2])
+            and node[2] - node[1] - (line[node[1]] == 0x2D) <= 18):
+        negative = line[node[1]] == 0x2D
+        s, e = node[1] + negative, node[2]
+        if int(line[node[1]:e]) != t:
+            return None
+        slots.append((s, e, "int"))
+        time_rule = ("slot", negative, s, e)
+    else:
+        ok = type(t) is int and INT64_MIN <= t <= INT64_MAX
+        time_rule = ("value", t if ok else None)
+    tpl = Template(line, slots, no_commit, coll, creates, did_rule, time_rule)
+    if tpl.match(np.frombuffer(line, dtype=np.uint8).reshape(1, -1)) is not None:
+        return None  # (cannot happen: a template matches its own line)
+    return tpl
+
+
+class TemplateStore:
+    """The templates one process has learned (kept across files: the layouts recur)."""
+
+    def __init__(self) -> None:
+        self.by_len: dict[int, list[Template]] = {}
+        self.has = np.zeros(TEMPLATE_MAX_LEN + 2, dtype=bool)
+        self.count = 0
+        self.failures: dict[int, int] = {}
+
+    def add(self, tpl: Template) -> None:
+        tpls = self.by_len.setdefault(tpl.length, [])
+        if len(tpls) >= TEMPLATES_PER_LEN:
+            tpls.sort(key=lambda t: -t.hits)
+            tpls.pop()
+            self.count -= 1
+        tpls.append(tpl)
+        self.count += 1
+        self.has[tpl.length] = True
+
+    def learn(self, missed: list[bytes]) -> None:
+        """Learn templates from lines that took the full parse, where a layout recurs: two
+        lines of the same length with their quotes at the same places."""
+        if self.count >= MAX_TEMPLATES or len(missed) < LEARN_MIN:
+            return
+        counts = Counter(map(len, missed))
+        wanted = [n for n, k in counts.items() if k >= LEARN_MIN and n <= TEMPLATE_MAX_LEN
+                  and self.failures.get(n, 0) < LEARN_TRIES
+                  and len(self.by_len.get(n, ())) < TEMPLATES_PER_LEN]
+        for n in wanted[:LEARN_PER_BLOCK]:
+            layouts: dict[tuple, list[bytes]] = {}
+            for line in missed:
+                if len(line) == n:
+                    layouts.setdefault(tuple(map(len, line.split(b'"'))), []).append(line)
+            same = max(layouts.values(), key=len)
+            tpl = derive_template(same[0]) if len(same) >= 2 else None
+            if tpl is not None and tpl.match(np.frombuffer(same[1], np.uint8)[None]) is None:
+                self.add(tpl)
+            else:
+                self.failures[n] = self.failures.get(n, 0) + 1
+
+
+_TEMPLATES = TemplateStore()
+
+
+def _times(rows: np.ndarray, rule: tuple) -> np.ndarray:
+    _, negative, s, e = rule
+    t = (rows[:, s:e] - 0x30).astype(np.int64) @ _POW10[18 - (e - s):]
+    return -t if negative else t
+
+
+def _slot_dids(rows: np.ndarray, s: int, e: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Packed did:plc keys of the did slot ``[s, e)``: ``(hi, lo, ok)``; the other rows'
+    dids are read as text by the caller."""
+    if e - s == 32:
+        return pack_did_rows(rows[:, s:e])
+    return _EMPTY_U64, _EMPTY_U64, np.zeros(len(rows), dtype=bool)
+
+
+def _texts(rows: np.ndarray, s: int, e: int, ok: np.ndarray) -> list[str]:
+    rest = rows[~ok, s:e]
+    data = rest.tobytes()
+    w = e - s
+    return [data[i:i + w].decode("ascii") for i in range(0, len(data), w)]
+
+
+def _apply(tpl: Template, rows: np.ndarray, part: Partial) -> None:
+    """Aggregate rows that follow ``tpl`` exactly as the line-by-line path would."""
+    n = len(rows)
+    tpl.hits += n
+    part.documents += n
+    if tpl.no_commit:
+        part.state(None)[ALL] += n
+        return
+    st = part.state(tpl.coll)
+    st[ALL] += n
+    if not tpl.creates:
+        return
+    st[CREATES] += n
+    hours = st[HOURS]
+    did = tpl.did
+    if hours is not None:
+        rule = tpl.time
+        t = None
+        if rule[0] == "slot":
+            t = _times(rows, rule)
+            counts = np.bincount(t // HOUR_US % 24, minlength=24).tolist()
+            for h in range(24):
+                hours[h] += counts[h]
+        elif rule[1] is not None:
+            hours[rule[1] // HOUR_US % 24] += n
+            t = np.full(n, rule[1], dtype=np.int64)
+        else:
+            hours[NO_HOUR] += n
+        if t is not None and st[IS_POST]:  # timed post creates: Q4, Q5 (and Q2 through them)
+            if did[0] == "slot":
+                hi, lo, ok = _slot_dids(rows, did[1], did[2])
+                part.post_packed.append((hi, lo, t[ok]))
+                if not ok.all():
+                    part.post_dids.extend(_texts(rows, did[1], did[2], ok))
+                    part.post_times.extend(t[~ok].tolist())
+            elif did[1] is None:
+                part.posts._add_other(None, int(t.min()), int(t.max()))
+            else:
+                part.post_dids.extend((did[1], did[1]))
+                part.post_times.extend((int(t.min()), int(t.max())))
+            return
+    if did[0] == "slot":
+        hi, lo, ok = _slot_dids(rows, did[1], did[2])
+        st[PACKED].append((hi, lo))
+        if not ok.all():
+            st[PENDING].extend(_texts(rows, did[1], did[2], ok))
+    elif did[1] is not None:
+        st[PENDING].append(did[1])
+
+
+class _Blocks:
+    """Routes the lines of raw blocks: lines whose length has a template wait, as rows of a
+    uint8 matrix per length (gathered across blocks, so that each numpy pass covers many
+    rows), for the template check; the others, and lines with a backslash anywhere, go to
+    the full parse. No per-line Python object is made for a line a template takes."""
+
+    def __init__(self, store: TemplateStore) -> None:
+        self.store = store
+        self.rows: dict[int, list[np.ndarray]] = {}  # waiting rows of each length
+        self.count: dict[int, int] = {}
+        self.bytes = 0
+
+    def route(self, block, part: Partial) -> list[bytes]:
+        """Count the block's lines into ``part.lines``, queue those a template may take, and
+        return the others (for the full parse; a ``\\r`` before the newline removed).
+        ``block``: bytes, or a memoryview from :func:`docbench.dataset.reader.iter_blocks`."""
+        a = np.frombuffer(block, dtype=np.uint8)
+        size = len(a)
+        ends = np.flatnonzero(a == 10)
+        if size and a[-1] != 10:  # the file's last line, without a newline
+            ends = np.append(ends, size)
+        n = len(ends)
+        part.lines += n
+        starts = np.empty(n, dtype=np.intp)
+        if n:
+            starts[0] = 0
+            starts[1:] = ends[:-1] + 1
+        lens = ends - starts
+        has = self.store.has[np.minimum(lens, TEMPLATE_MAX_LEN + 1)]
+        src = block.obj if isinstance(block, memoryview) else block  # (offset 0: find below)
+        i = src.find(b"\\", 0, size)
+        if i >= 0:  # a line with a backslash (an escape) always takes the full parse
+            marks = [i]
+            while (i := src.find(b"\\", i + 1, size)) >= 0 and len(marks) < 4096:
+                marks.append(i)
+            if i >= 0:
+                marks = np.flatnonzero(a == _BACKSLASH)
+            has[np.searchsorted(ends, marks)] = False
+        fast = np.flatnonzero(has)
+        slow = np.flatnonzero(~has)
+        view = memoryview(block)
+        lines = []
+        for s, e in zip(starts[slow].tolist(), ends[slow].tolist(), strict=True):
+            line = bytes(view[s:e])
+            lines.append(line[:-1] if line[-1:] == b"\r" else line)
+        if not len(fast):
+            return lines
+        lengths = lens[fast]
+        order = np.argsort(lengths, kind="stable")
+        lengths = lengths[order]
+        first = starts[fast[order]]
+        cuts = np.flatnonzero(lengths[1:] != lengths[:-1]) + 1
+        bounds = np.concatenate(([0], cuts, [len(order)])).tolist()
+        for s, e in zip(bounds[:-1], bounds[1:], strict=True):
+            length = int(lengths[s])
+            # every window of `length` bytes (a view), of which the rows starting lines
+            windows = np.ndarray((size - length + 1, length), np.uint8, a, 0, (1, 1))
+            self.rows.setdefault(length, []).append(windows[first[s:e]])
+            self._queued(length, e - s, part, lines)
+        if self.bytes > PENDING_BYTES:
+            lines.extend(self.drain(part))
+        return lines
+
+    def _queued(self, length: int, rows: int, part: Partial, lines: list[bytes]) -> None:
+        count = self.count[length] = self.count.get(length, 0) + rows
+        self.bytes += rows * length
+        if count >= BATCH_ROWS:
+            lines.extend(self.check(length, part))
+
+    def check(self, n: int, part: Partial) -> list[bytes]:
+        """Check the waiting rows of length ``n`` against its templates; return the rows no
+        template takes, as lines."""
+        count = self.count.pop(n)
+        self.bytes -= count * n
+        parts = self.rows.pop(n)
+        allrows = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        tpls = self.store.by_len[n]
+        if len(tpls) > 1:
+            tpls.sort(key=lambda t: -t.hits)
+        which = np.full(count, -1, dtype=np.int16)  # the template that takes each row
+        step = max(1, CHUNK_BYTES // n)
+        for i in range(0, count, step):
+            rows = allrows[i:i + step]
+            left = np.arange(i, i + len(rows))
+            for k, tpl in enumerate(tpls):
+                ok = tpl.match(rows)
+                if ok is None:
+                    which[left] = k
+                    break
+                if ok.any():
+                    which[left[ok]] = k
+                    rows, left = rows[~ok], left[~ok]
+                    if not len(left):
+                        break
+        if (which == 0).all():
+            _apply(tpls[0], allrows, part)
+            return []
+        for k, tpl in enumerate(tpls):
+            taken = which == k
+            if taken.any():
+                _apply(tpl, allrows[taken], part)
+        return [allrows[j].tobytes() for j in np.flatnonzero(which < 0).tolist()]
+
+    def drain(self, part: Partial) -> list[bytes]:
+        left: list[bytes] = []
+        for n in list(self.count):
+            left.extend(self.check(n, part))
+        return left
+
+
+# --------------------------------------------------------------------------------------------
+# Scanning lines
+
+
+def _scan_lines(lines: list[bytes], part: Partial) -> None:
+    """The full parse, line by line, into ``part`` (all but ``part.lines``). The hot loop of
+    the lines templates do not take: keep it lean. Subscripts first (the usual document has
+    every field); the ``.get`` path handles the rest, where ``_INVALID`` and every non-object
+    value lack ``.get``: the ``AttributeError`` branches are the type checks."""
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     fallback = parse_fallback
@@ -585,101 +1125,478 @@ def scan_batches(batches: Iterable[list[bytes]], part: Partial,
     post_did = part.post_dids.append
     post_time = part.post_times.append
     posts_other = part.posts._add_other
-    n_lines = n_invalid = n_empty = no_commit = 0
+    n_invalid = n_empty = no_commit = 0
     h_lo = h_hi = h_cur = 0  # the UTC hour [h_lo, h_hi) of the last time seen is h_cur
-    for lines in batches:
-        n_lines += len(lines)
-        for line in lines:
-            try:
-                doc = loads(line)
-            except decode_error:
-                if not line.strip(b" \t\r\n"):
-                    n_empty += 1
-                    continue
-                doc = fallback(line)
-            try:  # the common case: every field present, all objects where expected
-                commit = doc["commit"]
-                coll = commit["collection"]
-                op = commit["operation"]
-                kind = doc["kind"]
-            except (KeyError, TypeError):
-                try:
-                    commit = doc.get("commit")
-                except AttributeError:  # not an object (array, string, number, ...)/invalid
-                    n_invalid += 1
-                    continue
-                try:
-                    coll = commit.get("collection")
-                    op = commit.get("operation")
-                except AttributeError:  # no commit, or commit not an object
-                    no_commit += 1
-                    continue
-                kind = doc.get("kind")
-            if type(coll) is not str and coll is not None:
-                coll = text_of(coll)
-            st = colls.get(coll)
-            if st is None:
-                st = colls[coll] = new_state(coll)
-            st[0] += 1
-            if op != "create" or kind != "commit":
+    for line in lines:
+        try:
+            doc = loads(line)
+        except decode_error:
+            if not line.strip(b" \t\r\n"):
+                n_empty += 1
                 continue
-            st[1] += 1
-            did = doc.get("did")
-            if type(did) is not str and did is not None:
-                did = text_of(did)
-            hours = st[3]
-            if hours is not None:
-                t = doc.get("time_us")
-                if type(t) is int and (h_lo <= t < h_hi or lo <= t <= hi):
-                    if not h_lo <= t < h_hi:  # a new hour (times mostly increase: rarely)
-                        h_lo = t - t % hour_us
-                        h_hi = min(h_lo + hour_us, hi + 1)
-                        h_cur = t // hour_us % 24
-                    hours[h_cur] += 1
-                    if st[4]:  # a timed post create: Q4, Q5 (and Q2 through them)
-                        if did is not None:
-                            post_did(did)
-                            post_time(t)
-                        else:
-                            posts_other(None, t, t)
-                        continue
-                else:
-                    hours[NO_HOUR] += 1
-            if did is not None:
-                st[2].append(did)
-        if progress is not None:
-            progress(len(lines))
-        if n_lines >= FLUSH_AT and part.pending() >= FLUSH_AT:
-            part.flush()
-    part.flush()
-    if no_commit:
-        st = colls.get(None)
+            doc = fallback(line)
+        try:  # the common case: every field present, all objects where expected
+            commit = doc["commit"]
+            coll = commit["collection"]
+            op = commit["operation"]
+            kind = doc["kind"]
+        except (KeyError, TypeError):
+            try:
+                commit = doc.get("commit")
+            except AttributeError:  # not an object (array, string, number, ...)/invalid
+                n_invalid += 1
+                continue
+            try:
+                coll = commit.get("collection")
+                op = commit.get("operation")
+            except AttributeError:  # no commit, or commit not an object
+                no_commit += 1
+                continue
+            kind = doc.get("kind")
+        if type(coll) is not str and coll is not None:
+            coll = text_of(coll)
+        st = colls.get(coll)
         if st is None:
-            st = colls[None] = new_state(None)
-        st[ALL] += no_commit
-    part.lines += n_lines
+            st = colls[coll] = new_state(coll)
+        st[0] += 1
+        if op != "create" or kind != "commit":
+            continue
+        st[1] += 1
+        did = doc.get("did")
+        if type(did) is not str and did is not None:
+            did = text_of(did)
+        hours = st[3]
+        if hours is not None:
+            t = doc.get("time_us")
+            if type(t) is int and (h_lo <= t < h_hi or lo <= t <= hi):
+                if not h_lo <= t < h_hi:  # a new hour (times mostly increase: rarely)
+                    h_lo = t - t % hour_us
+                    h_hi = min(h_lo + hour_us, hi + 1)
+                    h_cur = t // hour_us % 24
+                hours[h_cur] += 1
+                if st[4]:  # a timed post create: Q4, Q5 (and Q2 through them)
+                    if did is not None:
+                        post_did(did)
+                        post_time(t)
+                    else:
+                        posts_other(None, t, t)
+                    continue
+            else:
+                hours[NO_HOUR] += 1
+        if did is not None:
+            st[2].append(did)
+    if no_commit:
+        part.state(None)[ALL] += no_commit
     part.invalid += n_invalid
     part.empty += n_empty
-    part.documents += n_lines - n_invalid - n_empty
+    part.documents += len(lines) - n_invalid - n_empty
+
+
+def scan_blocks(blocks: Iterable[bytes], part: Partial,
+                progress: Callable[[int], None] | None = None, fast: bool = True) -> Partial:
+    """Aggregate the lines of raw blocks (see :func:`docbench.dataset.reader.iter_blocks`)
+    into ``part``: each line through a template (see above) when one takes it, else through
+    the full parse. Exact either way; ``fast=False`` parses every line (for tests).
+    ``progress``, if given, is called with the number of lines of each block."""
+    router = _Blocks(_TEMPLATES) if fast else None
+    for block in blocks:
+        before = part.lines
+        if router is None:
+            block = bytes(block)
+            lines = block.split(b"\n")
+            if block.endswith(b"\n"):
+                lines.pop()
+            lines = [line[:-1] if line[-1:] == b"\r" else line for line in lines]
+            part.lines += len(lines)
+            _scan_lines(lines, part)
+        else:
+            missed = router.route(block, part)
+            _scan_lines(missed, part)
+            _TEMPLATES.learn(missed)
+        if progress is not None:
+            progress(part.lines - before)
+        if part.pending() >= FLUSH_AT:
+            part.flush()
+    if router is not None:
+        _scan_lines(router.drain(part), part)
+    part.flush()
     return part
 
 
-def _scan_task(task: tuple[str, int, int | None]) -> Partial:
-    """Worker: aggregate one file (hashing it) or one byte range of an uncompressed file."""
-    import hashlib
+def scan_batches(batches: Iterable[list[bytes]], part: Partial,
+                 progress: Callable[[int], None] | None = None, fast: bool = True) -> Partial:
+    """:func:`scan_blocks` for lists of lines (as :func:`docbench.dataset.reader.
+    iter_line_batches` yields them)."""
+    blocks = (b"\n".join(lines) + b"\n" for lines in batches if lines)
+    return scan_blocks(blocks, part, progress, fast)
 
-    path_s, start, end = task
+
+# --------------------------------------------------------------------------------------------
+# One partial per file: computed in parallel, cached, merged
+
+PARTIALS_DIR = ".oracle-partials"  # in the directory answers.json goes to (cache_dir_for)
+PARTIAL_FORMAT = 1
+SPLIT_MIN_BYTES = 16 << 20  # uncompressed files larger than this may be split among jobs
+_VERSION: str | None = None
+
+
+def oracle_version() -> str:
+    """A digest of this module's source: partials that another version computed are not
+    reused (any change to the oracle might change them)."""
+    global _VERSION
+    if _VERSION is None:
+        _VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    return _VERSION
+
+
+@dataclass
+class ComputeLog:
+    """What a computation did, file by file (for the CLI's summary and for tests)."""
+
+    scanned: list[str] = field(default_factory=list)  # files whose lines were read
+    reused: list[str] = field(default_factory=list)  # files whose cached partial was used
+    hashed: list[str] = field(default_factory=list)  # files hashed apart from a scan
+    scanned_documents: int = 0
+    worker_peaks: list[int] = field(default_factory=list)  # peak RSS of each worker (bytes)
+    worker_cpu: list[float] = field(default_factory=list)  # CPU seconds of each worker
+
+
+class PartialCache:
+    """The per-file partials of one dataset: ``<dir>/<data file name>.npz``. A partial is
+    valid while its file has the recorded name and sha256 and this module's version; a file
+    with the recorded size and mtime is not hashed again. Written atomically; never where
+    docbench may not write (see :func:`directory_writable`)."""
+
+    def __init__(self, directory: Path, writable: bool) -> None:
+        self.dir = Path(directory)
+        self.writable = writable
+
+    @classmethod
+    def for_dataset(cls, data_dir: Path) -> PartialCache:
+        data_dir = Path(data_dir).resolve()
+        base = cache_dir_for(data_dir)
+        if base != data_dir:  # docbench's own cache: ours to create
+            with contextlib.suppress(OSError):
+                base.mkdir(parents=True, exist_ok=True)
+        directory = base / PARTIALS_DIR
+        writable = directory_writable(directory) if directory.is_dir() else (
+            directory_writable(base))
+        return cls(directory, writable)
+
+    def path(self, name: str) -> Path:
+        return self.dir / f"{name}.npz"
+
+    def _open(self, name: str):
+        """``(meta, arrays)`` of a stored partial, or None."""
+        try:
+            arrays = np.load(self.path(name), allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        try:
+            meta = json.loads(bytes(arrays["meta"]))
+        except (KeyError, OSError, ValueError):
+            arrays.close()
+            return None
+        if (not isinstance(meta, dict) or meta.get("format") != PARTIAL_FORMAT
+                or meta.get("oracle") != oracle_version() or meta.get("name") != name):
+            arrays.close()
+            return None
+        return meta, arrays
+
+    def recorded_sha(self, path: Path, key: tuple) -> str | None:
+        """The sha256 recorded for this file if its size and mtime are still those."""
+        opened = self._open(path.name)
+        if opened is None:
+            return None
+        meta, arrays = opened
+        arrays.close()
+        if (meta.get("size"), meta.get("mtime_ns")) == key[1:]:
+            return meta.get("sha256")
+        return None
+
+    def load(self, path: Path, key: tuple, log: ComputeLog) -> tuple[Partial, str] | None:
+        opened = self._open(path.name)
+        if opened is None:
+            return None
+        meta, arrays = opened
+        with arrays:
+            if meta.get("size") != key[1] or not isinstance(meta.get("sha256"), str):
+                return None
+            sha = meta["sha256"]
+            if meta.get("mtime_ns") != key[2]:  # touched or copied: is it the same content?
+                log.hashed.append(path.name)
+                if file_sha256(path) != sha:
+                    return None
+            try:
+                part = Partial.from_arrays(meta, arrays)
+            except (KeyError, TypeError, ValueError, OSError):
+                return None
+        remember_sha256(path, sha, key)
+        if meta.get("mtime_ns") != key[2]:
+            self.save(path, key, sha, part)  # record the new mtime: no hashing next time
+        return part, sha
+
+    def save(self, path: Path, key: tuple, sha: str, part: Partial) -> None:
+        if not self.writable:
+            return
+        meta = {"format": PARTIAL_FORMAT, "oracle": oracle_version(), "name": path.name,
+                "sha256": sha, "size": key[1], "mtime_ns": key[2]}
+        target = self.path(path.name)
+        tmp = self.dir / f".{path.name}.{os.getpid()}.tmp.npz"
+        try:
+            self.dir.mkdir(exist_ok=True)
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **part.to_arrays(meta))
+            os.replace(tmp, target)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+    def prune(self, names: set[str]) -> None:
+        """Remove the partials of files that are no longer in the dataset."""
+        if not self.writable or not self.dir.is_dir():
+            return
+        for p in self.dir.glob("*.npz"):
+            if not p.name.startswith(".") and p.name[:-4] not in names:
+                with contextlib.suppress(OSError):
+                    p.unlink()
+
+
+Task = tuple  # ("scan", path, start, end, hash it) or ("hash", path)
+
+
+def _plan_tasks(files: list[Path], jobs: int, need_sha: set[str] | None = None) -> list[Task]:
+    """Whole files (hashed as they are read when their sha256 is not known yet), except big
+    uncompressed files that are cut into byte ranges to keep ``jobs`` processes busy; such a
+    file is hashed by a task of its own if need be."""
+    if need_sha is None:
+        need_sha = {p.name for p in files}
+    sizes = {p: os.path.getsize(p) for p in files}
+    total = sum(sizes.values())
+    piece = max(SPLIT_MIN_BYTES, total // max(1, jobs * 4))
+    tasks: list[tuple[int, Task]] = []
+    for p in files:
+        size = sizes[p]
+        if jobs > 1 and size > piece and compression_of(p) == "none":
+            ranges = split_ranges(p, -(-size // piece))
+            tasks.extend((b - a, ("scan", str(p), a, b, False)) for a, b in ranges)
+            if p.name in need_sha:
+                tasks.append((size // 8, ("hash", str(p))))  # (hashing is ~8x faster)
+        else:
+            tasks.append((size, ("scan", str(p), 0, None, p.name in need_sha)))
+    tasks.sort(key=lambda t: -t[0])  # biggest first, for better balance
+    return [t for _, t in tasks]
+
+
+def _run_task(task: Task, progress: Callable[[int], None] | None = None) -> tuple:
+    """``("sha", path, sha)`` or ``("part", path, partial, sha or None)``."""
+    if task[0] == "hash":
+        return ("sha", task[1], file_sha256(Path(task[1])))
+    _, path_s, start, end, want_sha = task
     path = Path(path_s)
     part = Partial()
     if start == 0 and end is None:
-        digest = hashlib.sha256()
+        digest = hashlib.sha256() if want_sha else None
         key = sha_cache_key(path)
-        scan_batches(iter_line_batches(path, digest=digest), part)
-        part.sha256[path.name] = digest.hexdigest()
-        remember_sha256(path, part.sha256[path.name], key)
-    else:
-        scan_batches(iter_line_batches(path, start=start, end=end), part)
-    return part
+        scan_blocks(iter_blocks(path, digest=digest, size=READ_BYTES), part, progress)
+        sha = None
+        if digest is not None:
+            sha = digest.hexdigest()
+            remember_sha256(path, sha, key)
+        return ("part", path_s, part, sha)
+    scan_blocks(iter_blocks(path, start=start, end=end, size=READ_BYTES), part, progress)
+    return ("part", path_s, part, None)
+
+
+def _worker(conn) -> None:
+    """A spawned worker: runs the tasks it is sent until it is sent None."""
+    try:
+        while True:
+            msg = conn.recv()
+            if msg is None:
+                break
+            try:
+                result = _run_task(msg)
+            except BaseException as error:  # raised again in the parent
+                try:
+                    conn.send(("error", error))
+                except Exception:
+                    conn.send(("error", RuntimeError(repr(error))))
+                return
+            conn.send(("done", result))
+        conn.send(("peak", (peak_rss(os.getpid()) or 0, time.process_time())))
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        pass
+    finally:
+        conn.close()
+
+
+def _execute(tasks: list[Task], jobs: int, on_result: Callable[[tuple], None],
+             progress: Callable[[int], None] | None, log: ComputeLog) -> None:
+    """Run the tasks in this process and in ``jobs - 1`` spawned workers; ``on_result``
+    gets each task's result (in this process, in completion order). This process takes
+    tasks too (no worker to wait for at the start; the workers take over as they come up)."""
+    n_workers = min(jobs, len(tasks)) - 1
+    if n_workers <= 0:
+        for task in tasks:
+            on_result(_run_task(task, progress))
+        return
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    # spawn, never fork: the caller may have threads (database engines, progress bars),
+    # and a forked child can inherit a lock one of them holds and hang forever.
+    ctx = multiprocessing.get_context("spawn")
+    queue = deque(tasks)
+    workers: list[list] = []  # [process, connection, busy]
+
+    def feed(w: list) -> None:
+        if queue:
+            w[1].send(queue.popleft())
+            w[2] = True
+        else:
+            w[1].send(None)
+            w[2] = False
+
+    def receive(w: list) -> None:
+        try:
+            kind, payload = w[1].recv()
+        except (EOFError, OSError):
+            raise RuntimeError("an oracle worker process died") from None
+        if kind == "error":
+            raise payload
+        if kind == "peak":
+            log.worker_peaks.append(payload[0])
+            log.worker_cpu.append(payload[1])
+            return
+        result = payload
+        if progress is not None:
+            progress(result[2].lines if result[0] == "part" else 0)
+        on_result(result)
+        feed(w)
+
+    def service(lines: int = 0) -> None:
+        if progress is not None and lines:
+            progress(lines)
+        for w in workers:
+            while w[2] and w[1].poll():
+                receive(w)
+
+    try:
+        for _ in range(n_workers):
+            mine, theirs = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(theirs,), daemon=True)
+            proc.start()
+            theirs.close()
+            w = [proc, mine, False]
+            workers.append(w)
+            feed(w)
+        while queue:
+            on_result(_run_task(queue.popleft(), service))
+            service()
+        while any(w[2] for w in workers):
+            busy = [w for w in workers if w[2]]
+            ready = wait([w[1] for w in busy] + [w[0].sentinel for w in busy])
+            for w in busy:
+                if w[1] in ready or w[1].poll():
+                    receive(w)
+                elif w[0].sentinel in ready:
+                    raise RuntimeError("an oracle worker process died")
+        for w in workers:  # each sends its peak memory before it exits
+            with contextlib.suppress(EOFError, OSError):
+                if w[1].poll(5):
+                    receive(w)
+    finally:
+        for w in workers:
+            with contextlib.suppress(OSError):
+                w[1].close()
+            w[0].join(timeout=5)
+            if w[0].is_alive():
+                w[0].terminate()
+                w[0].join()
+
+
+def compute_answers(files: list[Path], jobs: int = 1,
+                    progress: Callable[[int], None] | None = None, *,
+                    cache: PartialCache | None = None, refresh: bool = False,
+                    log: ComputeLog | None = None) -> dict:
+    """The canonical answer document for these data files (see the module docstring).
+
+    One partial aggregate per file, merged. With a ``cache``, a file whose partial is cached
+    (same name and sha256) is not read again, and the partials computed are stored there;
+    ``refresh`` ignores the cached partials (a sha256 recorded for a file of the same size
+    and mtime is still believed). ``jobs`` > 1 computes in that many processes (this one and
+    spawned workers), whole files, or byte ranges of big uncompressed files when there are
+    few files. ``progress``, if given, is called with numbers of lines processed. ``log``
+    records which files were scanned, reused, hashed.
+    """
+    started = time.perf_counter()
+    files = [Path(f) for f in files]
+    names = [f.name for f in files]
+    if len(set(names)) != len(names):
+        raise ValueError("data files must have distinct names")
+    log = log if log is not None else ComputeLog()
+    keys = {f.name: sha_cache_key(f) for f in files}  # (path, size, mtime_ns) before reading
+    total = Partial()
+    shas: dict[str, str] = {}
+    todo: list[Path] = []
+    for f in files:
+        hit = None if cache is None or refresh else cache.load(f, keys[f.name], log)
+        if hit is None:
+            todo.append(f)
+        else:
+            part, shas[f.name] = hit
+            log.reused.append(f.name)
+            total.merge(part)
+    if todo:
+        for f in todo:
+            sha = known_sha256(f, keys[f.name])
+            if sha is None and cache is not None:
+                sha = cache.recorded_sha(f, keys[f.name])
+            if sha is not None:
+                shas[f.name] = sha
+        by_path = {str(f): f for f in todo}
+        tasks = _plan_tasks(todo, jobs, {f.name for f in todo if f.name not in shas})
+        pieces_left = Counter(t[1] for t in tasks if t[0] == "scan")
+        pieces: dict[str, Partial] = {}
+
+        def file_done(f: Path) -> None:
+            part = pieces.pop(f.name)
+            if cache is not None:
+                cache.save(f, keys[f.name], shas[f.name], part)
+            log.scanned.append(f.name)
+            log.scanned_documents += part.documents
+            total.merge(part)
+
+        def on_result(result: tuple) -> None:
+            f = by_path[result[1]]
+            if result[0] == "sha":
+                log.hashed.append(f.name)
+                shas[f.name] = result[2]
+                remember_sha256(f, result[2], keys[f.name])
+            else:
+                part = result[2]
+                if result[3] is not None:
+                    shas[f.name] = result[3]
+                if f.name in pieces:
+                    pieces[f.name].merge(part)
+                else:
+                    pieces[f.name] = part
+                pieces_left[result[1]] -= 1
+            if not pieces_left[result[1]] and f.name in shas and f.name in pieces:
+                file_done(f)
+
+        _execute(tasks, jobs, on_result, progress, log)
+    if cache is not None:
+        cache.prune(set(names))
+    file_entries = [
+        {"name": f.name, "sha256": shas[f.name], "size": keys[f.name][1],
+         "mtime_ns": keys[f.name][2]}
+        for f in files
+    ]
+    doc = finalize(total, file_entries)
+    doc["compute_seconds"] = round(time.perf_counter() - started, 3)
+    return doc
 
 
 # --------------------------------------------------------------------------------------------
@@ -796,75 +1713,6 @@ def finalize(part: Partial, files: list[dict]) -> dict:
     }
 
 
-def _plan_tasks(files: list[Path], jobs: int) -> list[tuple[str, int, int | None]]:
-    """Whole files, except big uncompressed files that are cut into ranges to keep
-    ``jobs`` processes busy."""
-    sizes = {p: os.path.getsize(p) for p in files}
-    total = sum(sizes.values())
-    piece = max(SPLIT_MIN_BYTES, total // max(1, jobs * 4))
-    tasks: list[tuple[str, int, int | None]] = []
-    for p in files:
-        size = sizes[p]
-        if jobs > 1 and size > piece and compression_of(p) == "none":
-            pieces = -(-size // piece)
-            tasks.extend((str(p), a, b) for a, b in split_ranges(p, pieces))
-        else:
-            tasks.append((str(p), 0, None))
-    # biggest first, for better balance
-    tasks.sort(key=lambda t: -((t[2] - t[1]) if t[2] is not None else sizes[Path(t[0])]))
-    return tasks
-
-
-def compute_answers(files: list[Path], jobs: int = 1,
-                    progress: Callable[[int], None] | None = None) -> dict:
-    """The canonical answer document for these data files (see the module docstring).
-
-    ``jobs`` > 1 processes files (and byte ranges of big uncompressed files) in a process
-    pool and merges the partial aggregates. ``progress``, if given, is called with the number
-    of lines processed since its previous call (per block with ``jobs=1``, per task
-    otherwise).
-    """
-    import hashlib
-
-    started = time.perf_counter()
-    files = [Path(f) for f in files]
-    names = [f.name for f in files]
-    if len(set(names)) != len(names):
-        raise ValueError("data files must have distinct names")
-    stats = {f.name: sha_cache_key(f) for f in files}  # (path, size, mtime_ns) before reading
-    total = Partial()
-    if jobs <= 1 or not files:
-        for path in files:
-            digest = hashlib.sha256()
-            key = sha_cache_key(path)
-            scan_batches(iter_line_batches(path, digest=digest), total, progress)
-            total.sha256[path.name] = digest.hexdigest()
-            remember_sha256(path, total.sha256[path.name], key)
-    else:
-        import multiprocessing
-
-        tasks = _plan_tasks(files, jobs)
-        split = sorted({Path(t[0]) for t in tasks if t[2] is not None})
-        # spawn, never fork: the caller may have threads (database engines, progress bars),
-        # and a forked child can inherit a lock one of them holds and hang forever.
-        ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(min(jobs, len(tasks))) as pool:
-            results = pool.imap_unordered(_scan_task, tasks)
-            for path in split:  # hash the split files here while the workers scan
-                total.sha256[path.name] = file_sha256(path)
-            for part in results:
-                if progress is not None:
-                    progress(part.lines)
-                total.merge(part)
-    file_entries = [
-        {"name": f.name, "sha256": total.sha256[f.name], "size": stats[f.name][1],
-         "mtime_ns": stats[f.name][2]}
-        for f in files
-    ]
-    doc = finalize(total, file_entries)
-    doc["compute_seconds"] = round(time.perf_counter() - started, 3)
-    return doc
-
 
 # --------------------------------------------------------------------------------------------
 # Caching (next to the data when docbench generated it, else under docbench's home)
@@ -875,6 +1723,17 @@ _MEMO: dict[tuple, dict] = {}
 
 def _files_key(files: list[Path]) -> tuple:
     return tuple((f.name, file_sha256(f)) for f in files)
+
+
+def _known_files_key(files: list[Path]) -> tuple | None:
+    """``_files_key`` when every file's sha256 is known without reading it, else None."""
+    key = []
+    for f in files:
+        sha = known_sha256(f)
+        if sha is None:
+            return None
+        key.append((f.name, sha))
+    return tuple(key)
 
 
 def _doc_key(doc: dict) -> tuple:
@@ -901,7 +1760,8 @@ def dumps_answers(doc: dict) -> str:
 def answers_cache_path(data_dir: Path) -> Path:
     """Where the answers of a dataset directory are cached: ``answers.json`` in the directory
     when docbench generated it (its ``dataset.json`` is there), else in docbench's own cache,
-    so that ``docbench run --data DIR`` never writes into a directory it does not own."""
+    so that ``docbench run --data DIR`` never writes into a directory it does not own. The
+    per-file partials go to the same place (``.oracle-partials/``)."""
     return cache_dir_for(Path(data_dir)) / ANSWERS_NAME
 
 
@@ -916,6 +1776,21 @@ def read_cached_answers(data_dir: Path) -> dict | None:
     return doc
 
 
+def _remember_recorded(doc: dict, files: list[Path]) -> None:
+    """Believe the sha256 recorded for a file whose size and mtime are still those."""
+    entries = doc.get("files")
+    if not isinstance(entries, list):
+        return
+    by_name = {f.name: f for f in files}
+    for entry in entries:
+        f = by_name.get(entry.get("name")) if isinstance(entry, dict) else None
+        if f is None or not isinstance(entry.get("sha256"), str):
+            continue
+        key = sha_cache_key(f)
+        if (entry.get("size"), entry.get("mtime_ns")) == key[1:]:
+            remember_sha256(f, entry["sha256"], key)
+
+
 def _cache_valid(doc: dict, files: list[Path]) -> bool:
     entries = doc.get("files")
     if not isinstance(entries, list) or len(entries) != len(files):
@@ -923,12 +1798,10 @@ def _cache_valid(doc: dict, files: list[Path]) -> bool:
     for entry, f in zip(entries, files, strict=True):
         if not isinstance(entry, dict) or entry.get("name") != f.name:
             return False
-        key = sha_cache_key(f)
-        if "size" in entry and entry["size"] != key[1]:
+        if "size" in entry and entry["size"] != sha_cache_key(f)[1]:
             return False
-        if entry.get("mtime_ns") == key[2] and isinstance(entry.get("sha256"), str):
-            # unchanged since it was hashed (same size and mtime): don't read it again
-            remember_sha256(f, entry["sha256"], key)
+    # unchanged files (same size and mtime as recorded) are not read again
+    _remember_recorded(doc, files)
     return _doc_key(doc) == _files_key(files)
 
 
@@ -966,17 +1839,18 @@ def _store(data_dir: Path, doc: dict) -> None:
 
 
 def _load_or_compute(data_dir: Path, jobs: int = 1, refresh: bool = False,
-                     progress: Callable[[int], None] | None = None) -> tuple[dict, str]:
+                     progress: Callable[[int], None] | None = None,
+                     log: ComputeLog | None = None) -> tuple[dict, str]:
     """(answers, source) with source ``"answers.json"``, ``"memory"`` or ``"computed"``."""
     data_dir = Path(data_dir)
     files = dataset_files(data_dir)
     single = data_dir.is_file()
+    cached = None if single else read_cached_answers(data_dir)
     if not refresh:
-        if not single:
-            cached = read_cached_answers(data_dir)
-            if cached is not None and _cache_valid(cached, files):
-                return cached, ANSWERS_NAME
-        memo = _MEMO.get(_files_key(files))
+        if cached is not None and _cache_valid(cached, files):
+            return cached, ANSWERS_NAME
+        # (answers computed in this process: their files' sha256 are known, nothing is read)
+        memo = _MEMO.get(_known_files_key(files)) if _MEMO else None
         if memo is not None:
             # the files were just hashed as they are now: record their current mtimes
             memo = dict(memo)
@@ -986,7 +1860,11 @@ def _load_or_compute(data_dir: Path, jobs: int = 1, refresh: bool = False,
             if not single:  # answers.json is missing or stale: put it back if we may
                 _store(data_dir, memo)
             return memo, "memory"
-    doc = compute_answers(files, jobs=jobs, progress=progress)
+    elif cached is not None:
+        _remember_recorded(cached, files)
+    cache = None if single else PartialCache.for_dataset(data_dir)
+    doc = compute_answers(files, jobs=jobs, progress=progress, cache=cache, refresh=refresh,
+                          log=log)
     _MEMO[_doc_key(doc)] = doc
     if not single:
         _store(data_dir, doc)
@@ -996,18 +1874,21 @@ def _load_or_compute(data_dir: Path, jobs: int = 1, refresh: bool = False,
 def load_or_compute_answers(data_dir: Path, jobs: int = 1) -> dict:
     """The answers for a dataset directory (or single file), from ``answers.json`` (see
     :func:`answers_cache_path`) when its files' names and sha256 match the data, else computed
-    and cached there (atomically; in memory only when that place is not writable or a single
+    from the per-file partials (only files without a valid cached partial are read) and
+    cached there (atomically; in memory only when that place is not writable or a single
     file was given)."""
     return _load_or_compute(data_dir, jobs=jobs)[0]
 
 
 def write_answers(data_dir: Path, jobs: int = 1) -> Path:
-    """Compute the answers afresh and write ``answers.json`` into the dataset directory (an
-    explicit request, as ``docbench generate`` makes for the datasets it writes)."""
+    """Compute the answers and write ``answers.json`` into the dataset directory (an explicit
+    request, as ``docbench generate`` makes for the datasets it writes); files whose cached
+    partial is still valid are not read again."""
     data_dir = Path(data_dir)
     if data_dir.is_file():
         raise ValueError("write_answers needs a dataset directory, not a file")
-    doc = compute_answers(dataset_files(data_dir), jobs=jobs)
+    doc = compute_answers(dataset_files(data_dir), jobs=jobs,
+                          cache=PartialCache.for_dataset(data_dir))
     _MEMO[_doc_key(doc)] = doc
     path = data_dir / ANSWERS_NAME
     _write_atomic(path, dumps_answers(doc))
@@ -1077,7 +1958,8 @@ def print_answers(doc: dict, console=None) -> None:
 
 
 def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> None:
-    """``docbench answers DIR``: compute (or read the cached) answers and print them."""
+    """``docbench answers DIR``: compute (or read the cached) answers and print them, with
+    how they were obtained (files scanned or reused, documents/s, peak memory)."""
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -1088,6 +1970,7 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
         console.print(f"[red]no data files (*.json, *.jsonl, *.ndjson[.gz|.zst|.lz4]) in "
                       f"{data_dir}[/red]")
         raise SystemExit(1)
+    log = ComputeLog()
     started = time.perf_counter()
     with Progress(SpinnerColumn(), TextColumn("{task.description}"),
                   TextColumn("{task.completed:,.0f} lines"), TimeElapsedColumn(),
@@ -1095,7 +1978,7 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
         task = bar.add_task(f"answers for {len(files)} file(s)", total=None)
         try:
             doc, source = _load_or_compute(data_dir, jobs=jobs, refresh=refresh,
-                                           progress=lambda n: bar.advance(task, n))
+                                           progress=lambda n: bar.advance(task, n), log=log)
         except OSError as error:  # an unreadable file: say which, not a traceback
             bar.stop()
             console.print(read_error_message(error), style="red", markup=False)
@@ -1107,12 +1990,21 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
         f"invalid lines {doc['invalid_lines']:,}, empty lines {doc['empty_lines']:,}"
     )
     if source == "computed":
-        rate = doc["documents"] / elapsed if elapsed > 0 else 0.0
+        scanned = log.scanned_documents
+        rate = scanned / elapsed if elapsed > 0 else 0.0
         cache = answers_cache_path(data_dir)
         where = (f"written to {cache}" if not data_dir.is_file() and cache.exists()
                  else "kept in memory")
-        console.print(f"computed in {elapsed:.2f} s ({rate:,.0f} documents/s, jobs={jobs}); "
-                      f"{where}")
+        reused = f", {len(log.reused)} from cached partials" if log.reused else ""
+        console.print(f"computed in {elapsed:.2f} s: {len(log.scanned)} file(s) scanned"
+                      f"{reused}; {scanned:,} documents scanned, {rate:,.0f} documents/s "
+                      f"(jobs={jobs}); {where}")
+        peaks = [p for p in log.worker_peaks if p]
+        mib = 1 << 20
+        workers = (f" + {len(peaks)} worker(s) {'/'.join(f'{p / mib:,.0f}' for p in peaks)} MiB"
+                   if peaks else "")
+        console.print(f"peak RSS: this process {(peak_rss(os.getpid()) or 0) / mib:,.0f} MiB"
+                      f"{workers}")
     else:
         console.print(f"read from {source} in {elapsed:.2f} s (computed originally in "
                       f"{doc.get('compute_seconds', '?')} s); --refresh recomputes")

@@ -123,21 +123,25 @@ class _HashingReader:
             self._digest.update(data)
 
 
-def _open_decompressed(raw, compression: str) -> Callable[[int], bytes]:
-    """A ``read(n)`` function returning decompressed bytes (``b""`` at the end)."""
+def _open_stream(raw, compression: str):
+    """A stream of the decompressed bytes (``read(n)``, ``readinto(buffer)``)."""
     if compression == "gzip":
-        return gzip.GzipFile(fileobj=raw, mode="rb").read
+        return gzip.GzipFile(fileobj=raw, mode="rb")
     if compression == "zstd":
         import zstandard
 
-        reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True,
-                                                            read_size=BLOCK_SIZE)
-        return reader.read
+        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True,
+                                                          read_size=BLOCK_SIZE)
     if compression == "lz4":
         import lz4.frame
 
-        return lz4.frame.LZ4FrameFile(raw, mode="rb").read
-    return raw.read
+        return lz4.frame.LZ4FrameFile(raw, mode="rb")
+    return raw
+
+
+def _open_decompressed(raw, compression: str) -> Callable[[int], bytes]:
+    """A ``read(n)`` function returning decompressed bytes (``b""`` at the end)."""
+    return _open_stream(raw, compression).read
 
 
 def iter_line_batches(path: Path, *, start: int = 0, end: int | None = None,
@@ -185,6 +189,59 @@ def iter_line_batches(path: Path, *, start: int = 0, end: int | None = None,
             yield lines
         if carry:
             yield [carry[:-1] if carry.endswith(b"\r") else carry]
+        if hashing is not None:
+            hashing.finish()
+
+
+def iter_blocks(path: Path, *, start: int = 0, end: int | None = None,
+                digest: hashlib._Hash | None = None, size: int = BLOCK_SIZE) -> Iterator[memoryview]:
+    """The bytes :func:`iter_line_batches` splits into lines, in blocks of whole lines, read
+    into one reused buffer (no copy, no allocation per block): each block ends with
+    ``\\n``, except the last one when the file's last line has none. Lines are left as they
+    are (a ``\\r`` before the ``\\n`` stays).
+
+    Each block is a memoryview on a ``bytearray`` (its ``obj``), starting at offset 0, and is
+    valid only until the next block is requested. ``start``/``end`` and ``digest`` as in
+    :func:`iter_line_batches`; ``size`` is the buffer size (bytes read per call)."""
+    path = Path(path)
+    compression = compression_of(path)
+    if compression != "none" and (start or end is not None):
+        raise ValueError("byte ranges are only supported for uncompressed files")
+    with open(path, "rb", buffering=0) as fh:
+        raw = fh
+        hashing = None
+        if digest is not None:
+            if start or end is not None:
+                raise ValueError("cannot hash a byte range")
+            raw = hashing = _HashingReader(fh, digest)
+        if start:
+            fh.seek(start)
+        remaining = None if end is None else end - start
+        stream = _open_stream(raw, compression)
+        buf = bytearray(size)
+        view = memoryview(buf)
+        have = 0  # bytes at the start of buf: the carried part of a line, then new data
+        while remaining is None or remaining > 0:
+            if have == len(buf):  # a line longer than the buffer: a bigger one
+                buf = bytearray(2 * len(buf))
+                buf[:have] = view
+                view = memoryview(buf)
+            want = len(buf) - have if remaining is None else min(len(buf) - have, remaining)
+            n = stream.readinto(view[have:have + want])
+            if not n:
+                break
+            if remaining is not None:
+                remaining -= n
+            have += n
+            cut = buf.rfind(b"\n", 0, have) + 1
+            if not cut:
+                continue
+            yield view[:cut]
+            rest = have - cut
+            buf[:rest] = view[cut:have]
+            have = rest
+        if have:
+            yield view[:have]
         if hashing is not None:
             hashing.finish()
 
@@ -269,6 +326,12 @@ def remember_sha256(path: Path, value: str, key: tuple[str, int, int] | None = N
 
 def sha_cache_key(path: Path) -> tuple[str, int, int]:
     return _sha_key(path)
+
+
+def known_sha256(path: Path, key: tuple[str, int, int] | None = None) -> str | None:
+    """The file's sha256 if this process already knows it for the file's current (path,
+    size, mtime) -- ``key`` when given -- without reading the file; else None."""
+    return _SHA_CACHE.get(key or _sha_key(path))
 
 
 def read_error_message(error: OSError) -> str:
