@@ -175,7 +175,7 @@ def prepare_dataset(request: RunRequest) -> Dataset:
                 f"{path}: no documents: the oracle found no line that is a JSON object in "
                 f"{len(files)} file(s) ({answers.get('invalid_lines', 0):,} invalid lines, "
                 f"{answers.get('empty_lines', 0):,} empty lines); nothing to benchmark")
-        baselines = dataset_baselines(path)
+        baselines = dataset_baselines(path, jobs=_cpu_count())
     except OSError as error:  # an unreadable file: say which, not a traceback
         raise SystemExit(read_error_message(error)) from None
     manifest = read_manifest(path) if path.is_dir() else None
