@@ -419,3 +419,29 @@ def test_derive_template_refuses_what_it_cannot_prove():
     assert oracle.derive_template(b'{"a":1} x') is None
     tpl = oracle.derive_template(line)
     assert tpl.match(np.frombuffer(line, np.uint8)[None]) is None
+
+
+def test_a_bad_or_foreign_partial_is_recomputed(tmp_path, monkeypatch):
+    d = tmp_path / "ds"
+    files = [write_lines(d / f"file_000{i}.json", events(i, 200)) for i in (1, 2)]
+    doc, _ = computed(d)
+    partials = oracle.PartialCache.for_dataset(d).dir
+    (partials / "file_0001.json.npz").write_bytes(b"not a zip")
+    _forget(d)
+    doc2, log = computed(d)
+    assert log.scanned == ["file_0001.json"] and answers(doc2) == answers(doc)
+    np.load(partials / "file_0001.json.npz")  # rewritten
+    # computed by another version of the oracle: not trusted
+    monkeypatch.setattr(oracle, "_VERSION", "another")
+    _forget(d)
+    doc3, log = computed(d)
+    assert sorted(log.scanned) == [f.name for f in files] and answers(doc3) == answers(doc)
+    assert not list(partials.glob(".*"))  # no temporary file left behind
+
+
+def test_an_error_in_a_worker_reaches_the_caller(tmp_path):
+    good = write_lines(tmp_path / "good.jsonl", events(1, 50))
+    tasks = [("scan", str(tmp_path / "missing.jsonl"), 0, None, True),  # (the worker's)
+             ("scan", str(good), 0, None, True)]
+    with pytest.raises(FileNotFoundError):
+        oracle._execute(tasks, 2, lambda result: None, None, ComputeLog())

@@ -293,16 +293,31 @@ _EMPTY_U64 = np.empty(0, dtype=np.uint64)
 _EMPTY_IDX = np.empty(0, dtype=np.intp)
 
 
+_M5 = np.uint64(0x001F001F001F001F)
+_M10 = np.uint64(0x000003FF000003FF)
+_M20 = np.uint64(0xFFFFF)
+_NOT_B32 = np.uint64(0xE0E0E0E0E0E0E0E0)  # a base32 digit (0-31) has none of these bits
+
+
+def _pack8(x: np.ndarray) -> np.ndarray:
+    """Eight base32 digits, one per byte (first digit in the lowest byte), as a 40-bit
+    number: pairs of 5-bit digits, then pairs of pairs, then the two halves."""
+    x = ((x & _M5) << np.uint64(5)) | ((x >> np.uint64(8)) & _M5)
+    x = ((x & _M10) << np.uint64(10)) | ((x >> np.uint64(16)) & _M10)
+    return ((x & _M20) << np.uint64(20)) | ((x >> np.uint64(32)) & _M20)
+
+
 def pack_did_rows(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pack the rows of an (n, 32) uint8 matrix that spell ``did:plc:`` + 24 base32
-    characters: ``(hi, lo, ok)``, ``ok`` marking those rows (hi/lo hold only theirs)."""
+    characters: ``(hi, lo, ok)``, ``ok`` marking those rows (hi/lo hold only theirs). hi is
+    the first 12 characters as a base-32 number, lo the last 12."""
     prefix = np.ascontiguousarray(m[:, :8]).view(np.uint64).ravel()
-    v = np.take(_LUT, m[:, 8:32])  # (faster than fancy indexing)
-    ok = (prefix == _PREFIX64) & (v != 255).all(axis=1)
+    w = np.take(_LUT, m[:, 8:32]).view(np.uint64)  # (n, 3): 8 digits each, 255 if invalid
+    ok = (prefix == _PREFIX64) & (((w[:, 0] | w[:, 1] | w[:, 2]) & _NOT_B32) == 0)
     if not ok.all():
-        v = v[ok]
-    v = v.astype(np.uint64)
-    return v[:, :12] @ _WEIGHTS, v[:, 12:] @ _WEIGHTS, ok
+        w = w[ok]
+    a, b, c = _pack8(w[:, 0]), _pack8(w[:, 1]), _pack8(w[:, 2])
+    return (a << np.uint64(20)) | (b >> np.uint64(20)), ((b & _M20) << np.uint64(40)) | c, ok
 
 
 def encode_dids(dids: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
@@ -356,9 +371,11 @@ def decode_did(hi: int, lo: int) -> str:
     return chars.decode("ascii")
 
 
-def _sort_keys(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(order, hi, lo)`` sorted by (hi, lo); fast when runs are already sorted (timsort)."""
-    order = np.argsort(hi, kind="stable")
+def _sort_keys(hi: np.ndarray, lo: np.ndarray,
+               kind: str = "stable") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(order, hi, lo)`` sorted by (hi, lo). ``stable`` (timsort) is fast on sorted runs
+    (merging two runs); ``quicksort`` on keys in no order."""
+    order = np.argsort(hi, kind=kind)
     hi = hi[order]
     lo = lo[order]
     if ((hi[1:] == hi[:-1]) & (lo[1:] != lo[:-1])).any():
@@ -379,16 +396,17 @@ def _group_starts(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return np.flatnonzero(new)
 
 
-def _sorted_unique(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    _, hi, lo = _sort_keys(hi, lo)
+def _sorted_unique(hi: np.ndarray, lo: np.ndarray,
+                   kind: str = "stable") -> tuple[np.ndarray, np.ndarray]:
+    _, hi, lo = _sort_keys(hi, lo, kind)
     starts = _group_starts(hi, lo)
     if len(starts) == len(hi):
         return hi, lo
     return hi[starts], lo[starts]
 
 
-def _sorted_minmax(hi, lo, mn, mx) -> tuple[np.ndarray, ...]:
-    order, hi, lo = _sort_keys(hi, lo)
+def _sorted_minmax(hi, lo, mn, mx, kind: str = "stable") -> tuple[np.ndarray, ...]:
+    order, hi, lo = _sort_keys(hi, lo, kind)
     mn, mx = mn[order], mx[order]
     starts = _group_starts(hi, lo)
     if len(starts) == len(hi):
@@ -480,7 +498,7 @@ class DistinctDids(_Runs):
 
     def add_packed(self, hi: np.ndarray, lo: np.ndarray) -> None:
         if len(hi):
-            self.push_sorted(_sorted_unique(hi, lo))
+            self.push_sorted(_sorted_unique(hi, lo, "quicksort"))
 
     def update(self, other: DistinctDids) -> None:
         super().update(other)
@@ -526,7 +544,7 @@ class FirstLast:
 
     def add_packed(self, hi: np.ndarray, lo: np.ndarray, t: np.ndarray) -> None:
         if len(hi):
-            self.runs.push_sorted(_sorted_minmax(hi, lo, t, t.copy()))
+            self.runs.push_sorted(_sorted_minmax(hi, lo, t, t.copy(), "quicksort"))
 
     def update(self, other: FirstLast) -> None:
         self.runs.update(other.runs)
@@ -637,6 +655,15 @@ class Partial:
 
     @classmethod
     def from_arrays(cls, doc: dict, arrays) -> Partial:
+        """The partial :meth:`to_arrays` stored (``arrays``: name -> array); ValueError if
+        the arrays are not what it stores."""
+
+        def get(name: str, dtype) -> np.ndarray:
+            a = arrays[name]
+            if a.dtype != dtype or a.ndim != 1:
+                raise ValueError(f"{name}: not a 1-d {dtype} array")
+            return a
+
         part = cls(lines=doc["lines"], documents=doc["documents"], invalid=doc["invalid"],
                    empty=doc["empty"])
         for i, (coll, n_all, n_creates, hours, other) in enumerate(doc["colls"]):
@@ -645,9 +672,16 @@ class Partial:
             if (hours is None) != (st[HOURS] is None) or (hours is not None and len(hours) != 25):
                 raise ValueError("hour counts do not fit the collection")
             st[HOURS] = hours
-            st[DISTINCT].push_sorted((arrays[f"c{i}_hi"], arrays[f"c{i}_lo"]))
+            hi, lo = get(f"c{i}_hi", np.uint64), get(f"c{i}_lo", np.uint64)
+            if len(hi) != len(lo):
+                raise ValueError("packed dids of different lengths")
+            st[DISTINCT].push_sorted((hi, lo))
             st[DISTINCT].other = set(other)
-        part.posts.runs.push_sorted(tuple(arrays[k] for k in ("p_hi", "p_lo", "p_mn", "p_mx")))
+        runs = (get("p_hi", np.uint64), get("p_lo", np.uint64), get("p_mn", np.int64),
+                get("p_mx", np.int64))
+        if len({len(a) for a in runs}) != 1:
+            raise ValueError("post arrays of different lengths")
+        part.posts.runs.push_sorted(runs)
         for did, t0, t1 in doc["post_others"]:
             part.posts._add_other(did, t0, t1)
         return part
@@ -698,8 +732,9 @@ _TOKEN = re.compile(rb'"[^"]*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|fa
                     rb"|[{}\[\]:,]|[ \t\r]+")
 _INT_TOKEN = re.compile(rb"-?[0-9]+")
 _NOT_TEMPLATE_BYTE = re.compile(rb"[^\x20-\x7e]|\\")
-_POW10 = 10 ** np.arange(17, -1, -1, dtype=np.int64)  # 10**17 .. 1: up to 18 digits
 _MAX_DEPTH = 64
+_SCRATCH = np.empty(CHUNK_BYTES + TEMPLATE_MAX_LEN, dtype=np.uint8)
+_SCRATCH_BOOL = np.empty(CHUNK_BYTES + TEMPLATE_MAX_LEN, dtype=bool)
 
 
 class _NoTemplate(Exception):
@@ -737,7 +772,13 @@ class Template:
     def match(self, m: np.ndarray) -> np.ndarray | None:
         """Which rows of ``m`` (n x length, uint8; rows without a backslash, see
         ``_Blocks``) follow the template: a bool mask, or None when all of them do."""
-        outside = np.subtract(m, self.lo) > self.span  # uint8 arithmetic wraps: one test
+        size = m.size
+        if size <= len(_SCRATCH):  # (reused buffers: fresh ones cost page faults)
+            diff = np.subtract(m, self.lo, out=_SCRATCH[:size].reshape(m.shape))
+            outside = np.greater(diff, self.span, out=_SCRATCH_BOOL[:size].reshape(m.shape))
+        else:
+            outside = np.subtract(m, self.lo) > self.span
+        # (uint8 arithmetic wraps: one test per byte for [lo, lo + span])
         if not outside.any():
             return None
         return ~outside.any(axis=1)
@@ -808,6 +849,7 @@ def derive_template(line: bytes) -> Template | None:
     pure printable ASCII, escapes, duplicate keys where they matter, not an object, ..."""
     if not 0 < len(line) <= TEMPLATE_MAX_LEN or _NOT_TEMPLATE_BYTE.search(line):
         return None
+    line = bytes(line)
     try:
         doc = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -904,29 +946,48 @@ class TemplateStore:
         lines of the same length with their quotes at the same places."""
         if self.count >= MAX_TEMPLATES or len(missed) < LEARN_MIN:
             return
-        counts = Counter(map(len, missed))
-        wanted = [n for n, k in counts.items() if k >= LEARN_MIN and n <= TEMPLATE_MAX_LEN
-                  and self.failures.get(n, 0) < LEARN_TRIES
-                  and len(self.by_len.get(n, ())) < TEMPLATES_PER_LEN]
-        for n in wanted[:LEARN_PER_BLOCK]:
+        by_len: dict[int, list[bytes]] = {}
+        for line in missed:
+            by_len.setdefault(len(line), []).append(line)
+        tries = 0
+        failures = self.failures
+        for n, same in by_len.items():
+            if (len(same) < LEARN_MIN or n > TEMPLATE_MAX_LEN or failures.get(n, 0) >= LEARN_TRIES
+                    or len(self.by_len.get(n, ())) >= TEMPLATES_PER_LEN):
+                continue
             layouts: dict[tuple, list[bytes]] = {}
-            for line in missed:
-                if len(line) == n:
-                    layouts.setdefault(tuple(map(len, line.split(b'"'))), []).append(line)
-            same = max(layouts.values(), key=len)
-            tpl = derive_template(same[0]) if len(same) >= 2 else None
-            if tpl is not None and tpl.match(np.frombuffer(same[1], np.uint8)[None]) is None:
+            for line in same:
+                layouts.setdefault(tuple(map(len, line.split(b'"'))), []).append(line)
+            pair = max(layouts.values(), key=len)
+            tpl = derive_template(pair[0]) if len(pair) >= 2 else None
+            if tpl is not None and tpl.match(np.frombuffer(pair[1], np.uint8)[None]) is None:
                 self.add(tpl)
             else:
-                self.failures[n] = self.failures.get(n, 0) + 1
+                failures[n] = failures.get(n, 0) + 1
+            tries += 1
+            if tries >= LEARN_PER_BLOCK or self.count >= MAX_TEMPLATES:
+                return
 
 
 _TEMPLATES = TemplateStore()
 
 
+_D4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_D8 = np.uint64(0x00FF00FF00FF00FF)
+_D16 = np.uint64(0x0000FFFF0000FFFF)
+
+
 def _times(rows: np.ndarray, rule: tuple) -> np.ndarray:
+    """The integers of a digit slot (at most 18 digits): right-aligned in 24 ASCII zeros,
+    read 8 digits per uint64 (first digit in the lowest byte) by pairs, fours, eights."""
     _, negative, s, e = rule
-    t = (rows[:, s:e] - 0x30).astype(np.int64) @ _POW10[18 - (e - s):]
+    digits = np.full((len(rows), 24), 0x30, dtype=np.uint8)
+    digits[:, 24 - (e - s):] = rows[:, s:e]
+    x = digits.view(np.uint64)
+    x = ((x & _D4) * np.uint64(2561)) >> np.uint64(8)
+    x = ((x & _D8) * np.uint64(6553601)) >> np.uint64(16)
+    x = ((x & _D16) * np.uint64(42949672960001)) >> np.uint64(32)
+    t = ((x[:, 0] * np.uint64(10**16)) + (x[:, 1] * np.uint64(10**8)) + x[:, 2]).view(np.int64)
     return -t if negative else t
 
 
@@ -1006,6 +1067,7 @@ class _Blocks:
         self.rows: dict[int, list[np.ndarray]] = {}  # waiting rows of each length
         self.count: dict[int, int] = {}
         self.bytes = 0
+        self.newlines = np.empty(0, dtype=bool)
 
     def route(self, block, part: Partial) -> list[bytes]:
         """Count the block's lines into ``part.lines``, queue those a template may take, and
@@ -1013,7 +1075,11 @@ class _Blocks:
         ``block``: bytes, or a memoryview from :func:`docbench.dataset.reader.iter_blocks`."""
         a = np.frombuffer(block, dtype=np.uint8)
         size = len(a)
-        ends = np.flatnonzero(a == 10)
+        if len(self.newlines) < size:
+            self.newlines = np.empty(size, dtype=bool)
+        newlines = self.newlines[:size]  # (reused: a fresh 4 MB array costs page faults)
+        np.equal(a, 10, out=newlines)
+        ends = np.flatnonzero(newlines)
         if size and a[-1] != 10:  # the file's last line, without a newline
             ends = np.append(ends, size)
         n = len(ends)
@@ -1035,11 +1101,11 @@ class _Blocks:
             has[np.searchsorted(ends, marks)] = False
         fast = np.flatnonzero(has)
         slow = np.flatnonzero(~has)
-        view = memoryview(block)
-        lines = []
-        for s, e in zip(starts[slow].tolist(), ends[slow].tolist(), strict=True):
-            line = bytes(view[s:e])
-            lines.append(line[:-1] if line[-1:] == b"\r" else line)
+        # (slices of the buffer itself: one copy; a bytearray where blocks are memoryviews)
+        lines = [src[s:e] for s, e in zip(starts[slow].tolist(), ends[slow].tolist(),
+                                           strict=True)]
+        if src.find(b"\r", 0, size) >= 0:  # (CRLF line ends: the reader drops the \r)
+            lines = [line[:-1] if line[-1:] == b"\r" else line for line in lines]
         if not len(fast):
             return lines
         lengths = lens[fast]
@@ -1109,7 +1175,7 @@ class _Blocks:
 # Scanning lines
 
 
-def _scan_lines(lines: list[bytes], part: Partial) -> None:
+def _scan_lines(lines: list, part: Partial) -> None:
     """The full parse, line by line, into ``part`` (all but ``part.lines``). The hot loop of
     the lines templates do not take: keep it lean. Subscripts first (the usual document has
     every field); the ``.get`` path handles the rest, where ``_INVALID`` and every non-object
@@ -1409,7 +1475,7 @@ def _run_task(task: Task, progress: Callable[[int], None] | None = None) -> tupl
 
 
 def _worker(conn) -> None:
-    """A spawned worker: runs the tasks it is sent until it is sent None."""
+    """A worker process: runs the tasks it is sent until it is sent None."""
     try:
         while True:
             msg = conn.recv()
@@ -1425,15 +1491,41 @@ def _worker(conn) -> None:
                 return
             conn.send(("done", result))
         conn.send(("peak", (peak_rss(os.getpid()) or 0, time.process_time())))
-    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+    except (EOFError, OSError, KeyboardInterrupt):
         pass
     finally:
         conn.close()
 
 
+def worker_main() -> None:
+    """Entry point of a worker process: ``python -c ... FD`` (see ``_start_worker``)."""
+    import sys
+    from multiprocessing.connection import Connection
+
+    _worker(Connection(int(sys.argv[1])))
+
+
+def _start_worker():
+    """A fresh interpreter that imports only this module (not the caller's ``__main__``, as
+    multiprocessing's spawn would: the CLI's imports), on one end of a socket pair. Fork is
+    never used: the caller may have threads (database engines, progress bars), and a forked
+    child can inherit a lock one of them holds and hang forever."""
+    import subprocess
+    import sys
+    from multiprocessing import Pipe
+
+    mine, theirs = Pipe()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    code = "from docbench.dataset.oracle import worker_main; worker_main()"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(theirs.fileno())],
+                            pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL)
+    theirs.close()
+    return proc, mine
+
+
 def _execute(tasks: list[Task], jobs: int, on_result: Callable[[tuple], None],
              progress: Callable[[int], None] | None, log: ComputeLog) -> None:
-    """Run the tasks in this process and in ``jobs - 1`` spawned workers; ``on_result``
+    """Run the tasks in this process and in ``jobs - 1`` worker processes; ``on_result``
     gets each task's result (in this process, in completion order). This process takes
     tasks too (no worker to wait for at the start; the workers take over as they come up)."""
     n_workers = min(jobs, len(tasks)) - 1
@@ -1441,12 +1533,8 @@ def _execute(tasks: list[Task], jobs: int, on_result: Callable[[tuple], None],
         for task in tasks:
             on_result(_run_task(task, progress))
         return
-    import multiprocessing
     from multiprocessing.connection import wait
 
-    # spawn, never fork: the caller may have threads (database engines, progress bars),
-    # and a forked child can inherit a lock one of them holds and hang forever.
-    ctx = multiprocessing.get_context("spawn")
     queue = deque(tasks)
     workers: list[list] = []  # [process, connection, busy]
 
@@ -1484,11 +1572,8 @@ def _execute(tasks: list[Task], jobs: int, on_result: Callable[[tuple], None],
 
     try:
         for _ in range(n_workers):
-            mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(theirs,), daemon=True)
-            proc.start()
-            theirs.close()
-            w = [proc, mine, False]
+            proc, conn = _start_worker()
+            w = [proc, conn, False]
             workers.append(w)
             feed(w)
         while queue:
@@ -1496,12 +1581,10 @@ def _execute(tasks: list[Task], jobs: int, on_result: Callable[[tuple], None],
             service()
         while any(w[2] for w in workers):
             busy = [w for w in workers if w[2]]
-            ready = wait([w[1] for w in busy] + [w[0].sentinel for w in busy])
+            ready = wait([w[1] for w in busy])  # (a worker that dies closes its end: EOF)
             for w in busy:
-                if w[1] in ready or w[1].poll():
+                if w[1] in ready:
                     receive(w)
-                elif w[0].sentinel in ready:
-                    raise RuntimeError("an oracle worker process died")
         for w in workers:  # each sends its peak memory before it exits
             with contextlib.suppress(EOFError, OSError):
                 if w[1].poll(5):
@@ -1510,10 +1593,11 @@ def _execute(tasks: list[Task], jobs: int, on_result: Callable[[tuple], None],
         for w in workers:
             with contextlib.suppress(OSError):
                 w[1].close()
-            w[0].join(timeout=5)
-            if w[0].is_alive():
-                w[0].terminate()
-                w[0].join()
+            try:
+                w[0].wait(timeout=5)
+            except Exception:
+                w[0].kill()
+                w[0].wait()
 
 
 def compute_answers(files: list[Path], jobs: int = 1,
@@ -1578,6 +1662,7 @@ def compute_answers(files: list[Path], jobs: int = 1,
                 part = result[2]
                 if result[3] is not None:
                     shas[f.name] = result[3]
+                    remember_sha256(f, result[3], keys[f.name])
                 if f.name in pieces:
                     pieces[f.name].merge(part)
                 else:
