@@ -143,3 +143,22 @@ def test_numbered_lines_are_found_across_chunks(tmp_path: Path) -> None:
     wanted = [1, 2, 59_999, 60_000, 119_999, 120_000, 120_001]
     found = read_numbered_lines(path, wanted)
     assert found == {n: lines[n - 1] for n in wanted if n <= 120_000}
+
+
+@pytest.mark.parametrize("name", sorted(SKIPPING))
+def test_a_file_mostly_refused_costs_no_query_per_line(name: str, tmp_path: Path) -> None:
+    """250 of 300 lines refused: all named in one pass, each line's reason probed only for the
+    first ones (chDB: 100, then 'gives no reason'; DuckDB: up to 1000)."""
+    good = b'{"did":"did:plc:a","time_us":1,"kind":"commit"}'
+    bad = b'{"did":"did:plc:b","time_us":2,"kind":"commit","t":"\\ud800"}'
+    data = tmp_path / "file_0001.json"
+    data.write_bytes(b"\n".join(bad if i % 6 else good for i in range(300)) + b"\n")
+    system = open_adapter(name, "analytics", tmp_path / "db")
+    system.engine.start()
+    try:
+        report = _load(system, [data], batches_only=False)
+        assert report.refused_lines == {"file_0001.json": {i + 1 for i in range(300) if i % 6}}
+        assert system.count() == 50 and report.retried_batches == 0
+    finally:
+        system.release()
+        system.engine.stop()
