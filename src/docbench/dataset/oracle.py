@@ -311,12 +311,12 @@ def pack_did_rows(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pack the rows of an (n, 32) uint8 matrix that spell ``did:plc:`` + 24 base32
     characters: ``(hi, lo, ok)``, ``ok`` marking those rows (hi/lo hold only theirs). hi is
     the first 12 characters as a base-32 number, lo the last 12."""
-    prefix = np.ascontiguousarray(m[:, :8]).view(np.uint64).ravel()
-    w = np.take(_LUT, m[:, 8:32]).view(np.uint64)  # (n, 3): 8 digits each, 255 if invalid
-    ok = (prefix == _PREFIX64) & (((w[:, 0] | w[:, 1] | w[:, 2]) & _NOT_B32) == 0)
+    m = np.ascontiguousarray(m[:, :32])  # (one copy: every step below reads contiguous rows)
+    w = np.take(_LUT, m).view(np.uint64)  # (n, 4): 8 base32 digits each, 255 where invalid
+    ok = (m.view(np.uint64)[:, 0] == _PREFIX64) & (((w[:, 1] | w[:, 2] | w[:, 3]) & _NOT_B32) == 0)
     if not ok.all():
         w = w[ok]
-    a, b, c = _pack8(w[:, 0]), _pack8(w[:, 1]), _pack8(w[:, 2])
+    a, b, c = _pack8(w[:, 1]), _pack8(w[:, 2]), _pack8(w[:, 3])
     return (a << np.uint64(20)) | (b >> np.uint64(20)), ((b & _M20) << np.uint64(40)) | c, ok
 
 
@@ -700,21 +700,23 @@ class Partial:
 # are then checked in bulk with numpy, one comparison per byte, instead of being parsed.
 #
 # Why a line that passes the check parses exactly as the template says (the proof the fast
-# path rests on). The line that taught the template (L) is ASCII without any backslash or
-# control character. A checked line (M) of the same length has L's bytes at every literal
-# position; every string-slot byte is printable ASCII (0x20-0x7e), M holds exactly as many
-# quotes as L (L's quotes are all literal, so no slot holds a quote) and no backslash; a
-# digit slot holds a digit, and the first digit of a multi-digit integer is not 0. Reading M
-# from left to right, every string therefore starts and ends where it does in L (no quote or
-# backslash inside a slot to end it early or escape), every number has L's extent and is a
-# valid JSON integer, every other token is L's own bytes: M is the same sequence of tokens,
-# valid JSON, with the same keys (so the same duplicate keys, and the templates refuse those
-# at the top level and in ``commit`` anyway). Its ``kind``, ``commit.operation`` and
-# ``commit.collection`` are L's (literal), its ``did`` is the ASCII text of its slot (no
-# escapes), its ``time_us`` the integer of its digits (at most 18: always within int64).
-# M is pure ASCII, hence valid UTF-8. Whether orjson or the fallbacks would have parsed M,
-# the result is the same document. Anything else (escapes, non-ASCII, other lengths or
-# layouts) takes the full parse, line by line.
+# path rests on). The line that taught the template (L) is printable ASCII without any
+# backslash, and the full parse accepted it. A checked line (M) has L's length, L's bytes at
+# every literal position, a byte in 0x23-0x7e (printable ASCII above the quote: no quote, no
+# control character, nothing beyond ASCII) at every string-slot position, a digit at every
+# digit slot (not 0 first in a multi-digit integer), and no backslash anywhere (a line with a
+# backslash never reaches a template: see ``_Blocks.route``). Reading M from left to right,
+# every string starts and ends where it does in L (no quote in a slot to end it early, no
+# backslash to escape one), every number has L's extent and is a valid JSON integer, every
+# other token is L's own bytes: M is the same sequence of tokens, valid JSON, with the same
+# keys (so the same duplicate keys -- and templates refuse those at the top level and in
+# ``commit`` anyway). Its ``kind``, ``commit.operation`` and ``commit.collection`` are L's
+# (literal), its ``did`` is the ASCII text of its slot (no escapes), its ``time_us`` the
+# integer of its digits (at most 18: always within int64). M is pure ASCII, hence valid
+# UTF-8. Whether orjson or the fallbacks would have parsed M, the result is the same
+# document. Anything else (escapes, non-ASCII, a space in a value, other lengths or layouts)
+# takes the full parse, line by line; the tests check this on every byte of template lines
+# replaced by tricky bytes (test_oracle_scale.py).
 
 TEMPLATE_MAX_LEN = 4096  # longer lines always take the full parse
 TEMPLATES_PER_LEN = 4
@@ -2057,6 +2059,7 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
         raise SystemExit(1)
     log = ComputeLog()
     started = time.perf_counter()
+    cpu_started = time.process_time()
     with Progress(SpinnerColumn(), TextColumn("{task.description}"),
                   TextColumn("{task.completed:,.0f} lines"), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
@@ -2069,6 +2072,7 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
             console.print(read_error_message(error), style="red", markup=False)
             raise SystemExit(1) from None
     elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
     print_answers(doc, console)
     console.print(
         f"files {len(doc['files'])}, documents {doc['documents']:,}, "
@@ -2084,12 +2088,11 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
         console.print(f"computed in {elapsed:.2f} s: {len(log.scanned)} file(s) scanned"
                       f"{reused}; {scanned:,} documents scanned, {rate:,.0f} documents/s "
                       f"(jobs={jobs}); {where}")
-        peaks = [p for p in log.worker_peaks if p]
         mib = 1 << 20
-        workers = (f" + {len(peaks)} worker(s) {'/'.join(f'{p / mib:,.0f}' for p in peaks)} MiB"
-                   if peaks else "")
+        peaks = "".join(f" + worker {p / mib:,.0f} MiB" for p in log.worker_peaks)
+        cpus = "".join(f" + worker {c:.2f} s" for c in log.worker_cpu)
         console.print(f"peak RSS: this process {(peak_rss(os.getpid()) or 0) / mib:,.0f} MiB"
-                      f"{workers}")
+                      f"{peaks}; CPU: this process {cpu:.2f} s{cpus}")
     else:
         console.print(f"read from {source} in {elapsed:.2f} s (computed originally in "
                       f"{doc.get('compute_seconds', '?')} s); --refresh recomputes")
