@@ -7,7 +7,10 @@
 --   {json_parameters}  JSON type parameters before the typed paths, e.g. "max_dynamic_paths = 0,"
 --   {codec}            column codec, e.g. "CODEC(ZSTD(3))"; empty = ClickHouse's size-aware default
 --                      (LZ4 for parts under 100 MB, ZSTD(3) above)
--- Table settings: housekeeping only. The thread that deletes the parts a merge replaced runs
+-- Table settings: housekeeping only. A merge reads at most 20 parts at once (default 100):
+-- every part of a JSON column is hundreds of files, and this machine's 20,000 open files per
+-- process (a hard limit docbench cannot raise without CAP_SYS_RESOURCE) must hold a merge
+-- while the next file is inserted. The thread that deletes the parts a merge replaced runs
 -- every second (default: every 30 s, backing off to 300 s when idle), so that right after
 -- OPTIMIZE FINAL the directory holds only the table's one part.
 CREATE DATABASE IF NOT EXISTS docbench;
@@ -28,4 +31,5 @@ ORDER BY (
     data.commit.collection,
     data.did,
     fromUnixTimestamp64Micro(data.time_us))
-SETTINGS cleanup_delay_period = 1, max_cleanup_delay_period = 1, cleanup_delay_period_random_add = 0;
+SETTINGS cleanup_delay_period = 1, max_cleanup_delay_period = 1, cleanup_delay_period_random_add = 0,
+         max_parts_to_merge_at_once = 20;

@@ -30,6 +30,8 @@ OUTDATED_PARTS_WAIT = 30.0
 # Background merges have settled when none has run for MERGES_QUIET seconds (a merge is
 # scheduled within a second or so of the insert that allows it); waited for at most MERGES_WAIT.
 MERGES_QUIET = 3.0
+# The open-files limit a chDB process asks for (ClickHouse's server asks for its hard limit).
+OPEN_FILES_WANTED = 1 << 20
 MERGES_WAIT = 3600.0
 
 # ClickHouse error names (the "(NAME)" at the end of its messages) that mean "the data was
@@ -57,6 +59,28 @@ _LOCK = threading.RLock()
 _OPEN: dict[str, Any] = {"path": None, "session": None}
 
 
+def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:
+    """Raise this process's limit of open files, as the ClickHouse server does at start: a
+    JSON column keeps a file per subcolumn in every part, and a load with merges running
+    opened more than 20,000 at 55M documents (EMFILE, the load failed). The hard limit is
+    raised too when the process may (root); the limit in force is returned."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else max(hard, wanted)
+    with contextlib.suppress(OSError):
+        target = min(target, int(Path("/proc/sys/fs/nr_open").read_text()))
+    for limits in ((target, target), (min(target, hard), hard)):
+        if limits[0] <= soft:
+            break
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+            break
+        except (ValueError, OSError):
+            continue
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
 def _open_session(path: Path):
     """The process's chDB session on ``path``, opened on first use.
 
@@ -71,6 +95,7 @@ def _open_session(path: Path):
         from chdb import session as chdb_session
 
         Path(key).mkdir(parents=True, exist_ok=True)
+        raise_open_files_limit()
         _OPEN["session"] = chdb_session.Session(key)
         _OPEN["path"] = key
         return _OPEN["session"]
