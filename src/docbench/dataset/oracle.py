@@ -724,6 +724,7 @@ MAX_TEMPLATES = 256
 LEARN_MIN = 3  # a length is worth a template once this many lines of it missed in one block
 LEARN_TRIES = 2  # failed attempts per length before that length is given up
 LEARN_PER_BLOCK = 4
+LEARN_EVERY_BLOCK = 32  # learn from each of a process's first blocks, then from every 8th
 BATCH_ROWS = 2048  # rows of one length gathered (across blocks) before they are checked
 PENDING_BYTES = 16 << 20  # at most this many bytes of rows wait to be checked
 READ_BYTES = 4 << 20  # bytes read per block
@@ -932,6 +933,7 @@ class TemplateStore:
         self.has = np.zeros(TEMPLATE_MAX_LEN + 2, dtype=bool)
         self.count = 0
         self.failures: dict[int, int] = {}
+        self.blocks = 0
 
     def add(self, tpl: Template) -> None:
         tpls = self.by_len.setdefault(tpl.length, [])
@@ -945,7 +947,11 @@ class TemplateStore:
 
     def learn(self, missed: list[bytes]) -> None:
         """Learn templates from lines that took the full parse, where a layout recurs: two
-        lines of the same length with their quotes at the same places."""
+        lines of the same length with their quotes at the same places. (From every block
+        at first, then from every 8th: the layouts that matter are learned early.)"""
+        self.blocks += 1
+        if self.blocks > LEARN_EVERY_BLOCK and self.blocks % 8:
+            return
         if self.count >= MAX_TEMPLATES or len(missed) < LEARN_MIN:
             return
         by_len: dict[int, list[bytes]] = {}
