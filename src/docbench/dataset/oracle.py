@@ -1642,6 +1642,11 @@ def compute_answers(files: list[Path], jobs: int = 1,
             total.merge(part)
     if todo:
         for f in todo:
+            # An unreadable file is named here, by this process, before any worker starts
+            # (a worker's failure would name its own executable, not the file).
+            with open(f, "rb"):
+                pass
+        for f in todo:
             sha = known_sha256(f, keys[f.name])
             if sha is None and cache is not None:
                 sha = cache.recorded_sha(f, keys[f.name])
