@@ -29,7 +29,9 @@ REFUSED = {
     "lone_surrogate": b'{"did": "did:plc:x", "text": "\\ud83d"}',
     "utf8_encoded_surrogate": b'{"did": "did:plc:\xed\xa0\xbd"}',
     "raw_control_character": b'{"did": "did:plc:x\x01x"}',
-    "byte_order_mark": b'\xef\xbb\xbf{"did": "did:plc:x"}',
+    # (A line starting with a UTF-8 BOM is not here: DuckDB 2.0.1 takes a BOM at the start of
+    # a file, 2.0.0 did not; the load driver refuses such a line itself, for every system,
+    # before any engine sees it -- tests/test_documents.py.)
     "trailing_garbage": b'{"did": "did:plc:x"} x',
     "two_objects": b'{"did": "did:plc:x"} {"did": "did:plc:y"}',
     "not_an_object": b"[1, 2]",
