@@ -724,10 +724,12 @@ MAX_TEMPLATES = 256
 LEARN_MIN = 3  # a length is worth a template once this many lines of it missed in one block
 LEARN_TRIES = 2  # failed attempts per length before that length is given up
 LEARN_PER_BLOCK = 4
+LEARN_FIRST_BLOCKS = 16  # attempts per block in a process's first 4 blocks (fast start)
 LEARN_EVERY_BLOCK = 32  # learn from each of a process's first blocks, then from every 8th
 BATCH_ROWS = 2048  # rows of one length gathered (across blocks) before they are checked
 PENDING_BYTES = 16 << 20  # at most this many bytes of rows wait to be checked
 READ_BYTES = 4 << 20  # bytes read per block
+SAMPLE_BYTES = 256 << 10  # with few templates yet, the start of a block is learned from first
 CHUNK_BYTES = 256 << 10  # bytes of rows per numpy pass (temporaries stay in the cache)
 _QUOTE, _BACKSLASH = 0x22, 0x5C
 _STR_LO, _STR_SPAN = 0x23, 0x7E - 0x23  # a string-slot byte: printable ASCII after '"'
@@ -964,7 +966,7 @@ class TemplateStore:
                     or len(self.by_len.get(n, ())) >= TEMPLATES_PER_LEN):
                 continue
             layouts: dict[tuple, list[bytes]] = {}
-            for line in same:
+            for line in same[:8]:  # (enough to find two alike where one layout dominates)
                 layouts.setdefault(tuple(map(len, line.split(b'"'))), []).append(line)
             pair = max(layouts.values(), key=len)
             tpl = derive_template(pair[0]) if len(pair) >= 2 else None
@@ -973,7 +975,8 @@ class TemplateStore:
             else:
                 failures[n] = failures.get(n, 0) + 1
             tries += 1
-            if tries >= LEARN_PER_BLOCK or self.count >= MAX_TEMPLATES:
+            if (tries >= (LEARN_FIRST_BLOCKS if self.blocks <= 4 else LEARN_PER_BLOCK)
+                    or self.count >= MAX_TEMPLATES):
                 return
 
 
@@ -1077,11 +1080,15 @@ class _Blocks:
         self.bytes = 0
         self.newlines = np.empty(0, dtype=bool)
 
-    def route(self, block, part: Partial) -> list[bytes]:
-        """Count the block's lines into ``part.lines``, queue those a template may take, and
-        return the others (for the full parse; a ``\\r`` before the newline removed).
-        ``block``: bytes, or a memoryview from :func:`docbench.dataset.reader.iter_blocks`."""
+    def route(self, block, part: Partial, lo: int = 0, hi: int | None = None) -> list[bytes]:
+        """Count the lines of ``block[lo:hi]`` (whole lines) into ``part.lines``, queue those
+        a template may take, and return the others (for the full parse; a ``\\r`` before
+        the newline removed). ``block``: bytes, or a memoryview from
+        :func:`docbench.dataset.reader.iter_blocks` (its ``obj`` starts where it does)."""
         a = np.frombuffer(block, dtype=np.uint8)
+        if hi is None:
+            hi = len(a)
+        a = a[lo:hi]
         size = len(a)
         if len(self.newlines) < size:
             self.newlines = np.empty(size, dtype=bool)
@@ -1098,21 +1105,20 @@ class _Blocks:
             starts[1:] = ends[:-1] + 1
         lens = ends - starts
         has = self.store.has[np.minimum(lens, TEMPLATE_MAX_LEN + 1)]
-        src = block.obj if isinstance(block, memoryview) else block  # (offset 0: find below)
-        i = src.find(b"\\", 0, size)
+        src = block.obj if isinstance(block, memoryview) else block  # (for find, slices)
+        i = src.find(b"\\", lo, hi)
         if i >= 0:  # a line with a backslash (an escape) always takes the full parse
             marks = [i]
-            while (i := src.find(b"\\", i + 1, size)) >= 0 and len(marks) < 4096:
+            while (i := src.find(b"\\", i + 1, hi)) >= 0 and len(marks) < 4096:
                 marks.append(i)
-            if i >= 0:
-                marks = np.flatnonzero(a == _BACKSLASH)
+            marks = np.asarray(marks) - lo if i < 0 else np.flatnonzero(a == _BACKSLASH)
             has[np.searchsorted(ends, marks)] = False
         fast = np.flatnonzero(has)
         slow = np.flatnonzero(~has)
         # (slices of the buffer itself: one copy; a bytearray where blocks are memoryviews)
-        lines = [src[s:e] for s, e in zip(starts[slow].tolist(), ends[slow].tolist(),
-                                           strict=True)]
-        if src.find(b"\r", 0, size) >= 0:  # (CRLF line ends: the reader drops the \r)
+        lines = [src[s:e] for s, e in zip((starts[slow] + lo).tolist(),
+                                           (ends[slow] + lo).tolist(), strict=True)]
+        if src.find(b"\r", lo, hi) >= 0:  # (CRLF line ends: the reader drops the \r)
             lines = [line[:-1] if line[-1:] == b"\r" else line for line in lines]
         if not len(fast):
             return lines
@@ -1284,9 +1290,16 @@ def scan_blocks(blocks: Iterable[bytes], part: Partial,
             part.lines += len(lines)
             _scan_lines(lines, part)
         else:
-            missed = router.route(block, part)
-            _scan_lines(missed, part)
-            _TEMPLATES.learn(missed)
+            cuts = [0, len(block)]
+            if _TEMPLATES.count < 8 and len(block) > 2 * SAMPLE_BYTES:
+                # few templates yet: learn from the start of the block before routing the rest
+                src = block.obj if isinstance(block, memoryview) else block
+                cuts.insert(1, src.find(b"\n", SAMPLE_BYTES, len(block)) + 1)
+            for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+                if lo < hi:
+                    missed = router.route(block, part, lo, hi)
+                    _scan_lines(missed, part)
+                    _TEMPLATES.learn(missed)
         if progress is not None:
             progress(part.lines - before)
         if part.pending() >= FLUSH_AT:
