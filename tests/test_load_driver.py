@@ -146,3 +146,32 @@ def test_the_live_line_knows_which_file_of_how_many(sqlite, tmp_path: Path) -> N
     load_files(sqlite.loader(), paths, 2, on_file=lambda done, total, p: seen.append((done, total, p.name)))
     assert seen == [(0, 3, "file_0001.json"), (1, 3, "file_0002.json"), (2, 3, "file_0003.json")]
     assert sqlite.count() == 15
+
+
+def test_duckdb_takes_plain_files_two_per_statement_and_names_each_files_refusals(
+        tmp_path: Path) -> None:
+    """DuckDB's reader runs its threads across files: the driver hands it two files per
+    statement, commits them as one unit, and every refusal keeps its own file and line."""
+    files = []
+    for number in range(1, 4):
+        lines = [GOOD] * 50
+        lines[10 * number - 1] = b'{"did": "\\ud83d"}'  # a lone surrogate: DuckDB refuses it
+        path = tmp_path / f"file_{number:04d}.json"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        files.append(path)
+    system = open_adapter("duckdb", "analytics", tmp_path / "db")
+    system.engine.start()
+    try:
+        system.create()
+        units: list[list[str]] = []
+        report = load_files(system.loader(), files, 7,
+                            on_committed=lambda paths, _: units.append([p.name for p in paths]))
+        assert units == [["file_0001.json", "file_0002.json"], ["file_0003.json"]]
+        assert sorted((r.file, r.line) for r in report.refused) == [
+            ("file_0001.json", 10), ("file_0002.json", 20), ("file_0003.json", 30)]
+        assert all("surrogate" in r.reason for r in report.refused)
+        assert report.retried_batches == 0
+        assert system.count() == 3 * 49
+    finally:
+        system.release()
+        system.engine.stop()

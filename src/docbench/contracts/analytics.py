@@ -64,8 +64,33 @@ class Loader(ABC):
         driver then loads the file in batches and bisects). None: declined."""
         return None
 
+    # How many whole files the engine's reader takes in one statement. An engine whose reader
+    # runs its threads across files rather than within one (DuckDB) loads a group of files
+    # as fast as its native multi-file load and one file at a time at half that speed.
+    files_per_statement: int = 1
+
+    def load_files_skipping(self, paths: list[Path],
+                            documents: list[int]) -> list[dict[int, str]] | None:
+        """:meth:`load_file_skipping` for several files in one statement and one transaction
+        (``files_per_statement`` of them): the refusals of each file, in order, or None
+        (declined: the driver then takes the files one by one). All or nothing, like one
+        file."""
+        if len(paths) != 1:
+            return None
+        refused = self.load_file_skipping(paths[0], documents[0])
+        return None if refused is None else [refused]
+
+    def takes_whole_files(self) -> bool:
+        """Whether this loader has a whole-file path (it overrides :meth:`load_file` or
+        :meth:`load_file_skipping`): only then does the driver scan a file to see whether it
+        may be handed over whole."""
+        cls = type(self)
+        return (cls.load_file is not Loader.load_file
+                or cls.load_file_skipping is not Loader.load_file_skipping)
+
     def begin_file(self, name: str) -> None:
-        """A file's load starts (before its first batch or whole-file load)."""
+        """A file's load starts (before its first batch or whole-file load); for a group of
+        files loaded in one statement, ``name`` is the group's first file."""
 
     def commit_file(self) -> None:
         """Every document of the file that the engine accepted has been sent: make them

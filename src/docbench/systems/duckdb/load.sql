@@ -8,10 +8,11 @@ SELECT CASE WHEN starts_with(json, '{') THEN json
             ELSE error('not a JSON object: ' || left(json, 100)) END
 FROM read_ndjson_objects($path, ignore_errors = false, maximum_object_size = 1073741824);
 
--- docbench's whole-file load ($path: one file): the file's lines through DuckDB's CSV reader
+-- docbench's whole-file load ($path: a list of files, loaded in one statement: DuckDB's reader
+-- runs its threads across files): the files' lines through DuckDB's CSV reader
 -- as one JSON column (no delimiter, quote or escape a JSON line could hold), so that the
 -- VARCHAR -> JSON cast (the same JSON parser as read_ndjson_objects) judges each line, and a
--- line it refuses is skipped and recorded with its line number in the rejects table (the
+-- line it refuses is skipped and recorded with its file and line number in the rejects tables (the
 -- text is kept as it is, like read_ndjson_objects). Every line starts with '{' (the driver
 -- checked), so a line the cast accepts is an object.
 INSERT INTO documents

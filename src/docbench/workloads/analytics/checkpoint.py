@@ -50,9 +50,10 @@ class LoadCheckpoint:
         self.refusals_path.unlink(missing_ok=True)
         self.committed = []
 
-    def record(self, path: Path, report: LoadReport) -> None:
-        """File `path` is committed: write the state atomically (a kill leaves the old one)."""
-        self.committed.append(path.name)
+    def record(self, paths: list[Path], report: LoadReport) -> None:
+        """Files `paths` are committed (one unit: a file, or a group loaded in one statement):
+        write the state atomically (a kill leaves the old one)."""
+        self.committed.extend(path.name for path in paths)
         state = {"format": FORMAT, **self.identity, "committed": self.committed,
                  "expected_count": report.offered - report.refused_count, "report": report.state()}
         partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")

@@ -382,9 +382,9 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
             progress.update(task, description=f"{label} file {done_before + done + 1}/"
                             f"{done_before + total} ({path.name})")
 
-        def on_committed(path: Path, report: LoadReport) -> None:
+        def on_committed(paths: list[Path], report: LoadReport) -> None:
             work_log.flush()
-            checkpoint.record(path, report)
+            checkpoint.record(paths, report)
 
         report: LoadReport = load_files(system.loader(), files, type(system).load_batch_size,
                                         on_file=on_file,
