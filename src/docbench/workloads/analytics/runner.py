@@ -277,10 +277,15 @@ def generated_documents(dataset: Dataset) -> dict[str, int]:
     oracle found) with no dirty line: their line count, each line a document starting with
     '{'. The load driver then needs no scan to hand them whole to an engine's reader -- a
     scan that, for a compressed file, is a whole decompression."""
-    manifest = read_manifest(dataset.path) if dataset.path.is_dir() else None
+    return generated_line_counts(dataset.path, dataset.answers)
+
+
+def generated_line_counts(data_dir: Path, answers: dict[str, Any]) -> dict[str, int]:
+    """:func:`generated_documents` for a directory and its oracle answers."""
+    manifest = read_manifest(data_dir) if data_dir.is_dir() else None
     if manifest is None:
         return {}
-    found = {f.get("name"): f.get("sha256") for f in dataset.answers.get("files", [])}
+    found = {f.get("name"): f.get("sha256") for f in answers.get("files", [])}
     dirty = {line.file for line in manifest.dirty_lines}
     return {entry.name: entry.lines for entry in manifest.files
             if entry.name not in dirty and entry.lines == entry.docs and entry.sha256
