@@ -27,6 +27,7 @@ from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import load_or_compute_answers
 from docbench.dataset.reader import dataset_files
 from docbench.systems import REGISTERED, engine_class, open_adapter
+from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.load import load_files
 from docbench.workloads.analytics.runner import RunRequest, generated_line_counts, prepare_dataset
 
@@ -49,7 +50,7 @@ def clean_twin(data_dir: Path) -> Path | None:
 
         console.print(f"Generating the clean twin of {data_dir} (--hard-rate 0) into {twin}")
         generate_dataset(manifest.docs, twin, seed=manifest.seed, compress=manifest.compress,
-                         hard_rate=0.0, dirty_rate=0.0)
+                         hard_rate=0.0, dirty_rate=0.0, docs_per_file=manifest.docs_per_file)
     return twin
 
 
@@ -84,7 +85,8 @@ def bench_load_overhead(system_names: list[str] | None, scale: str = "1m",
 
 def _bench_system(name: str, files: list[Path], clean_files: list[Path],
                   repeat: int, known: dict[str, int]) -> dict[str, object] | None:
-    system = open_adapter(name, "analytics", paths.work_dir() / f"loadbench-{name}")
+    workdir = paths.work_dir() / f"loadbench-{name}"
+    system = open_adapter(name, "analytics", workdir)
     system.engine.start()
     try:
         docbench_s, native_s, count, refused = [], [], 0, 0
@@ -99,6 +101,7 @@ def _bench_system(name: str, files: list[Path], clean_files: list[Path],
     finally:
         system.release()
         system.engine.stop()
+        clear_work_directory(workdir)  # (its databases: 25 GB for the four systems at 10m)
     return {"system": name, "variant": system.variant.name, "documents": count,
             "refused": refused, "docbench_seconds": min(docbench_s),
             "native_seconds": min(native_s), "docbench_runs": docbench_s,
