@@ -407,6 +407,57 @@ def test_hard_lines_shaped_like_templates():
     assert fast_answers(lines * 3) == slow_answers(lines * 3)  # (templates learned now)
 
 
+def test_simdjson_reads_long_lines_exactly_as_the_full_parse(monkeypatch):
+    """Post-like lines long enough for simdjson's path (each mutated so that a lazy reader
+    could get it wrong: duplicate keys at the levels read, a BOM, refusals of every kind,
+    odd times) give exactly the answers of orjson and its fallbacks alone."""
+    base = events(7, 400)
+    post = next(ln for ln in base if b'"app.bsky.feed.post","rkey"' in ln)
+    doc = json.loads(post)
+    doc["commit"]["record"]["text"] = "x" * 600  # long enough for simdjson's path
+    did, t = doc["did"], doc["time_us"]
+
+    def compact(ev, **top) -> bytes:
+        return json.dumps({**ev, **top}, separators=(",", ":"), ensure_ascii=False).encode()
+
+    long_post = compact(doc)
+    assert len(long_post) >= oracle.SIMD_MIN_BYTES
+    commit = doc["commit"]
+    lines = [
+        long_post,
+        long_post.replace(b'"kind":"commit"', b'"did":"did:plc:zzz"', 1),  # did twice, no kind
+        long_post[:-1] + b',"did":"did:plc:last"}',  # did twice: the last one counts
+        long_post.replace(b'"rkey":', b'"collection":', 1),  # collection twice in commit
+        long_post.replace(b'"rev":', b'"operation":', 1),  # operation twice
+        long_post[:-1] + b',"kind":"identity"}',  # 5 top-level entries: kind twice
+        b"\xef\xbb\xbf" + long_post,  # a BOM: not JSON
+        long_post.replace(b"xxxx", b"\\ud83d", 1),  # a lone surrogate: json takes it
+        long_post.replace(b"xxxx", b"\xc3(", 1),  # invalid UTF-8
+        long_post.replace(b"xxxx", b"\\u0000", 1),
+        long_post.replace(b"xxxx", b"\x01", 1),  # a raw control character
+        long_post.replace(b"xxxx", b'",1e400,"', 1).replace(b'"text":"', b'"text":["', 1)
+        .replace(b'x","createdAt"', b'x"],"createdAt"', 1),  # 1e400 in an array
+        long_post + b" x",  # trailing garbage
+        long_post[:-2],  # truncated
+        long_post.replace(b'"did":"', b'"d\\u0069d":"', 1),  # an escaped key name: still "did"
+        compact(doc, time_us=2**64 - 1), compact(doc, time_us=2**70), compact(doc, time_us=-1),
+        compact(doc, time_us=float(t)), compact(doc, time_us=str(t)), compact(doc, did=None),
+        compact(doc, did=7), compact(doc, kind=None),
+        compact(doc, commit={**commit, "collection": {"x": 1}}),
+        compact(doc, commit={**commit, "record": {"x": [[[[1]]]], "n": 2**80}}),
+        compact(doc, commit={**commit, "record": "[" * 2000 + "]" * 2000}),
+        json.dumps({"x": "y" * 600, "did": did}).encode(),  # another layout
+        b"[" + long_post + b"]",
+    ]
+    lines = lines * 2 + base
+    monkeypatch.setattr(oracle, "_SIMD", False)  # orjson and its fallbacks only
+    reference = slow_answers(lines)
+    monkeypatch.setattr(oracle, "_SIMD", None)
+    assert oracle._simd_parse() is not None  # (simdjson is installed: its path is tested)
+    assert slow_answers(lines) == reference
+    assert fast_answers(lines) == reference
+
+
 def test_derive_template_refuses_what_it_cannot_prove():
     like = events(5, 40)
     ok = [ln for ln in like if oracle.derive_template(ln) is not None]

@@ -759,6 +759,7 @@ LEARN_TRIES = 2  # failed attempts per length before that length is given up
 LEARN_PER_BLOCK = 4
 LEARN_FIRST_BLOCKS = 16  # attempts per block in a process's first 4 blocks (fast start)
 LEARN_EVERY_BLOCK = 32  # learn from each of a process's first blocks, then from every 8th
+SIMD_MIN_BYTES = 512  # lines this long try simdjson first (see _plain_fields)
 BATCH_ROWS = 2048  # rows of one length gathered (across blocks) before they are checked
 PENDING_BYTES = 16 << 20  # at most this many bytes of rows wait to be checked
 READ_BYTES = 4 << 20  # bytes read per block
@@ -1222,10 +1223,55 @@ class _Blocks:
 # Scanning lines
 
 
+def _plain_fields(parse, line) -> tuple | None:
+    """``(collection, operation, kind, did, time_us)`` of a document of the usual layout --
+    top-level keys exactly ``did``, ``time_us``, ``kind``, ``commit``; ``commit``'s exactly
+    ``rev``, ``operation``, ``collection``, ``rkey``, ``record``, ``cid``; four strings and
+    an integer -- read through simdjson's DOM parser, which validates the whole line
+    (structure, UTF-8, escapes, numbers) as strictly as orjson but builds no object for the
+    rest of it. ``None`` when the line needs the full parse (any other layout, any
+    refusal): orjson and the fallbacks then decide, so the result is always theirs. As many
+    entries as distinct keys found means no key is there twice (simdjson would keep the
+    first of duplicate keys, orjson and json keep the last). The parser's values must not
+    outlive the call (it is reused)."""
+    try:
+        doc = parse(line)
+        commit = doc["commit"]
+        fields = (commit["collection"], commit["operation"], doc["kind"], doc["did"],
+                  doc["time_us"])
+        if not (len(doc) == 4 and len(commit) == 6 and "rev" in commit and "rkey" in commit
+                and "record" in commit and "cid" in commit):
+            return None
+    except Exception:  # noqa: BLE001 - whatever simdjson refuses, the full parse judges
+        return None
+    coll, op, kind, did, t = fields
+    if (type(coll) is str and type(op) is str and type(kind) is str and type(did) is str
+            and type(t) is int):
+        return fields
+    return None
+
+
+def _simd_parse() -> Callable | None:
+    """simdjson's ``Parser().parse`` for this process, None without simdjson."""
+    global _SIMD
+    if _SIMD is None:
+        try:
+            import simdjson
+        except ImportError:
+            _SIMD = False
+        else:
+            _SIMD = simdjson.Parser().parse
+    return _SIMD or None
+
+
+_SIMD: Callable | bool | None = None
+
+
 def _scan_lines(lines: list, part: Partial) -> None:
     """The full parse, line by line, into ``part`` (all but ``part.lines``). The hot loop of
-    the lines templates do not take: keep it lean. Subscripts first (the usual document has
-    every field); the ``.get`` path handles the rest, where ``_INVALID`` and every non-object
+    the lines templates do not take: keep it lean. Long lines (posts, mostly) try
+    :func:`_plain_fields` first. Otherwise subscripts first (the usual document has every
+    field); the ``.get`` path handles the rest, where ``_INVALID`` and every non-object
     value lack ``.get``: the ``AttributeError`` branches are the type checks."""
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
@@ -1238,36 +1284,47 @@ def _scan_lines(lines: list, part: Partial) -> None:
     post_did = part.post_dids.append
     post_time = part.post_times.append
     posts_other = part.posts._add_other
+    simd = _simd_parse()
+    plain = _plain_fields
+    simd_min = SIMD_MIN_BYTES if simd is not None else 1 << 62
     n_invalid = n_empty = no_commit = 0
     h_lo = h_hi = h_cur = 0  # the UTC hour [h_lo, h_hi) of the last time seen is h_cur
     for line in lines:
-        try:
-            doc = loads(line)
-        except decode_error:
-            if not line.strip(b" \t\r\n"):
-                n_empty += 1
-                continue
-            doc = fallback(line)
-        try:  # the common case: every field present, all objects where expected
-            commit = doc["commit"]
-            coll = commit["collection"]
-            op = commit["operation"]
-            kind = doc["kind"]
-        except (KeyError, TypeError):
+        fields = plain(simd, line) if len(line) >= simd_min and line[0] == 0x7B else None
+        if fields is not None:
+            coll, op, kind, did, t = fields
+        else:
             try:
-                commit = doc.get("commit")
-            except AttributeError:  # not an object (array, string, number, ...)/invalid
-                n_invalid += 1
-                continue
-            try:
-                coll = commit.get("collection")
-                op = commit.get("operation")
-            except AttributeError:  # no commit, or commit not an object
-                no_commit += 1
-                continue
-            kind = doc.get("kind")
-        if type(coll) is not str and coll is not None:
-            coll = text_of(coll)
+                doc = loads(line)
+            except decode_error:
+                if not line.strip(b" \t\r\n"):
+                    n_empty += 1
+                    continue
+                doc = fallback(line)
+            try:  # the common case: every field present, all objects where expected
+                commit = doc["commit"]
+                coll = commit["collection"]
+                op = commit["operation"]
+                kind = doc["kind"]
+            except (KeyError, TypeError):
+                try:
+                    commit = doc.get("commit")
+                except AttributeError:  # not an object (array, string, number, ...)/invalid
+                    n_invalid += 1
+                    continue
+                try:
+                    coll = commit.get("collection")
+                    op = commit.get("operation")
+                except AttributeError:  # no commit, or commit not an object
+                    no_commit += 1
+                    continue
+                kind = doc.get("kind")
+            did = doc.get("did")
+            t = doc.get("time_us")
+            if type(coll) is not str and coll is not None:
+                coll = text_of(coll)
+            if type(did) is not str and did is not None:
+                did = text_of(did)
         st = colls.get(coll)
         if st is None:
             st = colls[coll] = new_state(coll)
@@ -1275,12 +1332,8 @@ def _scan_lines(lines: list, part: Partial) -> None:
         if op != "create" or kind != "commit":
             continue
         st[1] += 1
-        did = doc.get("did")
-        if type(did) is not str and did is not None:
-            did = text_of(did)
         hours = st[3]
         if hours is not None:
-            t = doc.get("time_us")
             if type(t) is int and (h_lo <= t < h_hi or lo <= t <= hi):
                 if not h_lo <= t < h_hi:  # a new hour (times mostly increase: rarely)
                     h_lo = t - t % hour_us
