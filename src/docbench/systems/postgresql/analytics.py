@@ -24,10 +24,12 @@ from typing import Any, ClassVar
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
 from docbench.contracts.common import BatchRejected, StorageSize, Variant, directory_size
 from docbench.core.sqlfiles import read_ddl, step_name
+from docbench.dataset.reader import iter_blocks
 from docbench.systems.postgresql.engine import (
     COPY_OPTIONS,
     PostgreSQLEngine,
     copy_buffer,
+    copy_line,
     error_message,
     is_content_error,
     psycopg_module,
@@ -102,9 +104,97 @@ class PostgreSQLLoader(Loader):
                 raise BatchRejected(error_message(error)) from error
             raise
 
+    # Bytes of a file per COPY statement on the whole-file path: a refused document costs a
+    # re-send of its block (~9,000 documents), not a bisection of its batch.
+    BLOCK_BYTES = 4 << 20
+    MAX_REFUSED_PER_BLOCK = 32
+
+    def load_file_skipping(self, path: Path, documents: int) -> dict[int, str] | None:
+        """The file's raw bytes, block by block, each block one COPY in a savepoint, the way
+        ``\\copy`` streams a file (no line is split apart in Python). A refused document
+        aborts its block's COPY, whose error names the line ("COPY t, line N"): the block is
+        sent again without it, so each refusal costs one block, and its reason is
+        PostgreSQL's own. An error that names no line keeps nothing of the file (the driver
+        then bisects batches)."""
+        psycopg = psycopg_module()
+        refused: dict[int, str] = {}
+        first = 1  # the file's line number of the block's first line
+        try:
+            with self.conn.transaction():  # all of the file or nothing of it
+                loaded = 0
+                for block in iter_blocks(path, size=self.BLOCK_BYTES):
+                    data = bytes(block)
+                    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+                    loaded += self._copy_block(data, lines, first, refused)
+                    first += lines
+                if loaded + len(refused) != documents or first - 1 != documents:
+                    raise BatchRejected(f"{path.name}: {loaded} loaded and {len(refused)} refused "
+                                        f"of {documents} documents")
+        except _NoLineNamed as error:
+            raise BatchRejected(str(error)) from None
+        except psycopg.Error as error:
+            if is_content_error(error):
+                raise BatchRejected(error_message(error)) from error
+            raise
+        return refused
+
+    def _copy_block(self, data: bytes, lines: int, first: int, refused: dict[int, str]) -> int:
+        """COPY one block of whole lines, again without each line PostgreSQL refuses; the
+        number of rows loaded."""
+        psycopg = psycopg_module()
+        # Raw bytes are the COPY data as they are unless a line holds the quote or delimiter
+        # byte or a CR (CSV would read them as framing): then each line is quoted.
+        quote = b"\x01" in data or b"\x02" in data or b"\r" in data
+        split: list[bytes] | None = None
+        skipped: list[int] = []  # block line indexes (0-based) left out, ascending
+        while True:
+            if quote or skipped:
+                if split is None:
+                    split = data.split(b"\n")[:lines]
+                gone = set(skipped)
+                kept = [line for i, line in enumerate(split) if i not in gone]
+                body = copy_buffer(kept) if kept else b""
+            else:
+                body = data
+            if not body:
+                return 0
+            try:
+                with self.conn.transaction(), self.conn.cursor() as cur:
+                    with cur.copy(self.sql) as copy:
+                        copy.write(body)
+                    return cur.rowcount
+            except psycopg.Error as error:
+                if not is_content_error(error):
+                    raise
+                index = _block_index(copy_line(error), skipped, lines)
+                if index is None:
+                    raise _NoLineNamed(error_message(error)) from error
+                if len(skipped) >= self.MAX_REFUSED_PER_BLOCK:
+                    # (each one re-sends the block: a block of garbage is bisected instead)
+                    raise _NoLineNamed(f"more than {self.MAX_REFUSED_PER_BLOCK} documents "
+                                       "refused in one block") from error
+                skipped = sorted([*skipped, index])
+                refused[first + index] = error_message(error, where=False)
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.conn.close()
+
+
+class _NoLineNamed(Exception):
+    """PostgreSQL refused a block without naming the line."""
+
+
+def _block_index(stream_line: int | None, skipped: list[int], lines: int) -> int | None:
+    """The block's line index of the COPY stream's 1-based line, where the stream is the block
+    without the ``skipped`` line indexes (ascending); None when there is no such line."""
+    if stream_line is None or stream_line < 1:
+        return None
+    index = stream_line - 1
+    for gone in skipped:
+        if gone <= index:
+            index += 1
+    return index if index < lines else None
 
 
 # ----- query sessions ---------------------------------------------------------------------

@@ -25,6 +25,7 @@ classification of refused content live here too.
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,21 +64,33 @@ def copy_buffer(lines: list[bytes]) -> bytes:
     return b"\x01" + b"\x01\n\x01".join(lines) + b"\x01\n"
 
 
+_COPY_LINE = re.compile(r"^COPY [^,]+, line (\d+)", re.MULTILINE)
+
+
+def copy_line(error: Exception) -> int | None:
+    """The line of the COPY data PostgreSQL refused (1-based, from the error's context
+    "COPY t, line N..."), or None when the error names none."""
+    context = getattr(getattr(error, "diag", None), "context", None) or ""
+    found = _COPY_LINE.search(context)
+    return int(found.group(1)) if found else None
+
+
 def is_content_error(error: Exception) -> bool:
     """Whether PostgreSQL refused the data itself (not: the server failed)."""
     state = getattr(error, "sqlstate", None) or ""
     return state[:2] in CONTENT_SQLSTATE_CLASSES
 
 
-def error_message(error: Exception) -> str:
-    """PostgreSQL's own words: primary message, detail, and where (COPY line)."""
+def error_message(error: Exception, where: bool = True) -> str:
+    """PostgreSQL's own words: primary message, detail, and where (COPY line; left out with
+    ``where=False``, when the caller names the file's line itself)."""
     diag = getattr(error, "diag", None)
     if diag is None or not diag.message_primary:
         return str(error).strip()
     parts = [diag.message_primary]
     if diag.message_detail:
         parts.append(diag.message_detail)
-    if diag.context:
+    if diag.context and where:
         # "JSON data, line 1: ...\nCOPY t, line 5, column data: "<the document>"": keep the
         # COPY line number, not the document again.
         where = [ln for ln in diag.context.splitlines() if ln.startswith("COPY")]
