@@ -9,6 +9,9 @@ recursion limit an iterative parser takes over). Most lines do not need parsing 
 line with exactly the byte layout of a line parsed before (a *template*: same keys, same
 value widths, printable ASCII, no escapes) is checked against it in bulk with numpy and
 gives the same document the parse would; see "The byte-level fast path" below for why.
+Long lines of the usual event layout (posts, mostly) are read through simdjson's validating
+DOM parser, which builds no object for the parts the queries do not read; any other layout,
+and any line simdjson refuses, takes the orjson parse (see ``_plain_fields``).
 
 - An **empty line** (nothing but JSON whitespace) is counted in ``empty_lines``; it is not a
   document.
