@@ -28,7 +28,7 @@ REFUSED_KINDS = {
     "opensearch": {"deep_nesting"},
 }
 # Engines with a native path that skips and names refused documents.
-SKIPPING = {"clickhouse", "duckdb", "postgresql"}
+SKIPPING = {"clickhouse", "duckdb", "postgresql", "sqlite"}
 # Of those, engines whose load stops at a refused document and names it: its block is sent
 # again without it (PostgreSQL's COPY before 17: "COPY t, line N").
 RESENDING = {"postgresql"}
@@ -154,6 +154,8 @@ def test_a_file_mostly_refused_costs_no_query_per_line(name: str, tmp_path: Path
     first ones (chDB: 100, then 'gives no reason'; DuckDB: up to 1000)."""
     good = b'{"did":"did:plc:a","time_us":1,"kind":"commit"}'
     bad = b'{"did":"did:plc:b","time_us":2,"kind":"commit","t":"\\ud800"}'
+    if name == "sqlite":  # (it takes lone surrogates, not nesting beyond 1000 levels)
+        bad = b'{"did":"did:plc:b","t":' + b"[" * 2000 + b"]" * 2000 + b"}"
     data = tmp_path / "file_0001.json"
     data.write_bytes(b"\n".join(bad if i % 6 else good for i in range(300)) + b"\n")
     system = open_adapter(name, "analytics", tmp_path / "db")

@@ -45,6 +45,13 @@ class Loader(ABC):
     def load_batch(self, lines: list[bytes]) -> None:
         """Load all lines or none; raise BatchRejected if the content was refused."""
 
+    def load_batch_skipping(self, lines: list[bytes]) -> dict[int, str] | None:
+        """Optional: load every line the engine accepts and name those it refuses
+        (``{index in lines: the engine's reason}``), where the engine stops at a refused
+        line and can go on after it, so that a refusal costs O(1) and nothing is sent twice.
+        None: declined (the driver then calls :meth:`load_batch` and bisects)."""
+        return None
+
     def load_file(self, path: Path, documents: int) -> bool:
         """Optional fast path: load a whole ndjson file (`documents` lines, no blank line;
         plain, or gzip/zstd-compressed with a name that says so: .gz, .zst) with the engine's

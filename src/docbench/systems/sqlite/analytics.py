@@ -89,6 +89,46 @@ class SQLiteLoader(Loader):
                 raise BatchRejected(str(error)) from error
             raise
 
+    def load_batch_skipping(self, lines: list[bytes]) -> dict[int, str]:
+        """Every line SQLite takes, in one savepoint; the refused ones named. ``executemany``
+        stops at the row SQLite refuses, keeping the rows before it (SQLite undoes only the
+        failing statement): the connection's change count says how many went in, so the
+        refused row is known, and the insert goes on after it. Nothing is sent twice."""
+        refused: dict[int, str] = {}
+        indexes: list[int] = []
+        rows: list[tuple[str]] = []
+        try:
+            rows = [(line.decode("utf-8"),) for line in lines]
+            indexes = list(range(len(lines)))
+        except UnicodeDecodeError:
+            for index, line in enumerate(lines):
+                try:
+                    rows.append((line.decode("utf-8"),))
+                    indexes.append(index)
+                except UnicodeDecodeError as error:
+                    refused[index] = f"invalid UTF-8 (SQLite text must be UTF-8): {error}"
+        self.con.execute("SAVEPOINT batch")
+        try:
+            done = 0
+            while done < len(rows):
+                before = self.con.total_changes
+                try:
+                    self.con.executemany(self.statement, rows[done:] if done else rows)
+                    done = len(rows)
+                except Exception as error:
+                    if not is_content_error(error):
+                        raise
+                    done += self.con.total_changes - before
+                    refused[indexes[done]] = str(error)
+                    done += 1
+            self.con.execute("RELEASE batch")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK TO batch")
+                self.con.execute("RELEASE batch")
+            raise
+        return refused
+
     def close(self) -> None:
         if self.in_file:  # an interrupted file: none of it is kept
             with contextlib.suppress(Exception):

@@ -219,10 +219,17 @@ def _take(pending: list[bytes], numbers: list[int] | None, first: int, size: int
 
 
 def load_batch_isolating(loader: Loader, batch: Batch, file_name: str, report: LoadReport) -> int:
-    """Load a batch; on refusal split it in halves until the refused lines are alone.
+    """Load a batch: through the loader's ``load_batch_skipping`` where the engine skips and
+    names its refusals itself, else all or nothing, split in halves on a refusal until the
+    refused lines are alone.
 
     Returns the number of documents loaded.
     """
+    named = loader.load_batch_skipping(batch.lines)
+    if named is not None:  # the engine skipped and named its refusals itself
+        for index, reason in sorted(named.items()):
+            report.refuse(RefusedDocument(file_name, batch.number(index), _short(reason)))
+        return len(batch.lines) - len(named)
     try:
         loader.load_batch(batch.lines)
         return len(batch.lines)
