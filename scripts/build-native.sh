@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build docbench's native dataset generator (native/docbench-gen, Rust) and install the binary
-# as <dest>/docbench-gen. <dest> is the first argument, else $DOCBENCH_OPT/bin, else
+# Build docbench's native programs (native/docbench-gen, Rust): the dataset generator and the
+# oracle's scanner, installed as <dest>/docbench-gen and <dest>/docbench-scan. <dest> is the first argument, else $DOCBENCH_OPT/bin, else
 # $DOCBENCH_HOME/opt/bin (DOCBENCH_HOME defaults to ./.docbench), like docbench.paths.opt_dir().
 # Idempotent: cargo rebuilds only what changed and the copy happens only if the binary differs.
 set -euo pipefail
@@ -25,12 +25,15 @@ if [ -f "$CRATE/Cargo.lock" ]; then
 fi
 cargo build --release --quiet "${LOCKED[@]}" --manifest-path "$CRATE/Cargo.toml"
 
-BIN="$CRATE/target/release/docbench-gen"
 mkdir -p "$DEST"
-if ! cmp -s "$BIN" "$DEST/docbench-gen"; then
-    install -m 0755 "$BIN" "$DEST/docbench-gen.tmp.$$"
-    mv -f "$DEST/docbench-gen.tmp.$$" "$DEST/docbench-gen"
-else
-    touch "$DEST/docbench-gen"  # up to date: newer than the sources it was built from
-fi
-echo "$DEST/docbench-gen"
+# docbench-gen (the generator) and docbench-scan (the oracle's native scanner)
+for NAME in docbench-gen docbench-scan; do
+    BIN="$CRATE/target/release/$NAME"
+    if ! cmp -s "$BIN" "$DEST/$NAME"; then
+        install -m 0755 "$BIN" "$DEST/$NAME.tmp.$$"
+        mv -f "$DEST/$NAME.tmp.$$" "$DEST/$NAME"
+    else
+        touch "$DEST/$NAME"  # up to date: newer than the sources it was built from
+    fi
+    echo "$DEST/$NAME"
+done

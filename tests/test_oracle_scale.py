@@ -9,6 +9,7 @@ path off (``fast=False``: orjson and its fallbacks, line by line), one process a
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import random
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 import zstandard
 
-from docbench.dataset import oracle
+from docbench.dataset import native_scan, oracle
 from docbench.dataset.oracle import ComputeLog, Partial, compute_answers, finalize, scan_batches
 from docbench.dataset.reader import dataset_files, iter_line_batches
 
@@ -496,3 +497,107 @@ def test_an_error_in_a_worker_reaches_the_caller(tmp_path):
              ("scan", str(good), 0, None, True)]
     with pytest.raises(FileNotFoundError):
         oracle._execute(tasks, 2, lambda result: None, None, ComputeLog())
+
+
+# --------------------------------------------------------------------------------------------
+# The native scanner (docbench-scan): the same answers as the Python scan, always
+
+
+@pytest.fixture()
+def scanner():
+    binary = native_scan.find_scanner()
+    assert binary is not None, "docbench-scan is not built: run scripts/build-native.sh"
+    return binary
+
+
+def _hard_lines() -> list[bytes]:
+    """The lines of the tests above that try the fast paths hardest, and more."""
+    base = events(5, 300)
+    like = next(ln for ln in base if b'"app.bsky.feed.like","rkey"' in ln)
+    doc = json.loads(like)
+    did = doc["did"].encode()
+
+    def compact(ev, **top) -> bytes:
+        return json.dumps({**ev, **top}, separators=(",", ":"), ensure_ascii=False).encode()
+
+    commit = doc["commit"]
+    return base + [
+        like.replace(did, did[:-6] + b"\\u0041", 1),  # escapes in the did
+        like.replace(did, did[:-6] + b"\\ud83d", 1),  # a lone surrogate: json takes it
+        like.replace(did, did[:-1] + b"\xc3", 1),  # invalid UTF-8
+        like.replace(did, did.upper(), 1),  # not a did:plc the packing takes
+        like.replace(b'"record":{', b'"record":{"z":"\xed\xa0\x80",', 1),  # UTF-8 surrogate
+        like.replace(b'"record":{', b'"record":{"z":"\\ud800",', 1),  # in the skipped part
+        like.replace(b'"record":{', b'"record":{"z":1e400,"y":123456789012345678901234,', 1),
+        like.replace(b'"record":{', b'"record":{"z":NaN,', 1),
+        like.replace(b'"record":{', b'"record":{"z":"\x01",', 1),  # a raw control character
+        like.replace(b'"record":{', b'"record":{"z":"\\x",', 1),  # a bad escape
+        like[:-1] + b',"did":"did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"}',  # did twice
+        like[:-1] + b',"kind":"identity"}',  # kind twice
+        like.replace(b'"rkey":', b'"collection":', 1),  # collection twice
+        like.replace(b'"did":"', b'"d\\u0069d":"', 1),  # an escaped key name
+        like.replace(b'"operation":"create"', b'"operation":"crea\\u0074e"', 1),
+        like + b"\r", like + b" \t", b" " + like, b"\xef\xbb\xbf" + like, like + b" x",
+        like[:-2], b"[" + like + b"]", b"", b"   ", b"\r", b"null", b"{}",
+        compact(doc, time_us=2**63), compact(doc, time_us=2**63 - 1), compact(doc, time_us=-1),
+        compact(doc, time_us=-(2**63)), compact(doc, time_us=float(doc["time_us"])),
+        compact(doc, time_us=str(doc["time_us"])), compact(doc, time_us=-0.0),
+        compact(doc, did=None), compact(doc, did=7), compact(doc, kind=None),
+        compact(doc, did="did:web:example.com"), compact(doc, did="é"),
+        compact(doc, commit={**commit, "collection": {"x": 1}}),
+        compact(doc, commit={**commit, "collection": "app.bsky.feed.post"}),
+        compact(doc, commit={**commit, "collection": "app.bsky.feed.post"}, did="x"),
+        compact(doc, commit={**commit, "collection": "é\u2028"}),
+        compact(doc, commit={**commit, "record": "[" * 200 + "]" * 200}),
+        compact(doc, commit={**commit, "record": json.loads("[" * 100 + "]" * 100)}),
+        compact(doc, commit=None), compact(doc, commit=[1]),
+        compact({k: v for k, v in doc.items() if k != "kind"}),
+        compact({k: v for k, v in doc.items() if k != "time_us"}),
+    ]
+
+
+def _native_and_python(files: list[Path], monkeypatch, **kw) -> tuple[dict, dict]:
+    native = cold(files, **kw)
+    monkeypatch.setenv(native_scan.DISABLE_ENV, "0")
+    python = cold(files, **kw)
+    monkeypatch.delenv(native_scan.DISABLE_ENV)
+    return native, python
+
+
+def test_native_scanner_gives_the_python_answers(tmp_path, monkeypatch, scanner, real_data_dir):
+    """Hard lines, real events, plain and compressed files: the same document, the same
+    refusals, the same sha256 as the Python scan."""
+    real = [ln for f in sorted(real_data_dir.glob("*.jsonl")) for b in iter_line_batches(f)
+            for ln in b]
+    lines = _hard_lines() * 2 + real
+    plain = write_lines(tmp_path / "d" / "a.json", lines)
+    (tmp_path / "d" / "b.json.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    (tmp_path / "d" / "c.json.zst").write_bytes(zstandard.compress(plain.read_bytes()))
+    (tmp_path / "d" / "e.json").write_bytes(b"\n".join(lines[:50]))  # no final newline
+    files = dataset_files(tmp_path / "d")
+    native, python = _native_and_python(files, monkeypatch)
+    assert native == python
+    assert native["invalid_lines"] > 10 and native["empty_lines"] > 2
+    assert native == python | {"files": native["files"]}
+
+
+def test_native_scanner_byte_ranges_and_jobs(tmp_path, monkeypatch, scanner):
+    """Big plain files cut into byte ranges among jobs (sha256 from a task of its own):
+    the answers of one job, with the native scanner and without."""
+    monkeypatch.setattr(oracle, "SPLIT_MIN_BYTES", 64 << 10)
+    for k in range(3):
+        write_lines(tmp_path / "d" / f"f{k}.json", events(20 + k, 4000) + _hard_lines())
+    files = dataset_files(tmp_path / "d")
+    tasks = oracle._plan_tasks(files, 2)
+    assert any(t[0] == "scan" and t[2] > 0 for t in tasks)  # (ranges were planned)
+    native, python = _native_and_python(files, monkeypatch, jobs=2)
+    assert native == python == cold(files, jobs=1)
+
+
+def test_native_scanner_takes_the_usual_lines(tmp_path, scanner):
+    """It takes every usual event and hands back only the odd ones."""
+    path = write_lines(tmp_path / "a.json", events(3, 2000) + [b"[1]", b"", b'{"did":1}'])
+    result = native_scan.scan_file(scanner, path, "none", oracle.POST, want_sha=True)
+    assert result.header["documents"] == 2000
+    assert result.handed_back == [b"[1]", b"", b'{"did":1}']
+    assert result.header["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -9,6 +9,11 @@ recursion limit an iterative parser takes over). Most lines do not need parsing 
 line with exactly the byte layout of a line parsed before (a *template*: same keys, same
 value widths, printable ASCII, no escapes) is checked against it in bulk with numpy and
 gives the same document the parse would; see "The byte-level fast path" below for why.
+When the native scanner is built (``docbench-scan``, Rust; see
+:mod:`docbench.dataset.native_scan`), it reads the files instead and aggregates the lines it
+can judge exactly (valid UTF-8 that serde_json reads as an object with the five fields of the
+right types, each once); it hands every other line back to the Python scan below, so the
+semantics stay here. Without it:
 Long lines of the usual event layout (posts, mostly) are read through simdjson's validating
 DOM parser, which builds no object for the parts the queries do not read; any other layout,
 and any line simdjson refuses, takes the orjson parse (see ``_plain_fields``).
@@ -135,6 +140,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from docbench.dataset import native_scan
 from docbench.dataset.reader import (
     compression_of,
     dataset_files,
@@ -1435,6 +1441,7 @@ class ComputeLog:
     scanned_documents: int = 0
     worker_peaks: list[int] = field(default_factory=list)  # peak RSS of each worker (bytes)
     worker_cpu: list[float] = field(default_factory=list)  # CPU seconds of each worker
+    helpers: str = "worker"  # what the workers are, for the summary
 
 
 class PartialCache:
@@ -1584,6 +1591,86 @@ def _run_task(task: Task, progress: Callable[[int], None] | None = None) -> tupl
     return ("part", path_s, part, None)
 
 
+def _native_part(result: native_scan.NativeResult) -> Partial:
+    """The partial of a native scan: its aggregates, then the lines it handed back, through
+    the Python scan (see :mod:`docbench.dataset.native_scan`)."""
+    header = result.header
+    part = Partial(lines=header["lines"], documents=header["documents"])
+    for (coll, n_all, n_creates, hours, _, others), hi, lo in result.colls:
+        st = part.state(coll)
+        st[ALL], st[CREATES] = n_all, n_creates
+        if st[HOURS] is not None:
+            st[HOURS][:24] = hours  # (every time it took is an i64: none without an hour)
+        if len(hi):
+            st[DISTINCT].push_sorted((hi, lo))
+        st[DISTINCT].other.update(others)
+    if header["no_commit"]:
+        part.state(None)[ALL] += header["no_commit"]
+    if len(result.posts[0]):
+        part.posts.runs.push_sorted(result.posts)
+    for did, t0, t1 in header["post_others"]:
+        part.posts._add_other(did, t0, t1)
+    _scan_lines(result.handed_back, part)
+    part.flush()
+    return part
+
+
+def _run_native_task(binary: Path, task: Task) -> tuple:
+    """:func:`_run_task` through the native scanner, plus the scanner's peak RSS (bytes, or
+    None); the Python scan when the file's compression is not one it reads or the scanner
+    fails (which then names the problem)."""
+    if task[0] == "hash":
+        return _run_task(task), None
+    _, path_s, start, end, want_sha = task
+    path = Path(path_s)
+    compression = compression_of(path)
+    if compression not in native_scan.COMPRESSIONS:
+        return _run_task(task), None
+    key = sha_cache_key(path) if want_sha else None
+    try:
+        result = native_scan.scan_file(binary, path, compression, POST, start=start, end=end,
+                                       want_sha=want_sha)
+    except native_scan.NativeScanError:
+        return _run_task(task), None
+    sha = result.header["sha256"]
+    if sha is not None:
+        remember_sha256(path, sha, key)
+    return ("part", path_s, _native_part(result), sha), result.header.get("peak_rss")
+
+
+def _execute_native(binary: Path, tasks: list[Task], jobs: int,
+                    on_result: Callable[[tuple], None],
+                    progress: Callable[[int], None] | None, log: ComputeLog) -> None:
+    """:func:`_execute` with native scanners: ``jobs`` of them at once, each started and
+    awaited by a thread of this process (the waits release the GIL); results are merged
+    here as they come. At most ``jobs`` tasks are in flight, so that no more than that
+    many unmerged partials are ever held."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    cpu0 = native_scan.children_cpu()
+    queue = deque(tasks)
+    peaks: list[int] = []
+    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="oracle-scan") as pool:
+        running = set()
+        try:
+            while queue or running:
+                while queue and len(running) < max(1, jobs):
+                    running.add(pool.submit(_run_native_task, binary, queue.popleft()))
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    result, peak = future.result()
+                    if peak:
+                        peaks.append(peak)
+                    if progress is not None and result[0] == "part":
+                        progress(result[2].lines)
+                    on_result(result)
+        finally:
+            queue.clear()
+    log.helpers = "native scanners (largest; CPU of all)"
+    log.worker_peaks.append(max(peaks, default=0))
+    log.worker_cpu.append(native_scan.children_cpu() - cpu0)
+
+
 def _worker(conn) -> None:
     """A worker process: runs the tasks it is sent until it is sent None."""
     try:
@@ -1637,7 +1724,12 @@ def _execute(tasks: list[Task], jobs: int, on_result: Callable[[tuple], None],
              progress: Callable[[int], None] | None, log: ComputeLog) -> None:
     """Run the tasks in this process and in ``jobs - 1`` worker processes; ``on_result``
     gets each task's result (in this process, in completion order). This process takes
-    tasks too (no worker to wait for at the start; the workers take over as they come up)."""
+    tasks too (no worker to wait for at the start; the workers take over as they come up).
+    With the native scanner, its processes do the scanning instead (:func:`_execute_native`)."""
+    binary = native_scan.find_scanner()
+    if binary is not None:
+        _execute_native(binary, tasks, jobs, on_result, progress, log)
+        return
     n_workers = min(jobs, len(tasks)) - 1
     if n_workers <= 0:
         for task in tasks:
@@ -2202,8 +2294,9 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
                       f"{reused}; {scanned:,} documents scanned, {rate:,.0f} documents/s "
                       f"(jobs={jobs}); {where}")
         mib = 1 << 20
-        peaks = "".join(f" + worker {p / mib:,.0f} MiB" for p in log.worker_peaks)
-        cpus = "".join(f" + worker {c:.2f} s" for c in log.worker_cpu)
+        helper = log.helpers
+        peaks = "".join(f" + {helper} {p / mib:,.0f} MiB" for p in log.worker_peaks)
+        cpus = "".join(f" + {helper} {c:.2f} s" for c in log.worker_cpu)
         console.print(f"peak RSS: this process {(peak_rss(os.getpid()) or 0) / mib:,.0f} MiB"
                       f"{peaks}; CPU: this process {cpu:.2f} s{cpus}")
     else:

@@ -1,0 +1,111 @@
+"""The oracle's native scanner (``docbench-scan``, Rust, ``native/docbench-gen/src/scan.rs``).
+
+It reads a file (or a byte range of a plain one) and aggregates the lines it can judge
+exactly: valid UTF-8 that serde_json reads as an object with ``did``, ``time_us`` (an i64),
+``kind`` and ``commit.collection``/``commit.operation`` (strings), each key once. Every
+other line comes back as bytes and the oracle's Python scan judges it (the full parse and
+its fallbacks): the semantics stay in ``oracle.py``. The scanner is an accelerator: without
+the binary (or with ``DOCBENCH_ORACLE_NATIVE=0``) the oracle scans in Python and gets the
+same answers (tests compare both).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from docbench import paths
+
+BINARY_NAME = "docbench-scan"
+DISABLE_ENV = "DOCBENCH_ORACLE_NATIVE"  # "0": always the Python scan
+COMPRESSIONS = ("none", "gzip", "zstd")
+_CRATE = Path("native") / "docbench-gen"
+
+
+class NativeScanError(RuntimeError):
+    """The scanner failed (the caller scans the file in Python, which names the problem)."""
+
+
+@dataclass
+class NativeResult:
+    header: dict
+    colls: list[tuple[list, np.ndarray, np.ndarray]]  # (header entry, hi, lo)
+    posts: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # hi, lo, min, max
+    handed_back: list[bytes]
+
+
+def _sources_mtime() -> float:
+    crate = paths.repo_root() / _CRATE
+    newest = 0.0
+    for p in [crate / "Cargo.toml", crate / "Cargo.lock", *(crate / "src").glob("*.rs")]:
+        if p.exists():
+            newest = max(newest, p.stat().st_mtime)
+    return newest
+
+
+def find_scanner() -> Path | None:
+    """``<opt>/bin/docbench-scan`` or the crate's release build, when not older than the
+    sources (a stale scanner is not used); None when disabled or absent."""
+    if os.environ.get(DISABLE_ENV, "1") == "0":
+        return None
+    src = _sources_mtime()
+    for cand in (paths.opt_dir() / "bin" / BINARY_NAME,
+                 paths.repo_root() / _CRATE / "target" / "release" / BINARY_NAME):
+        if cand.is_file() and os.access(cand, os.X_OK) and cand.stat().st_mtime >= src:
+            return cand
+    return None
+
+
+def scan_file(binary: Path, path: Path, compression: str, post_collection: str, *,
+              start: int = 0, end: int | None = None, want_sha: bool = False) -> NativeResult:
+    command = [str(binary), str(path), "--compression", compression, "--post", post_collection]
+    if start or end is not None:
+        command += ["--start", str(start), "--end", str(end)]
+    if want_sha:
+        command.append("--sha256")
+    proc = subprocess.run(command, capture_output=True, stdin=subprocess.DEVNULL, check=False)
+    if proc.returncode != 0:
+        raise NativeScanError(proc.stderr.decode("utf-8", "replace").strip()[-500:])
+    return _decode(proc.stdout)
+
+
+def _decode(out: bytes) -> NativeResult:
+    newline = out.index(b"\n")
+    header = json.loads(out[:newline])
+    pos = newline + 1
+
+    def take(n: int, dtype) -> np.ndarray:
+        nonlocal pos
+        a = np.frombuffer(out, dtype=dtype, count=n, offset=pos)
+        pos += 8 * n
+        return a
+
+    colls = []
+    for entry in header["colls"]:
+        n = entry[4]
+        colls.append((entry, take(n, "<u8").astype(np.uint64), take(n, "<u8").astype(np.uint64)))
+    n = header["posts"]
+    posts = (take(n, "<u8").astype(np.uint64), take(n, "<u8").astype(np.uint64),
+             take(n, "<i8").astype(np.int64), take(n, "<i8").astype(np.int64))
+    k = header["handed_back"]
+    lengths = np.frombuffer(out, dtype="<u4", count=k, offset=pos).tolist()
+    pos += 4 * k
+    lines = []
+    for length in lengths:
+        lines.append(out[pos:pos + length])
+        pos += length
+    if pos != len(out):
+        raise NativeScanError(f"output of {len(out)} bytes, {pos} decoded")
+    return NativeResult(header, colls, posts, lines)
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's finished children (the scanners, for the summary)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
