@@ -17,12 +17,14 @@ import logging
 import os
 import shlex
 import subprocess
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
 from docbench.contracts.common import BatchRejected, StorageSize, Variant, directory_size
+from docbench.core.prefetch import prefetched
 from docbench.core.sqlfiles import read_ddl, step_name
 from docbench.dataset.reader import iter_blocks
 from docbench.systems.postgresql.engine import (
@@ -122,10 +124,10 @@ class PostgreSQLLoader(Loader):
         try:
             with self.conn.transaction():  # all of the file or nothing of it
                 loaded = 0
-                for block in iter_blocks(path, size=self.BLOCK_BYTES):
-                    data = bytes(block)
-                    lines = data.count(b"\n") + (not data.endswith(b"\n"))
-                    loaded += self._copy_block(data, lines, first, refused)
+                # The next block is read and scanned in a thread while the server parses
+                # this one: without it the server idled ~8 ms per block (1 s per 10m file).
+                for data, lines, quote in prefetched(_copy_blocks(path, self.BLOCK_BYTES)):
+                    loaded += self._copy_block(data, lines, quote, first, refused)
                     first += lines
                 if loaded + len(refused) != documents or first - 1 != documents:
                     raise BatchRejected(f"{path.name}: {loaded} loaded and {len(refused)} refused "
@@ -138,13 +140,11 @@ class PostgreSQLLoader(Loader):
             raise
         return refused
 
-    def _copy_block(self, data: bytes, lines: int, first: int, refused: dict[int, str]) -> int:
-        """COPY one block of whole lines, again without each line PostgreSQL refuses; the
-        number of rows loaded."""
+    def _copy_block(self, data: bytes, lines: int, quote: bool, first: int,
+                    refused: dict[int, str]) -> int:
+        """COPY one block of whole lines (each line quoted when `quote`), again without each
+        line PostgreSQL refuses; the number of rows loaded."""
         psycopg = psycopg_module()
-        # Raw bytes are the COPY data as they are unless a line holds the quote or delimiter
-        # byte or a CR (CSV would read them as framing): then each line is quoted.
-        quote = b"\x01" in data or b"\x02" in data or b"\r" in data
         split: list[bytes] | None = None
         skipped: list[int] = []  # block line indexes (0-based) left out, ascending
         while True:
@@ -179,6 +179,16 @@ class PostgreSQLLoader(Loader):
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.conn.close()
+
+
+def _copy_blocks(path: Path, size: int) -> Iterator[tuple[bytes, int, bool]]:
+    """The file's blocks of whole lines as COPY data: the bytes, their line count, and
+    whether the lines must be quoted. Raw bytes are the COPY data as they are unless a line
+    holds the quote or delimiter byte or a CR (CSV would read them as framing)."""
+    for block in iter_blocks(path, size=size):
+        data = bytes(block)  # (the block's buffer is reused for the next one)
+        lines = data.count(b"\n") + (not data.endswith(b"\n"))
+        yield data, lines, b"\x01" in data or b"\x02" in data or b"\r" in data
 
 
 class _NoLineNamed(Exception):

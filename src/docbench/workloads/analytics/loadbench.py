@@ -11,10 +11,18 @@ table of the same variant; the post-load steps (index build, VACUUM, merges) are
 both, since they are the same work either way. The ratio docbench/native is docbench's
 overhead plus the cost of its refusals; the target is at most 1.15. Each side runs `repeat`
 times, alternating, and the minimum is kept (every time is printed).
+
+Each timed load starts from the same state: the table just created, dirty pages written
+(``sync``) and, when docbench may (root), the OS page cache dropped. Without that, at 10m
+(two datasets of 4.8 GB, a 7 GB database and 6 GB of shared buffers in 24 GiB) a load paid
+for the write-back of the previous one and read its files from the disk or from the cache
+depending on what ran before it: the same command gave PostgreSQL 1.05 on one file and 1.21
+on ten.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -26,6 +34,7 @@ from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import load_or_compute_answers
 from docbench.dataset.reader import dataset_files
+from docbench.procstats import can_drop_page_cache, drop_page_cache
 from docbench.systems import REGISTERED, engine_class, open_adapter
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.load import load_files
@@ -108,9 +117,17 @@ def _bench_system(name: str, files: list[Path], clean_files: list[Path],
             "native_runs": native_s, "ratio": min(docbench_s) / min(native_s)}
 
 
+def _same_start() -> None:
+    """Write the previous load's dirty pages and drop the page cache where permitted: every
+    timed load starts cold, with no write-back of another load in its time."""
+    if not drop_page_cache():
+        os.sync()
+
+
 def _timed_docbench_load(system: AnalyticsAdapter, files: list[Path],
                          known: dict[str, int]) -> tuple[float, int]:
     system.create()
+    _same_start()
     started = time.perf_counter()
     report = load_files(system.loader(), files, type(system).load_batch_size,
                         known_documents=known)
@@ -119,6 +136,7 @@ def _timed_docbench_load(system: AnalyticsAdapter, files: list[Path],
 
 def _timed_native_load(system: AnalyticsAdapter, files: list[Path]) -> float:
     system.create()
+    _same_start()
     started = time.perf_counter()
     system.native_load(files)
     return time.perf_counter() - started
@@ -138,3 +156,5 @@ def print_table(rows: list[dict[str, object]], data_dir: Path, clean_dir: Path) 
                       " ".join(f"{s:.2f}" for s in row["native_runs"]),  # type: ignore[attr-defined]
                       f"{ratio:.2f}", "[green]yes[/green]" if ratio <= TARGET_RATIO else "[red]no[/red]")
     console.print(table)
+    start = "page cache dropped" if can_drop_page_cache() else "dirty pages synced (not root)"
+    console.print(f"Each timed load started on a fresh table, {start}.")
