@@ -18,7 +18,9 @@ from docbench.core.units import parse_count
 from docbench.workloads import DEFAULT, all_workloads
 
 
-def _count(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+def _count(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
+    if value is None:
+        return None  # (an option without a default, not given)
     try:
         number = parse_count(value)
     except ValueError as error:
@@ -211,8 +213,19 @@ def bench() -> None:
 @bench.command("generate")
 @click.option("--docs", default="1m", show_default=True, callback=_count)
 @click.option("--jobs", default=2, show_default=True, type=click.IntRange(min=1))
-def bench_generate(docs: int, jobs: int) -> None:
-    """Print generator and oracle throughput and peak memory."""
+@click.option("--faithfulness", "faithfulness_scale", default=None, callback=_count,
+              metavar="SCALE",
+              help="Instead: generate SCALE documents (e.g. 100m) into pipes the oracle's "
+                   "scanner reads (nothing on disk) and print them against the real stream's "
+                   "published figures.")
+def bench_generate(docs: int, jobs: int, faithfulness_scale: int | None) -> None:
+    """Print generator and oracle throughput and peak memory (or, with --faithfulness, the
+    generated stream at that scale against the real one)."""
+    if faithfulness_scale is not None:
+        from docbench.dataset.faithfulness_scale import print_faithfulness
+
+        print_faithfulness(faithfulness_scale, jobs=jobs)
+        return
     from docbench.dataset.bench import bench_dataset_tools
 
     bench_dataset_tools(docs, jobs=jobs)

@@ -147,6 +147,8 @@ struct Scan {
     lines: u64,
     documents: u64,
     no_commit: u64,
+    time_min: Option<i64>,
+    time_max: Option<i64>,
     colls: HashMap<String, Collection>,
     order: Vec<String>,
     posts: Vec<(u64, u64, i64)>,
@@ -167,9 +169,18 @@ impl Scan {
         }
     }
 
+    /// The span of the times taken (for the generator's faithfulness figures).
+    fn span(&mut self, t: i64) {
+        self.time_min = Some(self.time_min.map_or(t, |m| m.min(t)));
+        self.time_max = Some(self.time_max.map_or(t, |m| m.max(t)));
+    }
+
     /// Aggregates the event; false when the Python scan must judge it.
     fn take(&mut self, e: Event) -> bool {
         let Some(commit) = e.commit else {
+            if let Some(t) = e.time_us {
+                self.span(t);
+            }
             self.documents += 1;
             self.no_commit += 1;
             return true;
@@ -178,6 +189,7 @@ impl Scan {
             return false;
         };
         self.documents += 1;
+        self.span(time_us);
         let name = commit.collection.as_ref();
         if !self.colls.contains_key(name) {
             self.colls.insert(name.to_string(), Collection::default());
@@ -308,6 +320,8 @@ fn main() {
         lines: 0,
         documents: 0,
         no_commit: 0,
+        time_min: None,
+        time_max: None,
         colls: HashMap::new(),
         order: Vec::new(),
         posts: Vec::new(),
@@ -367,6 +381,8 @@ fn write_output(state: &mut Scan, sha: Option<String>) -> io::Result<()> {
         "lines": state.lines,
         "documents": state.documents,
         "no_commit": state.no_commit,
+        "time_min": state.time_min,
+        "time_max": state.time_max,
         "sha256": sha,
         "colls": colls,
         "posts": spans.len(),

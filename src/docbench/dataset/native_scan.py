@@ -75,6 +75,26 @@ def scan_file(binary: Path, path: Path, compression: str, post_collection: str, 
     return _decode(proc.stdout)
 
 
+def scan_output_of(binary: Path, producer: list[str], post_collection: str) -> NativeResult:
+    """Scan what ``producer`` (a command) writes to its stdout, through a pipe: nothing on
+    disk (the generator's faithfulness at scales whose data would not fit)."""
+    with subprocess.Popen(producer, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE) as source:
+        assert source.stdout is not None
+        proc = subprocess.run([str(binary), "/dev/stdin", "--compression", "none", "--post",
+                               post_collection], stdin=source.stdout, capture_output=True,
+                              check=False)
+        source.stdout.close()
+        errors = source.stderr.read() if source.stderr else b""
+        source.wait()
+    if source.returncode != 0:
+        raise NativeScanError(f"{producer[0]} exited {source.returncode}: "
+                              f"{errors.decode('utf-8', 'replace').strip()[-500:]}")
+    if proc.returncode != 0:
+        raise NativeScanError(proc.stderr.decode("utf-8", "replace").strip()[-500:])
+    return _decode(proc.stdout)
+
+
 def _decode(out: bytes) -> NativeResult:
     newline = out.index(b"\n")
     header = json.loads(out[:newline])

@@ -1598,7 +1598,7 @@ def _run_task(task: Task, progress: Callable[[int], None] | None = None) -> tupl
     return ("part", path_s, part, None)
 
 
-def _native_part(result: native_scan.NativeResult) -> Partial:
+def native_partial(result: native_scan.NativeResult) -> Partial:
     """The partial of a native scan: its aggregates, then the lines it handed back, through
     the Python scan (see :mod:`docbench.dataset.native_scan`)."""
     header = result.header
@@ -1642,7 +1642,7 @@ def _run_native_task(binary: Path, task: Task) -> tuple:
     sha = result.header["sha256"]
     if sha is not None:
         remember_sha256(path, sha, key)
-    return ("part", path_s, _native_part(result), sha), result.header.get("peak_rss")
+    return ("part", path_s, native_partial(result), sha), result.header.get("peak_rss")
 
 
 def _execute_native(binary: Path, tasks: list[Task], jobs: int,
