@@ -142,6 +142,12 @@ def figures(docs: int, part: oracle.Partial, t_min: int | None,
     return out, [h / total for h in hours]
 
 
+def _number(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
 def print_faithfulness(docs: int, jobs: int, console: Console | None = None) -> list[Figure]:
     console = console or Console()
     part, t_min, t_max, seconds = generated_stream(docs, jobs)
@@ -154,11 +160,7 @@ def print_faithfulness(docs: int, jobs: int, console: Console | None = None) -> 
         shown = "" if error is None else f"{error:+.1%}"
         if error is not None and abs(error) > 0.10:
             shown = f"[red]{shown}[/red]"
-        table.add_row(fig.name, f"{fig.generated:,.2f}" if isinstance(fig.generated, float)
-                      and not fig.generated.is_integer() else f"{fig.generated:,.0f}",
-                      "" if fig.published is None else f"{fig.published:,.2f}"
-                      if not float(fig.published).is_integer() else f"{fig.published:,.0f}",
-                      shown)
+        table.add_row(fig.name, _number(fig.generated), _number(fig.published), shown)
     console.print(table)
     console.print("creates per UTC hour (post/repost/like, share of the day): "
                   + " ".join(f"{h:02d}:{share:.3f}" for h, share in enumerate(profile)))

@@ -48,6 +48,7 @@ from docbench.dataset.manifest import (
     read_manifest,
     write_manifest,
 )
+from docbench.dataset.native_scan import find_native
 
 DEFAULT_DOCS_PER_FILE = 1_000_000
 DEFAULT_HARD_RATE = 1e-6
@@ -77,28 +78,13 @@ def _crate_dir() -> Path:
     return paths.repo_root() / CRATE_DIR
 
 
-def _sources_mtime() -> float:
-    crate = _crate_dir()
-    newest = 0.0
-    for p in [crate / "Cargo.toml", crate / "Cargo.lock", *sorted((crate / "src").glob("*.rs"))]:
-        if p.exists():
-            newest = max(newest, p.stat().st_mtime)
-    return newest
-
-
 def find_binary() -> Path | None:
-    """The generator binary: ``$DOCBENCH_GEN_BIN``, ``<opt>/bin/docbench-gen``, or the crate's
-    ``target/release`` build, whichever exists first and is not older than the sources (when
-    the sources are here)."""
+    """The generator binary: ``$DOCBENCH_GEN_BIN``, else the crate's build (see
+    :func:`docbench.dataset.native_scan.find_native`)."""
     env = os.environ.get(BINARY_ENV)
     if env:
         return Path(env) if Path(env).is_file() else None
-    src = _sources_mtime()
-    for cand in (paths.opt_dir() / "bin" / "docbench-gen",
-                 _crate_dir() / "target" / "release" / "docbench-gen"):
-        if cand.is_file() and os.access(cand, os.X_OK) and cand.stat().st_mtime >= src:
-            return cand
-    return None
+    return find_native("docbench-gen")
 
 
 def build_binary(quiet: bool = False) -> Path:

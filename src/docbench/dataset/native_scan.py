@@ -49,17 +49,23 @@ def _sources_mtime() -> float:
     return newest
 
 
-def find_scanner() -> Path | None:
-    """``<opt>/bin/docbench-scan`` or the crate's release build, when not older than the
-    sources (a stale scanner is not used); None when disabled or absent."""
-    if os.environ.get(DISABLE_ENV, "1") == "0":
-        return None
+def find_native(name: str) -> Path | None:
+    """One of the crate's programs (``docbench-gen``, ``docbench-scan``): ``<opt>/bin/NAME``
+    or the crate's release build, whichever exists first and is not older than the sources
+    (a stale build is not used)."""
     src = _sources_mtime()
-    for cand in (paths.opt_dir() / "bin" / BINARY_NAME,
-                 paths.repo_root() / _CRATE / "target" / "release" / BINARY_NAME):
+    for cand in (paths.opt_dir() / "bin" / name,
+                 paths.repo_root() / _CRATE / "target" / "release" / name):
         if cand.is_file() and os.access(cand, os.X_OK) and cand.stat().st_mtime >= src:
             return cand
     return None
+
+
+def find_scanner() -> Path | None:
+    """The scanner (see :func:`find_native`); None when disabled or absent."""
+    if os.environ.get(DISABLE_ENV, "1") == "0":
+        return None
+    return find_native(BINARY_NAME)
 
 
 def scan_file(binary: Path, path: Path, compression: str, post_collection: str, *,
