@@ -88,8 +88,17 @@ pub struct Gen<'t> {
     pub rng: Rng,
     pub hard_rng: Rng,
     kinds: Vec<KindSpec>,
-    kind_alias: Alias,
-    users: Vec<UserModel>,
+    /// One alias table per mix segment.
+    kind_alias: Vec<Alias>,
+    users: Vec<UserMix>,
+    profile_pool: UserModel,
+    /// Index (over the whole dataset) of the next event, its mix segment and where that ends.
+    index: u64,
+    segment: usize,
+    segment_end: u64,
+    /// Lattice-placed rare events of this file (event index, kind), in order.
+    rare: Vec<(u64, Kind)>,
+    next_rare: usize,
     uniform: UserModel,
     popular: UserModel,
     block_target: UserModel,
@@ -113,27 +122,64 @@ fn unit(h: u64) -> f64 {
     (h >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
+/// First event index after segment `seg` (u64::MAX for the last one).
+fn segment_end(seg: usize) -> u64 {
+    SEGMENT_STARTS.get(seg + 1).copied().unwrap_or(u64::MAX)
+}
+
+/// The rare events (model.rs `RARE`) among events [first, end) of the dataset, in order: kind
+/// i's j-th event of segment s is at index start(s) + ⌊(j + φ_i) · 1e6 / rate⌋, φ_i a phase from
+/// the seed, so any file computes its share alone and the counts are exact to within one.
+fn rare_events(seed: u64, first: u64, end: u64) -> Vec<(u64, Kind)> {
+    let mut out = Vec::new();
+    for (i, &(kind, rates)) in RARE.iter().enumerate() {
+        let phase = unit(hash3(77, seed, i as u64));
+        for (seg, &rate) in rates.iter().enumerate() {
+            let (lo, hi) = (SEGMENT_STARTS[seg].max(first), segment_end(seg).min(end));
+            if rate <= 0.0 || lo >= hi {
+                continue;
+            }
+            let spacing = 1e6 / rate;
+            let at = |j: u64| SEGMENT_STARTS[seg] + ((j as f64 + phase) * spacing) as u64;
+            let mut j = (((lo - SEGMENT_STARTS[seg]) as f64 / spacing - phase).floor().max(0.0)) as u64;
+            while at(j) < lo {
+                j += 1;
+            }
+            while at(j) < hi {
+                out.push((at(j), kind));
+                j += 1;
+            }
+        }
+    }
+    out.sort_by_key(|&(index, _)| index);
+    out
+}
+
 impl<'t> Gen<'t> {
-    pub fn new(seed: u64, file: u64, tg: &'t TextGen) -> Gen<'t> {
+    /// The generator of `events` events starting at event `first_event` of the dataset.
+    pub fn new(seed: u64, file: u64, first_event: u64, events: u64, tg: &'t TextGen) -> Gen<'t> {
         let kinds: Vec<KindSpec> = KINDS.to_vec();
         // Selection weight of a kind = its events / mean events per selection (batches).
-        let weights: Vec<f64> = kinds.iter().map(|k| k.per_million / k.mean_len()).collect();
-        let all = [Like, Follow, Post, Repost, Block, Profile, ListItem, ListBlock, StarterPack, List, Threadgate, Postgate, Generator, Labeler];
-        let users = all
-            .iter()
-            .map(|&c| {
-                let (n, s, q) = activity(c);
-                UserModel::new(seed, c as u64 + 1, n, s, q)
-            })
+        let kind_alias = (0..SEGMENT_STARTS.len())
+            .map(|seg| Alias::new(&kinds.iter().map(|k| k.per_million[seg] / k.mean_len()).collect::<Vec<f64>>()))
             .collect();
+        let all = [Like, Follow, Post, Repost, Block, Profile, ListItem, ListBlock, StarterPack, List, Threadgate, Postgate, Generator, Labeler, Top8Theme, KollectiveCatalog, KollectiveProfile];
+        let users = all.iter().map(|&c| UserMix::new(seed, c as u64 + 1, c)).collect();
+        let segment = segment_of(first_event);
         Gen {
             seed,
             tg,
             rng: Rng::new(seed, file, 1),
             hard_rng: Rng::new(seed, file, 2),
-            kind_alias: Alias::new(&weights),
+            kind_alias,
             kinds,
             users,
+            profile_pool: UserModel::new(seed, 103, PROFILE_POOL.1, 0.0, 0.0),
+            index: first_event,
+            segment,
+            segment_end: segment_end(segment),
+            rare: rare_events(seed, first_event, first_event + events),
+            next_rare: 0,
             uniform: UserModel::new(seed, 100, POPULATION, 0.0, 0.0),
             popular: UserModel::new(seed, 101, POPULATION, 1.0, 20.0),
             block_target: UserModel::new(seed, 102, POPULATION, 1.1, 10.0),
@@ -223,6 +269,9 @@ impl<'t> Gen<'t> {
 
     #[inline]
     fn user_for(&mut self, c: Coll) -> u64 {
+        if c == Profile && self.segment == 1 && self.rng.chance(PROFILE_POOL.0) {
+            return self.profile_pool.user_at(self.rng.f64());
+        }
         let u = self.rng.f64();
         self.users[c as usize].user_at(u)
     }
@@ -344,6 +393,12 @@ impl<'t> Gen<'t> {
 
     /// Write one event (one line) at `time_us` = `t`.
     pub fn event(&mut self, o: &mut Vec<u8>, t: u64) {
+        let index = self.index;
+        self.index += 1;
+        if index >= self.segment_end {
+            self.segment = segment_of(index);
+            self.segment_end = segment_end(self.segment);
+        }
         if let Some(b) = self.batch {
             self.batch_item(o, t, b);
             return;
@@ -352,7 +407,17 @@ impl<'t> Gen<'t> {
             self.account(o, t, u);
             return;
         }
-        let spec = self.kinds[self.kind_alias.sample(&mut self.rng)];
+        // A rare event due here (or during the batch that just ended) comes first.
+        if self.next_rare < self.rare.len() && index >= self.rare[self.next_rare].0 {
+            let kind = self.rare[self.next_rare].1;
+            self.next_rare += 1;
+            let u = match kind {
+                Kind::Commit(c, _) => self.user_for(c),
+                _ => self.uniform.user_at(self.rng.f64()),
+            };
+            return self.single(o, t, kind, u);
+        }
+        let spec = self.kinds[self.kind_alias[self.segment].sample(&mut self.rng)];
         match spec.kind {
             Kind::Identity => {
                 let u = self.uniform.user_at(self.rng.f64());
@@ -367,23 +432,28 @@ impl<'t> Gen<'t> {
             }
             Kind::Commit(c, op) => {
                 let u = self.user_for(c);
-                match op {
-                    Op::Create => {
-                        if spec.batch_p > 0.0 && self.rng.chance(spec.batch_p) {
-                            let len = if self.rng.chance(spec.batch_at_max) {
-                                spec.batch_max
-                            } else {
-                                self.rng.range(spec.batch_min as u64, spec.batch_max as u64) as u32
-                            };
-                            self.start_batch(o, t, c, u, len);
-                        } else {
-                            self.create(o, t, c, u)
-                        }
-                    }
-                    Op::Update => self.update(o, t, c, u),
-                    Op::Delete => self.delete(o, t, c, u),
+                if op == Op::Create && spec.batch_p > 0.0 && self.rng.chance(spec.batch_p) {
+                    let len = if self.rng.chance(spec.batch_at_max) {
+                        spec.batch_max
+                    } else {
+                        self.rng.range(spec.batch_min as u64, spec.batch_max as u64) as u32
+                    };
+                    self.start_batch(o, t, c, u, len);
+                } else {
+                    self.single(o, t, spec.kind, u)
                 }
             }
+        }
+    }
+
+    /// One commit (not a batch) of `kind` by user `u`.
+    fn single(&mut self, o: &mut Vec<u8>, t: u64, kind: Kind, u: u64) {
+        match kind {
+            Kind::Commit(c, Op::Create) => self.create(o, t, c, u),
+            Kind::Commit(c, Op::Update) => self.update(o, t, c, u),
+            Kind::Commit(c, Op::Delete) => self.delete(o, t, c, u),
+            Kind::Identity => self.identity(o, t, u),
+            Kind::Account => self.account(o, t, u),
         }
     }
 
@@ -395,7 +465,7 @@ impl<'t> Gen<'t> {
         let rkey_ts = ct.saturating_sub((self.rng.exp1() * 0.015 * SEC) as u64);
         self.commit_head(o, t, u, ct, clock, Op::Create, c);
         match c {
-            Profile | Labeler => o.extend_from_slice(b"self"),
+            Profile | Labeler | Top8Theme | KollectiveProfile => o.extend_from_slice(b"self"),
             Generator => self.feed_slug(o),
             _ => push_tid(o, rkey_ts, rkey_clock),
         }
@@ -456,7 +526,7 @@ impl<'t> Gen<'t> {
         let clock = self.user_clock(u);
         self.commit_head(o, t, u, ct, clock, Op::Update, c);
         match c {
-            Profile | Labeler => o.extend_from_slice(b"self"),
+            Profile | Labeler | Top8Theme | KollectiveProfile => o.extend_from_slice(b"self"),
             Generator => self.feed_slug(o),
             _ => {
                 let age = self.old_age.sample(&mut self.rng);
@@ -479,7 +549,7 @@ impl<'t> Gen<'t> {
         let clock = self.user_clock(u);
         self.commit_head(o, t, u, ct, clock, Op::Delete, c);
         match c {
-            Profile | Labeler => o.extend_from_slice(b"self"),
+            Profile | Labeler | Top8Theme | KollectiveProfile => o.extend_from_slice(b"self"),
             Generator => self.feed_slug(o),
             _ => {
                 let age = self.del_age.sample(&mut self.rng);
@@ -1196,6 +1266,24 @@ impl<'t> Gen<'t> {
                 let host = ["skyfeed.me", "bsky.app", "goodfeeds.co", "blueskyfeeds.com", "feeds.example.social"];
                 o.extend_from_slice(self.rng.pick(&host).as_bytes());
                 o.extend_from_slice(b"\",\"displayName\":");
+                self.short_text(o, lang, 4, 24);
+            }
+            Top8Theme => {
+                o.extend_from_slice(b",\"accentColor\":\"#");
+                let rgb = self.rng.below(1 << 24);
+                o.extend_from_slice(format!("{rgb:06x}").as_bytes());
+                o.extend_from_slice(b"\",\"theme\":");
+                let themes = ["\"classic\"", "\"dark\"", "\"glitter\"", "\"myspace\"", "\"retro\""];
+                o.extend_from_slice(self.rng.pick(&themes).as_bytes());
+            }
+            KollectiveCatalog => {
+                o.extend_from_slice(b",\"description\":");
+                self.short_text(o, lang, 10, 120);
+                o.extend_from_slice(b",\"name\":");
+                self.short_text(o, lang, 4, 30);
+            }
+            KollectiveProfile => {
+                o.extend_from_slice(b",\"displayName\":");
                 self.short_text(o, lang, 4, 24);
             }
             Labeler => {

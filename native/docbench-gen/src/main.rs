@@ -22,7 +22,7 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 
 use gen::{Gen, Hard};
-use model::{RATE, T0};
+use model::{seconds_at_event, T0};
 use rng::{InvCdf, Rng};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -162,8 +162,9 @@ fn gap_cdf() -> InvCdf {
     )
 }
 
-/// Strictly increasing time_us for the documents of one file, filling the file's window
-/// [T0 + (k-1)·W, T0 + k·W) with W = docs_per_file / RATE seconds.
+/// Strictly increasing time_us for the documents of one file, filling the file's window: from
+/// the time the stream reaches event (k-1)·D to the time it reaches event k·D (D = docs per
+/// file) under the model's varying rate (model.rs `seconds_at_event`).
 struct Clock {
     rng: Rng,
     cdf: InvCdf,
@@ -173,10 +174,17 @@ struct Clock {
     prefix: f64,
 }
 
+/// (first time_us, window length in µs) of file k.
+fn file_window(file: u64, docs_per_file: u64) -> (u64, u64) {
+    let first = (file - 1) * docs_per_file;
+    let at = |events: u64| T0 + (seconds_at_event(events) * 1e6).round() as u64;
+    let start = at(first);
+    (start, at(first + docs_per_file) - start)
+}
+
 impl Clock {
     fn new(seed: u64, file: u64, docs_per_file: u64) -> Clock {
-        let window = (docs_per_file as f64 * 1e6 / RATE) as u64;
-        let start = T0 + (file - 1) * window;
+        let (start, window) = file_window(file, docs_per_file);
         let cdf = gap_cdf();
         // First pass: the sum of all gaps, to scale them into the window.
         let mut rng = Rng::new(seed, file, 3);
@@ -239,7 +247,7 @@ fn hard_positions(seed: u64, file: u64, dpf: u64, rate: f64) -> Vec<(u64, Hard)>
 fn full_version() -> String {
     const N: u64 = 3_000;
     let tg = text::TextGen::new();
-    let mut g = Gen::new(12_345, 1, &tg);
+    let mut g = Gen::new(12_345, 1, 0, N, &tg);
     let mut clock = Clock::new(12_345, 1, N);
     let hard = hard_positions(12_345, 1, N, 1e-3);
     let mut o: Vec<u8> = Vec::with_capacity(4 << 20);
@@ -252,6 +260,14 @@ fn full_version() -> String {
             o.truncate(start);
             g.hard_event(&mut o, t, hard[next].1);
             next += 1;
+        }
+    }
+    // And the start of a file in each later mix segment (and day of the rate model).
+    for file in [51, 501] {
+        let mut g = Gen::new(12_345, file, (file - 1) * 1_000_000, 1_000_000, &tg);
+        let mut clock = Clock::new(12_345, file, 1_000_000);
+        for _ in 0..1_000 {
+            g.event(&mut o, clock.next());
         }
     }
     let digest = Sha256::digest(&o);
@@ -288,7 +304,7 @@ fn run(a: Args) -> io::Result<()> {
     };
 
     let tg = text::TextGen::new();
-    let mut g = Gen::new(a.seed, a.file, &tg);
+    let mut g = Gen::new(a.seed, a.file, (a.file - 1) * a.docs_per_file, a.docs_per_file, &tg);
     let mut clock = Clock::new(a.seed, a.file, a.docs_per_file);
     let hard = hard_positions(a.seed, a.file, a.docs_per_file, a.hard_rate);
     let mut next_hard = 0usize;
@@ -445,10 +461,12 @@ mod tests {
     #[test]
     fn clock_fills_its_window_strictly_increasing() {
         let d = 50_000;
-        let window = (d as f64 * 1e6 / RATE) as u64;
-        for file in [1u64, 2, 7] {
+        let mut previous_end = T0;
+        for file in [1u64, 2, 3] {
             let mut c = Clock::new(3, file, d);
-            let start = T0 + (file - 1) * window;
+            let (start, window) = file_window(file, d);
+            assert_eq!(start, previous_end);
+            previous_end = start + window;
             let mut prev = 0;
             for i in 0..d {
                 let t = c.next();
@@ -478,7 +496,7 @@ mod tests {
     fn same_seed_same_bytes() {
         let tg = text::TextGen::new();
         let run = |seed| {
-            let mut g = Gen::new(seed, 4, &tg);
+            let mut g = Gen::new(seed, 4, 6_000, 2_000, &tg);
             let mut c = Clock::new(seed, 4, 2_000);
             let mut o = Vec::new();
             for _ in 0..2_000 {
