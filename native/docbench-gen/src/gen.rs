@@ -1336,3 +1336,26 @@ impl<'t> Gen<'t> {
         std::mem::swap(&mut self.rng, &mut self.hard_rng);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rare_events_hold_their_expected_counts_whatever_the_split() {
+        let count = |events: &[(u64, Kind)], kind: Kind| events.iter().filter(|e| e.1 == kind).count() as f64;
+        let whole = rare_events(1, 0, 100_000_000);
+        let mut split = Vec::new();
+        for k in 0..100u64 {
+            split.extend(rare_events(1, k * 1_000_000, (k + 1) * 1_000_000));
+        }
+        assert_eq!(whole, split);
+        for &(kind, rates) in RARE {
+            let expected = rates[0] + 99.0 * rates[1];
+            assert!((count(&whole, kind) - expected).abs() <= 1.0, "{kind:?}: {} vs {expected}", count(&whole, kind));
+        }
+        // app.kollective.profile: 3 at 100m, none in the first 1M.
+        assert_eq!(count(&whole, Kind::Commit(KollectiveProfile, Op::Create)), 3.0);
+        assert!(rare_events(1, 0, 1_000_000).iter().all(|e| matches!(e.1, Kind::Commit(Labeler, _))));
+    }
+}
