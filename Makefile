@@ -22,7 +22,7 @@ native:
 
 # Servers the tests run against, installed idempotently (Debian packages).
 test-systems: install
-	$(BIN)/docbench setup postgresql mariadb ferretdb elasticsearch opensearch
+	$(BIN)/docbench setup postgresql postgresql18 mariadb ferretdb elasticsearch opensearch
 	bash scripts/install-chromium.sh
 
 test: install test-systems

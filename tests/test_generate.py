@@ -81,7 +81,7 @@ def test_layout_and_manifest(dataset: Path):
     # Time windows: file 1 starts at T0, each file after the one before, at the stream's rate
     # at its start (~1230 events/s; the rate model varies it with the hour of the day).
     assert m.files[0].first_time_us == T0
-    for before, after in zip(m.files, m.files[1:]):
+    for before, after in zip(m.files, m.files[1:], strict=False):
         assert before.first_time_us < before.last_time_us < after.first_time_us
     seconds = (m.files[-1].last_time_us - T0) / 1e6
     assert 1_150 < N_SMALL / seconds < 1_300

@@ -64,26 +64,28 @@ def test_line_numbers_continue_across_files_and_blocks(sqlite, tmp_path: Path) -
 
 
 def test_refusals_named_by_the_engine_are_recorded_without_bisection(tmp_path: Path) -> None:
-    """A bulk API that names the refused items (here a real FerretDB) needs no bisection."""
+    """A bulk API that names the refused items (here a real FerretDB: duplicate _id values)
+    needs no bisection."""
     from docbench.setup import setup_systems
 
     assert setup_systems(["ferretdb"]) == 0
     home = Path(tempfile.mkdtemp(prefix="docbench-ferretdb-"))
     home.chmod(0o755)
-    system = open_adapter("ferretdb", "analytics", home / "db", "default")
+    system = open_adapter("ferretdb", "analytics", home / "db", "pglz")
     system.engine.start()
     try:
         system.create()
         good = b'{"did":"did:plc:a","time_us":1,"kind":"identity"}'
-        dollar = b'{"did":"did:plc:b","time_us":2,"kind":"commit","commit":{"record":{"$type":"x"}}}'
-        lines = [dollar if i % 3 == 0 else good for i in range(300)]
+        same = b'{"_id":"same","did":"did:plc:b","time_us":2,"kind":"identity"}'
+        lines = [same if i % 3 == 0 else good for i in range(300)]
         data = tmp_path / "file_0001.json"
         data.write_bytes(b"\n".join(lines) + b"\n")
         report = load_files(system.loader(), [data], 300)
-        assert report.refused_count == 100
-        assert report.refused_lines == {"file_0001.json": set(range(1, 301, 3))}
+        # The first "same" is stored, the 99 after it refused as duplicate keys.
+        assert report.refused_count == 99
+        assert report.refused_lines == {"file_0001.json": set(range(4, 301, 3))}
         assert report.retried_batches == 1  # the named refusals, then the rest in one go
-        assert system.count() == 200
+        assert system.count() == 201
     finally:
         system.release()
         system.engine.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 from rich.console import Console
 
@@ -26,11 +27,14 @@ def setup_systems(names: list[str]) -> int:
             continue
         console.print(f"{name}: running {script}")
         env = {**os.environ, "DOCBENCH_OPT": str(paths.opt_dir())}
+        started = time.perf_counter()
         result = subprocess.run(["bash", str(script)], env=env, check=False)
+        seconds = time.perf_counter() - started
         availability = cls.availability()
         if result.returncode != 0 or not availability.ok:
             failures += 1
-            console.print(f"[red]{name}: setup failed ({availability.reason or result.returncode})[/red]")
+            console.print(f"[red]{name}: setup failed after {seconds:.0f} s "
+                          f"({availability.reason or result.returncode})[/red]")
         else:
-            console.print(f"[green]{name}: ready, {availability.version}[/green]")
+            console.print(f"[green]{name}: ready, {availability.version} (setup {seconds:.0f} s)[/green]")
     return 1 if failures else 0

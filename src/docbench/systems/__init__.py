@@ -18,8 +18,8 @@ from docbench.contracts.common import Variant, variant_named
 from docbench.contracts.engine import Engine
 
 # Order is the order of tables and reports.
-REGISTERED: list[str] = ["clickhouse", "duckdb", "sqlite", "postgresql", "mariadb", "mongodb", "ferretdb",
-                         "elasticsearch", "opensearch"]
+REGISTERED: list[str] = ["clickhouse", "duckdb", "sqlite", "postgresql", "postgresql18", "mariadb",
+                         "mongodb", "ferretdb", "elasticsearch", "opensearch"]
 
 
 class UnknownSystem(KeyError):

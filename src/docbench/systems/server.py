@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ PID_FILE_NAME = "docbench-server.pid"
 # shutdown checkpoint after a big load takes a while; a SIGKILL is recovered at the next start).
 LEFTOVER_STOP_TIMEOUT = 120.0
 _PR_SET_PDEATHSIG = 1
+_CLONE_NEWNS = 0x00020000
+_MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
 
 
 def free_port() -> int:
@@ -258,6 +261,61 @@ def _reap_entry(entry: dict[str, Any], record: dict[str, Any], pid_file: Path) -
                  LEFTOVER_STOP_TIMEOUT)
 
 
+# ----- jails: a server of another distribution's userland ------------------------------------
+@dataclass(frozen=True)
+class Jail:
+    """Run a server inside ``root`` (a chroot docbench made, e.g. Debian sid for PostgreSQL 18),
+    with host directories bind-mounted at paths inside it: ``binds`` = (host dir, path in root).
+
+    The child enters a mount namespace of its own before it binds and chroots, so the binds are
+    seen by the server's processes only and vanish with the last of them, also after SIGKILL:
+    nothing is left mounted on the host, and two servers can bind different directories at the
+    same path. Needs root (CAP_SYS_ADMIN), as the server user is dropped to after the chroot."""
+
+    root: Path
+    binds: tuple[tuple[Path, str], ...] = ()
+
+
+def _libc_calls() -> tuple[Callable[..., int], Callable[..., int]]:
+    """libc's unshare and mount, loaded in the parent (a forked child should not dlopen)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.unshare, libc.mount
+
+
+def _enter_jail(jail: Jail) -> Callable[[], None]:
+    """The part of a preexec_fn that enters ``jail`` (run as root, before dropping it)."""
+    unshare, mount = _libc_calls()
+    root = str(jail.root).encode()
+    pairs = [(str(src).encode(), str(jail.root / dst.lstrip("/")).encode()) for src, dst in jail.binds]
+
+    def enter() -> None:
+        # Private propagation first: the binds must not leak back into the host's namespace.
+        if unshare(_CLONE_NEWNS) != 0 or mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+            os._exit(126)
+        for source, target in pairs:
+            if mount(source, target, None, _MS_BIND, None) != 0:
+                os._exit(126)
+        os.chroot(root)
+        os.chdir("/")
+
+    return enter
+
+
+def jailed(user: pwd.struct_passwd | None, jail: Jail | None) -> Callable[[], None] | None:
+    """A preexec_fn for a one-off command (initdb): enter ``jail`` if any, then drop to ``user``."""
+    enter = _enter_jail(jail) if jail is not None else None
+    drop = demote(user)
+    if enter is None:
+        return drop
+
+    def setup() -> None:
+        enter()
+        if drop is not None:
+            drop()
+
+    return setup
+
+
 # ----- dying with docbench -----------------------------------------------------------------
 def _prctl() -> Callable[..., int] | None:
     """libc's prctl, loaded in the parent (a child between fork and exec should not dlopen)."""
@@ -267,14 +325,17 @@ def _prctl() -> Callable[..., int] | None:
         return None
 
 
-def child_setup(user: pwd.struct_passwd | None, death_signal: int) -> Callable[[], None]:
-    """The preexec_fn of every server: drop root to ``user``, then ask the kernel for
-    ``death_signal`` when docbench's process ends (PR_SET_PDEATHSIG, kept across exec).
+def child_setup(user: pwd.struct_passwd | None, death_signal: int,
+                jail: Jail | None = None) -> Callable[[], None]:
+    """The preexec_fn of every server: enter its ``jail`` if it has one, drop root to ``user``,
+    then ask the kernel for ``death_signal`` when docbench's process ends (PR_SET_PDEATHSIG,
+    kept across exec).
 
-    The order matters: a change of user clears the death signal. The death signal follows the
-    thread that forked, so it is only set from the main thread (a worker thread's end would
-    stop the server); a server started elsewhere relies on the pid file."""
-    drop = demote(user)
+    The order matters: the jail needs root, and a change of user clears the death signal. The
+    death signal follows the thread that forked, so it is only set from the main thread (a
+    worker thread's end would stop the server); a server started elsewhere relies on the pid
+    file."""
+    drop = jailed(user, jail)
     parent = os.getpid()
     prctl = _prctl() if threading.current_thread() is threading.main_thread() else None
 
@@ -303,8 +364,9 @@ class ManagedProcess:
     def __init__(self, argv: Sequence[str], log_path: Path, *,
                  user: pwd.struct_passwd | None = None, env: dict[str, str] | None = None,
                  cwd: Path | None = None, pass_fds: Sequence[int] = (),
-                 pid_file: Path | None = None) -> None:
+                 pid_file: Path | None = None, jail: Jail | None = None) -> None:
         self.argv = list(argv)
+        self.jail = jail
         self.log_path = log_path
         self.user = user
         self.env = env
@@ -324,7 +386,7 @@ class ManagedProcess:
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd,
-                                         preexec_fn=child_setup(self.user, self.stop_signal),
+                                         preexec_fn=child_setup(self.user, self.stop_signal, self.jail),
                                          start_new_session=True, pass_fds=self.pass_fds)
         _RUNNING[self.proc.pid] = self
         self._recorded = [_identity(self.proc.pid, shlex.join(self.argv))]

@@ -1,37 +1,46 @@
-"""FerretDB v1 in the analytics workload: the MongoDB wire protocol over SQLite, on the
-engine's managed server (``engine.py``), running the very same pipelines as the ``mongodb``
-system (its adapter's subclass here).
+"""FerretDB 2 on DocumentDB in the analytics workload: the MongoDB wire protocol over
+PostgreSQL 18, on the engine's managed servers (``engine.py``), running the very same pipelines
+as the ``mongodb`` system (its adapter's subclass here). Nothing is adapted to FerretDB: what
+it computes wrongly is marked ``wrong`` by the answer checker, what it cannot compute ``error``.
 
-FerretDB v1 refuses document keys that start with ``$`` (every Bluesky record has
-``"$type"``); MongoDB 5.0+ stores them. So that the documents load at all, the loader (the
-mongodb system's, which does this for any server that refuses such keys) stores them with the
-``$`` replaced by its full-width look-alike ``＄`` (U+FF04, the substitute MongoDB's own
-documentation suggested for reserved characters in keys) in the variant ``escaped-keys``. No
-query reads those keys. Keys with a ``.`` (also refused by FerretDB v1, rare in the data) are
-not rewritten: such documents are refused and logged.
-
-What FerretDB v1 cannot compute (operators it has not implemented, such as ``$cond``,
-``$hour``, ``$min``/``$max`` accumulators) fails the query with FerretDB's own error, and what it
-computes wrongly is marked ``wrong`` by the answer checker: the pipelines are NOT adapted to it.
-Sizes: MongoDB's (``$collStats``) plus the engine's data directory and SQLite files.
+DocumentDB stores each collection as a PostgreSQL table (``documentdb_data.documents_<id>``)
+whose ``document`` column holds the BSON; compression is PostgreSQL's TOAST compression of
+that column, which only documents over ~2 kB reach. Variants: ``pglz`` (PostgreSQL's default)
+and ``lz4`` (the column set to lz4 after the collection is created: managed server only, the
+wire protocol has no such option). Sizes: DocumentDB's ``collStats`` (PostgreSQL relation
+sizes) plus the cluster's data directory.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from docbench.contracts.common import Variant
+from docbench.contracts.common import NotSupported, Variant
 from docbench.systems.ferretdb.engine import FerretDBEngine
-from docbench.systems.mongodb.analytics import MongoDBAnalytics
+from docbench.systems.mongodb.analytics import INDEX_NAME, MongoDBAnalytics
+from docbench.systems.mongodb.engine import DATABASE
 
 VARIANTS: list[Variant] = [
-    Variant("default", "FerretDB v1 with its SQLite backend (documents as SQLite JSON text; "
-            "no compression option); documents stored as offered, so those with '$' keys "
-            "are refused", role="default", settings={}),
-    Variant("escaped-keys", "as default, but keys starting with '$' are stored with U+FF04 "
-            "'＄' instead (documents modified so FerretDB v1 accepts them)", role="alt",
-            settings={"escape_dollar_keys": True}),
+    Variant("pglz", "DocumentDB collection (a PostgreSQL 18 table of BSON), TOAST compression "
+            "pglz (PostgreSQL's default)", role="default", settings={"toast_compression": "pglz"}),
+    Variant("lz4", "DocumentDB collection, TOAST compression lz4 (ALTER TABLE on the "
+            "collection's table; docbench's own server only)", role="best",
+            settings={"toast_compression": "lz4"}),
 ]
+
+
+def set_toast_compression(engine: FerretDBEngine, collection: str, method: str) -> str:
+    """Set the TOAST compression of ``docbench.<collection>``'s document column; the table."""
+    with engine.documentdb_connection() as conn:
+        row = conn.execute("SELECT collection_id FROM documentdb_api_catalog.collections "
+                           "WHERE database_name = %s AND collection_name = %s",
+                           (DATABASE, collection)).fetchone()
+        if row is None:
+            raise RuntimeError(f"DocumentDB has no collection {DATABASE}.{collection}")
+        table = f"documentdb_data.documents_{int(row[0])}"
+        conn.execute(f"ALTER TABLE {table} ALTER COLUMN document SET COMPRESSION {method}")
+    return table
 
 
 class FerretDBAnalytics(MongoDBAnalytics):
@@ -41,27 +50,57 @@ class FerretDBAnalytics(MongoDBAnalytics):
     load_batch_size = 20_000
     time_precision_us = 1
 
+    def __init__(self, engine: FerretDBEngine, variant: Variant) -> None:
+        super().__init__(engine, variant)
+        self.compressor = None  # no WiredTiger block compressor: TOAST (see the variants)
+        self.toast_compression = str(variant.settings.get("toast_compression", "pglz"))
+
+    def create(self) -> None:
+        super().create()
+        if self.toast_compression == "pglz":
+            return  # PostgreSQL's default: nothing to change
+        if self.engine.server is None:
+            raise NotSupported("TOAST compression other than the server's default needs "
+                               "docbench's own DocumentDB (not a server reached by URL)")
+        # create_collection made the table; the column's compression applies to what is
+        # written from now on.
+        self.collection().insert_one({"_id": "docbench-create"})
+        set_toast_compression(self.engine, self.collection_name, self.toast_compression)
+        self.collection().delete_one({"_id": "docbench-create"})
+
     # ----- queries -----------------------------------------------------------------------
     def check_plan(self, query_number: int, plan: str | None) -> str | None:
-        """FerretDB's explain is SQLite's query plan plus whether the filter was pushed down to
-        SQLite. Q2-Q5 filter on indexed paths: warn unless the filter is pushed down and SQLite
-        searches an index."""
+        """DocumentDB answers explain with PostgreSQL's plan, whose index scans name the Mongo
+        index they use (``IndexDetails``). Q2-Q5 filter on a prefix of the compound index:
+        warn unless a plan node scans it."""
         if query_number == 1:
             return None
         if not plan:
             return f"Q{query_number}: no plan to check"
         try:
-            doc = json.loads(plan)
+            used = set(_indexes_used(json.loads(plan)))
         except ValueError:
             return f"Q{query_number}: the plan is not explain JSON"
-        steps = (doc.get("queryPlanner") or {}).get("Plan") or []
-        details = " | ".join(str(s).split("detail=", 1)[-1] for s in steps)
-        if doc.get("filterPushdown") and "USING INDEX" in details.upper():
+        if INDEX_NAME in used:
             return None
-        return (f"Q{query_number}: FerretDB does not use the index (filterPushdown="
-                f"{str(bool(doc.get('filterPushdown'))).lower()}, SQLite plan: {details or 'none'})")
+        return (f"Q{query_number}: DocumentDB's plan does not scan the index {INDEX_NAME} "
+                f"(indexes scanned: {', '.join(sorted(used)) or 'none'})")
+
+
+def _indexes_used(plan: Any):
+    """Names of the indexes the plan's nodes scan (their ``IndexDetails``), anywhere in it."""
+    if isinstance(plan, list):
+        for item in plan:
+            yield from _indexes_used(item)
+    elif isinstance(plan, dict):
+        for detail in plan.get("IndexDetails") or []:
+            if isinstance(detail, dict) and detail.get("indexName"):
+                yield str(detail["indexName"])
+        for value in plan.values():
+            if isinstance(value, dict | list):
+                yield from _indexes_used(value)
 
 
 ADAPTER = FerretDBAnalytics
 
-__all__ = ["ADAPTER", "VARIANTS", "FerretDBAnalytics"]
+__all__ = ["ADAPTER", "VARIANTS", "FerretDBAnalytics", "set_toast_compression"]

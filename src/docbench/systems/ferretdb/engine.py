@@ -1,14 +1,20 @@
-"""FerretDB's engine handle: a managed FerretDB v1 server over SQLite (or a user's by URL).
+"""FerretDB's engine handle: FerretDB 2 on DocumentDB (PostgreSQL 18), managed; or a user's
+MongoDB-compatible server by URL.
 
-``docbench setup ferretdb`` builds the server from the Go module proxy (``setup.sh``) into
-``$DOCBENCH_OPT/bin/ferretdb``. docbench starts it with its SQLite backend on 127.0.0.1 and a
-free port, telemetry and the debug HTTP listener off, its data (one SQLite file per database)
-and state in the work directory, and stops it by PID (``ManagedProcess``). Cold runs restart it
-on the same port. With a URL (``--ferretdb-url``) it is the user's server instead, as MongoDB's.
+``docbench setup ferretdb`` (``setup.sh``) installs DocumentDB (Debian sid's
+``postgresql-18-documentdb``) into the postgresql18 system's chroot and builds FerretDB 2 from
+the Go module proxy into ``$DOCBENCH_OPT/bin/ferretdb2``. docbench then runs two servers, both
+on 127.0.0.1 and free ports, both in the work directory and stopped by PID:
 
-The engine builds on MongoDB's (``docbench/systems/mongodb/engine.py``): the same pymongo
-client, database ``docbench`` and buildInfo; what differs is the managed server, its PID and
-its data directory.
+* a PostgreSQL 18 cluster with DocumentDB preloaded (:class:`~docbench.systems.postgresql18.
+  cluster.SidCluster` in ``<workdir>/postgresql``; ``CREATE EXTENSION documentdb CASCADE`` in
+  its database ``postgres``, which holds every collection);
+* FerretDB, the MongoDB wire protocol in front of it (``--no-auth``: it listens on loopback
+  only; its PostgreSQL URL, with the cluster's password, is read from a 0600 file, never from
+  the command line or a log).
+
+Cold runs restart both. The engine builds on MongoDB's (``docbench/systems/mongodb/engine.py``):
+the same pymongo client, database ``docbench`` and buildInfo.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import os
 import shutil
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from docbench import paths
 from docbench.contracts.common import Availability, command_version, directory_size
@@ -28,24 +35,27 @@ from docbench.systems.mongodb.engine import (
     import_pymongo,
     mongo_client,
 )
+from docbench.systems.postgresql18 import cluster as sid
 
-PINNED_VERSION = "v1.24.0"
-INSTALL_HINT = "docbench setup ferretdb  (builds FerretDB v1.24.0 from the Go module proxy; needs go)"
+PINNED_VERSION = "v2.7.0"
+INSTALL_HINT = ("docbench setup ferretdb  (DocumentDB in the PostgreSQL 18 chroot, FerretDB "
+                "v2.7.0 from the Go module proxy; needs root and go)")
 START_TIMEOUT = 60.0
-BACKEND = "sqlite"
+BINARY_NAME = "ferretdb2"
+BACKEND = "DocumentDB on PostgreSQL 18"
 
 
 def find_binary() -> Path | None:
-    """The ferretdb that ``docbench setup ferretdb`` built, else one on PATH."""
-    built = paths.opt_dir() / "bin" / "ferretdb"
+    """The ferretdb2 that ``docbench setup ferretdb`` built."""
+    built = paths.opt_dir() / "bin" / BINARY_NAME
     if built.exists() and os.access(built, os.X_OK):
         return built
-    found = shutil.which("ferretdb")
+    found = shutil.which(BINARY_NAME)
     return Path(found) if found else None
 
 
 def binary_version(binary: Path) -> str | None:
-    """``v1.24.0`` from ``ferretdb --version`` (first line ``version: v1.24.0``)."""
+    """``v2.7.0`` from ``ferretdb --version`` (first line ``version: v2.7.0``)."""
     line = command_version([str(binary), "--version"])
     if line and line.startswith("version:"):
         return line.split(":", 1)[1].strip()
@@ -65,21 +75,29 @@ def answers(port: int) -> bool:
 
 
 class FerretDBServer:
-    """One FerretDB process with its SQLite data in ``workdir/data``."""
+    """FerretDB 2 (``workdir/ferretdb.log``, ``workdir/state``) on its own DocumentDB cluster
+    (``workdir/postgresql``)."""
 
-    def __init__(self, workdir: Path, binary: Path | None = None) -> None:
+    def __init__(self, workdir: Path, binary: Path | None = None,
+                 settings: dict[str, str] | None = None) -> None:
         self.workdir = workdir
         self.binary = binary or find_binary()
-        self.data_dir = workdir / "data"
+        self.cluster = sid.SidCluster(workdir / "postgresql", settings, documentdb=True)
         self.state_dir = workdir / "state"
         self.log_path = workdir / "ferretdb.log"
         self.port_file = workdir / "port"
+        self.url_file = workdir / "postgresql-url"
         self.process: server.ManagedProcess | None = None
         self.port: int | None = None
 
     @property
     def pid(self) -> int | None:
         return self.process.pid if self.process and self.process.alive() else None
+
+    @property
+    def data_dir(self) -> Path:
+        """DocumentDB's data: the cluster's data directory."""
+        return self.cluster.data_dir
 
     @property
     def uri(self) -> str:
@@ -90,21 +108,44 @@ class FerretDBServer:
     def argv(self, port: int) -> list[str]:
         if self.binary is None:
             raise RuntimeError(f"FerretDB is not installed (run `{INSTALL_HINT.split('  ')[0]}`)")
-        return [str(self.binary), "--handler=sqlite", f"--sqlite-url=file:{self.data_dir}/",
-                f"--listen-addr=127.0.0.1:{port}", "--telemetry=disable",
-                "--debug-addr=-", f"--state-dir={self.state_dir}", "--log-level=warn",
-                "--mode=normal"]
+        return [str(self.binary), f"--postgresql-url-file={self.url_file}",
+                f"--listen-addr=127.0.0.1:{port}", "--no-auth", "--telemetry=disable",
+                "--debug-addr=-", f"--state-dir={self.state_dir}", "--log-level=warn"]
 
     def running(self) -> bool:
-        return self.process is not None and self.process.alive()
+        return self.process is not None and self.process.alive() and self.cluster.running()
+
+    def server_pids(self) -> list[int]:
+        """FerretDB, the postmaster, then its children (DocumentDB's backends and workers)."""
+        pids = [self.pid] if self.pid else []
+        if self.cluster.pid is not None:
+            pids += [self.cluster.pid, *self.cluster.children()]
+        return pids
+
+    def _start_documentdb(self) -> None:
+        import psycopg
+
+        self.cluster.start()
+        with psycopg.connect(self.cluster.connection("postgres").conninfo(), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS documentdb CASCADE")
+        info = self.cluster.connection("postgres")
+        password = quote(info.password_file.read_text().strip(), safe="")
+        # FerretDB's own connection pool to DocumentDB; the file is the only place the
+        # password goes (mode 0600, docbench's work directory).
+        partial = self.url_file.with_name(self.url_file.name + ".tmp")
+        partial.write_text(f"postgres://{info.user}:{password}@127.0.0.1:{info.port}/postgres"
+                           "?pool_max_conns=20\n")
+        os.chmod(partial, 0o600)
+        os.replace(partial, self.url_file)
 
     def start(self) -> None:
         if self.running():
             return
-        # A FerretDB an earlier docbench left running on these SQLite files goes first.
+        # A FerretDB an earlier docbench left running here goes first.
         server.reap_leftovers(server.pid_file_in(self.workdir))
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.workdir.mkdir(parents=True, exist_ok=True)
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        self._start_documentdb()
         if self.port is None and self.port_file.exists():
             # The port of an earlier start, so session specs handed out stay valid.
             with contextlib.suppress(ValueError):
@@ -136,6 +177,7 @@ class FerretDBServer:
         if self.process is not None:
             self.process.stop(timeout=30)
             self.process = None
+        self.cluster.stop()
 
 
 class FerretDBEngine(MongoDBEngine):
@@ -145,15 +187,15 @@ class FerretDBEngine(MongoDBEngine):
     runs_by_default = False
     url_example = "mongodb://user:password@host:27017"
     install_hint = INSTALL_HINT
-    notes = ("FerretDB v1.24.0 (built from source by `docbench setup ferretdb`), SQLite backend, "
-             "managed on 127.0.0.1; runs the mongodb system's pipelines unchanged, so what "
-             "FerretDB v1 lacks ($cond, $hour, $min/$max...) fails or comes out wrong. FerretDB v1 "
-             "refuses keys starting with '$' (every Bluesky record has \"$type\"): variant "
-             "'default' counts those refusals, variant 'escaped-keys' stores them as U+FF04 '＄'.")
+    notes = ("FerretDB v2.7.0 on DocumentDB (PostgreSQL 18 extension, Debian sid's package in "
+             "docbench's chroot), both managed on 127.0.0.1; runs the mongodb system's pipelines "
+             "unchanged. Sizes come from DocumentDB's collStats (PostgreSQL relation sizes), "
+             "explain output is DocumentDB's (PostgreSQL plans), compression is PostgreSQL's "
+             "TOAST (pglz or lz4), not WiredTiger's.")
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
-        # The managed server (None when a user's server is reached by URL).
+        # The managed servers (None when a user's server is reached by URL).
         self.server: FerretDBServer | None = None if url else FerretDBServer(workdir)
 
     # ----- discovery ---------------------------------------------------------------------
@@ -167,17 +209,25 @@ class FerretDBEngine(MongoDBEngine):
             return super().availability(url)
         binary = find_binary()
         if binary is None:
-            return Availability(False, reason=f"no ferretdb binary in {paths.opt_dir() / 'bin'} "
+            return Availability(False, reason=f"no {BINARY_NAME} in {paths.opt_dir() / 'bin'} "
                                               "or on PATH", install_hint=INSTALL_HINT)
         version = binary_version(binary)
         if version is None:
             return Availability(False, reason=f"{binary} --version does not run",
                                 install_hint=INSTALL_HINT)
-        return Availability(True, version=f"FerretDB {version}")
+        if not sid.installed() or not sid.has_documentdb():
+            return Availability(False, reason=f"no DocumentDB in the PostgreSQL 18 chroot "
+                                              f"{sid.root_dir()}", install_hint=INSTALL_HINT)
+        postgres = sid.server_version()
+        if postgres is None:
+            return Availability(False, reason="the chroot's PostgreSQL does not run (docbench "
+                                              "must run as root to use the chroot)",
+                                install_hint=INSTALL_HINT)
+        return Availability(True, version=f"FerretDB {version} on DocumentDB ({postgres})")
 
     @property
     def can_restart(self) -> bool:
-        """The managed server restarts; a user's server reached by URL does not."""
+        """The managed servers restart; a user's server reached by URL does not."""
         return self.server is not None
 
     @property
@@ -193,12 +243,20 @@ class FerretDBEngine(MongoDBEngine):
 
     @property
     def data_dir(self) -> Path | None:
-        """The managed server's SQLite directory (None for a server reached by URL)."""
+        """DocumentDB's PostgreSQL data directory (None for a server reached by URL)."""
         return self.server.data_dir if self.server is not None else None
 
     def server_pids(self) -> list[int]:
-        pid = self.server.pid if self.server is not None else None
-        return [pid] if pid else []
+        return self.server.server_pids() if self.server is not None else []
+
+    def documentdb_connection(self):
+        """An autocommit psycopg connection to DocumentDB's database (managed server only):
+        for what the wire protocol does not reach, such as a collection's TOAST compression."""
+        import psycopg
+
+        if self.server is None:
+            raise RuntimeError("DocumentDB's PostgreSQL is reachable only on docbench's own server")
+        return psycopg.connect(self.server.cluster.connection("postgres").conninfo(), autocommit=True)
 
     # ----- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -213,7 +271,7 @@ class FerretDBEngine(MongoDBEngine):
             self.server.stop()
 
     def restart(self) -> None:
-        """Stop and start the server (same port), so the next query finds it cold."""
+        """Stop and start both servers (same ports), so the next query finds them cold."""
         if self.server is None:
             return
         self.release()
@@ -230,12 +288,7 @@ class FerretDBEngine(MongoDBEngine):
         return directory_size(self.server.data_dir) if self.server is not None else None
 
     def storage_detail(self) -> dict[str, Any]:
-        detail: dict[str, Any] = {"backend": BACKEND}
-        if self.server is not None:
-            detail["sqlite_files"] = {
-                p.name: p.stat().st_size for p in sorted(self.server.data_dir.glob("*"))
-                if p.is_file()}
-        return detail
+        return {"backend": BACKEND}
 
     # ----- versions ----------------------------------------------------------------------
     def versions(self) -> dict[str, str]:
@@ -244,6 +297,13 @@ class FerretDBEngine(MongoDBEngine):
             version = binary_version(self.server.binary)
             if version:
                 found["ferretdb"] = version
+        if self.server is not None and self.server.cluster.running():
+            with contextlib.suppress(Exception), self.documentdb_connection() as conn:
+                found["postgresql"] = str(conn.execute("SHOW server_version").fetchone()[0])
+                row = conn.execute("SELECT extversion FROM pg_extension "
+                                   "WHERE extname = 'documentdb'").fetchone()
+                if row:
+                    found["documentdb"] = str(row[0])
         found["ferretdb_backend"] = BACKEND
         return found
 

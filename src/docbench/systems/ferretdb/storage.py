@@ -1,28 +1,25 @@
-"""FerretDB v1 (SQLite backend, managed server) in the storage workload.
+"""FerretDB 2 on DocumentDB in the storage workload.
 
 The mongodb system's adapter (``docbench/systems/mongodb/storage.py``: the analytics
 loader's ``insert_many``, collection ``docbench.storage_matrix`` with only the ``_id_``
-index, sizes from ``$collStats``/``collStats``) on FerretDB's own server, which the engine
+index, sizes from ``$collStats``/``collStats``) on FerretDB's own servers, which the engine
 starts and stops.
 
-One variant: FerretDB v1 has no compression knob. Its SQLite backend keeps each document as
-JSON text (with FerretDB's type annotations) in a table per collection, 4 kB pages, long
-documents in chains of overflow pages; ``storageEngine`` options are ignored. So repetitive
-payloads take as much room as text, and random ones more: FerretDB writes its JSON with Go's
-encoder, which escapes ``<``, ``>`` and ``&`` (3 of the 92 characters of random payloads) as
-six-byte ``\\u003c``-style escapes, ~16 % more bytes.
+DocumentDB keeps a collection as a PostgreSQL table with the document as BSON in one column:
+rows over ~2 kB are compressed (pglz, PostgreSQL's default) and moved to the TOAST table,
+smaller ones are stored as they are. One variant: WiredTiger's compressors do not exist here
+(``storageEngine`` options are ignored); the analytics workload's ``lz4`` variant shows the
+other TOAST compression.
 
 What differs from MongoDB, for sizes that are this cell's and final:
 
-* create() drops the whole ``docbench`` database first: FerretDB deletes its SQLite file, so
-  each cell starts from an empty file (free pages of an earlier cell are not counted);
-* finish() restarts the server: FerretDB has no ``fsync``, and closing its connections is
-  what makes SQLite checkpoint the write-ahead log into the database file and delete it, so
-  the data directory then holds exactly the database (the cross-check).
+* create() drops the whole ``docbench`` database first (DocumentDB drops its tables), so each
+  cell starts from empty relations;
+* finish() restarts the servers: PostgreSQL's shutdown checkpoint writes every dirty page, so
+  the data directory then holds what the sizes count (FerretDB has no ``fsync``).
 
-Sizes: ``storageSize`` (the collection's table) + ``totalIndexSize`` (the ``_id_`` index),
-which FerretDB computes from SQLite's ``dbstat`` page counts; ``on_disk`` = the data
-directory (``docbench.sqlite``, which also holds FerretDB's metadata table).
+Sizes: ``storageSize`` + ``totalIndexSize`` as DocumentDB computes them from PostgreSQL's
+relation sizes; ``on_disk`` = the cluster's data directory (WAL and catalogs included).
 """
 
 from __future__ import annotations
@@ -33,9 +30,9 @@ from docbench.systems.mongodb.engine import DATABASE
 from docbench.systems.mongodb.storage import MongoDBStorage
 
 VARIANTS: list[Variant] = [
-    Variant("default", "FerretDB v1 over SQLite: documents as JSON text, 4 kB pages with "
-            "overflow pages; no compression (FerretDB v1 has no compressor option)",
-            role="default", settings={"backend": "sqlite"}),
+    Variant("default", "FerretDB 2 on DocumentDB: BSON in a PostgreSQL 18 table, TOAST "
+            "compression pglz for rows over ~2 kB", role="default",
+            settings={"backend": "documentdb"}),
 ]
 
 
@@ -44,7 +41,7 @@ class FerretDBStorage(MongoDBStorage):
 
     def create(self) -> None:
         if self.engine.server is not None:
-            # Our own server: a fresh SQLite file per cell.
+            # Our own server: fresh relations per cell.
             self.close_loader()
             self.engine.client().drop_database(DATABASE)
         super().create()
@@ -53,9 +50,9 @@ class FerretDBStorage(MongoDBStorage):
         if self.engine.server is None:
             return "none (a server reached by URL is not restarted)"
         self.engine.restart()
-        return "server restarted (SQLite WAL checkpointed into the database file)"
+        return "servers restarted (PostgreSQL's shutdown checkpoint)"
 
 
 ADAPTER = FerretDBStorage
 
-__all__ = ["ADAPTER", "VARIANTS", "FerretDBStorage"]
+__all__ = ["ADAPTER", "FerretDBStorage", "VARIANTS"]

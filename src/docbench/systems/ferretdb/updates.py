@@ -1,6 +1,7 @@
-"""FerretDB v1 (SQLite backend, managed server) in the updates workload: the mongodb
-system's updates adapter (``$set``, unique index on ycsb_key, ``compact``) on FerretDB's own
-server (the engine's); on-disk size = its SQLite data directory, server process = its PID."""
+"""FerretDB 2 on DocumentDB in the updates workload: the mongodb system's updates adapter
+(``$set``, unique index on ycsb_key, ``compact``) on FerretDB's own servers (the engine's);
+on-disk size = DocumentDB's PostgreSQL data directory, server processes = FerretDB, the
+postmaster and its backends."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from docbench.systems.ferretdb.engine import FerretDBEngine
 from docbench.systems.mongodb.updates import MongoDBUpdates
 
 VARIANTS: list[Variant] = [
-    Variant("default", "FerretDB v1 over SQLite, collection ycsb, unique index on ycsb_key",
-            settings={"type": "JSON text in SQLite", "index": "ycsb_key (unique)"}),
+    Variant("default", "FerretDB 2 on DocumentDB (BSON in a PostgreSQL 18 table), collection "
+            "ycsb, unique index on ycsb_key",
+            settings={"type": "BSON in DocumentDB", "index": "ycsb_key (unique)"}),
 ]
 
 

@@ -31,7 +31,6 @@ from docbench.systems.mongodb.engine import (
     DATABASE,
     MongoDBEngine,
     mongo_client,
-    refuses_dollar_keys,
 )
 
 # The pipelines and collection settings, shared with the FerretDB system (a subclass).
@@ -53,24 +52,6 @@ _DIGIT_MAP = bytes(0x30 if 0x30 <= i <= 0x39 else (0x0A if i == 0x0A else 0x20)
 _DIGIT_RUN = b"0" * 19
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
-
-
-# A key starting with '$': the opening quote of a string directly followed by '$' (in valid JSON
-# a closing quote is never followed by '$'), whose text has no quote or escape, followed by ':'
-# (so it is a key, not a value). Keys with escapes in them are left as they are.
-_DOLLAR_KEY = re.compile(rb'"\$(?=[^"\\]*"[ \t\r\n]*:)')
-_FULLWIDTH_DOLLAR = '"\uff04'.encode()
-
-
-def escape_dollar_keys(data: bytes) -> bytes:
-    """``"$type": ...`` -> ``"\uff04type": ...`` in raw JSON text (values are left alone).
-
-    For servers that refuse keys starting with '$' (FerretDB v1, MongoDB before 5.0): U+FF04,
-    the full-width dollar, is the substitute MongoDB's documentation suggested for it.
-    """
-    if b'"$' not in data:
-        return data
-    return _DOLLAR_KEY.sub(_FULLWIDTH_DOLLAR, data)
 
 
 def _checked_int(text: str) -> int:
@@ -151,7 +132,7 @@ class MongoDBLoader(Loader):
     BSON before anything is sent, so that deleting never touches an older document.
     """
 
-    def __init__(self, uri: str, collection: str, rewrite=None) -> None:
+    def __init__(self, uri: str, collection: str) -> None:
         import bson
         import bson.errors
         import bson.raw_bson
@@ -170,17 +151,10 @@ class MongoDBLoader(Loader):
         # InvalidDocument).
         self._invalid = (bson.errors.InvalidDocument, bson.errors.InvalidStringData,
                          OverflowError, RecursionError)
-        # A bytes -> bytes rewrite of the whole batch (escape '$' keys), or None.
-        self.rewrite = rewrite
 
     def _documents(self, lines: list[bytes]) -> tuple[list[Any], list[Any], bool]:
         """(documents, their _id's, whether some came with their own _id)."""
         joined = b"\n".join(lines)
-        if self.rewrite is not None:
-            rewritten = self.rewrite(joined)
-            if rewritten is not joined:
-                joined = rewritten
-                lines = joined.split(b"\n")
         suspects = _long_digit_lines(joined)
         loads, object_id = self._loads, self._object_id
         docs: list[Any] = []
@@ -353,12 +327,10 @@ class MongoDBSession(QuerySession):
         return json_util.dumps(plan, indent=1)
 
     def engine_pids(self) -> list[int]:
-        # A managed server on this machine (FerretDB) reports its PID in the spec; a server
-        # reached by URL runs elsewhere or as someone else: nothing measurable.
-        pid = self.spec.get("pid")
-        if pid and Path(f"/proc/{pid}").exists():
-            return [int(pid)]
-        return []
+        # A managed server on this machine (FerretDB and its DocumentDB) reports its processes
+        # in the spec; a server reached by URL runs elsewhere or as someone else: nothing
+        # measurable.
+        return [int(pid) for pid in self.spec.get("pids") or [] if Path(f"/proc/{pid}").exists()]
 
     def cancel(self) -> None:
         """killOp of our aggregate, found by its comment in $currentOp (best effort)."""
@@ -407,8 +379,7 @@ def collection_stats(engine: MongoDBEngine, name: str) -> dict[str, Any]:
     return dict(db.command("collStats", name))
 
 
-def collection_size(engine: MongoDBEngine, name: str, compressor: str | None,
-                    dollar_keys_escaped: bool) -> StorageSize:
+def collection_size(engine: MongoDBEngine, name: str, compressor: str | None) -> StorageSize:
     """Sizes of ``docbench.<name>`` by the server's statistics, with the engine's on-disk
     figure and detail."""
     stats = collection_stats(engine, name)
@@ -427,7 +398,6 @@ def collection_size(engine: MongoDBEngine, name: str, compressor: str | None,
         "avg_document_bytes": _int(stats.get("avgObjSize")),
         "free_storage_bytes": _int(stats.get("freeStorageSize")),
         "index_sizes": {k: _int(v) for k, v in (stats.get("indexSizes") or {}).items()},
-        "dollar_keys_escaped": dollar_keys_escaped,
         "database": {k: _int(db_stats.get(k)) for k in
                      ("dataSize", "storageSize", "indexSize", "totalSize", "objects")
                      if k in db_stats},
@@ -476,18 +446,8 @@ class MongoDBAnalytics(AnalyticsAdapter):
     def create(self) -> None:
         create_collection(self.engine, self.collection_name, self.compressor)
 
-    def escapes_dollar_keys(self) -> bool:
-        """Whether this run stores '$'-prefixed keys escaped: only in a variant that asks for it
-        (`escape_dollar_keys`) and only on a server that refuses such keys (FerretDB v1,
-        MongoDB before 5.0; every Bluesky record has "$type"). Otherwise the documents are
-        stored as offered and the server's refusals are counted as data quality."""
-        if not self.variant.settings.get("escape_dollar_keys"):
-            return False
-        return self.engine.refuses_dollar_keys()
-
     def loader(self) -> Loader:
-        rewrite = escape_dollar_keys if self.escapes_dollar_keys() else None
-        return MongoDBLoader(self.engine.uri(), self.collection_name, rewrite=rewrite)
+        return MongoDBLoader(self.engine.uri(), self.collection_name)
 
     def finish_load(self) -> None:
         """The compound index on the five paths, built once after the load."""
@@ -498,20 +458,18 @@ class MongoDBAnalytics(AnalyticsAdapter):
 
     def native_load(self, files: list[Path]) -> None:
         """What a person writes by hand: read the lines, json-parse, ``insert_many`` in chunks
-        (orjson for parsing, as docbench's loader; no checks, no clean-up; '$' keys escaped
-        as the loader does for servers that refuse them)."""
+        (orjson for parsing, as docbench's loader; no checks, no clean-up)."""
         import orjson
 
         from docbench.dataset.reader import iter_lines
 
         collection = self.collection()
-        escape = self.escapes_dollar_keys()
         chunk: list[dict[str, Any]] = []
         for path in files:
             for line in iter_lines(path):
                 if not line.strip():
                     continue
-                chunk.append(orjson.loads(escape_dollar_keys(line) if escape else line))
+                chunk.append(orjson.loads(line))
                 if len(chunk) >= self.load_batch_size:
                     collection.insert_many(chunk, ordered=False)
                     chunk = []
@@ -522,8 +480,7 @@ class MongoDBAnalytics(AnalyticsAdapter):
         return int(self.collection().count_documents({}))
 
     def storage(self) -> StorageSize:
-        return collection_size(self.engine, self.collection_name, self.compressor,
-                               self.escapes_dollar_keys())
+        return collection_size(self.engine, self.collection_name, self.compressor)
 
     # ----- queries -----------------------------------------------------------------------
     def queries(self) -> list[str]:
@@ -535,7 +492,7 @@ class MongoDBAnalytics(AnalyticsAdapter):
 
     def session_spec(self) -> dict[str, Any]:
         return {"uri": self.engine.uri(), "database": DATABASE, "collection": self.collection_name,
-                "index": INDEX_NAME, "pid": self.engine.server_pid()}
+                "index": INDEX_NAME, "pids": self.engine.server_pids()}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> QuerySession:
@@ -589,5 +546,4 @@ def _plan_stages(plan: Any):
 
 ADAPTER = MongoDBAnalytics
 
-__all__ = ["ADAPTER", "VARIANTS", "MongoDBAnalytics", "MongoDBLoader", "MongoDBSession",
-           "escape_dollar_keys", "refuses_dollar_keys"]
+__all__ = ["ADAPTER", "VARIANTS", "MongoDBAnalytics", "MongoDBLoader", "MongoDBSession"]

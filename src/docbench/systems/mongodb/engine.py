@@ -52,20 +52,20 @@ def mongo_client(uri: str, **options: Any):
     return pymongo.MongoClient(uri, **settings)
 
 
+def ferretdb_version(info: dict[str, Any]) -> str | None:
+    """FerretDB's version in buildInfo: ``ferretdb.version`` (v2), ``ferretdbVersion`` (v1)."""
+    nested = info.get("ferretdb")
+    if isinstance(nested, dict) and nested.get("version"):
+        return str(nested["version"])
+    return str(info["ferretdbVersion"]) if info.get("ferretdbVersion") else None
+
+
 def version_text(info: dict[str, Any]) -> str:
-    """``MongoDB 7.0.14`` or ``FerretDB v1.24.0 (MongoDB 7.0.42 API)`` from buildInfo."""
-    if info.get("ferretdbVersion"):
-        return f"FerretDB {info['ferretdbVersion']} (MongoDB {info.get('version')} API)"
-    return f"MongoDB {info.get('version')}"
-
-
-def refuses_dollar_keys(build_info: dict[str, Any]) -> bool:
-    """Whether the server refuses '$'-prefixed keys in documents: FerretDB v1, MongoDB < 5.0."""
-    ferret = str(build_info.get("ferretdbVersion") or "")
+    """``MongoDB 7.0.14`` or ``FerretDB v2.7.0 (MongoDB 7.0.77 API)`` from buildInfo."""
+    ferret = ferretdb_version(info)
     if ferret:
-        return ferret.lstrip("v").split(".")[0] in {"0", "1"}
-    version = build_info.get("versionArray") or []
-    return bool(version) and int(version[0]) < 5
+        return f"FerretDB {ferret} (MongoDB {info.get('version')} API)"
+    return f"MongoDB {info.get('version')}"
 
 
 class MongoDBEngine(Engine):
@@ -83,7 +83,6 @@ class MongoDBEngine(Engine):
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
         self._client: Any = None
-        self._refuses_dollar: bool | None = None
 
     # ----- discovery ---------------------------------------------------------------------
     @classmethod
@@ -140,12 +139,6 @@ class MongoDBEngine(Engine):
 
     def build_info(self) -> dict[str, Any]:
         return dict(self.client().admin.command("buildInfo"))
-
-    def refuses_dollar_keys(self) -> bool:
-        """Whether the server refuses document keys starting with '$' (asked once)."""
-        if self._refuses_dollar is None:
-            self._refuses_dollar = refuses_dollar_keys(self.build_info())
-        return self._refuses_dollar
 
     # ----- docbench's database -------------------------------------------------------------
     @property
@@ -219,8 +212,8 @@ class MongoDBEngine(Engine):
         found: dict[str, str] = {}
         with contextlib.suppress(Exception):
             info = self.build_info()
-            if info.get("ferretdbVersion"):
-                found["ferretdb"] = str(info["ferretdbVersion"])
+            if ferretdb_version(info):
+                found["ferretdb"] = str(ferretdb_version(info))
                 found["mongodb_api"] = str(info.get("version"))
             else:
                 found["mongodb"] = str(info.get("version"))
@@ -231,5 +224,5 @@ class MongoDBEngine(Engine):
 
 ENGINE = MongoDBEngine
 
-__all__ = ["DATABASE", "ENGINE", "MARKER_COLLECTION", "MongoDBEngine", "mongo_client", "refuses_dollar_keys",
+__all__ = ["DATABASE", "ENGINE", "MARKER_COLLECTION", "MongoDBEngine", "mongo_client",
            "version_text"]

@@ -106,7 +106,7 @@ class MongoDBStorage(StorageMatrixTarget):
         return "fsync (WiredTiger checkpoint)"
 
     def sizes(self) -> StorageSize:
-        storage = collection_size(self.engine, TABLE, self.compressor, dollar_keys_escaped=False)
+        storage = collection_size(self.engine, TABLE, self.compressor)
         detail = dict(storage.detail)
         detail.update({"table": storage.data, "index": storage.index,
                        "checkpoint": self.checkpoint})

@@ -155,6 +155,9 @@ class Cluster:
         self.port: int | None = None
         self.reachable = True  # whether the server user can walk to the work directory
         self.blocked_by: str | None = None
+        # Where initdb and postgres run: None on the host; a chroot for a build of another
+        # distribution (the postgresql18 system's), with the work directory bound inside it.
+        self.jail: server.Jail | None = None
 
     # ----- paths and binaries ----------------------------------------------------------
     def binary(self, name: str) -> str:
@@ -247,7 +250,7 @@ class Cluster:
                     "--auth-host=scram-sha-256", f"--pwfile={data_ref}/../{pwfile.name}",
                     "--no-instructions",
                 ], capture_output=True, text=True, check=False, pass_fds=fds, cwd="/",
-                    preexec_fn=server.demote(self.user), env=self._env())
+                    preexec_fn=server.jailed(self.user, self.jail), env=self._env())
         finally:
             pwfile.unlink(missing_ok=True)
         if out.returncode != 0:
@@ -320,7 +323,7 @@ class Cluster:
                     # A placeholder setting, so that `ps` shows which cluster this is.
                     argv += ["-c", f"docbench.data_directory={self.data_dir}"]
                 process = _Postmaster(argv, self.log_path, user=self.user, cwd=Path("/"),
-                                      env=self._env(), pass_fds=fds)
+                                      env=self._env(), pass_fds=fds, jail=self.jail)
                 process.start()
             try:
                 process.wait_until(lambda p=port: self._ready(p), timeout, "PostgreSQL")
