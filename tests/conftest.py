@@ -35,3 +35,31 @@ def generated_20k(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("bluesky-20k")
     generate_dataset(20_000, out, seed=20, jobs=2, docs_per_file=10_000, quiet=True)
     return out
+
+
+@pytest.fixture(scope="session")
+def mongodb_url():
+    """The server the mongodb system's tests reach by URL: $DOCBENCH_MONGODB_URL when set (a
+    real MongoDB), else a FerretDB 2 on DocumentDB the tests start (``docbench setup
+    ferretdb``), so that no mongodb test is skipped for want of a server."""
+    import os
+    import shutil
+    import tempfile
+
+    given = os.environ.get("DOCBENCH_MONGODB_URL")
+    if given:
+        yield given
+        return
+    from docbench.setup import setup_systems
+    from docbench.systems.ferretdb.engine import FerretDBServer
+
+    assert setup_systems(["ferretdb"]) == 0
+    base = Path(tempfile.mkdtemp(prefix="docbench-mongodb-url-"))
+    base.chmod(0o711)  # the server user walks to its data (pytest's tmp is 0700 root)
+    server = FerretDBServer(base)
+    server.start()
+    try:
+        yield server.uri
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)

@@ -19,9 +19,7 @@ from docbench.workloads.updates.runner import run_variant
 
 DOCS = 2_000
 OPS = 500
-# FerretDB v1 over SQLite does not use its index for these lookups and its $set takes ~20 ms
-# per document: a smaller run keeps the module quick.
-SMALL = {"ferretdb": (300, 30), "clickhouse": (DOCS, 150),
+SMALL = {"clickhouse": (DOCS, 150),
          # One HTTP request per operation to a JVM on 2 cores: 200 keep them at a few seconds.
          "elasticsearch": (DOCS, 200), "opensearch": (DOCS, 200)}
 # The bulk styles each system must run (more may run: the search engines ask their node).
@@ -61,8 +59,10 @@ def _cases() -> list:
 
 
 @pytest.mark.parametrize(("name", "variant_name"), _cases())
-def test_updates_on_real_engine(name: str, variant_name: str) -> None:
-    availability = engine_class(name).availability()
+def test_updates_on_real_engine(name: str, variant_name: str, request: pytest.FixtureRequest) -> None:
+    # The mongodb system needs a server by URL: a real one if given, else FerretDB 2.
+    url = request.getfixturevalue("mongodb_url") if name == "mongodb" else None
+    availability = engine_class(name).availability(url)
     if not availability.ok:
         pytest.skip(f"{name}: {availability.reason}")
     docs, ops = SMALL.get(name, (DOCS, OPS))
@@ -71,7 +71,7 @@ def test_updates_on_real_engine(name: str, variant_name: str) -> None:
     base = Path(tempfile.mkdtemp(prefix=f"docbench-updates-{name}-"))
     os.chmod(base, 0o711)
     try:
-        target = open_adapter(name, "updates", base / "work", variant_name)
+        target = open_adapter(name, "updates", base / "work", variant_name, url=url)
         result = run_variant(name, target, docs, 1, ops, ["zipfian"], lines)
     finally:
         shutil.rmtree(base, ignore_errors=True)

@@ -592,25 +592,17 @@ def test_mariadb_database_is_created_marked_and_reused_with_password_from_the_en
 
 @pytest.fixture(scope="module")
 def ferret() -> Iterator[str]:
-    from docbench.systems.ferretdb.engine import find_binary
+    """A FerretDB 2 on DocumentDB of its own (the managed server class, in a directory of this
+    test): to the mongodb engine below it is someone else's server, reached by URL."""
+    from docbench.systems.ferretdb.engine import FerretDBEngine, FerretDBServer
 
-    binary = find_binary()
-    if binary is None:
-        pytest.skip("FerretDB not built (docbench setup ferretdb)")
+    if not FerretDBEngine.availability().ok:
+        pytest.skip("FerretDB not installed (docbench setup ferretdb)")
     base = _base("docbench-foreignferret-")
-    own = OwnServer()
-    own.port = server.free_port()
-    log = base / "log"
-    (base / "data").mkdir()
-    own._spawn([str(binary), "--handler=sqlite", f"--sqlite-url=file:{base}/data/",
-                f"--listen-addr=127.0.0.1:{own.port}", "--telemetry=disable", "--debug-addr=-",
-                f"--state-dir={base}", "--log-level=warn"], log, None)
-    uri = f"mongodb://127.0.0.1:{own.port}/"
+    own = FerretDBServer(base)
+    own.start()
     try:
-        from docbench.systems.ferretdb.engine import answers
-
-        own._wait(lambda: answers(own.port), log, timeout=60)
-        yield uri
+        yield own.uri
     finally:
         own.stop()
         shutil.rmtree(base, ignore_errors=True)
@@ -645,11 +637,11 @@ def test_mongodb_foreign_database_is_left_alone(ferret: str, tmp_path: Path):
 
 
 def test_ferretdb_managed_server_marks_its_database(tmp_path: Path):
-    from docbench.systems.ferretdb.engine import FerretDBEngine, find_binary
+    from docbench.systems.ferretdb.engine import FerretDBEngine
     from docbench.systems.mongodb.engine import MARKER_COLLECTION
 
-    if find_binary() is None:
-        pytest.skip("FerretDB not built (docbench setup ferretdb)")
+    if not FerretDBEngine.availability().ok:
+        pytest.skip("FerretDB not installed (docbench setup ferretdb)")
     engine = FerretDBEngine(tmp_path / "w")
     try:
         engine.start()
