@@ -14,7 +14,7 @@ from docbench.contracts.analytics import Loader
 from docbench.dataset.lines import read_numbered_lines
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.reader import dataset_files
-from docbench.systems import open_adapter
+from docbench.systems import engine_class, open_adapter
 from docbench.workloads.analytics.load import LoadReport, load_files
 
 # Which hard documents each engine refuses (docbench-gen's kinds; see generate.py).
@@ -23,14 +23,16 @@ REFUSED_KINDS = {
     "duckdb": {"lone_surrogate"},
     "sqlite": {"deep_nesting"},
     "postgresql": {"nul_escape", "lone_surrogate"},
+    "postgresql18": {"nul_escape", "lone_surrogate"},
+    "ferretdb": {"lone_surrogate", "bigint", "deep_nesting"},
     "mariadb": {"lone_surrogate", "deep_nesting"},
     "elasticsearch": {"deep_nesting"},
     "opensearch": {"deep_nesting"},
 }
 # Engines with a native path that skips and names refused documents.
-SKIPPING = {"clickhouse", "duckdb", "postgresql", "sqlite"}
+SKIPPING = {"clickhouse", "duckdb", "postgresql", "postgresql18", "sqlite"}
 # Of those, engines whose load stops at a refused document and names it: its block is sent
-# again without it (PostgreSQL's COPY before 17: "COPY t, line N").
+# again without it (PostgreSQL's COPY before 17: "COPY t, line N"; 18 skips with ON_ERROR).
 RESENDING = {"postgresql"}
 
 
@@ -169,10 +171,12 @@ def test_a_file_mostly_refused_costs_no_query_per_line(name: str, tmp_path: Path
         system.engine.stop()
 
 
-def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["postgresql", "postgresql18"])
+def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(name: str, tmp_path: Path) -> None:
     """Refused lines at both ends of a COPY block, two in a row, a quote byte that makes a
-    block go quoted; and a file mostly refused, which is handed to bisection after
-    MAX_REFUSED_PER_BLOCK refusals in one block (each one re-sends the block)."""
+    block go quoted; and a file mostly refused. PostgreSQL 15 hands it to bisection after
+    MAX_REFUSED_PER_BLOCK refusals in one block (each one re-sends the block); 18's COPY ...
+    ON_ERROR names them all in one pass."""
     good = b'{"did":"did:plc:a","time_us":1,"kind":"commit"}'
     bad = b'{"did":"did:plc:b","time_us":2,"kind":"commit","t":"\\ud800"}'
     odd = b'{"did":"did:plc:c","time_us":3,"kind":"commit","t":"\x01\x02"}'  # raw: invalid JSON
@@ -184,14 +188,17 @@ def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(tmp_p
     data.write_bytes(b"\n".join(lines))  # no newline at the end
     garbage = tmp_path / "file_0002.json"
     garbage.write_bytes(b"\n".join(bad if i % 6 else good for i in range(300)) + b"\n")
-    system = open_adapter("postgresql", "analytics", tmp_path / "db")
+    if not engine_class(name).availability().ok:
+        pytest.skip(f"{name}: {engine_class(name).availability().reason}")
+    system = open_adapter(name, "analytics", tmp_path / "db")
     system.engine.start()
     try:
         report = _load(system, [data, garbage], batches_only=False)
         assert report.refused_lines == {"file_0001.json": {1, 2, 18, 21, 39, 40},
                                         "file_0002.json": {i + 1 for i in range(300) if i % 6}}
         assert system.count() == 34 + 50
-        assert report.whole_file_refusals == 1  # the garbage file, bisected
+        # the garbage file: bisected (15), named in one pass (18)
+        assert report.whole_file_refusals == (1 if name == "postgresql" else 0)
         reasons = {r.line: r.reason for r in report.refused if r.file == "file_0001.json"}
         assert "surrogate" in reasons[1] and "COPY" not in reasons[1]
     finally:

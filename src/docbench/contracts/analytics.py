@@ -223,7 +223,7 @@ class AnalyticsAdapter(ABC):
         """The five query texts, read from this system's folder: by default the statements
         of its ``queries.sql``, with the placeholders of :meth:`sql_names` filled in (systems
         whose queries are not SQL override this)."""
-        return split_sql(render((self.engine.folder() / "queries.sql").read_text(), **self.sql_names()))
+        return split_sql(render(self.engine.system_file("queries.sql").read_text(), **self.sql_names()))
 
     def sql_names(self) -> dict[str, str]:
         """Placeholders of the system's SQL files (e.g. ``{table}``) and their values."""

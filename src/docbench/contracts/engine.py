@@ -48,6 +48,20 @@ class Engine(ABC):
         return Path(sys.modules[cls.__module__].__file__).parent  # type: ignore[arg-type]
 
     @classmethod
+    def system_file(cls, name: str) -> Path:
+        """``name`` (``ddl.sql``, ``queries.sql``...) from the system's folder, else from the
+        folder of the system its engine builds on: a system that is another version of one
+        (postgresql18) shares its files unless it has its own (BenchBase's per-dialect files
+        with a generic fallback)."""
+        for klass in cls.__mro__:
+            if isinstance(klass, type) and issubclass(klass, Engine) and \
+                    klass.__module__.startswith("docbench.systems."):
+                path = klass.folder() / name
+                if path.exists():
+                    return path
+        return cls.folder() / name
+
+    @classmethod
     def setup_script(cls) -> Path | None:
         """The folder's idempotent installer (`docbench setup NAME` runs it), if it has one."""
         script = cls.folder() / "setup.sh"

@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shlex
 import subprocess
 from collections.abc import Iterator
@@ -79,7 +80,17 @@ class PostgreSQLLoader(Loader):
         # load: a crash may lose the last fraction of a second of commits. A file's commit
         # (commit_file) waits for its flush.
         self.conn.execute("SET synchronous_commit = off")
+        self.table = table
         self.sql = f"COPY {table} (data) FROM STDIN WITH ({COPY_OPTIONS})"
+        # PostgreSQL 17+ skips the rows its input functions refuse (ON_ERROR ignore) and names
+        # each in a NOTICE: the whole-file path then sends every block once.
+        self.skips_natively = self.conn.info.server_version >= 170000
+        self.sql_skipping = (f"COPY {table} (data) FROM STDIN WITH ({COPY_OPTIONS}, "
+                             "ON_ERROR ignore, LOG_VERBOSITY verbose)")
+        self._notices: list[str] = []
+        self._data_type: str | None = None  # the table's column type, asked once
+        self._probes_left = 0  # skipped lines of this file whose reason may still be asked
+        self.conn.add_notice_handler(lambda diag: self._notices.append(diag.message_primary or ""))
 
     def begin_file(self, name: str) -> None:
         """A file is one transaction; each batch's own transaction block inside it is a
@@ -110,6 +121,9 @@ class PostgreSQLLoader(Loader):
     # re-send of its block (~9,000 documents), not a bisection of its batch.
     BLOCK_BYTES = 4 << 20
     MAX_REFUSED_PER_BLOCK = 32
+    # Skipped lines per file whose reason is asked of the server one by one (ON_ERROR's
+    # notices name the line, not the reason): a file of garbage costs no query per line.
+    MAX_REASON_PROBES = 100
 
     def load_file_skipping(self, path: Path, documents: int) -> dict[int, str] | None:
         """The file's raw bytes, block by block, each block one COPY in a savepoint, the way
@@ -121,6 +135,7 @@ class PostgreSQLLoader(Loader):
         psycopg = psycopg_module()
         refused: dict[int, str] = {}
         first = 1  # the file's line number of the block's first line
+        self._probes_left = self.MAX_REASON_PROBES
         try:
             with self.conn.transaction():  # all of the file or nothing of it
                 loaded = 0
@@ -145,6 +160,14 @@ class PostgreSQLLoader(Loader):
         """COPY one block of whole lines (each line quoted when `quote`), again without each
         line PostgreSQL refuses; the number of rows loaded."""
         psycopg = psycopg_module()
+        if self.skips_natively:
+            try:
+                return self._copy_block_skipping(data, lines, quote, first, refused)
+            except psycopg.Error as error:
+                if not is_content_error(error):
+                    raise
+                # A refusal ON_ERROR does not cover (a hard error, e.g. the stack depth limit):
+                # the block goes again the other way.
         split: list[bytes] | None = None
         skipped: list[int] = []  # block line indexes (0-based) left out, ascending
         while True:
@@ -176,9 +199,59 @@ class PostgreSQLLoader(Loader):
                 skipped = sorted([*skipped, index])
                 refused[first + index] = error_message(error, where=False)
 
+    def _copy_block_skipping(self, data: bytes, lines: int, quote: bool, first: int,
+                             refused: dict[int, str]) -> int:
+        """COPY one block with ON_ERROR ignore: the server skips each row its input function
+        refuses and names its line in a NOTICE; each skipped line's reason is then PostgreSQL's
+        own, from casting that line alone (refusals are rare: one cheap statement each)."""
+        split = data.split(b"\n")[:lines]
+        body = copy_buffer(split) if quote else data
+        self._notices.clear()
+        with self.conn.transaction(), self.conn.cursor() as cur:
+            with cur.copy(self.sql_skipping) as copy:
+                copy.write(body)
+            loaded = cur.rowcount
+        skipped = [int(found.group(1)) for notice in self._notices
+                   if (found := _SKIPPED_LINE.match(notice))]
+        for line in skipped:
+            if self._probes_left > 0:
+                self._probes_left -= 1
+                refused[first + line - 1] = self._refusal_reason(split[line - 1])
+            else:
+                refused[first + line - 1] = ("skipped by COPY ... ON_ERROR ignore (data type "
+                                             f"incompatibility; reasons asked for the first "
+                                             f"{self.MAX_REASON_PROBES} of a file only)")
+        if loaded + len(skipped) != lines:
+            raise _NoLineNamed(f"COPY ... ON_ERROR loaded {loaded} and named {len(skipped)} "
+                               f"skipped rows of a block of {lines} lines")
+        return loaded
+
+    def _refusal_reason(self, line: bytes) -> str:
+        """PostgreSQL's error for this one line cast to the table's column type."""
+        psycopg = psycopg_module()
+        try:
+            with self.conn.transaction():
+                self.conn.execute(f"SELECT %s::{self._column_type()}",
+                                  (line.decode("utf-8", "replace"),))
+        except psycopg.Error as error:
+            return error_message(error, where=False)
+        return "skipped by COPY ... ON_ERROR ignore (accepted alone)"
+
+    def _column_type(self) -> str:
+        if self._data_type is None:
+            row = self.conn.execute("SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                                    "WHERE attrelid = %s::regclass AND attname = 'data'",
+                                    (self.table,)).fetchone()
+            self._data_type = str(row[0]) if row else "jsonb"
+        return self._data_type
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.conn.close()
+
+
+# "skipping row due to data type incompatibility at line 2 for column "data": ..." (PG 17+)
+_SKIPPED_LINE = re.compile(r"skipping row due to .* at line (\d+) for column")
 
 
 def _copy_blocks(path: Path, size: int) -> Iterator[tuple[bytes, int, bool]]:
@@ -336,7 +409,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
 
     # ----- loading -----------------------------------------------------------------------
     def _ddl(self) -> tuple[list[str], list[str]]:
-        return read_ddl(self.engine.folder() / "ddl.sql", table=self.table,
+        return read_ddl(self.engine.system_file("ddl.sql"), table=self.table,
                         compression=self.compression)
 
     def create(self) -> None:
