@@ -249,6 +249,21 @@ class FerretDBEngine(MongoDBEngine):
     def server_pids(self) -> list[int]:
         return self.server.server_pids() if self.server is not None else []
 
+    def query_pids(self) -> list[int]:
+        """FerretDB and the PostgreSQL backends of its connection pool (where DocumentDB runs
+        the pipelines): not the postmaster, checkpointer or pg_cron's workers. Their peaks are
+        summed, so shared buffers several backends touched count once per backend (an upper
+        bound)."""
+        if self.server is None:
+            return []
+        pids = [self.server.pid] if self.server.pid else []
+        for pid in self.server.cluster.children():
+            with contextlib.suppress(OSError):
+                title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip()
+                if title.startswith(b"postgres: ") and b"127.0.0.1(" in title:
+                    pids.append(pid)
+        return pids
+
     def documentdb_connection(self):
         """An autocommit psycopg connection to DocumentDB's database (managed server only):
         for what the wire protocol does not reach, such as a collection's TOAST compression."""

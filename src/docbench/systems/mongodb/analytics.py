@@ -492,7 +492,7 @@ class MongoDBAnalytics(AnalyticsAdapter):
 
     def session_spec(self) -> dict[str, Any]:
         return {"uri": self.engine.uri(), "database": DATABASE, "collection": self.collection_name,
-                "index": INDEX_NAME, "pids": self.engine.server_pids()}
+                "index": INDEX_NAME, "pids": self.engine.query_pids()}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> QuerySession:

@@ -195,6 +195,11 @@ class MongoDBEngine(Engine):
             self._client = None
 
     # ----- disk --------------------------------------------------------------------------
+    def query_pids(self) -> list[int]:
+        """The processes whose memory and reads a query is charged with: the server's own
+        (none for a server reached by URL)."""
+        return self.server_pids()
+
     def on_disk(self) -> int | None:
         """Bytes of a data directory docbench owns (none for a server reached by URL)."""
         return None
