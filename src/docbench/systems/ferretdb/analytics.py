@@ -19,7 +19,6 @@ from typing import Any
 from docbench.contracts.common import NotSupported, Variant
 from docbench.systems.ferretdb.engine import FerretDBEngine
 from docbench.systems.mongodb.analytics import INDEX_NAME, MongoDBAnalytics
-from docbench.systems.mongodb.engine import DATABASE
 
 VARIANTS: list[Variant] = [
     Variant("pglz", "DocumentDB collection (a PostgreSQL 18 table of BSON), TOAST compression "
@@ -32,13 +31,8 @@ VARIANTS: list[Variant] = [
 
 def set_toast_compression(engine: FerretDBEngine, collection: str, method: str) -> str:
     """Set the TOAST compression of ``docbench.<collection>``'s document column; the table."""
+    table = engine.collection_table(collection)
     with engine.documentdb_connection() as conn:
-        row = conn.execute("SELECT collection_id FROM documentdb_api_catalog.collections "
-                           "WHERE database_name = %s AND collection_name = %s",
-                           (DATABASE, collection)).fetchone()
-        if row is None:
-            raise RuntimeError(f"DocumentDB has no collection {DATABASE}.{collection}")
-        table = f"documentdb_data.documents_{int(row[0])}"
         conn.execute(f"ALTER TABLE {table} ALTER COLUMN document SET COMPRESSION {method}")
     return table
 
@@ -67,6 +61,14 @@ class FerretDBAnalytics(MongoDBAnalytics):
         self.collection().insert_one({"_id": "docbench-create"})
         set_toast_compression(self.engine, self.collection_name, self.toast_compression)
         self.collection().delete_one({"_id": "docbench-create"})
+
+    def finish_load(self) -> None:
+        """The compound index (the mongodb system's step), then, on docbench's own server,
+        ANALYZE of the collection's table (see ``FerretDBEngine.analyze``)."""
+        super().finish_load()
+        if self.engine.server is not None:
+            self.finish_step("ANALYZE (DocumentDB's table)",
+                             lambda: self.engine.analyze(self.collection_name))
 
     # ----- queries -----------------------------------------------------------------------
     def check_plan(self, query_number: int, plan: str | None) -> str | None:
