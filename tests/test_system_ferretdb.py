@@ -155,7 +155,8 @@ def test_storage(loaded):
     assert size.total > 0 and size.data > 0 and size.index > 0
     assert INDEX_NAME in size.detail["index_sizes"]
     assert size.on_disk and size.on_disk > size.total  # the cluster's data directory
-    assert size.detail["documents"] == loaded.count()
+    # DocumentDB's collStats count is PostgreSQL's row estimate (reltuples), not a count.
+    assert size.detail["documents"] and size.detail["documents"] > 0
     assert size.detail["backend"] == "DocumentDB on PostgreSQL 18"
 
 
@@ -244,10 +245,11 @@ def test_no_server_left(ferretdb_installed, tmp_path):
 
 def test_collection_analyzed_after_the_load(loaded):
     """finish_load analyzes DocumentDB's table (its own timed step): queries are planned with
-    statistics, as PostgreSQL's tables are after docbench's VACUUM ANALYZE."""
+    statistics, as PostgreSQL's tables are after docbench's VACUUM ANALYZE. (pg_stats is
+    written by ANALYZE's own transaction; pg_stat_user_tables.last_analyze arrives later.)"""
     assert any(step["step"].startswith("ANALYZE") for step in loaded.finish_steps)
     table = loaded.engine.collection_table(loaded.collection_name)
     with loaded.engine.documentdb_connection() as conn:
-        row = conn.execute("SELECT last_analyze FROM pg_stat_user_tables "
-                           "WHERE schemaname || '.' || relname = %s", (table,)).fetchone()
-    assert row is not None and row[0] is not None
+        row = conn.execute("SELECT count(*) FROM pg_stats "
+                           "WHERE schemaname || '.' || tablename = %s", (table,)).fetchone()
+    assert row[0] > 0
