@@ -20,21 +20,14 @@ from rich.console import Console
 from rich.table import Table
 
 from docbench.dataset import native_scan, oracle
+from docbench.dataset.faithfulness import PUBLISHED_1M
 from docbench.dataset.generate import DEFAULT_HARD_RATE, docs_per_file_default, ensure_binary
 
 HOUR_US = 3_600_000_000
 
 # Creates and distinct users (dids) of the eight big collections, per scale.
 PUBLISHED_CREATES: dict[int, dict[str, tuple[int, int]]] = {
-    1_000_000: {  # methodology §3 (listblock's distinct users are not published at 1m)
-        "app.bsky.feed.like": (444_523, 117_617),
-        "app.bsky.graph.follow": (337_978, 63_957),
-        "app.bsky.feed.post": (86_812, 50_464),
-        "app.bsky.feed.repost": (56_993, 26_581),
-        "app.bsky.graph.block": (13_838, 5_785),
-        "app.bsky.graph.listitem": (7_568, 1_078),
-        "app.bsky.actor.profile": (5_337, 5_337),
-    },
+    1_000_000: dict(PUBLISHED_1M["creates_users"]),  # (listblock's users are not published)
     100_000_000: {
         "app.bsky.feed.like": (44_526_587, 2_576_215),
         "app.bsky.graph.follow": (34_272_827, 2_389_002),
@@ -58,15 +51,7 @@ PUBLISHED_CREATES: dict[int, dict[str, tuple[int, int]]] = {
 }
 # All events per collection (Q1; None: no collection), per scale.
 PUBLISHED_EVENTS: dict[int, dict[str | None, int]] = {
-    1_000_000: {
-        "app.bsky.feed.like": 448_944, "app.bsky.graph.follow": 360_374,
-        "app.bsky.feed.post": 90_816, "app.bsky.feed.repost": 58_540,
-        "app.bsky.graph.block": 14_040, "app.bsky.actor.profile": 11_762,
-        "app.bsky.graph.listitem": 8_103, None: 5_328, "app.bsky.graph.listblock": 895,
-        "app.bsky.graph.starterpack": 405, "app.bsky.graph.list": 356,
-        "app.bsky.feed.threadgate": 255, "app.bsky.feed.postgate": 104,
-        "app.bsky.feed.generator": 74, "app.bsky.labeler.service": 4,
-    },
+    1_000_000: {**PUBLISHED_1M["collections"], None: PUBLISHED_1M["no_collection"]},
     100_000_000: {
         "app.bsky.feed.like": 44_994_712, "app.bsky.graph.follow": 36_362_556,
         "app.bsky.feed.post": 8_740_921, "app.bsky.feed.repost": 5_625_691,
