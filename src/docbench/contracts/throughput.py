@@ -28,6 +28,8 @@ class ThroughputRun:
     rate: float | None
     docs: int
     seed: int
+    # Also the tool's own built-in workloads, where it has some (pgbench's select-only).
+    builtin: bool = True
 
 
 class NativeReference(ABC):

@@ -34,6 +34,36 @@ class KeyValueSession(ABC):
         pass
 
 
+class NonBlockingSession(KeyValueSession):
+    """A session the throughput driver can multiplex: one thread of a worker process drives
+    all its clients' sessions over their own non-blocking connections (as each thread of
+    pgbench does), so the driver spends microseconds, not tens of them, per operation. A
+    session without it runs on a thread of its own (the blocking methods above).
+
+    One operation at a time: ``send_*`` writes the request without waiting for the answer;
+    when :meth:`fileno` is readable the driver calls :meth:`receive` until it returns the
+    operation's count. A failed operation raises from ``send_*`` or ``receive`` with the
+    connection ready for the next one (or broken: every later operation then fails too)."""
+
+    @abstractmethod
+    def fileno(self) -> int:
+        """The connection's socket (the driver waits for it to be readable)."""
+
+    @abstractmethod
+    def send_read(self, key: str) -> None: ...
+
+    @abstractmethod
+    def send_update(self, key: str, field: str, value: str) -> None: ...
+
+    @abstractmethod
+    def send_insert(self, doc: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    def receive(self) -> int | None:
+        """Read what has arrived; None while the answer is incomplete, else the count: the
+        documents a read found (0 or 1), the documents an update changed, 1 for an insert."""
+
+
 class UpdatesTarget(ABC):
     """One system in one variant, for the updates and throughput workloads."""
 

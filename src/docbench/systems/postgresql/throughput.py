@@ -33,6 +33,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,14 +135,41 @@ def pgbench_connection(engine: PostgreSQLEngine, dbname: str) -> Iterator[tuple[
 
 def _run(argv: list[str], timeout: float, env: dict[str, str] | None = None,
          url: str | None = None) -> dict[str, Any]:
-    completed = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                               check=False, env=env)
-    result = parse_output(completed.stdout)
+    """Run pgbench; its figures, and the CPU time it used (os.wait4's rusage of the child)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        try:
+            status, usage = _wait4(process.pid, timeout)
+        finally:
+            if process.poll() is None and process.returncode is None:
+                process.kill()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    result = parse_output(stdout)
     result["command"] = " ".join(argv[:-1] + ["<conninfo>"])
-    if completed.returncode != 0 or result["tps"] is None:
+    result["cpu_seconds"] = usage.ru_utime + usage.ru_stime
+    done = (result.get("transactions") or 0) + (result.get("failed") or 0)
+    result["cpu_us_per_op"] = result["cpu_seconds"] * 1e6 / done if done else None
+    if process.returncode != 0 or result["tps"] is None:
         # pgbench's error may quote the connection; never the URL's password.
-        result["error"] = redact_text((completed.stderr or completed.stdout)[-800:], url)
+        result["error"] = redact_text((stderr or stdout)[-800:], url)
     return result
+
+
+def _wait4(pid: int, timeout: float):
+    """os.wait4 with a deadline (the child is killed at it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        waited, status, usage = os.wait4(pid, os.WNOHANG)
+        if waited == pid:
+            return status, usage
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            _, status, usage = os.wait4(pid, 0)
+            return status, usage
+        time.sleep(0.05)
 
 
 def _common(run: ThroughputRun) -> list[str]:
@@ -182,6 +210,8 @@ class PgbenchReference(NativeReference):
 
     def _builtin(self, run: ThroughputRun) -> dict[str, Any]:
         """pgbench's own select-only / tpcb-like on its own tables (managed cluster only)."""
+        if not run.builtin:
+            return {"skipped": "not asked for"}
         if self.engine.cluster is None:
             return {"skipped": "built-in scripts need their own database: only on docbench's "
                                "cluster"}

@@ -20,9 +20,8 @@ in the progress interval in which it ended.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import random
+import resource
 import threading
 import time
 from dataclasses import dataclass, field
@@ -51,6 +50,9 @@ class WorkerConfig:
     duration_s: float
     interval_s: float
     rate_per_client: float | None = None
+    # Run each client on a thread of its own even when its session could be multiplexed
+    # (`--client-loop threads`: the earlier driver, kept to compare).
+    threads: bool = False
     # cgroup "tasks"/"cgroup.procs" files this process joins before opening the database
     # (the IO-bound scenario caps the memory of embedded engines this way).
     cgroup_files: list[str] = field(default_factory=list)
@@ -181,25 +183,23 @@ class Client:
             histograms.record(self.lag, begin - intended)
 
 
-# ----- the worker process ------------------------------------------------------------------
+# ----- the thread path of a worker process (worker.py chooses it) -------------------------
 
-def _join_cgroups(files: list[str]) -> None:
-    import os
+def run_threads(config: WorkerConfig, clients: list[Client], start_ns: int, events) -> int:
+    """Run each client on a thread of its own until the end; the CPU time the process used."""
+    cpu_before = cpu_ns()
+    threads = [threading.Thread(target=client.run, args=(start_ns,), daemon=True)
+               for client in clients]
+    for thread in threads:
+        thread.start()
+    _report_intervals(config, clients, start_ns, events, threads)
+    return cpu_ns() - cpu_before
 
-    for path in files:
-        with open(path, "w") as handle:
-            handle.write(str(os.getpid()))
 
-
-def _open_clients(config: WorkerConfig) -> tuple[list[Client], list[int]]:
-    target = importlib.import_module(config.target_module).ADAPTER
-    clients, connect_ns = [], []
-    for client_id in config.client_ids:
-        began = time.monotonic_ns()
-        session = target.open_session(config.session_spec)
-        connect_ns.append(time.monotonic_ns() - began)
-        clients.append(Client(client_id, config, session))
-    return clients, connect_ns
+def cpu_ns() -> int:
+    """CPU time (user + system) of this process so far, all threads."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return int((usage.ru_utime + usage.ru_stime) * 1e9)
 
 
 def _report_intervals(config: WorkerConfig, clients: list[Client], start_ns: int, events,
@@ -219,7 +219,7 @@ def _report_intervals(config: WorkerConfig, clients: list[Client], start_ns: int
         events.put(("interval", config.worker_id, slot, merged.encode().decode("ascii"), failed))
 
 
-def _final_message(config: WorkerConfig, clients: list[Client], connect_ns: list[int]) -> dict:
+def final_message(clients: list[Client], connect_ns: list[int], cpu_used_ns: int) -> dict:
     per_op: dict[str, dict[str, Any]] = {}
     for client in clients:
         for operation, stats in client.stats.items():
@@ -227,28 +227,8 @@ def _final_message(config: WorkerConfig, clients: list[Client], connect_ns: list
     lag = histograms.new_histogram()
     for client in clients:
         lag.add(client.lag)
+    done = sum(client.interval_hists[slot].get_total_count() + client.interval_failed[slot]
+               for client in clients for slot in range(len(client.interval_hists)))
     return {"operations": per_op, "lag": lag.encode().decode("ascii"), "connect_ns": connect_ns,
-            "inserted": sum(client.inserted_ok for client in clients)}
-
-
-def worker_main(config: WorkerConfig, events, go, start_at) -> None:
-    """Entry point of a spawned worker: open sessions, wait for the start, run, report."""
-    try:
-        _join_cgroups(config.cgroup_files)
-        clients, connect_ns = _open_clients(config)
-    except Exception as exc:  # noqa: BLE001 - the driver reports it and stops the run
-        events.put(("failed", config.worker_id, f"{type(exc).__name__}: {exc}"))
-        return
-    events.put(("ready", config.worker_id, connect_ns))
-    if not go.wait(timeout=600):
-        return
-    start_ns = start_at.value
-    threads = [threading.Thread(target=client.run, args=(start_ns,), daemon=True)
-               for client in clients]
-    for thread in threads:
-        thread.start()
-    _report_intervals(config, clients, start_ns, events, threads)
-    events.put(("final", config.worker_id, _final_message(config, clients, connect_ns)))
-    for client in clients:
-        with contextlib.suppress(Exception):
-            client.session.close()
+            "inserted": sum(client.inserted_ok for client in clients), "cpu_ns": cpu_used_ns,
+            "operations_done": done, "loop": "threads"}

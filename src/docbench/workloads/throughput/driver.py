@@ -17,7 +17,8 @@ from typing import Any
 
 from docbench.contracts.mixes import WRITES
 from docbench.workloads.throughput import histograms
-from docbench.workloads.throughput.clients import WorkerConfig, worker_main
+from docbench.workloads.throughput.clients import WorkerConfig
+from docbench.workloads.throughput.worker import worker_main
 
 READY_TIMEOUT_S = 300.0
 START_DELAY_S = 0.2
@@ -38,6 +39,8 @@ class DriveRequest:
     rate: float | None = None
     seed: int = 1
     cgroup_files: list[str] = field(default_factory=list)
+    # Each client on a thread of its own even when its session can be multiplexed.
+    threads: bool = False
 
 
 @dataclass
@@ -70,7 +73,8 @@ def _configs(request: DriveRequest) -> list[WorkerConfig]:
         session_spec=request.session_spec, mix=request.mix, distribution=request.distribution,
         docs=request.docs, seed=request.seed, warmup_s=request.warmup_s,
         duration_s=request.duration_s, interval_s=request.interval_s,
-        rate_per_client=per_client_rate, cgroup_files=list(request.cgroup_files))
+        rate_per_client=per_client_rate, cgroup_files=list(request.cgroup_files),
+        threads=request.threads)
         for worker in range(processes)]
 
 
@@ -217,6 +221,7 @@ def summarize(request: DriveRequest, intervals: list[Interval], finals: dict[int
         "operations": operations,
         "writes": sum(op["ok"] for name, op in operations.items() if name in WRITES),
         "inserted_total": sum(final["inserted"] for final in finals.values()),
+        "driver": driver_cost(finals),
         "histogram_service": service_all.encode().decode("ascii"),
         "histogram_response": response_all.encode().decode("ascii"),
         "intervals": [{"end_s": i.end_s, "ops": i.ops, "failed": i.failed, "warmup": i.warmup,
@@ -226,3 +231,13 @@ def summarize(request: DriveRequest, intervals: list[Interval], finals: dict[int
         "interval_histograms": [i.histogram.encode().decode("ascii")
                                 for i in sorted(intervals, key=lambda i: i.slot)],
     }
+
+
+def driver_cost(finals: dict[int, dict]) -> dict[str, Any]:
+    """The CPU the client worker processes used from the start to their last operation's end
+    (warm-up included), per operation they completed in that time (warm-up included too)."""
+    cpu_ns = sum(final.get("cpu_ns", 0) for final in finals.values())
+    done = sum(final.get("operations_done", 0) for final in finals.values())
+    loops = sorted({final.get("loop", "threads") for final in finals.values()})
+    return {"loop": "+".join(loops), "cpu_seconds": cpu_ns / 1e9, "operations": done,
+            "cpu_us_per_op": cpu_ns / 1e3 / done if done else None}

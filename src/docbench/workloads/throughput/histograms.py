@@ -19,6 +19,28 @@ def record(histogram, value_ns: int) -> None:
     histogram.record_value(min(HIGHEST_NS, max(LOWEST_NS, value_ns)))
 
 
+def record_many(histogram, values_ns) -> None:
+    """Record many values at once: hdrh's ``record_value`` index arithmetic done by numpy
+    over the array (bit-identical counts), so that the client loop appends a number per
+    operation instead of spending microseconds in Python on each one."""
+    import numpy as np
+
+    values = np.clip(np.asarray(values_ns, dtype=np.int64), LOWEST_NS, HIGHEST_NS)
+    if values.size == 0:
+        return
+    h = histogram
+    # bit_length(v | sub_bucket_mask): frexp's exponent (exact, the values are below 2**53)
+    bits = np.frexp((values | h.sub_bucket_mask).astype(np.float64))[1].astype(np.int64)
+    bucket = bits - h.unit_magnitude - (h.sub_bucket_half_count_magnitude + 1)
+    sub_bucket = values >> (bucket + h.unit_magnitude)
+    index = ((bucket + 1) << h.sub_bucket_half_count_magnitude) + (sub_bucket - h.sub_bucket_half_count)
+    counts = np.ctypeslib.as_array(h.counts)
+    counts += np.bincount(index, minlength=h.counts_len).astype(counts.dtype)
+    h.total_count += int(values.size)
+    h.min_value = min(h.min_value, int(values.min()))
+    h.max_value = max(h.max_value, int(values.max()))
+
+
 def decode(encoded: str):
     histogram = new_histogram()
     histogram.decode_and_add(encoded)

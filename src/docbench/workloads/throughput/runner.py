@@ -83,6 +83,11 @@ class ThroughputRequest:
     seed: int = 1
     ceiling: bool = True
     native: bool = True
+    # "auto": multiplexed where the sessions can be (multiplexed.py), else threads;
+    # "threads": each client on a thread of its own (the earlier driver, to compare).
+    client_loop: str = "auto"
+    # The native tool's own built-in workloads beside (pgbench's select-only / tpcb-like).
+    native_builtin: bool = True
     resume: bool = False
     quiet: bool = False
 
@@ -101,7 +106,7 @@ class Run:
         request = self.request
         return ThroughputRun(self.scenario, self.mix, self.clients, self.processes,
                              request.duration_s, request.warmup_s, request.distribution,
-                             request.rate, request.docs, request.seed)
+                             request.rate, request.docs, request.seed, request.native_builtin)
 
     @property
     def run_id(self) -> str:
@@ -169,7 +174,8 @@ class Ceilings:
         request = self.request
         return DriveRequest(NOOP_MODULE, {}, run.mix, request.distribution, request.docs,
                             run.clients, run.processes, min(request.duration_s, 10.0),
-                            warmup_s=1.0, interval_s=request.interval_s, seed=request.seed)
+                            warmup_s=1.0, interval_s=request.interval_s, seed=request.seed,
+                            threads=request.client_loop == "threads")
 
 
 def _drive_request(run: Run, module_name: str, spec: dict[str, Any],
@@ -178,7 +184,7 @@ def _drive_request(run: Run, module_name: str, spec: dict[str, Any],
     return DriveRequest(module_name, spec, run.mix, request.distribution, request.docs,
                         run.clients, run.processes, request.duration_s, warmup_s=request.warmup_s,
                         interval_s=request.interval_s, rate=request.rate, seed=request.seed,
-                        cgroup_files=cgroup_files)
+                        cgroup_files=cgroup_files, threads=request.client_loop == "threads")
 
 
 @contextlib.contextmanager
@@ -336,6 +342,7 @@ def _header(target: UpdatesTarget, request: ThroughputRequest, version: str | No
         "concurrency": target.concurrency_note or
         "one connection per client; clients spread over worker processes",
         "max_client_processes": target.max_client_processes,
+        "client_loop": request.client_loop,
         "io_method": {"engine_cache_bytes": IO_ENGINE_CACHE_BYTES,
                       "page_cache_budget_bytes": IO_PAGE_CACHE_BYTES,
                       "how": "engine cache made small by the target (limit_cache), page cache "

@@ -1,0 +1,263 @@
+"""The multiplexed client loop: one thread of a worker process drives all its clients.
+
+For sessions that implement :class:`~docbench.contracts.updates.NonBlockingSession`
+(PostgreSQL's libpq, ...). Each client keeps its own connection and runs one operation at a
+time, as a pgbench client does; the worker waits on all their sockets with one ``epoll``
+(each pgbench ``-j`` thread does the same with ``select``/``poll``), so there are no thread
+switches and no interpreter lock to hand over between operations.
+
+What an operation costs the driver is kept small on purpose, because on a small machine every
+microsecond of it is taken from the server being measured: per operation the loop appends
+five integers (end, begin, intended start, operation, count) to arrays; the HdrHistograms are
+filled in bulk from those arrays when a progress interval ends (``histograms.record_many``).
+The recorded values are the thread path's (clients.py): service time from the actual start,
+response time from the intended start (``--rate``: a Poisson schedule per client, so a stall
+shows in the response times), schedule lag, per progress interval the response times of the
+operations that ended in it; operations that started during the warm-up are not counted.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import select
+import time
+from array import array
+from bisect import bisect_left
+from collections import deque
+from typing import Any
+
+from docbench.contracts import ycsb
+from docbench.contracts.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
+from docbench.contracts.updates import NonBlockingSession
+from docbench.workloads.throughput import histograms
+from docbench.workloads.throughput.clients import OperationStats, WorkerConfig, cpu_ns
+
+
+class LoopClient:
+    """One client: its session, its random streams (as the thread path's Client) and the
+    operation it has in flight."""
+
+    __slots__ = ("id", "index", "session", "rng", "operations", "keys", "inserted",
+                 "inserted_ok", "operation", "key", "second_step", "begin", "intended")
+
+    def __init__(self, index: int, client_id: int, config: WorkerConfig,
+                 session: NonBlockingSession) -> None:
+        self.index = index
+        self.id = client_id
+        self.session = session
+        seed = config.seed * 7919 + client_id
+        self.rng = random.Random(seed)
+        self.operations = mix_named(config.mix).chooser(random.Random(seed + 1))
+        self.keys = ycsb.chooser(config.distribution, config.docs, seed=seed + 2)
+        self.inserted = 0
+        self.inserted_ok = 0
+        self.operation = ""
+        self.key = ""
+        self.second_step = False
+        self.begin = 0
+        self.intended = 0
+
+
+class MultiplexedWorker:
+    def __init__(self, config: WorkerConfig, sessions: list[tuple[int, NonBlockingSession]],
+                 events: Any) -> None:
+        self.config = config
+        self.events = events
+        self.clients = [LoopClient(index, client_id, config, session)
+                        for index, (client_id, session) in enumerate(sessions)]
+        names = [name for name, weight in mix_named(config.mix).weights if weight > 0]
+        self.names = names
+        self.code = {name: number for number, name in enumerate(names)}
+        self.scheduled = bool(config.rate_per_client)
+        self.stats = {name: OperationStats(self.scheduled) for name in names}
+        self.lag = histograms.new_histogram()
+        self.interval_failed = [0] * config.intervals
+        # Completed operations, in completion order (one thread: the ends never decrease).
+        self.ends, self.begins, self.intendeds = array("q"), array("q"), array("q")
+        self.codes, self.counts = array("b"), array("q")
+        self.in_flight = 0
+        self.ready: deque[LoopClient] = deque()
+        self.timers: list[tuple[int, int]] = []
+        self.cpu_ns = 0
+        self.operations_done = 0
+
+    # ----- the loop ------------------------------------------------------------------------
+    def run(self, start_ns: int) -> None:
+        config = self.config
+        interval_ns = int(config.interval_s * 1e9)
+        self.start_ns = start_ns
+        self.interval_ns = interval_ns
+        self.warm_end = start_ns + int(config.warmup_s * 1e9)
+        self.end = self.warm_end + int(config.duration_s * 1e9)
+        last_slot = config.intervals - 1
+        poller = select.epoll()
+        by_fd: dict[int, LoopClient] = {}
+        for client in self.clients:
+            by_fd[client.session.fileno()] = client
+            poller.register(client.session.fileno(), select.EPOLLIN)
+        wait_until_ns(start_ns)
+        cpu_before = cpu_ns()
+        for client in self.clients:
+            self._next_of(client, first=True)
+        slot, slot_end = 0, start_ns + interval_ns
+        clock, poll, ready, timers = time.monotonic_ns, poller.poll, self.ready, self.timers
+        try:
+            while True:
+                now = clock()
+                while slot < last_slot and now >= slot_end:
+                    self._flush(slot, slot_end)
+                    slot, slot_end = slot + 1, slot_end + interval_ns
+                for _ in range(len(ready)):  # (a client whose send failed is queued again)
+                    self._start(ready.popleft(), now)
+                while timers and timers[0][0] <= now:
+                    intended, index = heapq.heappop(timers)
+                    self._start(self.clients[index], intended)
+                if not self.in_flight and not timers and not ready:
+                    break
+                if ready:
+                    wait_s = 0.0
+                elif slot < last_slot or timers:
+                    due = min(slot_end, timers[0][0]) if timers else slot_end
+                    wait_s = max(0.0, (due - clock()) / 1e9)
+                else:
+                    wait_s = 1.0
+                for fd, _ in poll(wait_s):
+                    self._receive(by_fd[fd])
+        finally:
+            poller.close()
+        self.cpu_ns = cpu_ns() - cpu_before
+        for remaining in range(slot, last_slot + 1):
+            self._flush(remaining, None if remaining == last_slot
+                        else start_ns + (remaining + 1) * interval_ns)
+
+    def _next_of(self, client: LoopClient, first: bool = False) -> None:
+        """Queue the client's next operation: now (closed loop) or at its next intended start
+        (a Poisson schedule under --rate); nothing once the run's end has come."""
+        rate = self.config.rate_per_client
+        if not rate:
+            self.ready.append(client)
+            return
+        previous = self.start_ns if first else client.intended
+        intended = previous + int(client.rng.expovariate(rate) * 1e9)
+        if intended < self.end:
+            heapq.heappush(self.timers, (intended, client.index))
+
+    def _start(self, client: LoopClient, now_or_intended: int) -> None:
+        begin = time.monotonic_ns()
+        if not self.scheduled and begin >= self.end:
+            return
+        client.intended = now_or_intended if self.scheduled else begin
+        client.begin = begin
+        client.second_step = False
+        operation = client.operations.next()
+        client.operation = operation
+        try:
+            self._send(client, operation)
+        except Exception as error:  # noqa: BLE001 - a failed operation is counted, the run goes on
+            self._failed(client, error)
+            return
+        self.in_flight += 1
+
+    def _send(self, client: LoopClient, operation: str) -> None:
+        session = client.session
+        if operation == INSERT:
+            # Keys beyond the loaded ones, unique per client: docs + n * clients + id.
+            index = self.config.docs + client.inserted * self.config.total_clients + client.id
+            client.inserted += 1
+            session.send_insert(ycsb.document(index, self.config.seed))
+            return
+        key = ycsb.key_of(client.keys.next_index(), self.config.seed)
+        if operation in (READ, READ_MODIFY_WRITE):
+            client.key = key
+            session.send_read(key)
+        elif operation == UPDATE:
+            session.send_update(key, *self._new_value(client))
+        else:
+            raise ValueError(f"unknown operation {operation!r}")
+
+    @staticmethod
+    def _new_value(client: LoopClient) -> tuple[str, str]:
+        field_name = ycsb.FIELDS[client.rng.randrange(ycsb.FIELD_COUNT)]
+        return field_name, ycsb.random_text(client.rng, ycsb.FIELD_LENGTH)
+
+    def _receive(self, client: LoopClient) -> None:
+        try:
+            count = client.session.receive()
+            if count is None:
+                return
+            if client.operation == READ_MODIFY_WRITE and not client.second_step and count:
+                client.second_step = True
+                client.session.send_update(client.key, *self._new_value(client))
+                return
+        except Exception as error:  # noqa: BLE001 - a failed operation is counted, the run goes on
+            self.in_flight -= 1
+            self._failed(client, error)
+            return
+        done = time.monotonic_ns()
+        self.in_flight -= 1
+        self.ends.append(done)
+        self.begins.append(client.begin)
+        self.intendeds.append(client.intended)
+        self.codes.append(self.code[client.operation])
+        self.counts.append(count)
+        if client.operation == INSERT:
+            client.inserted_ok += 1
+        self._next_of(client)
+
+    def _failed(self, client: LoopClient, error: Exception) -> None:
+        now = time.monotonic_ns()
+        slot = min((now - self.start_ns) // self.interval_ns, len(self.interval_failed) - 1)
+        self.interval_failed[slot] += 1
+        self.operations_done += 1
+        if client.intended >= self.warm_end:
+            stats = self.stats[client.operation]
+            stats.failed += 1
+            stats.first_error = stats.first_error or f"{type(error).__name__}: {error}"[:500]
+        self._next_of(client)
+
+    # ----- histograms, in bulk ---------------------------------------------------------------
+    def _flush(self, slot: int, upto_ns: int | None) -> None:
+        """Fill the histograms from the operations that ended before ``upto_ns`` (None: all)
+        and send the slot's progress figures to the driver."""
+        import numpy as np
+
+        taken = len(self.ends) if upto_ns is None else bisect_left(self.ends, upto_ns)
+        ends = np.frombuffer(self.ends, dtype=np.int64, count=taken).copy()
+        begins = np.frombuffer(self.begins, dtype=np.int64, count=taken).copy()
+        intendeds = np.frombuffer(self.intendeds, dtype=np.int64, count=taken).copy()
+        codes = np.frombuffer(self.codes, dtype=np.int8, count=taken).copy()
+        counts = np.frombuffer(self.counts, dtype=np.int64, count=taken).copy()
+        for column in (self.ends, self.begins, self.intendeds, self.codes, self.counts):
+            del column[:taken]
+        self.operations_done += taken
+        interval = histograms.new_histogram()
+        histograms.record_many(interval, ends - intendeds)
+        measured = intendeds >= self.warm_end
+        for code, name in enumerate(self.names):
+            chosen = measured & (codes == code)
+            stats = self.stats[name]
+            stats.ok += int(chosen.sum())
+            stats.not_found += int((counts[chosen] == 0).sum())
+            if name != READ:
+                stats.rows_changed += int(counts[chosen].sum())
+            histograms.record_many(stats.service, (ends - begins)[chosen])
+            if self.scheduled:
+                histograms.record_many(stats.response, (ends - intendeds)[chosen])
+        if self.scheduled:
+            histograms.record_many(self.lag, (begins - intendeds)[measured])
+        self.events.put(("interval", self.config.worker_id, slot, interval.encode().decode("ascii"),
+                         self.interval_failed[slot]))
+
+    def final_message(self, connect_ns: list[int]) -> dict[str, Any]:
+        return {"operations": {name: [stats.as_message()] for name, stats in self.stats.items()},
+                "lag": self.lag.encode().decode("ascii"), "connect_ns": connect_ns,
+                "inserted": sum(client.inserted_ok for client in self.clients),
+                "cpu_ns": self.cpu_ns, "operations_done": self.operations_done,
+                "loop": "multiplexed"}
+
+
+def wait_until_ns(moment_ns: int) -> None:
+    delay = moment_ns - time.monotonic_ns()
+    if delay > 0:
+        time.sleep(delay / 1e9)
