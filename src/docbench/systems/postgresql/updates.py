@@ -47,6 +47,7 @@ VARIANTS: list[Variant] = [
 ]
 
 COPY_CHUNK = 2_000
+_OK_STATUSES = (1, 2)  # libpq's PGRES_COMMAND_OK, PGRES_TUPLES_OK (psycopg.pq.ExecStatus)
 
 
 def _where(index: str) -> str:
@@ -98,9 +99,7 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
         self._check(self.pgconn.prepare(name, sql.encode()))
 
     def _check(self, result):
-        from psycopg import pq
-
-        if result.status not in (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK):
+        if result.status not in _OK_STATUSES:
             raise psycopg_module().DatabaseError(result.error_message.decode(errors="replace").strip())
         return result
 
@@ -144,7 +143,8 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
             result = pgconn.get_result()
             if result is None:  # the command's end: its result came before
                 result, self._result = self._result, None
-                self._check(result)
+                if result.status not in _OK_STATUSES:
+                    self._check(result)
                 return result.ntuples if self._reading else int(result.command_tuples or 0)
             self._result = result
         return None

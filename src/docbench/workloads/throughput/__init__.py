@@ -8,4 +8,5 @@ WORKLOAD = Workload(
     adapter_module="updates",
     cli="docbench.workloads.throughput.cli",
     report="docbench.workloads.throughput.report",
+    bench_commands=True,
 )

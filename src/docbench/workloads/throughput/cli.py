@@ -15,6 +15,7 @@ from docbench.workloads.options import (
     count_type,
     results_dir_or_default,
     system_options,
+    systems_callback,
     urls_from,
 )
 
@@ -47,11 +48,15 @@ def command() -> click.Command:
                   help="cpu (data in cache) and/or io (engine cache small, page cache capped).")
     @click.option("--no-ceiling", is_flag=True, help="Skip the driver-ceiling measurement.")
     @click.option("--no-native", is_flag=True, help="Skip the system's native tool reference (pgbench).")
+    @click.option("--client-loop", type=click.Choice(["auto", "threads"]), default="auto", show_default=True,
+                  help="auto: a worker's clients multiplexed on one thread over non-blocking "
+                       "connections where the system's sessions allow it; threads: a thread per "
+                       "client (the earlier driver, to compare).")
     def throughput(system_names: list[str] | None, variants: list[str] | None, results_dir: Path | None,
                    resume: bool, docs: int, clients: list[int], processes: int | None, duration: float,
                    warmup: float, mixes: list[str], distribution: str, rate: float | None,
                    progress_s: float, scenarios: list[str], no_ceiling: bool, no_native: bool,
-                   **urls: Any) -> None:
+                   client_loop: str, **urls: Any) -> None:
         """pgbench-style concurrent clients on every system's point operations: TPS, latency
         percentiles (HdrHistogram), count checks, the driver's ceiling, the native tool beside."""
         from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
@@ -62,6 +67,48 @@ def command() -> click.Command:
             processes=processes, duration_s=duration, warmup_s=warmup, mixes=mixes,
             distribution=distribution, rate=rate, interval_s=progress_s, scenarios=scenarios,
             results_dir=results_dir_or_default(results_dir), urls=urls_from(urls),
-            ceiling=not no_ceiling, native=not no_native, resume=resume)))
+            ceiling=not no_ceiling, native=not no_native, resume=resume, client_loop=client_loop)))
 
     return throughput
+
+
+def bench_commands() -> list[click.Command]:
+    @click.command("throughput")
+    @click.option("--systems", "system_names", default="postgresql", show_default=True,
+                  callback=systems_callback, help="Systems (those with a native tool get the ratio).")
+    @click.option("--variants", default=None, help="Comma-separated variants [each system's first].")
+    @click.option("--docs", default="100k", show_default=True, callback=count_type(1))
+    @click.option("--clients", default="1,8,32", show_default=True, callback=count_list(1))
+    @click.option("--scenario", "scenarios", default="cpu,io", show_default=True, callback=choices(SCENARIOS))
+    @click.option("--mix", "mixes", default="read-only,read-write", show_default=True,
+                  callback=choices(list(MIXES)))
+    @click.option("--duration", default=20.0, show_default=True, type=click.FloatRange(min=1))
+    @click.option("--warmup", default=5.0, show_default=True, type=click.FloatRange(min=0))
+    @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1),
+                  help="Rounds of the whole table (the ratio column shows their spread).")
+    @click.option("--client-loop", type=click.Choice(["auto", "threads"]), default="auto", show_default=True,
+                  help="The driver's client loop (threads: the earlier one, to compare).")
+    @click.option("--results", "results_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+                  help="Where the runs' result files go [results/].")
+    def bench_throughput(system_names: list[str], variants: str | None, docs: int, clients: list[int],
+                         scenarios: list[str], mixes: list[str], duration: float, warmup: float,
+                         repeat: int, client_loop: str, results_dir: Path | None) -> None:
+        """docbench's throughput driver against the native tool (pgbench) cell by cell:
+        TPS of both, their ratio and the CPU each spent per operation, and the driver's
+        no-op ceiling against the best engine figure."""
+        from docbench import paths, runlock
+        from docbench.core.console import report_console
+        from docbench.workloads.options import split_list
+        from docbench.workloads.throughput.bench import bench_throughput as run_bench
+        from docbench.workloads.throughput.runner import ThroughputRequest
+
+        check_variants("updates", system_names, split_list(variants))
+        request = ThroughputRequest(
+            system_names=system_names, variants=split_list(variants), docs=docs, clients=clients,
+            duration_s=duration, warmup_s=warmup, mixes=mixes, scenarios=scenarios,
+            results_dir=results_dir_or_default(results_dir), client_loop=client_loop,
+            native_builtin=False)
+        with runlock.hold(paths.work_dir()):
+            raise SystemExit(run_bench(request, repeat, report_console()))
+
+    return [bench_throughput]

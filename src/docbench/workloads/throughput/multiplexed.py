@@ -153,11 +153,17 @@ class MultiplexedWorker:
         operation = client.operations.next()
         client.operation = operation
         try:
-            self._send(client, operation)
+            if operation is READ:  # the common case first, without a call more
+                client.session.send_read(self._key(client))
+            else:
+                self._send(client, operation)
         except Exception as error:  # noqa: BLE001 - a failed operation is counted, the run goes on
             self._failed(client, error)
             return
         self.in_flight += 1
+
+    def _key(self, client: LoopClient) -> str:
+        return ycsb.key_of(client.keys.next_index(), self.config.seed)
 
     def _send(self, client: LoopClient, operation: str) -> None:
         session = client.session
@@ -166,13 +172,11 @@ class MultiplexedWorker:
             index = self.config.docs + client.inserted * self.config.total_clients + client.id
             client.inserted += 1
             session.send_insert(ycsb.document(index, self.config.seed))
-            return
-        key = ycsb.key_of(client.keys.next_index(), self.config.seed)
-        if operation in (READ, READ_MODIFY_WRITE):
-            client.key = key
-            session.send_read(key)
+        elif operation in (READ_MODIFY_WRITE, READ):
+            client.key = self._key(client)
+            session.send_read(client.key)
         elif operation == UPDATE:
-            session.send_update(key, *self._new_value(client))
+            session.send_update(self._key(client), *self._new_value(client))
         else:
             raise ValueError(f"unknown operation {operation!r}")
 
@@ -198,7 +202,8 @@ class MultiplexedWorker:
         self.in_flight -= 1
         self.ends.append(done)
         self.begins.append(client.begin)
-        self.intendeds.append(client.intended)
+        if self.scheduled:  # (else the intended start is the actual one)
+            self.intendeds.append(client.intended)
         self.codes.append(self.code[client.operation])
         self.counts.append(count)
         if client.operation == INSERT:
@@ -225,11 +230,12 @@ class MultiplexedWorker:
         taken = len(self.ends) if upto_ns is None else bisect_left(self.ends, upto_ns)
         ends = np.frombuffer(self.ends, dtype=np.int64, count=taken).copy()
         begins = np.frombuffer(self.begins, dtype=np.int64, count=taken).copy()
-        intendeds = np.frombuffer(self.intendeds, dtype=np.int64, count=taken).copy()
+        intendeds = (np.frombuffer(self.intendeds, dtype=np.int64, count=taken).copy()
+                     if self.scheduled else begins)
         codes = np.frombuffer(self.codes, dtype=np.int8, count=taken).copy()
         counts = np.frombuffer(self.counts, dtype=np.int64, count=taken).copy()
         for column in (self.ends, self.begins, self.intendeds, self.codes, self.counts):
-            del column[:taken]
+            del column[:taken if column is not self.intendeds or self.scheduled else 0]
         self.operations_done += taken
         interval = histograms.new_histogram()
         histograms.record_many(interval, ends - intendeds)

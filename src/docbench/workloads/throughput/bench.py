@@ -1,0 +1,119 @@
+"""`docbench bench throughput`: docbench's driver against the native tool, cell by cell.
+
+Runs the throughput workload with the native reference on (PostgreSQL: pgbench with the same
+statements, clients, worker threads and duration, right after each docbench run, so the two
+alternate on the same server), ``--repeat`` times, and prints per (scenario, mix, clients)
+docbench's TPS, the native tool's, their ratio (min-max over the repeats) and what each
+spent in CPU per operation; then the driver's ceiling (the same loop on a no-op target)
+against the best engine figure. The result files are kept like any run's.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from docbench import results
+from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
+
+FLOOR = 0.9
+CEILING_FACTOR = 3.0
+
+
+def bench_throughput(request: ThroughputRequest, repeat: int, console: Console) -> int:
+    assert request.results_dir is not None
+    before = set(_result_files(request.results_dir))
+    for number in range(1, repeat + 1):
+        console.print(f"[bold]round {number} of {repeat}[/bold]")
+        run_throughput(request)
+    documents = [results.read_result(path) for path in _result_files(request.results_dir)
+                 if path not in before]
+    rows = collect(documents)
+    print_table(rows, request, console)
+    return 0 if rows else 1
+
+
+def _result_files(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.glob("throughput.*.json")
+                  if not path.name.endswith(".intervals.json"))
+
+
+def collect(documents: list[dict[str, Any]]) -> dict[tuple, dict[str, list]]:
+    """Per (system/variant, scenario, mix, clients): the figures of every round."""
+    cells: dict[tuple, dict[str, list]] = {}
+    for document in documents:
+        label = f"{document['system']}/{document['variant']}"
+        for run in document.get("runs", []):
+            if "summary" not in run:
+                continue
+            key = (label, run["scenario"], run["mix"], run["clients"])
+            cell = cells.setdefault(key, {k: [] for k in ("tps", "native_tps", "ratio", "cpu",
+                                                         "native_cpu", "ceiling", "tool")})
+            summary, native = run["summary"], run.get("native_reference") or {}
+            cell["tps"].append(summary["tps"])
+            cell["cpu"].append((summary.get("driver") or {}).get("cpu_us_per_op"))
+            cell["ceiling"].append((run.get("ceiling") or {}).get("tps"))
+            if native.get("tps"):
+                cell["native_tps"].append(native["tps"])
+                cell["ratio"].append(native["ratio"])
+                cell["native_cpu"].append((native.get("custom") or {}).get("cpu_us_per_op"))
+                cell["tool"].append(native.get("tool"))
+    return cells
+
+
+def _median(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def _number(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def print_table(cells: dict[tuple, dict[str, list]], request: ThroughputRequest, console: Console) -> None:
+    table = Table(title=f"docbench driver vs native tool ({request.docs:,} documents, "
+                        f"{request.duration_s:g} s runs, client loop: {request.client_loop}; "
+                        "medians over the rounds)")
+    for column in ("system/variant", "scenario", "mix", "clients", "docbench TPS", "native TPS",
+                   "docbench/native", "driver CPU µs/op", "native CPU µs/op"):
+        table.add_column(column, justify="right" if column[0].isdigit() or "TPS" in column
+                         or "µs" in column or column in ("clients", "docbench/native") else "left")
+    low = []
+    for key, cell in sorted(cells.items()):
+        ratios = cell["ratio"]
+        ratio = "-"
+        if ratios:
+            ratio = f"{statistics.median(ratios):.2f}"
+            if len(ratios) > 1:
+                ratio += f" ({min(ratios):.2f}-{max(ratios):.2f})"
+            if statistics.median(ratios) < FLOOR:
+                ratio = f"[red]{ratio}[/red]"
+                low.append(key)
+        table.add_row(key[0], key[1], key[2], str(key[3]), _number(_median(cell["tps"])),
+                      _number(_median(cell["native_tps"])), ratio, _number(_median(cell["cpu"]), 1),
+                      _number(_median(cell["native_cpu"]), 1))
+    console.print(table)
+    _print_ceiling(cells, console)
+    if low:
+        console.print(f"[yellow]warning:[/yellow] {len(low)} cell(s) below {FLOOR}: the driver "
+                      "takes more of the machine than the native tool there; compare the CPU "
+                      "columns, and rerun on a quiet machine with --repeat 3 to see the spread.")
+
+
+def _print_ceiling(cells: dict[tuple, dict[str, list]], console: Console) -> None:
+    most = max((key[3] for key in cells), default=None)
+    if most is None:
+        return
+    at_most = {key: cell for key, cell in cells.items() if key[3] == most}
+    ceiling = _median([v for cell in at_most.values() for v in cell["ceiling"]])
+    best = max((_median(cell["tps"]) or 0.0 for cell in at_most.values()), default=0.0)
+    if ceiling is None or not best:
+        return
+    factor = ceiling / best
+    verdict = "ok" if factor >= CEILING_FACTOR else f"[red]below {CEILING_FACTOR:g}x[/red]"
+    console.print(f"driver ceiling (no-op target, {most} clients): {ceiling:,.0f} ops/s = "
+                  f"{factor:.1f}x the best engine figure at {most} clients ({best:,.0f}): {verdict}")
