@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
 from typing import Any, ClassVar
 
 from docbench.contracts.common import StorageSize, Variant
-from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.contracts.updates import KeyValueSession, NonBlockingSession, UpdatesTarget
 from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine, connect
 
 VARIANTS: list[Variant] = [
@@ -49,6 +50,109 @@ class MariaDBKeyValueSession(KeyValueSession):
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.conn.close()
+
+
+class NonBlockingMariaDBSession(MariaDBKeyValueSession, NonBlockingSession):
+    """The same statements as text-protocol COM_QUERY packets written to the session's own
+    connection (authenticated by PyMySQL, then used without it: PyMySQL has no non-blocking
+    mode) and their answers parsed as they arrive: an OK packet's affected rows, a result
+    set's rows, an ERR packet's message. PyMySQL does not ask for CLIENT_DEPRECATE_EOF, so a
+    result set ends with an EOF packet. Once ``send_*`` is used, the blocking methods are not."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        super().__init__(spec)
+        self.sock = self.conn._sock  # noqa: SLF001 - PyMySQL exposes no other way to it
+        self.buffer = bytearray()
+        self.state = "first"
+        self.rows = 0
+
+    def fileno(self) -> int:
+        # From here on the socket is the driver's (the updates workload never calls this).
+        self.sock.setblocking(False)
+        return self.sock.fileno()
+
+    def _query(self, sql: str) -> None:
+        payload = b"\x03" + sql.encode()
+        packet = len(payload).to_bytes(3, "little") + b"\x00" + payload
+        self.buffer.clear()
+        self.state, self.rows = "first", 0
+        view = memoryview(packet)
+        while view:
+            try:
+                view = view[self.sock.send(view):]
+            except BlockingIOError:
+                select.select([], [self.sock], [], 1.0)
+
+    def send_read(self, key: str) -> None:
+        self._query(f"SELECT doc FROM {TABLE} WHERE ycsb_key = {self.conn.escape(key)}")
+
+    def send_update(self, key: str, field: str, value: str) -> None:
+        escape = self.conn.escape
+        self._query(f"UPDATE {TABLE} SET doc = JSON_SET(doc, {escape('$.' + field)}, {escape(value)}) "
+                    f"WHERE ycsb_key = {escape(key)}")
+
+    def send_insert(self, doc: dict[str, Any]) -> None:
+        self._query(f"INSERT INTO {TABLE} (doc) VALUES ({self.conn.escape(json.dumps(doc))})")
+
+    def receive(self) -> int | None:
+        try:
+            data = self.sock.recv(262_144)
+        except BlockingIOError:
+            return None
+        if not data:
+            raise ConnectionError("the server closed the connection")
+        buffer = self.buffer
+        buffer += data
+        position = 0
+        while len(buffer) - position >= 4:
+            length = int.from_bytes(buffer[position:position + 3], "little")
+            if len(buffer) - position - 4 < length:
+                break
+            payload = bytes(buffer[position + 4:position + 4 + length])
+            position += 4 + length
+            count = self._packet(payload)
+            if count is not None:
+                buffer.clear()
+                return count
+        del buffer[:position]
+        return None
+
+    def _packet(self, payload: bytes) -> int | None:
+        """One packet of the answer; the count once the answer is complete."""
+        kind = payload[0]
+        if kind == 0xFF:
+            self.state = "first"
+            raise pymysql_error(payload)
+        end_of_rows = kind == 0xFE and len(payload) < 9
+        if self.state == "first":
+            if kind == 0x00:  # OK: affected rows
+                return _length_encoded(payload, 1)
+            self.state = "columns"
+        elif self.state == "columns":
+            if end_of_rows:
+                self.state = "rows"
+        elif end_of_rows:
+            return self.rows
+        else:
+            self.rows += 1
+        return None
+
+
+def _length_encoded(data: bytes, at: int) -> int:
+    first = data[at]
+    if first < 0xFB:
+        return first
+    size = {0xFC: 2, 0xFD: 3, 0xFE: 8}[first]
+    return int.from_bytes(data[at + 1:at + 1 + size], "little")
+
+
+def pymysql_error(payload: bytes) -> Exception:
+    """An ERR packet as PyMySQL's exception (code and message)."""
+    from docbench.systems.mariadb.engine import pymysql_module
+
+    code = int.from_bytes(payload[1:3], "little")
+    message = payload[9:] if payload[3:4] == b"#" else payload[3:]
+    return pymysql_module().err.OperationalError(code, message.decode(errors="replace"))
 
 
 class MariaDBUpdates(UpdatesTarget):
@@ -123,7 +227,7 @@ class MariaDBUpdates(UpdatesTarget):
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> MariaDBKeyValueSession:
-        return MariaDBKeyValueSession(spec)
+        return NonBlockingMariaDBSession(spec)
 
 
 ADAPTER = MariaDBUpdates

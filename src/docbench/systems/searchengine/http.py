@@ -8,6 +8,7 @@ import base64
 import contextlib
 import http.client
 import json
+import select
 import socket
 import threading
 from typing import Any
@@ -138,3 +139,82 @@ def node_process_id(client: HttpClient) -> int:
     """The PID the node reports for itself (the JVM that serves requests)."""
     info = client.request("GET", "/_nodes/_local/process?filter_path=nodes.*.process.id")
     return int(next(iter(info["nodes"].values()))["process"]["id"])
+
+
+class NonBlockingHttp:
+    """One HTTP/1.1 exchange at a time on a non-blocking keep-alive socket (plain http only):
+    :meth:`send` writes the request, :meth:`receive` reads what has arrived and returns
+    ``(status, body)`` once the answer is whole (Content-Length or chunked). The throughput
+    driver multiplexes many of these on one thread."""
+
+    def __init__(self, base_url: str) -> None:
+        parts = urlsplit(base_url if "://" in base_url else f"http://{base_url}")
+        if parts.scheme not in ("", "http"):
+            raise ValueError("non-blocking HTTP is plain http only")
+        host, port = parts.hostname or "127.0.0.1", parts.port or 9200
+        self.prefix = parts.path.rstrip("/").encode()
+        head = f"Host: {host}:{port}\r\nAccept: application/json\r\n"
+        if parts.username is not None:
+            token = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+            head += "Authorization: Basic " + base64.b64encode(token).decode() + "\r\n"
+        self.head = head.encode()
+        self.sock = socket.create_connection((host, port), timeout=10)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock.setblocking(False)
+        self.buffer = bytearray()
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def send(self, method: bytes, path: bytes, body: bytes | None = None) -> None:
+        request = method + b" " + self.prefix + path + b" HTTP/1.1\r\n" + self.head
+        if body is not None:
+            request += b"Content-Type: application/json\r\nContent-Length: " + \
+                str(len(body)).encode() + b"\r\n\r\n" + body
+        else:
+            request += b"\r\n"
+        self.buffer.clear()
+        view = memoryview(request)
+        while view:
+            try:
+                view = view[self.sock.send(view):]
+            except BlockingIOError:
+                select.select([], [self.sock], [], 1.0)
+
+    def receive(self) -> tuple[int, bytes] | None:
+        try:
+            data = self.sock.recv(262_144)
+        except BlockingIOError:
+            return None
+        if not data:
+            raise ConnectionError("the node closed the connection")
+        self.buffer += data
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return None
+        head = bytes(self.buffer[:end]).lower()
+        status = int(head[9:12])
+        body = self.buffer[end + 4:]
+        marker = head.find(b"content-length:")
+        if marker >= 0:
+            length = int(head[marker + 15:head.find(b"\r\n", marker) if head.find(b"\r\n", marker) > 0
+                               else len(head)])
+            return (status, bytes(body[:length])) if len(body) >= length else None
+        if b"transfer-encoding: chunked" in head:
+            return (status, _dechunk(bytes(body))) if body.endswith(b"0\r\n\r\n") else None
+        raise ConnectionError("an answer without Content-Length or chunked encoding")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+def _dechunk(body: bytes) -> bytes:
+    out, position = bytearray(), 0
+    while True:
+        line_end = body.index(b"\r\n", position)
+        size = int(body[position:line_end].split(b";")[0], 16)
+        if size == 0:
+            return bytes(out)
+        out += body[line_end + 2:line_end + 2 + size]
+        position = line_end + 2 + size + 2

@@ -58,7 +58,7 @@ from urllib.parse import quote
 import orjson
 
 from docbench.contracts.common import StorageSize, Variant
-from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.contracts.updates import KeyValueSession, NonBlockingSession, UpdatesTarget
 from docbench.contracts.ycsb import FIELDS
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.engine import SearchEngineBase
@@ -67,6 +67,7 @@ from docbench.systems.searchengine.http import (
     MERGE_TIMEOUT,
     NDJSON,
     HttpClient,
+    NonBlockingHttp,
     SearchEngineError,
     server_version,
 )
@@ -154,6 +155,69 @@ class SearchKeyValueSession(KeyValueSession):
 
     def close(self) -> None:
         self.client.close()
+
+
+class NonBlockingSearchSession(SearchKeyValueSession, NonBlockingSession):
+    """The same requests on a second, non-blocking connection of its own (the throughput
+    driver's multiplexed loop; plain http only, https nodes get the blocking session)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        super().__init__(spec)
+        self.url = spec["url"]
+        self._http: NonBlockingHttp | None = None
+        self.index_path = self.prefix.encode()
+        self.kind = ""
+        self.key = ""
+
+    @property
+    def http(self) -> NonBlockingHttp:
+        """Its connection, opened when the driver first asks (the updates workload never does)."""
+        if self._http is None:
+            self._http = NonBlockingHttp(self.url)
+        return self._http
+
+    def fileno(self) -> int:
+        return self.http.fileno()
+
+    def send_read(self, key: str) -> None:
+        self.kind, self.key = "read", key
+        self.http.send(b"GET", self.index_path + b"/_doc/" + quote(key, safe="").encode()
+                       + b"?filter_path=found,_source,error")
+
+    def send_update(self, key: str, field: str, value: str) -> None:
+        self.kind, self.key = "update", key
+        self.http.send(b"POST", self.index_path + b"/_update/" + quote(key, safe="").encode()
+                       + f"?retry_on_conflict={RETRY_ON_CONFLICT}&filter_path=result,error.type".encode(),
+                       orjson.dumps({"doc": {field: value}}))
+
+    def send_insert(self, doc: dict[str, Any]) -> None:
+        self.kind, self.key = "insert", doc["ycsb_key"]
+        self.http.send(b"PUT", self.index_path + b"/_create/" + quote(doc["ycsb_key"], safe="").encode()
+                       + b"?filter_path=result", orjson.dumps(doc))
+
+    def receive(self) -> int | None:
+        answer = self.http.receive()
+        if answer is None:
+            return None
+        status, body = answer
+        decoded = orjson.loads(body) if body else {}
+        error = SearchEngineError(status, decoded, f"{self.kind} {self.key}")
+        if self.kind == "read":
+            if status in (200, 404) and isinstance(decoded, dict) and "error" not in decoded:
+                return 1 if decoded.get("found") else 0
+        elif self.kind == "update":
+            if status == 200:
+                return 1 if decoded.get("result") in ("updated", "noop") else 0
+            if _not_found(error):
+                return 0
+        elif status in (200, 201):
+            return 1
+        raise error
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+        super().close()
 
 
 def _bulk_errors(answer: dict[str, Any]) -> str | None:
@@ -327,4 +391,6 @@ class SearchUpdatesBase(UpdatesTarget):
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> SearchKeyValueSession:
-        return SearchKeyValueSession(spec)
+        if spec["url"].startswith("https://"):
+            return SearchKeyValueSession(spec)
+        return NonBlockingSearchSession(spec)
