@@ -26,6 +26,8 @@ from docbench.workloads.throughput.driver import DriveRequest, drive
 from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
 
 DOCS = 2_000
+# Systems whose sessions are non-blocking (the driver's multiplexed loop).
+MULTIPLEXED = {"postgresql", "postgresql18", "mariadb", "elasticsearch", "opensearch"}
 # FerretDB v1 over SQLite takes ~20 ms per $set: fewer documents keep its run short.
 SMALL_DOCS: dict[str, int] = {}
 
@@ -63,6 +65,41 @@ def test_driver_against_noop_target_counts_and_progress() -> None:
     assert len(lines) == 5 and lines[0].startswith("progress: 0.5 s,") and "(warm-up)" in lines[0]
     assert "(warm-up)" not in lines[-1]
     assert summary["connection_ms"]["avg"] is not None
+    # The no-op sessions are non-blocking: the multiplexed loop ran, and said what it cost.
+    driver = summary["driver"]
+    assert driver["loop"] == "multiplexed" and driver["cpu_us_per_op"] > 0
+    assert driver["operations"] >= summary["transactions"]
+
+
+def test_thread_loop_still_runs_on_request() -> None:
+    summary = drive(DriveRequest("docbench.workloads.throughput.noop", {}, "ycsb-f", "uniform",
+                                 1_000, clients=2, processes=1, duration_s=1.0, warmup_s=0.2,
+                                 interval_s=0.5, threads=True))
+    assert summary["driver"]["loop"] == "threads" and summary["transactions"] > 100
+    recorded = sum(op["service"]["count"] for op in summary["operations"].values())
+    assert recorded == summary["transactions"] and summary["failed"] == 0
+
+
+def test_record_many_is_record_value_in_bulk() -> None:
+    """The multiplexed loop fills its histograms with numpy: the counts must be exactly the
+    ones hdrh's own record_value gives, clamping included."""
+    import numpy as np
+
+    from docbench.workloads.throughput import histograms
+
+    rng = random.Random(7)
+    values = [int(rng.lognormvariate(11, 2.5)) for _ in range(20_000)]
+    values += [0, 1, 999, 1_000, 1_001, 2**40 - 1, 2**40, histograms.HIGHEST_NS, 10**15]
+    one_by_one, in_bulk = histograms.new_histogram(), histograms.new_histogram()
+    for value in values:
+        histograms.record(one_by_one, value)
+    histograms.record_many(in_bulk, values[:5_000])
+    histograms.record_many(in_bulk, np.array(values[5_000:], dtype=np.int64))
+    histograms.record_many(in_bulk, [])
+    assert in_bulk.encode() == one_by_one.encode()
+    assert in_bulk.get_total_count() == len(values)
+    assert in_bulk.get_max_value() == one_by_one.get_max_value()
+    assert in_bulk.get_value_at_percentile(99) == one_by_one.get_value_at_percentile(99)
 
 
 def _server_cases() -> list:
@@ -93,6 +130,9 @@ def test_counts_add_up_on_real_engine(name: str, own_home: Path, request: pytest
     assert check["operations"] == check["histogram_values"] > 0
     assert check["count_after"] == check["count_before"] + check["inserts"]
     assert run["summary"]["operations"]["update"]["rows_changed"] > 0
+    if name in MULTIPLEXED:
+        assert run["summary"]["driver"]["loop"] == "multiplexed"
+    assert run["summary"]["driver"]["cpu_us_per_op"] > 0
     limit = document["max_client_processes"]
     assert run["processes"] == (1 if limit == 1 else 2)
     assert list(own_home.joinpath("results").glob(f"throughput.{name}.*.hlog"))
@@ -123,6 +163,7 @@ def test_postgresql_native_reference_and_io_scenario(own_home: Path) -> None:
     cpu = by_scenario["cpu"]
     native = cpu["native_reference"]
     assert native["custom"]["tps"] > 0 and 0 < native["ratio"] < 10, native
+    assert native["custom"]["cpu_us_per_op"] > 0 and cpu["summary"]["driver"]["cpu_us_per_op"] > 0
     assert native["builtin"]["tps"] > 0 and native["builtin"]["script"] == "select-only"
     assert cpu["ceiling"]["tps"] > cpu["summary"]["tps"]
     if "io" in by_scenario:
@@ -184,3 +225,52 @@ def test_server_stall_shows_in_intended_time_p99(postgresql_target) -> None:
     # average from their intended start; only the two in flight saw it as service time.
     assert summary["response"]["p99_ms"] >= 500
     assert summary["service"]["p99_ms"] < summary["response"]["p99_ms"] / 2
+
+
+def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target) -> None:
+    """For a second every write breaks a CHECK constraint: each such operation fails with the
+    server's error (counted, the first one kept), reads go on, and the writes succeed again
+    once the constraint is dropped."""
+    module_name, target = postgresql_target
+    table = target.table
+    state: dict[str, bool] = {}
+
+    def constrain(seconds: float) -> None:
+        if seconds >= 1.0 and "added" not in state:
+            with target.engine.connect() as conn:
+                conn.execute(f"ALTER TABLE {table} ADD CONSTRAINT docbench_refuse CHECK (false) NOT VALID")
+            state["added"] = True
+        elif seconds >= 2.0 and "dropped" not in state:
+            with target.engine.connect() as conn:
+                conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT docbench_refuse")
+            state["dropped"] = True
+
+    summary = drive(DriveRequest(module_name, target.session_spec(), "read-write", "uniform",
+                                 DOCS, clients=3, processes=2, duration_s=3.0, interval_s=1.0),
+                    during=constrain)
+    assert state == {"added": True, "dropped": True}
+    assert summary["driver"]["loop"] == "multiplexed"
+    operations = summary["operations"]
+    assert summary["failed"] > 0 and operations["read"]["failed"] == 0 and operations["read"]["ok"] > 0
+    errors = [op["first_error"] for op in operations.values() if op["first_error"]]
+    assert errors and all("docbench_refuse" in error for error in errors), errors
+    last = summary["intervals"][-1]
+    assert last["ops"] > 0 and last["failed"] == 0  # after the constraint was dropped
+
+
+def test_bench_throughput_prints_the_table(own_home: Path) -> None:
+    _postgresql_or_skip()
+    from click.testing import CliRunner
+
+    from docbench.cli import main
+
+    result = CliRunner().invoke(main, ["bench", "throughput", "--docs", "2k", "--clients", "2",
+                                       "--scenario", "cpu", "--mix", "read-only", "--duration", "2",
+                                       "--warmup", "0.5", "--results", str(own_home / "results")],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "docbench/native" in result.output and "driver CPU µs/op" in result.output
+    row = next(line for line in result.output.splitlines() if "postgresql/jsonb-btree" in line)
+    ratio = float(row.split("│")[7].split()[0])
+    assert 0 < ratio < 10
+    assert "driver ceiling (no-op target, 2 clients)" in result.output

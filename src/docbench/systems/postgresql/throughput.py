@@ -1,7 +1,9 @@
 """PostgreSQL's native reference for the throughput workload: the real ``pgbench``.
 
 For each docbench run, pgbench runs with the same clients (``-c``), worker threads (``-j`` =
-docbench's processes), duration, rate and ``-M prepared``:
+docbench's processes), rate and ``-M prepared``, for the same warm-up + duration (``-T``) with
+a progress line a second (``-P 1``): its TPS is that of the seconds after the warm-up, as
+docbench's (its own whole-run figure is kept as ``tps_whole_run``):
 
 * the same JSON operations as docbench's, as custom scripts written from the SQL of
   ``updates.point_statements`` (so both send the same statements): read by key, jsonb_set
@@ -134,7 +136,7 @@ def pgbench_connection(engine: PostgreSQLEngine, dbname: str) -> Iterator[tuple[
 
 
 def _run(argv: list[str], timeout: float, env: dict[str, str] | None = None,
-         url: str | None = None) -> dict[str, Any]:
+         url: str | None = None, window: ThroughputRun | None = None) -> dict[str, Any]:
     """Run pgbench; its figures, and the CPU time it used (os.wait4's rusage of the child)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         process = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
@@ -152,6 +154,11 @@ def _run(argv: list[str], timeout: float, env: dict[str, str] | None = None,
     result["cpu_seconds"] = usage.ru_utime + usage.ru_stime
     done = (result.get("transactions") or 0) + (result.get("failed") or 0)
     result["cpu_us_per_op"] = result["cpu_seconds"] * 1e6 / done if done else None
+    if window is not None and result["tps"] is not None:
+        measured = measured_window(stderr, window.warmup_s, window.duration_s)
+        result["tps_whole_run"] = result["tps"]
+        result["tps"] = measured["tps"] if measured else None
+        result["measured_window"] = measured
     if process.returncode != 0 or result["tps"] is None:
         # pgbench's error may quote the connection; never the URL's password.
         result["error"] = redact_text((stderr or stdout)[-800:], url)
@@ -172,12 +179,32 @@ def _wait4(pid: int, timeout: float):
         time.sleep(0.05)
 
 
-def _common(run: ThroughputRun) -> list[str]:
+def _common(run: ThroughputRun, warmup: bool = False) -> list[str]:
+    seconds = max(1, round(run.duration_s)) + (round(run.warmup_s) if warmup else 0)
     argv = ["-n", "-M", "prepared", "-c", str(run.clients), "-j", str(run.processes),
-            "-T", str(max(1, round(run.duration_s)))]
+            "-T", str(seconds)]
+    if warmup:
+        argv += ["-P", "1"]
     if run.rate:
         argv += ["-R", f"{run.rate:g}"]
     return argv
+
+
+_PROGRESS = re.compile(r"progress: ([\d.]+) s, ([\d.]+) tps, lat ([\d.]+) ms")
+
+
+def measured_window(progress: str, warmup_s: float, duration_s: float) -> dict[str, Any] | None:
+    """pgbench's figures over the seconds after the warm-up, from its ``-P 1`` lines (pgbench
+    has no warm-up of its own: it runs warm-up + duration, as docbench's clients do, and the
+    warm-up seconds are left out here as docbench leaves them out)."""
+    seconds = [(float(t), float(tps), float(lat)) for t, tps, lat in _PROGRESS.findall(progress)]
+    first, last = round(warmup_s), round(warmup_s) + max(1, round(duration_s))
+    kept = [(tps, lat) for t, tps, lat in seconds if first < t <= last + 0.5]
+    if not kept:
+        return None
+    transactions = sum(tps for tps, _ in kept)
+    return {"tps": transactions / len(kept), "seconds": len(kept),
+            "latency_avg_ms": sum(tps * lat for tps, lat in kept) / transactions if transactions else None}
 
 
 class PgbenchReference(NativeReference):
@@ -197,14 +224,14 @@ class PgbenchReference(NativeReference):
 
     def _custom(self, run: ThroughputRun, workdir: Path) -> dict[str, Any]:
         texts = scripts(self.target.session_spec(), run.distribution, run.docs, run.seed)
-        argv = [self.engine.pgbench_path(), *_common(run)]
+        argv = [self.engine.pgbench_path(), *_common(run, warmup=True)]
         for operation, weight in mix_named(run.mix).weights:
             path = workdir / f"pgbench-{operation}.sql"
             path.write_text(texts[operation])
             argv += ["-f", f"{path}@{max(1, round(weight * 100))}"]
         with pgbench_connection(self.engine, DATABASE) as (conninfo, env):
-            result = _run([*argv, conninfo], timeout=run.duration_s + 300, env=env,
-                          url=self.engine.url)
+            result = _run([*argv, conninfo], timeout=run.warmup_s + run.duration_s + 300, env=env,
+                          url=self.engine.url, window=run)
         result["scripts"] = texts
         return result
 

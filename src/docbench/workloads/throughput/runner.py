@@ -32,6 +32,7 @@ import contextlib
 import dataclasses
 import os
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -62,6 +63,7 @@ EMBEDDED_HEADROOM_BYTES = 48 << 20
 CLIENT_HEADROOM_BYTES = 8 << 20
 SERVER_HEADROOM_BYTES = 32 << 20
 CEILING_WARNING_FACTOR = 2.0
+SERVER_RECOVERY_S = 120.0
 
 
 @dataclasses.dataclass
@@ -233,10 +235,11 @@ def run_once(target: UpdatesTarget, module_name: str, run: Run, ceilings: Ceilin
                                                                                tightened[0])}
         entry["check"] = check_counts(summary, count_before, _count(target))
         if native is not None and run.request.native:
-            # Under the same cap (reset, page cache dropped again), so that both are IO-bound.
+            # Under the same cap (reset, page cache dropped again, tightened at the same
+            # moment of its warm-up), so that both are IO-bound alike.
             if cap is not None:
                 cap.reset(budget)
-            entry["native_reference"] = _native_reference(native, run, summary)
+            entry["native_reference"] = _native_reference(native, run, summary, cap)
     _write_series(out_stem, run, summary)
     entry["summary"] = {k: v for k, v in summary.items()
                         if k not in ("intervals", "interval_histograms")}
@@ -248,15 +251,20 @@ def run_once(target: UpdatesTarget, module_name: str, run: Run, ceilings: Ceilin
     return entry
 
 
-def _count(target: Any) -> int:
-    """The target's count; once more on a fresh connection if the server dropped the old one
-    (a server restarted after a crash: the crash itself shows in the run's failures)."""
-    try:
-        return target.count()
-    except Exception:  # noqa: BLE001 - retried once, then it propagates
-        target.release()
-        time.sleep(1.0)
-        return target.count()
+def _count(target: Any, patience_s: float = SERVER_RECOVERY_S) -> int:
+    """The target's count; again on a fresh connection while the server does not answer, for
+    up to ``patience_s`` (a server restarting after a crash, e.g. a backend the io scenario's
+    cap killed, refuses connections until its recovery ends; the crash itself shows in the
+    run's failures and memory figures)."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            return target.count()
+        except Exception:  # noqa: BLE001 - retried until the deadline, then it propagates
+            if time.monotonic() > deadline:
+                raise
+            target.release()
+            time.sleep(1.0)
 
 
 def _budget(run: Run, embedded: bool) -> int:
@@ -271,11 +279,23 @@ def _budget(run: Run, embedded: bool) -> int:
     return IO_PAGE_CACHE_BYTES + headroom
 
 
-def _native_reference(native: NativeReference, run: Run, summary: dict[str, Any]) -> dict[str, Any]:
+def _native_reference(native: NativeReference, run: Run, summary: dict[str, Any],
+                      cap: memcap.MemoryCap | None) -> dict[str, Any]:
+    tightened: list[bool] = []
+    timer = None
+    if cap is not None:
+        timer = threading.Timer(run.request.warmup_s * 0.8,
+                                lambda: tightened.append(cap.tighten(IO_PAGE_CACHE_BYTES)))
+        timer.start()
     try:
         reference = native.measure(run.contract())
     except Exception as error:  # noqa: BLE001 - a reference failure is recorded
         return {"error": f"{type(error).__name__}: {error}"}
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if cap is not None:
+        reference["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and tightened[0])}
     if reference.get("tps"):
         reference["ratio"] = summary["tps"] / reference["tps"]
     return reference
