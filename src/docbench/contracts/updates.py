@@ -63,6 +63,11 @@ class NonBlockingSession(KeyValueSession):
         """Read what has arrived; None while the answer is incomplete, else the count: the
         documents a read found (0 or 1), the documents an update changed, 1 for an insert."""
 
+    def broken(self) -> bool:
+        """After a failure: is the connection gone? The client then stops (as a pgbench client
+        aborts) instead of failing every later operation at once."""
+        return False
+
 
 class UpdatesTarget(ABC):
     """One system in one variant, for the updates and throughput workloads."""

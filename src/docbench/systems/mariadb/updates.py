@@ -63,8 +63,12 @@ class NonBlockingMariaDBSession(MariaDBKeyValueSession, NonBlockingSession):
         super().__init__(spec)
         self.sock = self.conn._sock  # noqa: SLF001 - PyMySQL exposes no other way to it
         self.buffer = bytearray()
+        self.closed = False
         self.state = "first"
         self.rows = 0
+
+    def broken(self) -> bool:
+        return self.closed
 
     def fileno(self) -> int:
         # From here on the socket is the driver's (the updates workload never calls this).
@@ -100,6 +104,7 @@ class NonBlockingMariaDBSession(MariaDBKeyValueSession, NonBlockingSession):
         except BlockingIOError:
             return None
         if not data:
+            self.closed = True
             raise ConnectionError("the server closed the connection")
         buffer = self.buffer
         buffer += data

@@ -136,6 +136,9 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
     def send_insert(self, doc: dict[str, Any]) -> None:
         self._send(b"docbench_insert", [orjson.dumps(doc)], False)
 
+    def broken(self) -> bool:
+        return self.pgconn.status != 0  # CONNECTION_OK
+
     def receive(self) -> int | None:
         pgconn = self.pgconn
         pgconn.consume_input()

@@ -162,6 +162,7 @@ class NonBlockingHttp:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.setblocking(False)
         self.buffer = bytearray()
+        self.closed = False
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -187,6 +188,7 @@ class NonBlockingHttp:
         except BlockingIOError:
             return None
         if not data:
+            self.closed = True
             raise ConnectionError("the node closed the connection")
         self.buffer += data
         end = self.buffer.find(b"\r\n\r\n")

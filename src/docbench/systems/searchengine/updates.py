@@ -179,6 +179,9 @@ class NonBlockingSearchSession(SearchKeyValueSession, NonBlockingSession):
     def fileno(self) -> int:
         return self.http.fileno()
 
+    def broken(self) -> bool:
+        return self._http is not None and self._http.closed
+
     def send_read(self, key: str) -> None:
         self.kind, self.key = "read", key
         self.http.send(b"GET", self.index_path + b"/_doc/" + quote(key, safe="").encode()

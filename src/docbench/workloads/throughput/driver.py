@@ -222,6 +222,8 @@ def summarize(request: DriveRequest, intervals: list[Interval], finals: dict[int
         "writes": sum(op["ok"] for name, op in operations.items() if name in WRITES),
         "inserted_total": sum(final["inserted"] for final in finals.values()),
         "driver": driver_cost(finals),
+        # Clients that stopped because their connection was gone (multiplexed loop).
+        "aborted_clients": sum(final.get("aborted_clients", 0) for final in finals.values()),
         "histogram_service": service_all.encode().decode("ascii"),
         "histogram_response": response_all.encode().decode("ascii"),
         "intervals": [{"end_s": i.end_s, "ops": i.ops, "failed": i.failed, "warmup": i.warmup,

@@ -81,6 +81,7 @@ class MultiplexedWorker:
         self.timers: list[tuple[int, int]] = []
         self.cpu_ns = 0
         self.operations_done = 0
+        self.aborted = 0
 
     # ----- the loop ------------------------------------------------------------------------
     def run(self, start_ns: int) -> None:
@@ -219,6 +220,9 @@ class MultiplexedWorker:
             stats = self.stats[client.operation]
             stats.failed += 1
             stats.first_error = stats.first_error or f"{type(error).__name__}: {error}"[:500]
+        if client.session.broken():
+            self.aborted += 1  # its connection is gone: the client stops, as pgbench's does
+            return
         self._next_of(client)
 
     # ----- histograms, in bulk ---------------------------------------------------------------
@@ -260,7 +264,7 @@ class MultiplexedWorker:
                 "lag": self.lag.encode().decode("ascii"), "connect_ns": connect_ns,
                 "inserted": sum(client.inserted_ok for client in self.clients),
                 "cpu_ns": self.cpu_ns, "operations_done": self.operations_done,
-                "loop": "multiplexed"}
+                "loop": "multiplexed", "aborted_clients": self.aborted}
 
 
 def wait_until_ns(moment_ns: int) -> None:

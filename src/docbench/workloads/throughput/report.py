@@ -101,7 +101,13 @@ def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
         lines.append(_latency_line("schedule lag", summary["schedule_lag"]))
     else:
         lines.append(_latency_line("latency", summary["latency"]))
+    if summary.get("aborted_clients"):
+        lines.append(f"clients aborted (connection gone): {summary['aborted_clients']}")
     lines.append(f"initial connection time = {_ms(summary['connection_ms']['avg'])} ms (avg)")
+    driver = summary.get("driver") or {}
+    if driver.get("cpu_us_per_op"):
+        lines.append(f"driver: {driver['loop']} client loop, {driver['cpu_us_per_op']:.1f} µs of CPU "
+                     "per operation")
     lines.append(f"tps = {summary['tps']:.6f} (without initial connection time)")
     for name, op in summary["operations"].items():
         lines.append(f"  {name}: {op['ok']:,} ok, {op['failed']:,} failed, {op['tps']:,.1f} tps, "
@@ -125,8 +131,11 @@ def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
                      f"{cap['machine_disk_read_bytes'] / 1e6:,.0f} MB")
     native = entry.get("native_reference") or {}
     if native.get("tps"):
+        custom = native.get("custom") or {}
+        cpu = (f"; its CPU {custom['cpu_us_per_op']:.1f} µs per operation"
+               if custom.get("cpu_us_per_op") else "")
         lines.append(f"{native['tool']} with the same statements: tps = {native['tps']:,.1f}; "
-                     f"docbench / {native['tool']} = {native['ratio']:.2f}")
+                     f"docbench / {native['tool']} = {native['ratio']:.2f}{cpu}")
     builtin = native.get("builtin") or {}
     if builtin.get("tps"):
         lines.append(f"{native['tool']} built-in {builtin['script']}: tps = {builtin['tps']:,.1f}")
