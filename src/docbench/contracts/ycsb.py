@@ -81,7 +81,8 @@ class UniformChooser:
         self.rng = random.Random(seed)
 
     def next_index(self) -> int:
-        return self.rng.randrange(self.items)
+        # (random() scaled: a fifth of randrange's cost, on the throughput driver's hot path)
+        return int(self.rng.random() * self.items)
 
 
 def fnv1a_64(value: int) -> int:

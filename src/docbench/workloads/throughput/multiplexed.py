@@ -33,6 +33,11 @@ from docbench.contracts.updates import NonBlockingSession
 from docbench.workloads.throughput import histograms
 from docbench.workloads.throughput.clients import OperationStats, WorkerConfig, cpu_ns
 
+key_of = ycsb.key_of
+monotonic_ns = time.monotonic_ns
+KEY_CACHE_DOCS = 1 << 20
+VALUE_POOL = 4096
+
 
 class LoopClient:
     """One client: its session, its random streams (as the thread path's Client) and the
@@ -63,7 +68,12 @@ class MultiplexedWorker:
     def __init__(self, config: WorkerConfig, sessions: list[tuple[int, NonBlockingSession]],
                  events: Any) -> None:
         self.config = config
+        self.seed = config.seed
+        # Keys made once per worker (a key costs ~1 µs to format; up to 1M of them are kept).
+        self.keys: list[str | None] | None = [None] * config.docs if config.docs <= KEY_CACHE_DOCS else None
         self.events = events
+        values = random.Random(config.seed * 104_729 + config.worker_id)
+        self.values = [ycsb.random_text(values, ycsb.FIELD_LENGTH) for _ in range(VALUE_POOL)]
         self.clients = [LoopClient(index, client_id, config, session)
                         for index, (client_id, session) in enumerate(sessions)]
         names = [name for name, weight in mix_named(config.mix).weights if weight > 0]
@@ -99,32 +109,11 @@ class MultiplexedWorker:
             poller.register(client.session.fileno(), select.EPOLLIN)
         wait_until_ns(start_ns)
         cpu_before = cpu_ns()
-        for client in self.clients:
-            self._next_of(client, first=True)
-        slot, slot_end = 0, start_ns + interval_ns
-        clock, poll, ready, timers = time.monotonic_ns, poller.poll, self.ready, self.timers
         try:
-            while True:
-                now = clock()
-                while slot < last_slot and now >= slot_end:
-                    self._flush(slot, slot_end)
-                    slot, slot_end = slot + 1, slot_end + interval_ns
-                for _ in range(len(ready)):  # (a client whose send failed is queued again)
-                    self._start(ready.popleft(), now)
-                while timers and timers[0][0] <= now:
-                    intended, index = heapq.heappop(timers)
-                    self._start(self.clients[index], intended)
-                if not self.in_flight and not timers and not ready:
-                    break
-                if ready:
-                    wait_s = 0.0
-                elif slot < last_slot or timers:
-                    due = min(slot_end, timers[0][0]) if timers else slot_end
-                    wait_s = max(0.0, (due - clock()) / 1e9)
-                else:
-                    wait_s = 1.0
-                for fd, _ in poll(wait_s):
-                    self._receive(by_fd[fd])
+            if self.scheduled:
+                slot = self._scheduled_loop(poller.poll, by_fd, last_slot)
+            else:
+                slot = self._closed_loop(poller.poll, by_fd, last_slot)
         finally:
             poller.close()
         self.cpu_ns = cpu_ns() - cpu_before
@@ -132,23 +121,71 @@ class MultiplexedWorker:
             self._flush(remaining, None if remaining == last_slot
                         else start_ns + (remaining + 1) * interval_ns)
 
+    def _closed_loop(self, poll, by_fd: dict[int, LoopClient], last_slot: int) -> int:
+        """Without --rate: a client's next operation is sent as soon as its answer is read
+        (in _receive), so an iteration is one epoll_wait and the answers it reports. The
+        progress interval that ended is filled after the wait that saw its end (the slot of
+        an operation is that of its end time, whenever it is filled in)."""
+        ready, clock, receive = self.ready, time.monotonic_ns, self._receive
+        slot, slot_end = 0, self.start_ns + self.interval_ns
+        for client in self.clients:
+            ready.append(client)
+        while True:
+            for _ in range(len(ready)):  # the first operations, and clients whose send failed
+                self._start(ready.popleft(), 0)
+            if not self.in_flight and not ready:
+                return slot
+            for fd, _ in poll(0.0 if ready else 0.1):
+                receive(by_fd[fd])
+            while slot < last_slot and clock() >= slot_end:
+                self._flush(slot, slot_end)
+                slot, slot_end = slot + 1, slot_end + self.interval_ns
+
+    def _scheduled_loop(self, poll, by_fd: dict[int, LoopClient], last_slot: int) -> int:
+        """Under --rate: operations start at their intended times (a heap of timers), or late
+        when their client is still busy; the wait ends at the next timer or interval end."""
+        ready, timers, clock = self.ready, self.timers, time.monotonic_ns
+        slot, slot_end = 0, self.start_ns + self.interval_ns
+        for client in self.clients:
+            self._next_of(client, first=True)
+        while True:
+            now = clock()
+            while slot < last_slot and now >= slot_end:
+                self._flush(slot, slot_end)
+                slot, slot_end = slot + 1, slot_end + self.interval_ns
+            for _ in range(len(ready)):
+                client = ready.popleft()
+                self._start(client, client.intended)
+            while timers and timers[0][0] <= now:
+                intended, index = heapq.heappop(timers)
+                self._start(self.clients[index], intended)
+            if not self.in_flight and not timers and not ready:
+                return slot
+            if ready:
+                wait_s = 0.0
+            elif slot < last_slot or timers:
+                due = min(slot_end, timers[0][0]) if timers else slot_end
+                wait_s = max(0.0, (due - clock()) / 1e9)
+            else:
+                wait_s = 1.0
+            for fd, _ in poll(wait_s):
+                self._receive(by_fd[fd])
+
     def _next_of(self, client: LoopClient, first: bool = False) -> None:
-        """Queue the client's next operation: now (closed loop) or at its next intended start
-        (a Poisson schedule under --rate); nothing once the run's end has come."""
-        rate = self.config.rate_per_client
-        if not rate:
-            self.ready.append(client)
-            return
+        """Schedule the client's next operation at its next intended start (a Poisson
+        schedule under --rate); nothing once the run's end has come."""
         previous = self.start_ns if first else client.intended
-        intended = previous + int(client.rng.expovariate(rate) * 1e9)
+        intended = previous + int(client.rng.expovariate(self.config.rate_per_client) * 1e9)
         if intended < self.end:
             heapq.heappush(self.timers, (intended, client.index))
 
-    def _start(self, client: LoopClient, now_or_intended: int) -> None:
-        begin = time.monotonic_ns()
-        if not self.scheduled and begin >= self.end:
+    def _start(self, client: LoopClient, intended: int) -> None:
+        """Send the client's next operation (``intended``: its scheduled start under --rate)."""
+        begin = monotonic_ns()
+        if self.scheduled:
+            client.intended = intended
+        elif begin >= self.end:
             return
-        client.intended = now_or_intended if self.scheduled else begin
         client.begin = begin
         client.second_step = False
         operation = client.operations.next()
@@ -164,7 +201,14 @@ class MultiplexedWorker:
         self.in_flight += 1
 
     def _key(self, client: LoopClient) -> str:
-        return ycsb.key_of(client.keys.next_index(), self.config.seed)
+        index = client.keys.next_index()
+        keys = self.keys
+        if keys is None:
+            return key_of(index, self.seed)
+        key = keys[index]
+        if key is None:
+            key = keys[index] = key_of(index, self.seed)
+        return key
 
     def _send(self, client: LoopClient, operation: str) -> None:
         session = client.session
@@ -181,17 +225,20 @@ class MultiplexedWorker:
         else:
             raise ValueError(f"unknown operation {operation!r}")
 
-    @staticmethod
-    def _new_value(client: LoopClient) -> tuple[str, str]:
-        field_name = ycsb.FIELDS[client.rng.randrange(ycsb.FIELD_COUNT)]
-        return field_name, ycsb.random_text(client.rng, ycsb.FIELD_LENGTH)
+    def _new_value(self, client: LoopClient) -> tuple[str, str]:
+        """A random field and a random 160-character value, drawn from values the worker made
+        before the start (making one costs ~1.5 µs; the engines see random text either way)."""
+        draw = client.rng.random
+        return (ycsb.FIELDS[int(draw() * ycsb.FIELD_COUNT)],
+                self.values[int(draw() * len(self.values))])
 
     def _receive(self, client: LoopClient) -> None:
+        operation = client.operation
         try:
             count = client.session.receive()
             if count is None:
                 return
-            if client.operation == READ_MODIFY_WRITE and not client.second_step and count:
+            if operation is READ_MODIFY_WRITE and count and not client.second_step:
                 client.second_step = True
                 client.session.send_update(client.key, *self._new_value(client))
                 return
@@ -199,31 +246,36 @@ class MultiplexedWorker:
             self.in_flight -= 1
             self._failed(client, error)
             return
-        done = time.monotonic_ns()
+        done = monotonic_ns()
         self.in_flight -= 1
         self.ends.append(done)
         self.begins.append(client.begin)
-        if self.scheduled:  # (else the intended start is the actual one)
-            self.intendeds.append(client.intended)
-        self.codes.append(self.code[client.operation])
+        self.codes.append(self.code[operation])
         self.counts.append(count)
-        if client.operation == INSERT:
+        if operation is INSERT:
             client.inserted_ok += 1
-        self._next_of(client)
+        if self.scheduled:
+            self.intendeds.append(client.intended)  # (else the intended start is the actual one)
+            self._next_of(client)
+        else:
+            self._start(client, 0)
 
     def _failed(self, client: LoopClient, error: Exception) -> None:
         now = time.monotonic_ns()
         slot = min((now - self.start_ns) // self.interval_ns, len(self.interval_failed) - 1)
         self.interval_failed[slot] += 1
         self.operations_done += 1
-        if client.intended >= self.warm_end:
+        if (client.intended if self.scheduled else client.begin) >= self.warm_end:
             stats = self.stats[client.operation]
             stats.failed += 1
             stats.first_error = stats.first_error or f"{type(error).__name__}: {error}"[:500]
         if client.session.broken():
             self.aborted += 1  # its connection is gone: the client stops, as pgbench's does
             return
-        self._next_of(client)
+        if self.scheduled:
+            self._next_of(client)
+        else:
+            self.ready.append(client)  # started by the loop (no recursion on repeated failures)
 
     # ----- histograms, in bulk ---------------------------------------------------------------
     def _flush(self, slot: int, upto_ns: int | None) -> None:
