@@ -37,7 +37,6 @@ from docbench.systems.postgresql import server as pgserver
 
 DATABASE = "docbench"
 INSTALL_HINT = "docbench setup postgresql  (apt-get install postgresql postgresql-contrib)"
-IO_AUTOVACUUM_MEMORY = "4MB"  # the io scenario's autovacuum_work_mem (see limit_cache)
 
 # CSV with \x01 as quote and \x02 as delimiter: neither can appear unescaped in valid JSON,
 # and in CSV mode a backslash is an ordinary character, so JSON needs no escaping at all.
@@ -332,21 +331,18 @@ class PostgreSQLEngine(Engine):
 
     # ----- cache limits (the throughput workload's io scenario) --------------------------
     def limit_cache(self, cache_bytes: int) -> str:
-        """A small shared_buffers, which needs a restart: managed cluster only. Autovacuum's
-        dead-tuple memory is kept small too (autovacuum_work_mem; by default it is
-        maintenance_work_mem, 64MB): a worker vacuuming after the read-write runs took 48MB
-        and the io scenario's memory cap killed it, which restarts the whole server."""
+        """A small shared_buffers, which needs a restart: managed cluster only."""
         if self.cluster is None:
             raise NotSupported("shared_buffers of a server reached by URL is not docbench's to "
                                "change (and it would need a restart)")
         value = f"{max(1, cache_bytes >> 20)}MB"
-        self._restart_with({"shared_buffers": value, "autovacuum_work_mem": IO_AUTOVACUUM_MEMORY})
-        return f"shared_buffers = {value}, autovacuum_work_mem = {IO_AUTOVACUUM_MEMORY} (server restarted)"
+        self._restart_with({"shared_buffers": value})
+        return f"shared_buffers = {value} (server restarted)"
 
     def restore_cache(self) -> None:
         if self.cluster is None or "shared_buffers" not in self.cluster.settings_override:
             return
-        self._restart_with({"shared_buffers": None, "autovacuum_work_mem": None})
+        self._restart_with({"shared_buffers": None})
 
     def _restart_with(self, settings: dict[str, str | None]) -> None:
         assert self.cluster is not None

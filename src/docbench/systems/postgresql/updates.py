@@ -189,6 +189,21 @@ class PostgreSQLUpdates(UpdatesTarget):
     def engine_info(self) -> dict[str, Any]:
         return {"server_version": self.conn().execute("SHOW server_version").fetchone()[0]}
 
+    def limit_cache(self, cache_bytes: int) -> str:
+        """The engine's small shared_buffers, and no autovacuum on the table while the io
+        scenario runs (statistics made fresh first): an autovacuum ANALYZE samples 30,000
+        documents, ~50MB, and the scenario's memory cap killed it, which restarts the whole
+        server in the middle of a run."""
+        what = super().limit_cache(cache_bytes)
+        conn = self.conn()
+        conn.execute(f"VACUUM ANALYZE {self.table}")
+        conn.execute(f"ALTER TABLE {self.table} SET (autovacuum_enabled = false)")
+        return f"{what}; autovacuum off on {self.table} (VACUUM ANALYZE before)"
+
+    def restore_cache(self) -> None:
+        super().restore_cache()
+        self.conn().execute(f"ALTER TABLE {self.table} RESET (autovacuum_enabled)")
+
     # loading ----------------------------------------------------------------------------
     def create(self) -> None:
         conn = self.conn()
