@@ -18,6 +18,7 @@ operations that ended in it; operations that started during the warm-up are not 
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import random
 import select
@@ -44,7 +45,7 @@ class LoopClient:
     operation it has in flight."""
 
     __slots__ = ("id", "index", "session", "rng", "operations", "keys", "inserted",
-                 "inserted_ok", "operation", "key", "second_step", "begin", "intended")
+                 "inserted_ok", "operation", "key", "second_step", "begin", "intended", "waiting", "fd")
 
     def __init__(self, index: int, client_id: int, config: WorkerConfig,
                  session: NonBlockingSession) -> None:
@@ -62,6 +63,8 @@ class LoopClient:
         self.second_step = False
         self.begin = 0
         self.intended = 0
+        self.waiting = False  # an operation in flight
+        self.fd = -1
 
 
 class MultiplexedWorker:
@@ -102,11 +105,12 @@ class MultiplexedWorker:
         self.warm_end = start_ns + int(config.warmup_s * 1e9)
         self.end = self.warm_end + int(config.duration_s * 1e9)
         last_slot = config.intervals - 1
-        poller = select.epoll()
+        poller = self.poller = select.epoll()
         by_fd: dict[int, LoopClient] = {}
         for client in self.clients:
-            by_fd[client.session.fileno()] = client
-            poller.register(client.session.fileno(), select.EPOLLIN)
+            client.fd = client.session.fileno()
+            by_fd[client.fd] = client
+            poller.register(client.fd, select.EPOLLIN)
         wait_until_ns(start_ns)
         cpu_before = cpu_ns()
         try:
@@ -199,6 +203,7 @@ class MultiplexedWorker:
             self._failed(client, error)
             return
         self.in_flight += 1
+        client.waiting = True
 
     def _key(self, client: LoopClient) -> str:
         index = client.keys.next_index()
@@ -242,6 +247,9 @@ class MultiplexedWorker:
         return document
 
     def _receive(self, client: LoopClient) -> None:
+        if not client.waiting:  # readable with nothing asked: the server closing it, say
+            self._drain_idle(client)
+            return
         operation = client.operation
         try:
             count = client.session.receive()
@@ -253,10 +261,12 @@ class MultiplexedWorker:
                 return
         except Exception as error:  # noqa: BLE001 - a failed operation is counted, the run goes on
             self.in_flight -= 1
+            client.waiting = False
             self._failed(client, error)
             return
         done = monotonic_ns()
         self.in_flight -= 1
+        client.waiting = False
         self.ends.append(done)
         self.begins.append(client.begin)
         self.codes.append(self.code[operation])
@@ -280,11 +290,24 @@ class MultiplexedWorker:
             stats.first_error = stats.first_error or f"{type(error).__name__}: {error}"[:500]
         if client.session.broken():
             self.aborted += 1  # its connection is gone: the client stops, as pgbench's does
+            self._forget(client)
             return
         if self.scheduled:
             self._next_of(client)
         else:
             self.ready.append(client)  # started by the loop (no recursion on repeated failures)
+
+    def _drain_idle(self, client: LoopClient) -> None:
+        """Read what an idle connection got; stop watching it once it is gone (an aborted
+        client's socket stays readable at its end, and epoll would report it forever)."""
+        with contextlib.suppress(Exception):  # nothing was asked: there is nothing to count
+            client.session.receive()
+        if client.session.broken():
+            self._forget(client)
+
+    def _forget(self, client: LoopClient) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.poller.unregister(client.fd)
 
     # ----- histograms, in bulk ---------------------------------------------------------------
     def _flush(self, slot: int, upto_ns: int | None) -> None:
