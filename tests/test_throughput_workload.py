@@ -274,3 +274,26 @@ def test_bench_throughput_prints_the_table(own_home: Path) -> None:
     ratio = float(row.split("│")[7].split()[0])
     assert 0 < ratio < 10
     assert "driver ceiling (no-op target, 2 clients)" in result.output
+
+
+def test_a_client_whose_connection_is_killed_stops_and_the_others_go_on(postgresql_target) -> None:
+    """pg_terminate_backend on one client's backend: that client fails once and stops (as a
+    pgbench client aborts) instead of failing at once forever; the other clients carry on."""
+    module_name, target = postgresql_target
+    state: dict[str, int] = {}
+
+    def kill_one(seconds: float) -> None:
+        if seconds >= 1.0 and "killed" not in state:
+            with target.engine.connect() as conn:
+                row = conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                    "AND datname = current_database() AND query LIKE 'SELECT data::text%' LIMIT 1").fetchone()
+            state["killed"] = int(bool(row and row[0]))
+
+    summary = drive(DriveRequest(module_name, target.session_spec(), "read-only", "uniform",
+                                 DOCS, clients=3, processes=1, duration_s=2.5, interval_s=0.5),
+                    during=kill_one)
+    assert state == {"killed": 1}
+    assert summary["aborted_clients"] == 1
+    assert 1 <= summary["failed"] <= 2, summary["failed"]
+    assert summary["intervals"][-1]["ops"] > 0 and summary["intervals"][-1]["failed"] == 0
