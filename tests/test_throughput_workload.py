@@ -246,7 +246,7 @@ def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target) ->
             state["dropped"] = True
 
     summary = drive(DriveRequest(module_name, target.session_spec(), "read-write", "uniform",
-                                 DOCS, clients=3, processes=2, duration_s=3.0, interval_s=1.0),
+                                 DOCS, clients=3, processes=2, duration_s=4.0, interval_s=1.0),
                     during=constrain)
     assert state == {"added": True, "dropped": True}
     assert summary["driver"]["loop"] == "multiplexed"
@@ -255,7 +255,7 @@ def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target) ->
     errors = [op["first_error"] for op in operations.values() if op["first_error"]]
     assert errors and all("docbench_refuse" in error for error in errors), errors
     last = summary["intervals"][-1]
-    assert last["ops"] > 0 and last["failed"] == 0  # after the constraint was dropped
+    assert last["ops"] > 0 and last["failed"] == 0  # a second after the constraint was dropped
 
 
 def test_bench_throughput_prints_the_table(own_home: Path) -> None:
@@ -270,7 +270,7 @@ def test_bench_throughput_prints_the_table(own_home: Path) -> None:
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "docbench/native" in result.output and "driver CPU µs/op" in result.output
-    row = next(line for line in result.output.splitlines() if "postgresql/jsonb-btree" in line)
+    row = [line for line in result.output.splitlines() if "postgresql/jsonb-btree" in line][-1]  # the bench table
     ratio = float(row.split("│")[7].split()[0])
     assert 0 < ratio < 10
     assert "driver ceiling (no-op target, 2 clients)" in result.output
