@@ -270,7 +270,8 @@ def test_bench_throughput_prints_the_table(own_home: Path) -> None:
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "docbench/native" in result.output and "driver CPU µs/op" in result.output
-    row = [line for line in result.output.splitlines() if "postgresql/jsonb-btree" in line][-1]  # the bench table
+    rows = [line for line in result.output.splitlines() if "postgresql/jsonb-btree" in line]
+    row = rows[-1]  # the bench's table comes after the run's own
     ratio = float(row.split("│")[7].split()[0])
     assert 0 < ratio < 10
     assert "driver ceiling (no-op target, 2 clients)" in result.output
