@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build docbench's native programs (native/docbench-gen, Rust): the dataset generator and the
-# oracle's scanner, installed as <dest>/docbench-gen and <dest>/docbench-scan. <dest> is the first argument, else $DOCBENCH_OPT/bin, else
+# Build docbench's native programs (native/docbench-gen, Rust): the dataset generator, the
+# oracle's scanner and the throughput driver's compiled client loop, installed as
+# <dest>/docbench-gen, <dest>/docbench-scan and <dest>/docbench-client. <dest> is the first argument, else $DOCBENCH_OPT/bin, else
 # $DOCBENCH_HOME/opt/bin (DOCBENCH_HOME defaults to ./.docbench), like docbench.paths.opt_dir().
 # Idempotent: cargo rebuilds only what changed and the copy happens only if the binary differs.
 set -euo pipefail
@@ -26,8 +27,9 @@ fi
 cargo build --release --quiet "${LOCKED[@]}" --manifest-path "$CRATE/Cargo.toml"
 
 mkdir -p "$DEST"
-# docbench-gen (the generator) and docbench-scan (the oracle's native scanner)
-for NAME in docbench-gen docbench-scan; do
+# docbench-gen (the generator), docbench-scan (the oracle's native scanner) and docbench-client
+# (the throughput driver's compiled client loop)
+for NAME in docbench-gen docbench-scan docbench-client; do
     BIN="$CRATE/target/release/$NAME"
     if ! cmp -s "$BIN" "$DEST/$NAME"; then
         install -m 0755 "$BIN" "$DEST/$NAME.tmp.$$"

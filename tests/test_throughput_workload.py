@@ -26,10 +26,14 @@ from docbench.workloads.throughput.driver import DriveRequest, drive
 from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
 
 DOCS = 2_000
-# Systems whose sessions are non-blocking (the driver's multiplexed loop).
-MULTIPLEXED = {"postgresql", "postgresql18", "mariadb", "elasticsearch", "opensearch"}
+# Systems whose operations docbench-client runs (the compiled loop), and those whose sessions
+# are non-blocking (the Python multiplexed loop).
+COMPILED = {"postgresql", "postgresql18"}
+MULTIPLEXED = {"mariadb", "elasticsearch", "opensearch"}
 # FerretDB v1 over SQLite takes ~20 ms per $set: fewer documents keep its run short.
 SMALL_DOCS: dict[str, int] = {}
+# PostgreSQL's sessions run in both event loops: each behaviour is checked in each.
+LOOPS = ["compiled", "multiplexed"]
 
 
 @pytest.fixture
@@ -65,19 +69,30 @@ def test_driver_against_noop_target_counts_and_progress() -> None:
     assert len(lines) == 5 and lines[0].startswith("progress: 0.5 s,") and "(warm-up)" in lines[0]
     assert "(warm-up)" not in lines[-1]
     assert summary["connection_ms"]["avg"] is not None
-    # The no-op sessions are non-blocking: the multiplexed loop ran, and said what it cost.
+    # The no-op target has a compiled session: docbench-client ran, and said what it cost.
     driver = summary["driver"]
-    assert driver["loop"] == "multiplexed" and driver["cpu_us_per_op"] > 0
+    assert driver["loop"] == "compiled" and driver["cpu_us_per_op"] > 0
     assert driver["operations"] >= summary["transactions"]
 
 
-def test_thread_loop_still_runs_on_request() -> None:
+@pytest.mark.parametrize("loop", ["multiplexed", "threads"])
+def test_python_loops_still_run_on_request(loop: str) -> None:
     summary = drive(DriveRequest("docbench.workloads.throughput.noop", {}, "ycsb-f", "uniform",
                                  1_000, clients=2, processes=1, duration_s=1.0, warmup_s=0.2,
-                                 interval_s=0.5, threads=True))
-    assert summary["driver"]["loop"] == "threads" and summary["transactions"] > 100
+                                 interval_s=0.5, loop=loop))
+    assert summary["driver"]["loop"] == loop and summary["transactions"] > 100
     recorded = sum(op["service"]["count"] for op in summary["operations"].values())
     assert recorded == summary["transactions"] and summary["failed"] == 0
+
+
+def test_compiled_loop_refuses_a_system_without_compiled_sessions() -> None:
+    """--client-loop compiled on a system that describes nothing to docbench-client: the
+    worker says so (the run does not silently fall back to another loop)."""
+    from docbench.workloads.throughput.driver import DriverError
+
+    with pytest.raises(DriverError, match="compiled client loop is not available"):
+        drive(DriveRequest("docbench.systems.sqlite.updates", {}, "read-only", "uniform", 10,
+                           clients=1, processes=1, duration_s=0.5, loop="compiled"))
 
 
 def test_record_many_is_record_value_in_bulk() -> None:
@@ -130,6 +145,8 @@ def test_counts_add_up_on_real_engine(name: str, own_home: Path, request: pytest
     assert check["operations"] == check["histogram_values"] > 0
     assert check["count_after"] == check["count_before"] + check["inserts"]
     assert run["summary"]["operations"]["update"]["rows_changed"] > 0
+    if name in COMPILED:
+        assert run["summary"]["driver"]["loop"] == "compiled"
     if name in MULTIPLEXED:
         assert run["summary"]["driver"]["loop"] == "multiplexed"
     assert run["summary"]["driver"]["cpu_us_per_op"] > 0
@@ -186,18 +203,20 @@ def postgresql_target(own_home: Path):
         target.stop()
 
 
-def test_rate_is_held_and_response_includes_schedule(postgresql_target) -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_rate_is_held_and_response_includes_schedule(postgresql_target, loop: str) -> None:
     module_name, target = postgresql_target
     summary = drive(DriveRequest(module_name, target.session_spec(), "read-only", "uniform",
                                  DOCS, clients=2, processes=2, duration_s=3.0, interval_s=1.0,
-                                 rate=300.0))
+                                 rate=300.0, loop=loop))
     assert 240 <= summary["tps"] <= 360
     assert summary["response"]["avg_ms"] >= summary["service"]["avg_ms"]
     assert summary["response"]["max_ms"] >= summary["service"]["max_ms"]
     assert summary["schedule_lag"]["count"] == summary["transactions"]
 
 
-def test_server_stall_shows_in_intended_time_p99(postgresql_target) -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_server_stall_shows_in_intended_time_p99(postgresql_target, loop: str) -> None:
     module_name, target = postgresql_target
     server = target.server_pid()
     state = {"stopped": []}
@@ -215,7 +234,7 @@ def test_server_stall_shows_in_intended_time_p99(postgresql_target) -> None:
     try:
         summary = drive(DriveRequest(module_name, target.session_spec(), "read-only",
                                      "uniform", DOCS, clients=2, processes=1, duration_s=4.0,
-                                     interval_s=1.0, rate=200.0), during=stall)
+                                     interval_s=1.0, rate=200.0, loop=loop), during=stall)
     finally:
         for pid in state["stopped"]:
             with contextlib.suppress(ProcessLookupError):  # backends of closed sessions
@@ -227,7 +246,8 @@ def test_server_stall_shows_in_intended_time_p99(postgresql_target) -> None:
     assert summary["service"]["p99_ms"] < summary["response"]["p99_ms"] / 2
 
 
-def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target) -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target, loop: str) -> None:
     """For a second every write breaks a CHECK constraint: each such operation fails with the
     server's error (counted, the first one kept), reads go on, and the writes succeed again
     once the constraint is dropped."""
@@ -246,10 +266,10 @@ def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target) ->
             state["dropped"] = True
 
     summary = drive(DriveRequest(module_name, target.session_spec(), "read-write", "uniform",
-                                 DOCS, clients=3, processes=2, duration_s=4.0, interval_s=1.0),
-                    during=constrain)
+                                 DOCS, clients=3, processes=2, duration_s=4.0, interval_s=1.0,
+                                 loop=loop), during=constrain)
     assert state == {"added": True, "dropped": True}
-    assert summary["driver"]["loop"] == "multiplexed"
+    assert summary["driver"]["loop"] == loop
     operations = summary["operations"]
     assert summary["failed"] > 0 and operations["read"]["failed"] == 0 and operations["read"]["ok"] > 0
     errors = [op["first_error"] for op in operations.values() if op["first_error"]]
@@ -277,7 +297,8 @@ def test_bench_throughput_prints_the_table(own_home: Path) -> None:
     assert "driver ceiling (no-op target, 2 clients)" in result.output
 
 
-def test_a_client_whose_connection_is_killed_stops_and_the_others_go_on(postgresql_target) -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_client_whose_connection_is_killed_stops_and_the_others_go_on(postgresql_target, loop: str) -> None:
     """pg_terminate_backend on one client's backend: that client fails once and stops (as a
     pgbench client aborts) instead of failing at once forever; the other clients carry on."""
     module_name, target = postgresql_target
@@ -292,8 +313,8 @@ def test_a_client_whose_connection_is_killed_stops_and_the_others_go_on(postgres
             state["killed"] = int(bool(row and row[0]))
 
     summary = drive(DriveRequest(module_name, target.session_spec(), "read-only", "uniform",
-                                 DOCS, clients=3, processes=1, duration_s=2.5, interval_s=0.5),
-                    during=kill_one)
+                                 DOCS, clients=3, processes=1, duration_s=2.5, interval_s=0.5,
+                                 loop=loop), during=kill_one)
     assert state == {"killed": 1}
     assert summary["aborted_clients"] == 1
     assert 1 <= summary["failed"] <= 2, summary["failed"]

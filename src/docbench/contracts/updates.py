@@ -155,5 +155,15 @@ class UpdatesTarget(ABC):
     @abstractmethod
     def open_session(cls, spec: dict[str, Any]) -> KeyValueSession: ...
 
+    @classmethod
+    def compiled_client(cls, spec: dict[str, Any]) -> dict[str, Any] | None:
+        """The point operations described to the throughput driver's compiled client loop
+        (``docbench-client``, Rust), which then runs them itself over its own connections at
+        a native tool's cost per operation: ``{"protocol": "libpq", "library": [paths of
+        libpq to try], "conninfo": ..., "statements": {"read": SQL with $1 = key, "update":
+        $1 field, $2 value, $3 key, "insert": $1 the document's JSON}}``. None (the default):
+        the Python sessions of :meth:`open_session` run."""
+        return None
+
     def session(self) -> KeyValueSession:
         return self.open_session(self.session_spec())

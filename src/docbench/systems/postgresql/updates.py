@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import select
+from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
@@ -66,6 +67,20 @@ def point_statements(spec: dict[str, Any]) -> dict[str, str]:
     return {"read": f"SELECT data::text FROM {table} WHERE {where}",
             "update": f"UPDATE {table} SET data = {value} WHERE {where}",
             "insert": f"INSERT INTO {table} (data) VALUES (%(doc)s::{kind})"}
+
+
+def libpq_candidates() -> list[str]:
+    """libpq for docbench-client: the machine's (Debian's libpq5, what pgbench links), then
+    the copy psycopg's binary wheel bundles."""
+    import glob
+    import importlib.util
+
+    found = ["libpq.so.5"]
+    spec = importlib.util.find_spec("psycopg_binary")
+    if spec is not None and spec.origin:
+        site = Path(spec.origin).parent.parent
+        found += sorted(glob.glob(str(site / "psycopg_binary.libs" / "libpq*.so*")))
+    return found
 
 
 def _numbered(sql: str, names: list[str]) -> str:
@@ -298,6 +313,19 @@ class PostgreSQLUpdates(UpdatesTarget):
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> PostgreSQLKeyValueSession:
         return PostgreSQLKeyValueSession(spec)
+
+    @classmethod
+    def compiled_client(cls, spec: dict[str, Any]) -> dict[str, Any]:
+        """The same prepared statements for docbench-client, through libpq's asynchronous
+        calls as pgbench makes them (the machine's libpq first, as pgbench's, else the one
+        psycopg brings)."""
+        statements = point_statements(spec)
+        return {"protocol": "libpq", "library": libpq_candidates(), "conninfo": spec["conninfo"],
+                "statements": {
+                    "read": _numbered(statements["read"], PostgreSQLKeyValueSession.READ_PARAMS),
+                    "update": _numbered(statements["update"],
+                                        PostgreSQLKeyValueSession.UPDATE_PARAMS),
+                    "insert": _numbered(statements["insert"], ["doc"])}}
 
 
 ADAPTER = PostgreSQLUpdates

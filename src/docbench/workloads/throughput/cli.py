@@ -20,6 +20,7 @@ from docbench.workloads.options import (
 )
 
 SCENARIOS = ("cpu", "io")
+CLIENT_LOOPS = ["auto", "compiled", "multiplexed", "threads"]
 
 
 def command() -> click.Command:
@@ -48,10 +49,11 @@ def command() -> click.Command:
                   help="cpu (data in cache) and/or io (engine cache small, page cache capped).")
     @click.option("--no-ceiling", is_flag=True, help="Skip the driver-ceiling measurement.")
     @click.option("--no-native", is_flag=True, help="Skip the system's native tool reference (pgbench).")
-    @click.option("--client-loop", type=click.Choice(["auto", "threads"]), default="auto", show_default=True,
-                  help="auto: a worker's clients multiplexed on one thread over non-blocking "
-                       "connections where the system's sessions allow it; threads: a thread per "
-                       "client (the earlier driver, to compare).")
+    @click.option("--client-loop", type=click.Choice(CLIENT_LOOPS), default="auto", show_default=True,
+                  help="auto: compiled (docbench-client, Rust) where the system offers it, else "
+                       "multiplexed (a worker's clients on one Python thread over non-blocking "
+                       "connections) where its sessions allow it, else threads (a thread per "
+                       "client); or one of the three, to compare them.")
     def throughput(system_names: list[str] | None, variants: list[str] | None, results_dir: Path | None,
                    resume: bool, docs: int, clients: list[int], processes: int | None, duration: float,
                    warmup: float, mixes: list[str], distribution: str, rate: float | None,
@@ -86,8 +88,8 @@ def bench_commands() -> list[click.Command]:
     @click.option("--warmup", default=5.0, show_default=True, type=click.FloatRange(min=0))
     @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1),
                   help="Rounds of the whole table (the ratio column shows their spread).")
-    @click.option("--client-loop", type=click.Choice(["auto", "threads"]), default="auto", show_default=True,
-                  help="The driver's client loop (threads: the earlier one, to compare).")
+    @click.option("--client-loop", type=click.Choice(CLIENT_LOOPS), default="auto", show_default=True,
+                  help="The driver's client loop (see `docbench run throughput --help`).")
     @click.option("--results", "results_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
                   help="Where the runs' result files go [results/].")
     def bench_throughput(system_names: list[str], variants: str | None, docs: int, clients: list[int],

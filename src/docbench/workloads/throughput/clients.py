@@ -50,9 +50,10 @@ class WorkerConfig:
     duration_s: float
     interval_s: float
     rate_per_client: float | None = None
-    # Run each client on a thread of its own even when its session could be multiplexed
-    # (`--client-loop threads`: the earlier driver, kept to compare).
-    threads: bool = False
+    # The client loop (`--client-loop`): "auto" (compiled where the system offers it and
+    # docbench-client is built, else multiplexed where its sessions are non-blocking, else
+    # threads), or one of "compiled", "multiplexed", "threads" (to compare them).
+    loop: str = "auto"
     # cgroup "tasks"/"cgroup.procs" files this process joins before opening the database
     # (the IO-bound scenario caps the memory of embedded engines this way).
     cgroup_files: list[str] = field(default_factory=list)

@@ -39,8 +39,8 @@ class DriveRequest:
     rate: float | None = None
     seed: int = 1
     cgroup_files: list[str] = field(default_factory=list)
-    # Each client on a thread of its own even when its session can be multiplexed.
-    threads: bool = False
+    # The client loop: auto, compiled, multiplexed or threads (clients.WorkerConfig.loop).
+    loop: str = "auto"
 
 
 @dataclass
@@ -74,7 +74,7 @@ def _configs(request: DriveRequest) -> list[WorkerConfig]:
         docs=request.docs, seed=request.seed, warmup_s=request.warmup_s,
         duration_s=request.duration_s, interval_s=request.interval_s,
         rate_per_client=per_client_rate, cgroup_files=list(request.cgroup_files),
-        threads=request.threads)
+        loop=request.loop)
         for worker in range(processes)]
 
 

@@ -9,11 +9,13 @@ switches and no interpreter lock to hand over between operations.
 What an operation costs the driver is kept small on purpose, because on a small machine every
 microsecond of it is taken from the server being measured: per operation the loop appends
 five integers (end, begin, intended start, operation, count) to arrays; the HdrHistograms are
-filled in bulk from those arrays when a progress interval ends (``histograms.record_many``).
-The recorded values are the thread path's (clients.py): service time from the actual start,
-response time from the intended start (``--rate``: a Poisson schedule per client, so a stall
-shows in the response times), schedule lag, per progress interval the response times of the
-operations that ended in it; operations that started during the warm-up are not counted.
+filled in bulk from those arrays when a progress interval ends (recorder.py). The recorded
+values are the thread path's (clients.py): service time from the actual start, response time
+from the intended start (``--rate``: a Poisson schedule per client, so a stall shows in the
+response times), schedule lag, per progress interval the response times of the operations
+that ended in it; operations that started during the warm-up are not counted.
+
+compiled.py runs the same loop in Rust (docbench-client) where the system offers it.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from typing import Any
 from docbench.contracts import ycsb
 from docbench.contracts.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.updates import NonBlockingSession
-from docbench.workloads.throughput import histograms
-from docbench.workloads.throughput.clients import OperationStats, WorkerConfig, cpu_ns
+from docbench.workloads.throughput.clients import WorkerConfig, cpu_ns
+from docbench.workloads.throughput.recorder import IntervalRecorder
 
 key_of = ycsb.key_of
 monotonic_ns = time.monotonic_ns
@@ -79,12 +81,9 @@ class MultiplexedWorker:
         self.values = [ycsb.random_text(values, ycsb.FIELD_LENGTH) for _ in range(VALUE_POOL)]
         self.clients = [LoopClient(index, client_id, config, session)
                         for index, (client_id, session) in enumerate(sessions)]
-        names = [name for name, weight in mix_named(config.mix).weights if weight > 0]
-        self.names = names
-        self.code = {name: number for number, name in enumerate(names)}
+        self.recorder = IntervalRecorder(config, events)
+        self.code = {name: number for number, name in enumerate(self.recorder.names)}
         self.scheduled = bool(config.rate_per_client)
-        self.stats = {name: OperationStats(self.scheduled) for name in names}
-        self.lag = histograms.new_histogram()
         self.interval_failed = [0] * config.intervals
         # Completed operations, in completion order (one thread: the ends never decrease).
         self.ends, self.begins, self.intendeds = array("q"), array("q"), array("q")
@@ -102,7 +101,8 @@ class MultiplexedWorker:
         interval_ns = int(config.interval_s * 1e9)
         self.start_ns = start_ns
         self.interval_ns = interval_ns
-        self.warm_end = start_ns + int(config.warmup_s * 1e9)
+        self.recorder.start(start_ns)
+        self.warm_end = self.recorder.warm_end
         self.end = self.warm_end + int(config.duration_s * 1e9)
         last_slot = config.intervals - 1
         poller = self.poller = select.epoll()
@@ -285,7 +285,7 @@ class MultiplexedWorker:
         self.interval_failed[slot] += 1
         self.operations_done += 1
         if (client.intended if self.scheduled else client.begin) >= self.warm_end:
-            stats = self.stats[client.operation]
+            stats = self.recorder.stats[client.operation]
             stats.failed += 1
             stats.first_error = stats.first_error or f"{type(error).__name__}: {error}"[:500]
         if client.session.broken():
@@ -311,8 +311,8 @@ class MultiplexedWorker:
 
     # ----- histograms, in bulk ---------------------------------------------------------------
     def _flush(self, slot: int, upto_ns: int | None) -> None:
-        """Fill the histograms from the operations that ended before ``upto_ns`` (None: all)
-        and send the slot's progress figures to the driver."""
+        """Record the operations that ended before ``upto_ns`` (None: all) and send the slot's
+        progress figures to the driver."""
         import numpy as np
 
         taken = len(self.ends) if upto_ns is None else bisect_left(self.ends, upto_ns)
@@ -325,30 +325,14 @@ class MultiplexedWorker:
         for column in (self.ends, self.begins, self.intendeds, self.codes, self.counts):
             del column[:taken if column is not self.intendeds or self.scheduled else 0]
         self.operations_done += taken
-        interval = histograms.new_histogram()
-        histograms.record_many(interval, ends - intendeds)
-        measured = intendeds >= self.warm_end
-        for code, name in enumerate(self.names):
-            chosen = measured & (codes == code)
-            stats = self.stats[name]
-            stats.ok += int(chosen.sum())
-            stats.not_found += int((counts[chosen] == 0).sum())
-            if name != READ:
-                stats.rows_changed += int(counts[chosen].sum())
-            histograms.record_many(stats.service, (ends - begins)[chosen])
-            if self.scheduled:
-                histograms.record_many(stats.response, (ends - intendeds)[chosen])
-        if self.scheduled:
-            histograms.record_many(self.lag, (begins - intendeds)[measured])
-        self.events.put(("interval", self.config.worker_id, slot, interval.encode().decode("ascii"),
-                         self.interval_failed[slot]))
+        self.recorder.record(slot, ends, begins, intendeds, codes, counts,
+                             self.interval_failed[slot])
 
     def final_message(self, connect_ns: list[int]) -> dict[str, Any]:
-        return {"operations": {name: [stats.as_message()] for name, stats in self.stats.items()},
-                "lag": self.lag.encode().decode("ascii"), "connect_ns": connect_ns,
-                "inserted": sum(client.inserted_ok for client in self.clients),
-                "cpu_ns": self.cpu_ns, "operations_done": self.operations_done,
-                "loop": "multiplexed", "aborted_clients": self.aborted}
+        return self.recorder.final_message(
+            connect_ns, inserted=sum(client.inserted_ok for client in self.clients),
+            cpu_ns=self.cpu_ns, operations_done=self.operations_done, loop="multiplexed",
+            aborted=self.aborted)
 
 
 def wait_until_ns(moment_ns: int) -> None:

@@ -4,8 +4,9 @@ Measuring it with the same clients, processes and mix tells how many operations 
 the driver itself can issue; a database result within 2x of it says more about the driver
 than about the database. It is never reported as a system.
 
-Its sessions are non-blocking, so the ceiling is that of the loop the real sessions run in
-(multiplexed.py), system calls included: a request writes to an eventfd, which makes it
+Its sessions are non-blocking, and the compiled client has one of its own, so the ceiling is
+that of the loop the real sessions run in (compiled.py or multiplexed.py), system calls
+included: a request writes to an eventfd, which makes it
 readable at once, and the answer is read from it (``NoOpTarget.threads``: blocking sessions
 for the thread path).
 """
@@ -62,6 +63,11 @@ class NoOpTarget:
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> NoOpSession:
         return NoOpSession()
+
+    @classmethod
+    def compiled_client(cls, spec: dict[str, Any]) -> dict[str, Any]:
+        """docbench-client's own no-op session (an eventfd too): the compiled loop's ceiling."""
+        return {"protocol": "noop"}
 
 
 ADAPTER = NoOpTarget

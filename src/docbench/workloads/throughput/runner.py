@@ -85,8 +85,8 @@ class ThroughputRequest:
     seed: int = 1
     ceiling: bool = True
     native: bool = True
-    # "auto": multiplexed where the sessions can be (multiplexed.py), else threads;
-    # "threads": each client on a thread of its own (the earlier driver, to compare).
+    # "auto": compiled where the system offers it (compiled.py), else multiplexed where the
+    # sessions can be (multiplexed.py), else threads; or one of those three, to compare.
     client_loop: str = "auto"
     # The native tool's own built-in workloads beside (pgbench's select-only / tpcb-like).
     native_builtin: bool = True
@@ -177,7 +177,7 @@ class Ceilings:
         return DriveRequest(NOOP_MODULE, {}, run.mix, request.distribution, request.docs,
                             run.clients, run.processes, min(request.duration_s, 10.0),
                             warmup_s=1.0, interval_s=request.interval_s, seed=request.seed,
-                            threads=request.client_loop == "threads")
+                            loop=request.client_loop)
 
 
 def _drive_request(run: Run, module_name: str, spec: dict[str, Any],
@@ -186,7 +186,7 @@ def _drive_request(run: Run, module_name: str, spec: dict[str, Any],
     return DriveRequest(module_name, spec, run.mix, request.distribution, request.docs,
                         run.clients, run.processes, request.duration_s, warmup_s=request.warmup_s,
                         interval_s=request.interval_s, rate=request.rate, seed=request.seed,
-                        cgroup_files=cgroup_files, threads=request.client_loop == "threads")
+                        cgroup_files=cgroup_files, loop=request.client_loop)
 
 
 @contextlib.contextmanager

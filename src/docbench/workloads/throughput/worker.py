@@ -1,7 +1,8 @@
 """A spawned worker process of the throughput driver: open its clients' sessions, wait for
 the common start, run them, report.
 
-Its clients run in the multiplexed loop (multiplexed.py: one thread, non-blocking
+Its clients run in the compiled loop (compiled.py: docbench-client, where the system offers
+it), else in the multiplexed loop (multiplexed.py: one thread, non-blocking
 connections) when every session is a :class:`~docbench.contracts.updates.NonBlockingSession`,
 else each on a thread of its own (clients.py). Either way each client has its own connection
 and one operation in flight, and the worker reports the CPU time it used, which the driver
@@ -18,6 +19,7 @@ from typing import Any
 
 from docbench.contracts.updates import NonBlockingSession
 from docbench.workloads.throughput.clients import Client, WorkerConfig, final_message, run_threads
+from docbench.workloads.throughput.compiled import CompiledClientError, CompiledWorker, find_client
 from docbench.workloads.throughput.multiplexed import MultiplexedWorker
 
 
@@ -27,8 +29,7 @@ def _join_cgroups(files: list[str]) -> None:
             handle.write(str(os.getpid()))
 
 
-def _open_sessions(config: WorkerConfig) -> tuple[list[tuple[int, Any]], list[int]]:
-    target = importlib.import_module(config.target_module).ADAPTER
+def _open_sessions(target: Any, config: WorkerConfig) -> tuple[list[tuple[int, Any]], list[int]]:
     sessions, connect_ns = [], []
     for client_id in config.client_ids:
         began = time.monotonic_ns()
@@ -38,7 +39,25 @@ def _open_sessions(config: WorkerConfig) -> tuple[list[tuple[int, Any]], list[in
 
 
 def multiplexed(sessions: list[tuple[int, Any]], config: WorkerConfig) -> bool:
-    return not config.threads and all(isinstance(s, NonBlockingSession) for _, s in sessions)
+    return config.loop in ("auto", "multiplexed") \
+        and all(isinstance(s, NonBlockingSession) for _, s in sessions)
+
+
+def compiled_worker(target: Any, config: WorkerConfig, events: Any) -> CompiledWorker | None:
+    """docbench-client for this worker's clients, when the loop allows it, the system
+    describes its operations to it and it is built; None: the Python loops run."""
+    if config.loop not in ("auto", "compiled"):
+        return None
+    description = getattr(target, "compiled_client", lambda spec: None)(config.session_spec)
+    binary = find_client()
+    if description is None or binary is None:
+        if config.loop == "compiled":
+            raise CompiledClientError(
+                "the compiled client loop is not available here: "
+                + ("this system has no compiled session" if description is None
+                   else "docbench-client is not built (make native)"))
+        return None
+    return CompiledWorker(config, description, events, binary)
 
 
 def worker_main(config: WorkerConfig, events, go, start_at) -> None:
@@ -47,9 +66,16 @@ def worker_main(config: WorkerConfig, events, go, start_at) -> None:
     # while after each use: measured at 1% of the machine, taken from the server.
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
+    sessions: list[tuple[int, Any]] = []
+    compiled: CompiledWorker | None = None
     try:
         _join_cgroups(config.cgroup_files)
-        sessions, connect_ns = _open_sessions(config)
+        target = importlib.import_module(config.target_module).ADAPTER
+        compiled = compiled_worker(target, config, events)
+        if compiled is not None:
+            connect_ns = compiled.connect()
+        else:
+            sessions, connect_ns = _open_sessions(target, config)
     except Exception as exc:  # noqa: BLE001 - the driver reports it and stops the run
         events.put(("failed", config.worker_id, f"{type(exc).__name__}: {exc}"))
         return
@@ -58,7 +84,10 @@ def worker_main(config: WorkerConfig, events, go, start_at) -> None:
         if not go.wait(timeout=600):
             return
         start_ns = start_at.value
-        if multiplexed(sessions, config):
+        if compiled is not None:
+            compiled.run(start_ns)
+            events.put(("final", config.worker_id, compiled.final_message(connect_ns)))
+        elif multiplexed(sessions, config):
             loop = MultiplexedWorker(config, sessions, events)
             loop.run(start_ns)
             events.put(("final", config.worker_id, loop.final_message(connect_ns)))
@@ -67,6 +96,8 @@ def worker_main(config: WorkerConfig, events, go, start_at) -> None:
             used = run_threads(config, clients, start_ns, events)
             events.put(("final", config.worker_id, final_message(clients, connect_ns, used)))
     finally:
+        if compiled is not None:
+            compiled.close()
         for _, session in sessions:
             with contextlib.suppress(Exception):
                 session.close()
