@@ -1,11 +1,12 @@
 """`docbench bench throughput`: docbench's driver against the native tool, cell by cell.
 
 Runs the throughput workload with the native reference on (PostgreSQL: pgbench with the same
-statements, clients, worker threads and duration, right after each docbench run, so the two
-alternate on the same server), ``--repeat`` times, and prints per (scenario, mix, clients)
-docbench's TPS, the native tool's, their ratio (min-max over the repeats) and what each
-spent in CPU per operation; then the driver's ceiling (the same loop on a no-op target)
-against the best engine figure. The result files are kept like any run's.
+statements, clients, worker threads and duration, right after each docbench run, or right
+before it in every second round, so the two alternate on the same server), ``--repeat``
+times, and prints per (scenario, mix, clients) docbench's TPS, the native tool's, their
+ratio (min-max over the repeats) and what each spent in CPU per operation; then the
+driver's ceiling (the same loop on a no-op target) against the best engine figure. The
+result files are kept like any run's.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ def bench_throughput(request: ThroughputRequest, repeat: int, console: Console) 
     assert request.results_dir is not None
     before = set(_result_files(request.results_dir))
     for number in range(1, repeat + 1):
-        console.print(f"[bold]round {number} of {repeat}[/bold]")
+        # Rounds alternate which tool runs first in each cell, so that neither always finds
+        # the server (its caches, its table, the page cache) as the other left it.
+        request.native_first = number % 2 == 0
+        order = "native tool first" if request.native_first else "docbench first"
+        console.print(f"[bold]round {number} of {repeat}[/bold] ({order} in each cell)")
         run_throughput(request)
     documents = [results.read_result(path) for path in _result_files(request.results_dir)
                  if path not in before]
@@ -77,7 +82,7 @@ def _number(value: float | None, digits: int = 0) -> str:
 def print_table(cells: dict[tuple, dict[str, list]], request: ThroughputRequest, console: Console) -> None:
     table = Table(title=f"docbench driver vs native tool ({request.docs:,} documents, "
                         f"{request.duration_s:g} s runs, client loop: {request.client_loop}; "
-                        "medians over the rounds)")
+                        "medians over the rounds, which alternate the tools' order)")
     for column in ("system/variant", "scenario", "mix", "clients", "docbench TPS", "native TPS",
                    "docbench/native", "driver CPU µs/op", "native CPU µs/op"):
         table.add_column(column, justify="right" if column[0].isdigit() or "TPS" in column
@@ -101,7 +106,7 @@ def print_table(cells: dict[tuple, dict[str, list]], request: ThroughputRequest,
     if low:
         console.print(f"[yellow]warning:[/yellow] {len(low)} cell(s) below {FLOOR}: the driver "
                       "takes more of the machine than the native tool there; compare the CPU "
-                      "columns, and rerun on a quiet machine with --repeat 3 to see the spread.")
+                      "columns, and rerun on a quiet machine with --repeat 4 to see the spread.")
 
 
 def _print_ceiling(cells: dict[tuple, dict[str, list]], console: Console) -> None:

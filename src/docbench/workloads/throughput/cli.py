@@ -86,8 +86,9 @@ def bench_commands() -> list[click.Command]:
                   callback=choices(list(MIXES)))
     @click.option("--duration", default=20.0, show_default=True, type=click.FloatRange(min=1))
     @click.option("--warmup", default=5.0, show_default=True, type=click.FloatRange(min=0))
-    @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1),
-                  help="Rounds of the whole table (the ratio column shows their spread).")
+    @click.option("--repeat", default=2, show_default=True, type=click.IntRange(min=1),
+                  help="Rounds of the whole table, alternating which tool runs first in each "
+                       "cell (the ratio column shows their spread).")
     @click.option("--client-loop", type=click.Choice(CLIENT_LOOPS), default="auto", show_default=True,
                   help="The driver's client loop (see `docbench run throughput --help`).")
     @click.option("--results", "results_dir", type=click.Path(path_type=Path, file_okay=False), default=None,

@@ -102,6 +102,11 @@ class MemoryCap:
         (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.limit_bytes))
         self.sectors_at_start = block_sectors_read()
 
+    def lift(self) -> None:
+        """No limit (until the next cap_page_cache): the clients of the next tool connect
+        without the last one's tightened cap."""
+        (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(1 << 50))
+
     def reset(self, budget_bytes: int) -> None:
         """Lift the limit, then cap again from the current usage (before a second tool runs
         under the same cap)."""

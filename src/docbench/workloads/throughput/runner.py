@@ -88,6 +88,9 @@ class ThroughputRequest:
     # "auto": compiled where the system offers it (compiled.py), else multiplexed where the
     # sessions can be (multiplexed.py), else threads; or one of those three, to compare.
     client_loop: str = "auto"
+    # The native tool runs before docbench's clients instead of after them (bench rounds
+    # alternate).
+    native_first: bool = False
     # The native tool's own built-in workloads beside (pgbench's select-only / tpcb-like).
     native_builtin: bool = True
     resume: bool = False
@@ -211,20 +214,28 @@ def run_once(target: UpdatesTarget, module_name: str, run: Run, ceilings: Ceilin
                              "clients": run.clients, "processes": run.processes,
                              "distribution": run.request.distribution, "rate": run.request.rate,
                              "duration_s": run.request.duration_s, "warmup_s": run.request.warmup_s}
-    count_before = _count(target)
-    target.release()
     # No server process: the clients' worker processes are the engine (embedded).
     embedded_workers = target.server_pid() is None
     with _io_cap(target, run, embedded_workers) as cap:
         files = cap.procs_files() if cap and embedded_workers else []
         budget = _budget(run, embedded=bool(files))
-        started = time.perf_counter()
         tightened: list[bool] = []
 
         def after_warmup(seconds: float) -> None:
             if cap is not None and not tightened and seconds >= run.request.warmup_s * 0.8:
                 tightened.append(cap.tighten(IO_PAGE_CACHE_BYTES))
 
+        reference: dict[str, Any] | None = None
+        with_native = native is not None and run.request.native
+        if with_native and run.request.native_first:
+            # The native tool first (bench rounds alternate the order, so neither tool always
+            # meets the server, its caches and its table as the other left them).
+            reference = _native_under_cap(native, run, cap, budget)
+            if cap is not None:
+                cap.lift()
+        count_before = _count(target)
+        target.release()
+        started = time.perf_counter()
         summary = drive(_drive_request(run, module_name, target.session_spec(), files),
                         on_progress=lambda line: _say(run.request, "  " + line),
                         on_ready=(lambda: cap.cap_page_cache(budget)) if cap else None,
@@ -234,12 +245,13 @@ def run_once(target: UpdatesTarget, module_name: str, run: Run, ceilings: Ceilin
             entry["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and
                                                                                tightened[0])}
         entry["check"] = check_counts(summary, count_before, _count(target))
-        if native is not None and run.request.native:
-            # Under the same cap (reset, page cache dropped again, tightened at the same
-            # moment of its warm-up), so that both are IO-bound alike.
-            if cap is not None:
-                cap.reset(budget)
-            entry["native_reference"] = _native_reference(native, run, summary, cap)
+        if with_native and reference is None:
+            reference = _native_under_cap(native, run, cap, budget)
+        if reference is not None:
+            if reference.get("tps"):
+                reference["ratio"] = summary["tps"] / reference["tps"]
+            reference["order"] = "native first" if run.request.native_first else "docbench first"
+            entry["native_reference"] = reference
     _write_series(out_stem, run, summary)
     entry["summary"] = {k: v for k, v in summary.items()
                         if k not in ("intervals", "interval_histograms")}
@@ -279,11 +291,15 @@ def _budget(run: Run, embedded: bool) -> int:
     return IO_PAGE_CACHE_BYTES + headroom
 
 
-def _native_reference(native: NativeReference, run: Run, summary: dict[str, Any],
-                      cap: memcap.MemoryCap | None) -> dict[str, Any]:
+def _native_under_cap(native: NativeReference, run: Run, cap: memcap.MemoryCap | None,
+                      budget: int) -> dict[str, Any]:
+    """The native tool's run, under the same cap as docbench's clients (page cache dropped
+    again, capped, tightened at the same moment of its warm-up), so that both are IO-bound
+    alike."""
     tightened: list[bool] = []
     timer = None
     if cap is not None:
+        cap.reset(budget)
         timer = threading.Timer(run.request.warmup_s * 0.8,
                                 lambda: tightened.append(cap.tighten(IO_PAGE_CACHE_BYTES)))
         timer.start()
@@ -296,8 +312,6 @@ def _native_reference(native: NativeReference, run: Run, summary: dict[str, Any]
             timer.cancel()
     if cap is not None:
         reference["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and tightened[0])}
-    if reference.get("tps"):
-        reference["ratio"] = summary["tps"] / reference["tps"]
     return reference
 
 
