@@ -74,10 +74,19 @@ def command() -> click.Command:
     return throughput
 
 
+def native_tool_systems() -> list[str]:
+    """The systems that run by default and bring a native tool (their throughput.py)."""
+    from docbench.systems import REGISTERED, adapter_module, engine_class
+
+    return [name for name in REGISTERED if engine_class(name).runs_by_default
+            and adapter_module(name, "throughput") is not None]
+
+
 def bench_commands() -> list[click.Command]:
     @click.command("throughput")
-    @click.option("--systems", "system_names", default="postgresql", show_default=True,
-                  callback=systems_callback, help="Systems (those with a native tool get the ratio).")
+    @click.option("--systems", "system_names", default=None, callback=systems_callback,
+                  help="Systems (those with a native tool get the ratio) [the systems that run "
+                       "by default and have a native tool].")
     @click.option("--variants", default=None, help="Comma-separated variants [each system's first].")
     @click.option("--docs", default="100k", show_default=True, callback=count_type(1))
     @click.option("--clients", default="1,8,32", show_default=True, callback=count_list(1))
@@ -105,6 +114,7 @@ def bench_commands() -> list[click.Command]:
         from docbench.workloads.throughput.bench import bench_throughput as run_bench
         from docbench.workloads.throughput.runner import ThroughputRequest
 
+        system_names = system_names or native_tool_systems()
         check_variants("updates", system_names, split_list(variants))
         request = ThroughputRequest(
             system_names=system_names, variants=split_list(variants), docs=docs, clients=clients,
