@@ -134,7 +134,8 @@ def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
         custom = native.get("custom") or {}
         cpu = (f"; its CPU {custom['cpu_us_per_op']:.1f} µs per operation"
                if custom.get("cpu_us_per_op") else "")
-        lines.append(f"{native['tool']} with the same statements: tps = {native['tps']:,.1f}; "
+        order = f" (run {'before' if native.get('order') == 'native first' else 'after'} docbench's)"
+        lines.append(f"{native['tool']} with the same statements{order}: tps = {native['tps']:,.1f}; "
                      f"docbench / {native['tool']} = {native['ratio']:.2f}{cpu}")
     builtin = native.get("builtin") or {}
     if builtin.get("tps"):
