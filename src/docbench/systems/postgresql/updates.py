@@ -90,6 +90,15 @@ def _numbered(sql: str, names: list[str]) -> str:
     return sql
 
 
+def prepared_statements(spec: dict[str, Any]) -> dict[str, str]:
+    """The point operations as libpq prepares them ($1...): read (key), update (field, value,
+    key), insert (the document), for the Python session and docbench-client alike."""
+    sql = point_statements(spec)
+    return {"read": _numbered(sql["read"], ["key"]),
+            "update": _numbered(sql["update"], ["field", "value", "key"]),
+            "insert": _numbered(sql["insert"], ["doc"])}
+
+
 class PostgreSQLKeyValueSession(NonBlockingSession):
     """Point operations as prepared statements run through psycopg's libpq layer
     (``psycopg.pq``): the high-level cursor API costs about three times the client CPU per
@@ -97,16 +106,12 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
     ``send_*``/``receive`` pair is libpq's asynchronous command processing on the same
     prepared statements (the throughput driver multiplexes many such sessions on a thread)."""
 
-    READ_PARAMS: ClassVar[list[str]] = ["key"]
-    UPDATE_PARAMS: ClassVar[list[str]] = ["field", "value", "key"]
-
     def __init__(self, spec: dict[str, Any]) -> None:
         self.conn = psycopg_module().connect(spec["conninfo"], autocommit=True)
-        statements = point_statements(spec)
+        statements = prepared_statements(spec)
         self.pgconn = self.conn.pgconn
-        self._prepare(b"docbench_read", _numbered(statements["read"], self.READ_PARAMS))
-        self._prepare(b"docbench_update", _numbered(statements["update"], self.UPDATE_PARAMS))
-        self._prepare(b"docbench_insert", _numbered(statements["insert"], ["doc"]))
+        for name in ("read", "update", "insert"):
+            self._prepare(f"docbench_{name}".encode(), statements[name])
         self._reading = False
         self._result = None
 
@@ -319,13 +324,8 @@ class PostgreSQLUpdates(UpdatesTarget):
         """The same prepared statements for docbench-client, through libpq's asynchronous
         calls as pgbench makes them (the machine's libpq first, as pgbench's, else the one
         psycopg brings)."""
-        statements = point_statements(spec)
         return {"protocol": "libpq", "library": libpq_candidates(), "conninfo": spec["conninfo"],
-                "statements": {
-                    "read": _numbered(statements["read"], PostgreSQLKeyValueSession.READ_PARAMS),
-                    "update": _numbered(statements["update"],
-                                        PostgreSQLKeyValueSession.UPDATE_PARAMS),
-                    "insert": _numbered(statements["insert"], ["doc"])}}
+                "statements": prepared_statements(spec)}
 
 
 ADAPTER = PostgreSQLUpdates

@@ -27,7 +27,7 @@ from typing import IO, Any
 
 from docbench.dataset.native_scan import find_native
 from docbench.workloads.throughput.clients import WorkerConfig, cpu_ns
-from docbench.workloads.throughput.recorder import IntervalRecorder, operation_names
+from docbench.workloads.throughput.recorder import IntervalRecorder, operation_weights
 
 BINARY = "docbench-client"
 
@@ -44,21 +44,14 @@ def find_client() -> Path | None:
 def client_configuration(config: WorkerConfig, compiled: dict[str, Any]) -> dict[str, Any]:
     """What docbench-client reads on its first line: the system's part (protocol, library,
     conninfo, statements) and the run's."""
-    weights = dict((name, weight) for name, weight in _weights(config))
     return {**compiled,
             "client_ids": list(config.client_ids), "total_clients": config.total_clients,
             "docs": config.docs, "seed": config.seed,
-            "operations": [[name, weights[name]] for name in operation_names(config)],
+            "operations": [[name, weight] for name, weight in operation_weights(config)],
             "distribution": config.distribution,
             "warmup_ns": int(config.warmup_s * 1e9), "duration_ns": int(config.duration_s * 1e9),
             "interval_ns": int(config.interval_s * 1e9), "intervals": config.intervals,
             "rate_per_client": config.rate_per_client}
-
-
-def _weights(config: WorkerConfig) -> list[tuple[str, float]]:
-    from docbench.contracts.mixes import mix_named
-
-    return [(name, weight) for name, weight in mix_named(config.mix).weights if weight > 0]
 
 
 class CompiledWorker:

@@ -18,9 +18,14 @@ from docbench.workloads.throughput import histograms
 from docbench.workloads.throughput.clients import OperationStats, WorkerConfig
 
 
+def operation_weights(config: WorkerConfig) -> list[tuple[str, float]]:
+    """The mix's operations with their weights, in code order (the code of an operation is
+    its index here)."""
+    return [(name, weight) for name, weight in mix_named(config.mix).weights if weight > 0]
+
+
 def operation_names(config: WorkerConfig) -> list[str]:
-    """The mix's operations, in code order (the code of an operation is its index here)."""
-    return [name for name, weight in mix_named(config.mix).weights if weight > 0]
+    return [name for name, _ in operation_weights(config)]
 
 
 class IntervalRecorder:
