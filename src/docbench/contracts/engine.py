@@ -37,6 +37,9 @@ class Engine(ABC):
     install_hint: ClassVar[str | None] = None
     # Shown by `docbench systems` and the report: what runs where, what the system lacks.
     notes: ClassVar[str] = ""
+    # True when docbench can start it as a cluster of several nodes (``--nodes N``) and give
+    # its indexes shards and replicas (``--shards``/``--replicas``).
+    runs_as_cluster: ClassVar[bool] = False
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         self.workdir = workdir
@@ -100,6 +103,19 @@ class Engine(ABC):
 
     def is_alive(self) -> bool:
         return True
+
+    # ----- phases and clusters -----------------------------------------------------------
+    def phase_started(self, phase: str) -> None:
+        """The workload tells the engine where the run is (``load``, ``queries``): a cluster
+        watches its health from then on and injects a planned fault there."""
+
+    def phase_ended(self, phase: str) -> None:
+        """The phase is over (a planned fault that has not happened yet is called off)."""
+
+    def cluster_record(self) -> dict[str, Any] | None:
+        """What a result says about the cluster (nodes, shards, replicas, every node's version,
+        managed or not, faults); None for a system that does not run as a cluster."""
+        return None
 
     def release(self) -> None:
         """Close handles this process holds, so another process can open the database."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from docbench.contracts.cluster import requested_shape
 from docbench.results.compat import upgrade
 from docbench.results.environment import machine_slug, stamp
 
@@ -146,9 +147,30 @@ def load_results(results_dirs: list[Path]) -> list[dict[str, Any]]:
     return documents
 
 
-def run_identity(document: dict[str, Any]) -> tuple[str, str, str, str]:
+def cluster_label(document: dict[str, Any]) -> str:
+    """``3n/3s/1r`` for a run on several nodes, shards or replicas; "" for one node with one
+    shard (and for systems that do not run as clusters)."""
+    cluster = document.get("cluster") or {}
+    nodes, shards, replicas = (int(cluster.get(k) or d) for k, d in
+                               (("nodes", 1), ("shards", 1), ("replicas", 0)))
+    if nodes == 1 and shards == 1 and replicas == 0:
+        return ""
+    return f"{nodes}n/{shards}s/{replicas}r"
+
+
+def run_name(document: dict[str, Any]) -> str:
+    """``system/variant`` as reports show it, the cluster shape beside it for a distributed
+    run (``opensearch/default [3n/3s/1r]``)."""
+    shape = cluster_label(document)
+    return f"{document.get('system')}/{document.get('variant', '-')}" + (f" [{shape}]" if shape else "")
+
+
+def run_identity(document: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    """(workload, system, variant, data, cluster shape): what --resume and the report treat as
+    the same run (a 3-node run is never the same as a 1-node one)."""
     return (document.get("workload", "analytics"), str(document.get("system")),
-            str(document.get("variant")), str(document.get("dataset_label")))
+            str(document.get("variant")), str(document.get("dataset_label")),
+            cluster_label(document))
 
 
 def latest_run(results_dir: Path, workload: str, system: str, variant: str, label: str,
@@ -160,12 +182,14 @@ def latest_run(results_dir: Path, workload: str, system: str, variant: str, labe
     if not results_dir.is_dir():
         return None
     host = machine_slug()
+    shape = requested_shape()
+    cluster = cluster_label({"cluster": shape.to_record()})
     found = []
     for path in results_dir.glob("*.json"):
         if path.name.startswith(".") or path.name.endswith(".intervals.json"):
             continue
         document = read_result(path)
-        if document is None or run_identity(document) != (workload, system, variant, label):
+        if document is None or run_identity(document) != (workload, system, variant, label, cluster):
             continue
         if document.get("machine_slug", host) != host:
             continue

@@ -30,6 +30,9 @@ def result_header(workload: str, engine: Engine, variant: Variant,
         "engine_mode": engine.mode,
         "managed": engine.mode == "managed-server",
         "url": engine.display_url(),
+        # Nodes, shards, replicas of a distributed engine (None for the others); the workload
+        # replaces it at the end of the run by what the running cluster said.
+        "cluster": engine.cluster_record(),
         "os": env["os"],
         "date": today(),
         "machine": machine_label(),

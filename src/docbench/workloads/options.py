@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,15 @@ from typing import Any
 import click
 
 from docbench import paths
+from docbench.contracts.cluster import (
+    KILL_NODE_ENV,
+    NODES_ENV,
+    REPLICAS_ENV,
+    SHARDS_ENV,
+    parse_kill,
+    requested_kill,
+    requested_shape,
+)
 from docbench.core.units import parse_count
 from docbench.systems import REGISTERED, UnknownSystem, all_engines, check_names
 
@@ -24,7 +34,75 @@ def systems_callback(_ctx: click.Context, _param: click.Parameter, value: str | 
             check_names(names)
         except UnknownSystem as error:
             raise click.BadParameter(str(error)) from None
+    _check_cluster_systems(names)
     return names
+
+
+def _cluster_systems() -> list[str]:
+    return [engine.name for engine in all_engines() if engine.runs_as_cluster]
+
+
+def _check_cluster_systems(names: list[str] | None) -> None:
+    """--nodes above 1 (or --shards/--replicas) only for systems that run as a cluster."""
+    shape = requested_shape()
+    asked = shape.nodes > 1 or shape.shards is not None or shape.replicas is not None \
+        or requested_kill() is not None
+    if not asked:
+        return
+    clusters = _cluster_systems()
+    if not names:
+        raise click.BadParameter(f"--nodes/--shards/--replicas/--kill-node need --systems naming "
+                                 f"systems that run as a cluster ({', '.join(clusters)})")
+    single = [name for name in names if name not in clusters]
+    if single:
+        raise click.BadParameter(f"{', '.join(single)} cannot run as a cluster here "
+                                 f"(--nodes/--shards/--replicas apply to {', '.join(clusters)})")
+
+
+def _export(variable: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """Put the option's value into the environment, where every process of the run (load and
+    query workers) reads it; an option not given clears it."""
+    def callback(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            os.environ.pop(variable, None)
+        else:
+            os.environ[variable] = str(value)
+        return value
+    return callback
+
+
+def _kill_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value:
+        try:
+            parse_kill(value)
+        except ValueError as error:
+            raise click.BadParameter(str(error)) from None
+    return _export(KILL_NODE_ENV)(ctx, param, value)
+
+
+def cluster_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--nodes, --shards, --replicas, --kill-node (processed before --systems, which checks
+    that the systems can run as a cluster)."""
+    command = click.option(
+        "--kill-node", default=None, metavar="PHASE[@S]", expose_value=False, is_eager=True,
+        callback=_kill_callback,
+        help="Fault injection on a managed cluster: SIGKILL one node S seconds (default 5) "
+             "after PHASE (load or queries) started; the result records what the cluster went "
+             "through.")(command)
+    command = click.option(
+        "--replicas", type=click.IntRange(min=0), default=None, expose_value=False,
+        is_eager=True, envvar=REPLICAS_ENV, callback=_export(REPLICAS_ENV),
+        help="Replicas of each index [1 on several nodes, else 0].")(command)
+    command = click.option(
+        "--shards", type=click.IntRange(min=1), default=None, expose_value=False,
+        is_eager=True, envvar=SHARDS_ENV, callback=_export(SHARDS_ENV),
+        help="Primary shards of each index [the number of nodes].")(command)
+    command = click.option(
+        "--nodes", type=click.IntRange(min=1), default=None, expose_value=False,
+        is_eager=True, envvar=NODES_ENV, callback=_export(NODES_ENV),
+        help="Start a cluster of this many nodes on 127.0.0.1 (systems that run as a "
+             "cluster: Elasticsearch, OpenSearch) [1].")(command)
+    return command
 
 
 def count_type(minimum: int = 0) -> Callable[[click.Context, click.Parameter, Any], int]:
@@ -77,7 +155,8 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 f"--{engine.name}-url", default=None, metavar="URL", show_envvar=True,
                 callback=_warn_password_in_argv,
                 envvar=f"DOCBENCH_{engine.name.upper()}_URL",
-                help=f"Run against this {engine.display_name} server (e.g. {engine.url_example}); "
+                help=f"Run against this {engine.display_name} server (e.g. {engine.url_example}"
+                     f"{'; several node URLs comma-separated' if engine.runs_as_cluster else ''}); "
                      "docbench only touches its own database/index there.")(command)
     command = click.option("--resume", is_flag=True,
                            help="Continue the latest run of each (system, variant, data) on this "
@@ -89,7 +168,7 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
     command = click.option("--systems", "system_names", default=None, callback=systems_callback,
                            help=f"Comma-separated systems ({', '.join(REGISTERED)}); default: every "
                                 "one that can run here without setup.")(command)
-    return command
+    return cluster_options(command)
 
 
 def urls_from(options: dict[str, Any]) -> dict[str, str]:

@@ -1,7 +1,8 @@
-"""Elasticsearch and OpenSearch in the analytics workload: one index ``docbench_bluesky_<variant>``
-with one shard, created from the distribution folder's ``index.json``, loaded through ``_bulk``
-(all or nothing per batch, :class:`~docbench.systems.searchengine.bulk.BulkLoader`),
-force-merged to one segment; the folder's ``queries.json`` aggregation requests run in a
+"""Elasticsearch and OpenSearch in the analytics workload: one index
+``docbench_bluesky_<variant>`` with the run's shards and replicas (one shard by default),
+created from the distribution folder's ``index.json``, loaded through ``_bulk`` (all or nothing
+per batch, :class:`~docbench.systems.searchengine.bulk.BulkLoader`), force-merged to one
+segment; the folder's ``queries.json`` aggregation requests run in a
 :class:`~docbench.systems.searchengine.session.SearchSession`.
 
 Each distribution's ``analytics.py`` only names its variants (:func:`variants`) and subclasses
@@ -53,7 +54,8 @@ def substitute(value: Any, settings: dict[str, Any]) -> Any:
 
 
 class SearchAnalyticsBase(AnalyticsAdapter):
-    """One index, one shard, the distribution folder's mapping and queries."""
+    """One index (the run's shards and replicas), the distribution folder's mapping and
+    queries."""
 
     engine: SearchEngineBase
     retains_structure = True
@@ -79,10 +81,12 @@ class SearchAnalyticsBase(AnalyticsAdapter):
 
     def create(self) -> None:
         """Drop and create docbench's own index (and nothing else)."""
-        search_index.recreate(self.engine.client(), self.index, self.index_definition())
+        self.engine.create_index(self.index, self.index_definition())
 
     def loader(self) -> Loader:
-        return BulkLoader(self.engine.connect(BULK_TIMEOUT), self.index)
+        # On a cluster a request may be resent to another node: explicit ids make that safe.
+        return BulkLoader(self.engine.connect(BULK_TIMEOUT), self.index,
+                          explicit_ids=self.engine.shape.distributed or self.engine.several_urls)
 
     def finish_load(self) -> None:
         """Refresh on again, then merge into one segment (like JSONBench) and refresh."""
@@ -125,7 +129,8 @@ class SearchAnalyticsBase(AnalyticsAdapter):
 
     def session_spec(self) -> dict[str, Any]:
         return {"url": self.engine.base_url, "index": self.index,
-                "server_pid": self.engine.node_pid(), "local": self.engine.is_local}
+                "server_pid": self.engine.node_pid(), "server_pids": self.engine.serving_pids(),
+                "local": self.engine.is_local}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> QuerySession:

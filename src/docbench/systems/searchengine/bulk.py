@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 import time
 from typing import Any
 from urllib.parse import quote
@@ -25,8 +27,8 @@ def bulk_body(lines: list[bytes]) -> bytes:
 
 
 class BulkLoader(Loader):
-    """``_bulk`` with auto-generated ids, one request per batch, on ``client`` (a connection
-    with the bulk timeout, which the loader owns and closes).
+    """``_bulk`` with auto-generated ids (explicit ones on a cluster), one request per batch,
+    on ``client`` (a connection with the bulk timeout, which the loader owns and closes).
 
     _bulk is not transactional: when some items are refused, the items of the same request
     that were indexed are deleted again (by the ids the answer returns) before
@@ -34,15 +36,29 @@ class BulkLoader(Loader):
     refused for load reasons (429 queue full, 503) make the whole batch be retried.
     """
 
-    def __init__(self, client: HttpClient, index: str) -> None:
+    def __init__(self, client: HttpClient, index: str, explicit_ids: bool = False) -> None:
         self.client = client
         self.path = f"/{quote(index)}/_bulk{_BULK_QUERY}"
         self.index = index
+        # Explicit ids (this loader's token, then a sequence number): a batch sent again to
+        # another node after its connection broke overwrites what the first try indexed
+        # instead of adding it twice. Auto ids (faster: no lookup) on a single node.
+        self.id_prefix = f"{os.getpid():x}{secrets.token_hex(4)}-" if explicit_ids else None
+        self.sequence = 0
+
+    def _body(self, lines: list[bytes]) -> bytes:
+        if self.id_prefix is None:
+            return bulk_body(lines)
+        first = self.sequence
+        self.sequence += len(lines)
+        prefix = self.id_prefix.encode()
+        return b"".join(b'{"index":{"_id":"' + prefix + str(first + i).encode() + b'"}}\n' + line + b"\n"
+                        for i, line in enumerate(lines))
 
     def load_batch(self, lines: list[bytes]) -> None:
         if not lines:
             return
-        body = bulk_body(lines)
+        body = self._body(lines)
         for attempt in range(BULK_RETRIES):
             answer = self._send(body)
             if not answer.get("errors"):

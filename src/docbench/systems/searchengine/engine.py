@@ -1,11 +1,19 @@
 """The engine handle of Elasticsearch and OpenSearch: install state, lifecycle, URL mode,
 HTTP clients, the serving JVM.
 
-Managed: a :class:`~docbench.systems.searchengine.node.SearchNode` in the work directory, from
-the newest installed distribution of the supported line in ``$DOCBENCH_OPT``. URL: the user's
-cluster (``--elasticsearch-url`` / ``--opensearch-url``), which docbench neither restarts nor
-stops; it only ever touches its own indexes there: those with docbench's mark in their
-mapping's ``_meta`` (``index.py``); an index of the same name without it stops the run.
+Managed: a :class:`~docbench.systems.searchengine.node.SearchNode` in the work directory, or
+with ``--nodes N`` a :class:`~docbench.systems.searchengine.node.SearchCluster` of N nodes on
+the loopback, from the newest installed distribution of the supported line in
+``$DOCBENCH_OPT``. URL: the user's cluster (``--elasticsearch-url`` / ``--opensearch-url``,
+one node URL or several, comma-separated), which docbench neither restarts nor stops; it only
+ever touches its own indexes there: those with docbench's mark in their mapping's ``_meta``
+(``index.py``); an index of the same name without it stops the run.
+
+Every index docbench creates gets the shards and replicas of the run's
+:class:`~docbench.contracts.cluster.ClusterShape`. On a cluster the engine also watches the
+cluster's health and, with ``--kill-node``, kills one node during a phase
+(:mod:`docbench.systems.searchengine.faults`); :meth:`SearchEngineBase.cluster_record` is what
+the result says about the cluster.
 
 Each distribution's ``engine.py`` names its binary, environment variables, JDKs and the few
 node settings that differ.
@@ -19,19 +27,22 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from docbench import paths
+from docbench.contracts.cluster import ClusterShape, requested_kill, requested_shape
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.searchengine import index as search_index
+from docbench.systems.searchengine.faults import FaultInjector, HealthMonitor
 from docbench.systems.searchengine.http import (
     REQUEST_TIMEOUT,
     HttpClient,
     SearchEngineError,
     node_process_id,
     server_version,
+    split_urls,
 )
 from docbench.systems.searchengine.jvm import find_java_home
-from docbench.systems.searchengine.node import SearchNode
+from docbench.systems.searchengine.node import SearchCluster, SearchNode
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
@@ -41,6 +52,7 @@ class SearchEngineBase(Engine):
 
     embedded = False
     runs_by_default = False
+    runs_as_cluster = True
     url_example: ClassVar[str | None] = "http://localhost:9200"
 
     # What a distribution names.
@@ -58,10 +70,19 @@ class SearchEngineBase(Engine):
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
+        self.shape = requested_shape()
         install = self.install_dir()
-        self.node: SearchNode | None = None if url or install is None \
-            else SearchNode(type(self), install, workdir)
+        self.node: SearchNode | SearchCluster | None = None
+        if not url and install is not None:
+            self.node = SearchNode(type(self), install, workdir) if self.shape.nodes == 1 \
+                else SearchCluster(type(self), install, workdir, self.shape.nodes)
         self._client: HttpClient | None = None
+        # Every request that went to another node because one did not answer (all clients).
+        self.failovers: list[dict[str, Any]] = []
+        self.monitor: HealthMonitor | None = None
+        self.versions_seen: dict[str, str] = {}  # every node's version, killed ones too
+        kill = requested_kill()
+        self.faults = FaultInjector(self, kill) if kill and isinstance(self.node, SearchCluster) else None
 
     # ----- discovery -----------------------------------------------------------------------
     @classmethod
@@ -84,11 +105,11 @@ class SearchEngineBase(Engine):
                 distribution, number = server_version(client)
             except Exception as error:  # noqa: BLE001
                 message = redact_text(" ".join(str(error).split()), url)
-                return Availability(False, reason=f"cannot reach {redact_url(url)}: {message}")
+                return Availability(False, reason=f"cannot reach {cls.shown_urls(url)}: {message}")
             finally:
                 client.close()
             if distribution != cls.distribution:
-                return Availability(False, reason=f"{redact_url(url)} is not {cls.display_name} "
+                return Availability(False, reason=f"{cls.shown_urls(url)} is not {cls.display_name} "
                                                   f"(distribution {distribution or 'elasticsearch'})")
             return Availability(True, version=f"{cls.display_name} {number}")
         install = cls.install_dir()
@@ -99,7 +120,19 @@ class SearchEngineBase(Engine):
             return Availability(False, reason=f"no JDK {' or '.join(map(str, cls.java_versions))} "
                                               f"under /usr/lib/jvm",
                                 install_hint="apt-get install openjdk-17-jre-headless")
+        shape = requested_shape()
+        if shape.index_replicas >= shape.nodes and shape.nodes > 1:
+            return Availability(False, reason=f"{shape.index_replicas} replica(s) need more than "
+                                              f"{shape.nodes} nodes (a copy per node)")
         return Availability(True, version=f"{cls.display_name} {install.name.split('-', 1)[1]}")
+
+    @staticmethod
+    def shown_urls(url: str) -> str:
+        """The URLs as they may be shown (passwords hidden)."""
+        return ",".join(redact_url(u) for u in split_urls(url))
+
+    def display_url(self) -> str | None:
+        return self.shown_urls(self.url) if self.url else None
 
     def version(self) -> str | None:
         """The running server's version, else the installed (or URL's) one."""
@@ -113,22 +146,95 @@ class SearchEngineBase(Engine):
         version = super().version()
         return {self.name: version.split()[-1]} if version else {}
 
+    # ----- the cluster ---------------------------------------------------------------------
+    def node_versions(self) -> dict[str, str]:
+        """Every node's name and version, as the cluster says."""
+        answer = self.client().request("GET", "/_nodes?filter_path=nodes.*.name,nodes.*.version")
+        return {node["name"]: str(node["version"]) for node in (answer.get("nodes") or {}).values()}
+
+    def cluster_shape(self) -> ClusterShape:
+        """Managed: the nodes docbench started. URL: the nodes the cluster has now."""
+        nodes = self.shape.nodes
+        if self.node is None:
+            with contextlib.suppress(Exception):
+                nodes = len(self.node_versions()) or 1
+        return ClusterShape(nodes, self.shape.index_shards, self.shape.index_replicas)
+
+    def cluster_record(self) -> dict[str, Any]:
+        """What a result says about the cluster: its shape, every node's version, whether
+        docbench managed it, and what happened to it (faults, failovers, health)."""
+        record: dict[str, Any] = {**self.cluster_shape().to_record(),
+                                  "managed": self.node is not None}
+        with contextlib.suppress(Exception):
+            self.versions_seen.update(self.node_versions())
+        if self.versions_seen:
+            record["node_versions"] = dict(sorted(self.versions_seen.items()))
+        if self.failovers:
+            record["failovers"] = [dict(event) for event in self.failovers]
+        if self.monitor is not None:
+            record["health"] = self.monitor.summary()
+        if self.faults is not None:
+            record["faults"] = self.faults.record()
+        return record
+
+    def phase_started(self, phase: str) -> None:
+        """Watch a cluster's health from the first phase on; inject the planned fault."""
+        if not self.versions_seen:
+            with contextlib.suppress(Exception):
+                self.versions_seen.update(self.node_versions())
+        if self.monitor is None and self.shape.distributed:
+            self.monitor = HealthMonitor(self.base_url)
+            self.monitor.start()
+        if self.faults is not None:
+            self.faults.phase_started(phase)
+
+    def phase_ended(self, phase: str) -> None:
+        if self.faults is not None:
+            self.faults.phase_ended(phase)
+
+    def index_settings(self) -> dict[str, int]:
+        """Shards and replicas of every index docbench creates here."""
+        return {"number_of_shards": self.shape.index_shards,
+                "number_of_replicas": self.shape.index_replicas}
+
+    def create_index(self, index: str, definition: dict[str, Any]) -> None:
+        """Drop docbench's own ``index`` and create it with the run's shards and replicas."""
+        settings = definition.setdefault("settings", {}).setdefault("index", {})
+        settings.update(self.index_settings())
+        if self.monitor is not None:
+            self.monitor.pause()  # a new index is yellow until its copies are allocated
+        try:
+            search_index.recreate(self.client(), index, definition)
+            if self.shape.distributed:
+                # Every copy allocated before the load starts (green, not initialising).
+                self.client().request("GET", "/_cluster/health" + search_index.index_path(index)
+                                             + "?wait_for_status=green&timeout=120s")
+        finally:
+            if self.monitor is not None:
+                self.monitor.resume(self.base_url)
+
     # ----- where the node is ---------------------------------------------------------------
     @property
     def base_url(self) -> str:
-        """The node's URL: the user's, or the managed node's (once started)."""
+        """The nodes' URLs, comma-separated: the user's, or the managed nodes' that run."""
         if self.url:
             return self.url
         if self.node is None:
             raise RuntimeError(f"{self.display_name} is not installed (run `docbench setup {self.name}`)")
-        return self.node.url
+        return ",".join(self.node.urls)
+
+    @property
+    def several_urls(self) -> bool:
+        """Several node URLs given: a request may go to another node when one fails."""
+        return bool(self.url) and len(split_urls(self.url or "")) > 1
 
     @property
     def is_local(self) -> bool:
-        """Whether the node runs on this machine (its process can be observed)."""
+        """Whether the nodes run on this machine (their processes can be observed)."""
         if not self.url:
             return True
-        return urlsplit(self.url if "://" in self.url else f"http://{self.url}").hostname in LOCAL_HOSTS
+        return all(urlsplit(u if "://" in u else f"http://{u}").hostname in LOCAL_HOSTS
+                   for u in split_urls(self.url))
 
     @property
     def data_dir(self) -> Path | None:
@@ -139,7 +245,9 @@ class SearchEngineBase(Engine):
     def connect(self, timeout: float | None = REQUEST_TIMEOUT) -> HttpClient:
         """A new keep-alive connection to the node (the caller closes it); a long ``timeout``
         for requests that run long (bulk, update by query, force-merge)."""
-        return HttpClient(self.base_url, timeout=timeout)
+        client = HttpClient(self.base_url, timeout=timeout)
+        client.failovers = self.failovers  # one record of failovers for all of them
+        return client
 
     def client(self) -> HttpClient:
         """This process's shared connection for ordinary requests (closed by :meth:`release`)."""
@@ -175,6 +283,10 @@ class SearchEngineBase(Engine):
             self.client().request("GET", "/_cluster/health?wait_for_status=yellow&timeout=30s")
 
     def stop(self) -> None:
+        if self.faults is not None:
+            self.faults.cancel()
+        if self.monitor is not None:
+            self.monitor.stop()
         self.release()
         if self.node is not None:
             self.node.stop()
@@ -185,11 +297,17 @@ class SearchEngineBase(Engine):
         if not self.can_restart or self.node is None:
             return
         self.release()
+        if self.monitor is not None:
+            self.monitor.pause()  # a restart is not a fault: not counted as red/yellow time
         self.node.stop()
         self.node.start()
-        # Wait until the indexes are open again (their shards recovered from disk).
+        # Wait until the indexes are open again (their shards recovered from disk; on a
+        # cluster with replicas, every copy: the query runs on the cluster as it was).
+        status = "green" if self.shape.index_replicas and self.shape.nodes > 1 else "yellow"
         with contextlib.suppress(SearchEngineError):
-            self.client().request("GET", "/_cluster/health?wait_for_status=yellow&timeout=120s")
+            self.client().request("GET", f"/_cluster/health?wait_for_status={status}&timeout=120s")
+        if self.monitor is not None:
+            self.monitor.resume(self.base_url)
 
     def is_alive(self) -> bool:
         if self.node is not None and not self.node.running():
@@ -203,8 +321,14 @@ class SearchEngineBase(Engine):
 
     # ----- processes and modules -----------------------------------------------------------
     def server_pids(self) -> list[int]:
-        """The managed node's JVM (then its launcher); [] for a server reached by URL."""
+        """The managed nodes' JVMs (each then its launcher); [] for a server reached by URL."""
         return self.node.pids() if self.node is not None else []
+
+    def serving_pids(self) -> list[int]:
+        """The JVM serving requests of every managed node that runs."""
+        if self.node is None:
+            return []
+        return [node.server_pid for node in self.node.members() if node.server_pid]
 
     def node_pid(self) -> int | None:
         """The JVM serving requests, also for a server by URL on this machine (None when it

@@ -1,16 +1,20 @@
-"""HTTP to a node: one keep-alive HTTP/1.1 connection (standard library only) that sends bytes
-and decodes the JSON answers with orjson, the engines' error answers as an exception, and the
-server's version."""
+"""HTTP to a node or a cluster: keep-alive HTTP/1.1 connections (standard library only) that
+send bytes and decode the JSON answers with orjson, spread requests over the nodes and fail over
+when one does not answer; the engines' error answers as an exception, and the server's
+version."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
 import http.client
+import itertools
 import json
 import select
 import socket
 import threading
+import time
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -47,32 +51,127 @@ def error_text(body: Any) -> str:
     return " ".join(str(text).split())[:500]
 
 
-class HttpClient:
-    """One keep-alive connection to a node. Not thread-safe except :meth:`abort`."""
+def split_urls(urls: str | Sequence[str]) -> list[str]:
+    """Node URLs from ``http://h1:9200,http://h2:9200`` (or a list)."""
+    parts = urls.split(",") if isinstance(urls, str) else list(urls)
+    found = [part.strip() for part in parts if part.strip()]
+    if not found:
+        raise ValueError("no node URL given")
+    return found
 
-    def __init__(self, base_url: str, timeout: float | None = REQUEST_TIMEOUT) -> None:
-        # A long _update_by_query on OpenSearch answers with more than 100 header lines (one
-        # `Warning` per batch of the painless script); http.client refuses over 100 by default.
-        http.client._MAXHEADERS = max(http.client._MAXHEADERS, 100_000)  # type: ignore[attr-defined]
-        parts = urlsplit(base_url if "://" in base_url else f"http://{base_url}")
+
+class Endpoint:
+    """One node's address: scheme, host, port, path prefix and its Basic auth header."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url if "://" in url else f"http://{url}")
         self.scheme = parts.scheme or "http"
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or (443 if self.scheme == "https" else 9200)
         self.prefix = parts.path.rstrip("/")
-        self.timeout = timeout
-        self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        self.auth: str | None = None
         if parts.username is not None:
             # URLs carry user and password percent-encoded (a '@' or ':' in a password).
             token = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-            self.headers["Authorization"] = "Basic " + base64.b64encode(token).decode()
-        self._conn: http.client.HTTPConnection | None = None
+            self.auth = "Basic " + base64.b64encode(token).decode()
+
+    @property
+    def name(self) -> str:
+        """host:port (what a failover event names: never the password)."""
+        return f"{self.host}:{self.port}"
+
+
+# Errors after which a request goes to the next node: the node refused the connection, closed
+# it, or reset it (a node that crashed or was killed).
+NODE_DOWN_ERRORS = (ConnectionRefusedError, ConnectionResetError, BrokenPipeError,
+                    http.client.RemoteDisconnected, http.client.CannotSendRequest,
+                    ConnectionAbortedError)
+_rotation = itertools.count()
+
+
+class HttpClient:
+    """Keep-alive connections to the nodes of one cluster (one URL, or several). Requests
+    go round-robin over the nodes; a node that does not answer (connection refused, closed or
+    reset) is left for the next one and the request is sent again there, recorded in
+    :attr:`failovers`. Not thread-safe except :meth:`abort`.
+
+    A request resent after its connection broke may have been executed by the dead node
+    already: docbench's writes on a cluster are idempotent (bulk with explicit ids)."""
+
+    def __init__(self, base_url: str | Sequence[str], timeout: float | None = REQUEST_TIMEOUT) -> None:
+        # A long _update_by_query on OpenSearch answers with more than 100 header lines (one
+        # `Warning` per batch of the painless script); http.client refuses over 100 by default.
+        http.client._MAXHEADERS = max(http.client._MAXHEADERS, 100_000)  # type: ignore[attr-defined]
+        self.endpoints = [Endpoint(url) for url in split_urls(base_url)]
+        self.timeout = timeout
+        # Clients of one process start on different nodes, so that sessions spread.
+        self._current = next(_rotation) % len(self.endpoints)
+        self._conns: dict[int, http.client.HTTPConnection] = {}
         self._lock = threading.Lock()
+        self.failovers: list[dict[str, Any]] = []
+
+    # The node the next request goes to (one URL: always that one).
+    @property
+    def endpoint(self) -> Endpoint:
+        return self.endpoints[self._current]
+
+    @property
+    def scheme(self) -> str:
+        return self.endpoint.scheme
+
+    @property
+    def host(self) -> str:
+        return self.endpoint.host
+
+    @property
+    def port(self) -> int:
+        return self.endpoint.port
+
+    @property
+    def prefix(self) -> str:
+        return self.endpoint.prefix
+
+    @property
+    def _conn(self) -> http.client.HTTPConnection | None:
+        return self._conns.get(self._current)
 
     def _connection(self) -> http.client.HTTPConnection:
-        if self._conn is None:
-            cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
-            self._conn = cls(self.host, self.port, timeout=self.timeout)
-        return self._conn
+        conn = self._conns.get(self._current)
+        if conn is None:
+            endpoint = self.endpoint
+            cls = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
+            conn = self._conns[self._current] = cls(endpoint.host, endpoint.port, timeout=self.timeout)
+        return conn
+
+    def _drop_connection(self) -> None:
+        conn = self._conns.pop(self._current, None)
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def _exchange(self, method: str, path: str, body: bytes | bytearray | None,
+                  content_type: str | None) -> tuple[int, bytes]:
+        """One request to the current node; a keep-alive connection the server closed
+        meanwhile is reopened once."""
+        endpoint = self.endpoint
+        headers = {"Content-Type": content_type or "application/json", "Accept": "application/json"}
+        if endpoint.auth:
+            headers["Authorization"] = endpoint.auth
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                conn.request(method, endpoint.prefix + path, body=body, headers=headers)
+                response = conn.getresponse()
+                return response.status, response.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError,
+                    http.client.CannotSendRequest):
+                self._drop_connection()
+                if attempt == 2:
+                    raise
+            except Exception:
+                self._drop_connection()
+                raise
+        raise AssertionError("unreachable")
 
     def request(self, method: str, path: str, body: bytes | dict | list | None = None,
                 *, ok: tuple[int, ...] = (200, 201), content_type: str | None = None,
@@ -80,45 +179,42 @@ class HttpClient:
         """Send one request and return its decoded JSON answer (raises on other statuses)."""
         if body is not None and not isinstance(body, bytes | bytearray):
             body = orjson.dumps(body)
-        headers = dict(self.headers)
-        if content_type:
-            headers["Content-Type"] = content_type
-        for attempt in (1, 2):
-            conn = self._connection()
+        tried = 0
+        while True:
             try:
-                conn.request(method, self.prefix + path, body=body, headers=headers)
-                response = conn.getresponse()
-                data = response.read()
+                status, data = self._exchange(method, path, body, content_type)
                 break
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError,
-                    http.client.CannotSendRequest):
-                # A keep-alive connection the server closed meanwhile: reconnect once.
-                self.close()
-                if attempt == 2:
+            except NODE_DOWN_ERRORS as error:
+                tried += 1
+                if len(self.endpoints) == 1 or tried >= len(self.endpoints):
                     raise
-            except Exception:
-                self.close()
-                raise
+                failed = self.endpoint.name
+                self._current = (self._current + 1) % len(self.endpoints)
+                self.failovers.append({"at": time.time(), "node": failed, "request": f"{method} {path}",
+                                       "error": type(error).__name__, "sent_to": self.endpoint.name})
+        if len(self.endpoints) > 1:
+            self._current = (self._current + 1) % len(self.endpoints)
         try:
             decoded = orjson.loads(data) if data else None
         except orjson.JSONDecodeError:
             decoded = data.decode("utf-8", "replace")
-        if response.status not in ok:
-            raise SearchEngineError(response.status, decoded, what or f"{method} {path}")
+        if status not in ok:
+            raise SearchEngineError(status, decoded, what or f"{method} {path}")
         return decoded
 
     def abort(self) -> None:
-        """Shut the socket down from another thread: the engine cancels the search."""
-        conn = self._conn
-        if conn is not None and conn.sock is not None:
-            with contextlib.suppress(OSError):
-                conn.sock.shutdown(socket.SHUT_RDWR)
+        """Shut the sockets down from another thread: the engine cancels the search."""
+        for conn in list(self._conns.values()):
+            if conn.sock is not None:
+                with contextlib.suppress(OSError):
+                    conn.sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(Exception):
-                self._conn.close()
-            self._conn = None
+        for index in list(self._conns):
+            conn = self._conns.pop(index, None)
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.close()
 
 
 def server_version(client: HttpClient) -> tuple[str | None, str]:
@@ -147,7 +243,11 @@ class NonBlockingHttp:
     ``(status, body)`` once the answer is whole (Content-Length or chunked). The throughput
     driver multiplexes many of these on one thread."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, node: int = 0) -> None:
+        # Several node URLs: this connection goes to the node-th (modulo), so that the
+        # driver's clients spread over the cluster.
+        urls = split_urls(base_url)
+        base_url = urls[node % len(urls)]
         parts = urlsplit(base_url if "://" in base_url else f"http://{base_url}")
         if parts.scheme not in ("", "http"):
             raise ValueError("non-blocking HTTP is plain http only")

@@ -9,6 +9,7 @@ from a docbench before the mark are marked when the node starts (:func:`mark_all
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -85,10 +86,30 @@ def refresh(client: HttpClient, index: str) -> None:
     client.request("POST", f"{index_path(index)}/_refresh")
 
 
+class ShardsLost(RuntimeError):
+    """Some of an index's shards cannot be read (their node is down and they have no copy
+    elsewhere): the documents in them are lost to the run, and counted as such."""
+
+    def __init__(self, index: str, reachable: int, failed: int, total: int) -> None:
+        self.reachable = reachable
+        super().__init__(f"index {index}: {failed} of {total} shards unavailable (their node is "
+                         f"down and they have no replica): only {reachable:,} documents reachable, "
+                         f"the rest are lost data")
+
+
 def count(client: HttpClient, index: str) -> int:
-    """Documents in the index, after a refresh (every write counted)."""
-    refresh(client, index)
-    return int(client.request("GET", f"{index_path(index)}/_count")["count"])
+    """Documents in the index, after a refresh (every write counted); :class:`ShardsLost`
+    when a shard cannot answer (a partial count is never passed off as the count)."""
+    with contextlib.suppress(Exception):  # a red index refreshes what it can; counted below
+        refresh(client, index)
+    answer = client.request("GET", f"{index_path(index)}/_count")
+    shards = answer.get("_shards") or {}
+    failed = int(shards.get("failed", 0) or 0) + \
+        max(0, int(shards.get("total", 0) or 0) - int(shards.get("successful", 0) or 0)
+            - int(shards.get("skipped", 0) or 0) - int(shards.get("failed", 0) or 0))
+    if failed:
+        raise ShardsLost(index, int(answer["count"]), failed, int(shards.get("total", 0) or 0))
+    return int(answer["count"])
 
 
 def index_uuid(client: HttpClient, index: str) -> str:

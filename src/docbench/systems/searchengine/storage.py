@@ -130,7 +130,7 @@ class SearchStorageBase(StorageMatrixTarget):
     def create(self) -> None:
         self._close_loader()
         self.last_row = self.recovery_source = None
-        search_index.recreate(self.engine.client(), TABLE, index_definition(self.variant))
+        self.engine.create_index(TABLE, index_definition(self.variant))
 
     def insert(self, rows: list[tuple[str, str]]) -> None:
         if self.loader is None:

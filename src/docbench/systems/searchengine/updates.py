@@ -50,6 +50,7 @@ and segments in ``detail``), with the store statistics uncached.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -157,6 +158,10 @@ class SearchKeyValueSession(KeyValueSession):
         self.client.close()
 
 
+# Which node of a cluster the next non-blocking session connects to (they spread).
+_SPREAD = itertools.count()
+
+
 class NonBlockingSearchSession(SearchKeyValueSession, NonBlockingSession):
     """The same requests on a second, non-blocking connection of its own (the throughput
     driver's multiplexed loop; plain http only, https nodes get the blocking session)."""
@@ -173,7 +178,7 @@ class NonBlockingSearchSession(SearchKeyValueSession, NonBlockingSession):
     def http(self) -> NonBlockingHttp:
         """Its connection, opened when the driver first asks (the updates workload never does)."""
         if self._http is None:
-            self._http = NonBlockingHttp(self.url)
+            self._http = NonBlockingHttp(self.url, node=next(_SPREAD))
         return self._http
 
     def fileno(self) -> int:
@@ -255,7 +260,7 @@ class SearchUpdatesBase(UpdatesTarget):
 
     # loading ----------------------------------------------------------------------------
     def create(self) -> None:
-        search_index.recreate(self.client(), INDEX, index_definition())
+        self.engine.create_index(INDEX, index_definition())
         self._last_bulk = {}
 
     def load(self, docs: list[bytes]) -> None:

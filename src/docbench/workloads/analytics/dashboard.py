@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from docbench.results import load_results
+from docbench.results import cluster_label, load_results
 from docbench.results.files import trimmed_document
 from docbench.workloads.analytics.report import (
     SHIFT,
@@ -125,7 +125,9 @@ def run_view(document: dict[str, Any], key: str) -> dict[str, Any]:
     dataset = document.get("dataset") or {}
     return {
         "key": key,
-        "system": document.get("display_name") or document.get("system"),
+        "system": (document.get("display_name") or document.get("system"))
+        + (f" [{cluster_label(document)}]" if cluster_label(document) else ""),
+        "cluster": document.get("cluster"),
         "system_name": document.get("system"),
         "variant": document.get("variant", "-"),
         "role": document.get("variant_role", ""),

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from docbench.core.console import report_console
-from docbench.results import load_results
+from docbench.results import load_results, run_name
 
 STATUS_MARK = {"ok": "[green]✓[/green]", "precision": "[green]≈[/green]",
                "approximate": "[yellow]~[/yellow]", "wrong": "[red]✗ wrong[/red]",
@@ -243,7 +243,8 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
 
 
 def _name(d: dict[str, Any]) -> str:
-    return f"{d.get('system')}/{d.get('variant', '-')}"
+    """``system/variant``, with the cluster shape beside it for a distributed run."""
+    return run_name(d)
 
 
 def _dataset(d: dict[str, Any]) -> str:

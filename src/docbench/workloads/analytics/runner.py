@@ -14,6 +14,7 @@ A failure anywhere is recorded in the result and the run goes on with the next s
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -242,8 +243,12 @@ def run_system(name: str, variant: Variant, dataset: Dataset, request: RunReques
         engine.start()
         document["version"] = engine.version() or "unknown"
         document["environment"]["versions"] = engine.versions()
+        engine.phase_started("load")
         expected = load_phase(system, dataset, document, request, path)
+        engine.phase_ended("load")
+        engine.phase_started("queries")
         query_phase(system, expected, document, request)
+        engine.phase_ended("queries")
         crashed = [a["query"] for a in document["answers"] if a.get("crashed")]
         document["complete"] = not crashed
         if crashed:
@@ -256,6 +261,8 @@ def run_system(name: str, variant: Variant, dataset: Dataset, request: RunReques
         console.print(f"[red]{name}/{variant.name} failed: {document['error']}[/red]")
         document["complete"] = False
     finally:
+        with contextlib.suppress(Exception):  # the running cluster's own word, faults included
+            document["cluster"] = engine.cluster_record()
         try:
             system.release()
             engine.stop()

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 from rich.table import Table
 
 from docbench.core.console import report_console
-from docbench.results import load_results
+from docbench.results import load_results, run_name
 
 COLUMNS = ("system/variant", "scenario", "mix", "clients", "procs", "TPS", "p50", "p99", "failed",
            "driver ceiling", "docbench/native", "counts, notes")
@@ -23,7 +23,7 @@ def _ms(value: Any) -> str:
 
 
 def run_row(document: dict[str, Any], run: dict[str, Any]) -> list[str]:
-    head = [f"{document['system']}/{document['variant']}", run["scenario"], run["mix"],
+    head = [run_name(document), run["scenario"], run["mix"],
             str(run["clients"]), str(run.get("processes", "-"))]
     if "error" in run:
         return [*head, "error", "-", "-", "-", "-", "-", run["error"][:60]]
@@ -64,7 +64,7 @@ def print_report(documents: list[dict[str, Any]], console: Console,
         for run in document.get("runs", []):
             table.add_row(*run_row(document, run))
         for skipped in document.get("skipped", []):
-            table.add_row(f"{document['system']}/{document['variant']}", skipped["scenario"], "-",
+            table.add_row(run_name(document), skipped["scenario"], "-",
                           "-", "-", "not run", "-", "-", "-", "-", "-", skipped["reason"][:80])
     console.print(table)
     for document in documents:

@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from docbench.results import load_results
+from docbench.results import load_results, run_name
 
 
 def _mb(value: Any) -> str:
@@ -120,7 +120,7 @@ def print_report(documents: list[dict[str, Any]], console: Console,
     incomplete = [d for d in documents if not d.get("complete")]
     for doc in incomplete:
         for error in doc.get("errors", []):
-            console.print(f"[red]{doc['system']}/{doc['variant']}: {error['error']}[/red]")
+            console.print(f"[red]{run_name(doc)}: {error['error']}[/red]")
 
 
 def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -1,0 +1,98 @@
+"""The shape of a distributed engine: how many nodes docbench starts, and how many shards and
+replicas its indexes get (``--nodes N --shards S --replicas R``).
+
+The options are given once on the command line and travel in the environment
+(``DOCBENCH_NODES`` / ``DOCBENCH_SHARDS`` / ``DOCBENCH_REPLICAS``), so that every process of a
+run (load and query workers) sees the same shape. An engine that can run as a cluster says so
+with ``Engine.runs_as_cluster``; the others refuse ``--nodes`` above 1 before anything runs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+NODES_ENV = "DOCBENCH_NODES"
+SHARDS_ENV = "DOCBENCH_SHARDS"
+REPLICAS_ENV = "DOCBENCH_REPLICAS"
+# The fault to inject into a managed cluster: "load" or "queries", optionally "@SECONDS" after
+# the phase started (``--kill-node``).
+KILL_NODE_ENV = "DOCBENCH_KILL_NODE"
+
+
+@dataclass(frozen=True)
+class ClusterShape:
+    """``nodes`` started (managed) or found (URL); ``shards``/``replicas`` of docbench's
+    indexes: S defaults to the number of nodes, R to 1 on several nodes and 0 on one."""
+
+    nodes: int = 1
+    shards: int | None = None
+    replicas: int | None = None
+
+    @property
+    def index_shards(self) -> int:
+        return self.shards if self.shards is not None else self.nodes
+
+    @property
+    def index_replicas(self) -> int:
+        if self.replicas is not None:
+            return self.replicas
+        return 1 if self.nodes > 1 else 0
+
+    @property
+    def distributed(self) -> bool:
+        """More than one node or more than one shard: answers come from several places."""
+        return self.nodes > 1 or self.index_shards > 1
+
+    def label(self) -> str:
+        """``3 nodes, 3 shards, 1 replica`` (what the report shows beside the system)."""
+        def plural(n: int, word: str) -> str:
+            return f"{n} {word}{'' if n == 1 else 's'}"
+        return ", ".join([plural(self.nodes, "node"), plural(self.index_shards, "shard"),
+                          plural(self.index_replicas, "replica")])
+
+    def short_label(self) -> str:
+        """``3n/3s/1r``."""
+        return f"{self.nodes}n/{self.index_shards}s/{self.index_replicas}r"
+
+    def to_record(self) -> dict[str, Any]:
+        return {**asdict(self), "shards": self.index_shards, "replicas": self.index_replicas}
+
+
+def requested_shape() -> ClusterShape:
+    """The shape the command line asked for (one node, one shard, no replica by default)."""
+    def number(name: str) -> int | None:
+        value = os.environ.get(name, "").strip()
+        return int(value) if value else None
+    return ClusterShape(nodes=number(NODES_ENV) or 1, shards=number(SHARDS_ENV),
+                        replicas=number(REPLICAS_ENV))
+
+
+@dataclass(frozen=True)
+class NodeKill:
+    """SIGKILL one data node ``delay`` seconds after ``phase`` (``load`` or ``queries``)
+    started."""
+
+    phase: str
+    delay: float = 5.0
+
+
+PHASES = ("load", "queries")
+
+
+def parse_kill(value: str) -> NodeKill:
+    """``load``, ``queries``, ``load@10`` (seconds after the phase started)."""
+    phase, _, delay = value.partition("@")
+    if phase not in PHASES:
+        raise ValueError(f"{value!r}: give load or queries, optionally @SECONDS (e.g. load@5)")
+    try:
+        seconds = float(delay.rstrip("s")) if delay else 5.0
+    except ValueError:
+        raise ValueError(f"{value!r}: the delay after @ is a number of seconds") from None
+    return NodeKill(phase, max(0.0, seconds))
+
+
+def requested_kill() -> NodeKill | None:
+    value = os.environ.get(KILL_NODE_ENV, "").strip()
+    return parse_kill(value) if value else None
