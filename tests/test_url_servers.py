@@ -13,6 +13,7 @@ with a password and (where a test wants one) a user database ``docbench`` holdin
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -28,6 +29,7 @@ import pytest
 
 from docbench.core.ownership import MARKER, ForeignDatabase
 from docbench.core.redact import redact_text, redact_url, url_secrets
+from docbench.results.schema import validate
 from docbench.systems import server
 from docbench.systems.mariadb import engine as mengine
 from docbench.systems.mariadb import server as mserver
@@ -41,6 +43,8 @@ MY_PASSWORD = "My@Secret9url"
 # Pieces that must not show either (a half-hidden password is a shown password).
 PIECES = ("Secret9url", "Pg@Secret", "My@Secret")
 FOREIGN_ROWS = [(1, "mine"), (2, "also mine")]
+# The password of a role of the user's that docbench never sees (nor may show).
+OTHER_PASSWORD = "Reader@Other7pw"
 
 
 # ----- redaction (no server) -------------------------------------------------------------
@@ -204,9 +208,10 @@ class ForeignPostgres(OwnServer):
     def stop(self, sig: int = signal.SIGINT) -> None:  # fast shutdown
         super().stop(sig)
 
-    def url(self, password: str | None = PG_PASSWORD, port: int | None = None) -> str:
+    def url(self, password: str | None = PG_PASSWORD, port: int | None = None,
+            database: str = "postgres") -> str:
         secret = f":{password}" if password is not None else ""
-        return f"postgresql://rel{secret}@127.0.0.1:{port or self.port}/postgres"
+        return f"postgresql://rel{secret}@127.0.0.1:{port or self.port}/{database}"
 
     def connect(self, dbname: str):
         import psycopg
@@ -230,6 +235,112 @@ class ForeignPostgres(OwnServer):
         with self.connect("postgres") as conn:
             return conn.execute("SELECT oid, shobj_description(oid, 'pg_database') "
                                 "FROM pg_database WHERE datname = 'docbench'").fetchone()
+
+    def other_data(self) -> None:
+        """The user's own things on the server (made once): a role that logs in and one that
+        owns, a database ``appdata`` (a setting, a comment) with a schema ``sales`` of tables,
+        a view, a sequence and a function, and a table named like docbench's; a table in
+        ``postgres`` and an object in ``template1`` (what every new database copies)."""
+        with self.connect("postgres") as conn:
+            if conn.execute("SELECT 1 FROM pg_database WHERE datname = 'appdata'").fetchone():
+                return
+            conn.execute("CREATE ROLE app_owner NOLOGIN")
+            conn.execute(f"CREATE ROLE app_reader LOGIN PASSWORD '{OTHER_PASSWORD}'")
+            conn.execute("CREATE DATABASE appdata OWNER app_owner")
+            conn.execute("COMMENT ON DATABASE appdata IS 'the application''s data'")
+            conn.execute("ALTER DATABASE appdata SET work_mem = '8MB'")
+            conn.execute("CREATE TABLE notes (id int PRIMARY KEY, note text)")
+            conn.execute("INSERT INTO notes SELECT i, 'note ' || i FROM generate_series(1, 50) i")
+        with self.connect("template1") as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS template_note (note text)")
+        with self.connect("appdata") as conn:
+            for statement in (
+                "CREATE SCHEMA sales AUTHORIZATION app_owner",
+                "CREATE TABLE sales.customers (id serial PRIMARY KEY, name text NOT NULL, "
+                "profile jsonb)",
+                "INSERT INTO sales.customers (name, profile) SELECT 'customer ' || i, "
+                "jsonb_build_object('tier', i % 3, 'tags', jsonb_build_array('a', i)) "
+                "FROM generate_series(1, 300) i",
+                "CREATE TABLE sales.orders (id bigserial PRIMARY KEY, customer int REFERENCES "
+                "sales.customers, total numeric(10, 2), at timestamptz, doc jsonb)",
+                "INSERT INTO sales.orders (customer, total, at, doc) SELECT 1 + i % 300, "
+                "i * 1.25, '2024-01-01'::timestamptz + i * interval '1 hour', "
+                "jsonb_build_object('kind', 'commit', 'n', i) FROM generate_series(1, 2000) i",
+                "CREATE INDEX orders_doc ON sales.orders ((doc ->> 'kind'))",
+                "CREATE VIEW sales.big_orders AS SELECT * FROM sales.orders WHERE total > 1000",
+                "CREATE FUNCTION sales.order_count() RETURNS bigint LANGUAGE sql "
+                "AS 'SELECT count(*) FROM sales.orders'",
+                "COMMENT ON TABLE sales.orders IS 'do not touch'",
+                "GRANT USAGE ON SCHEMA sales TO app_reader",
+                "GRANT SELECT ON ALL TABLES IN SCHEMA sales TO app_reader",
+                # the names docbench uses in its own database, here the user's
+                "CREATE TABLE public.bluesky_pglz (data jsonb)",
+                "INSERT INTO public.bluesky_pglz VALUES ('{\"kind\": \"mine\"}')",
+            ):
+                conn.execute(statement)
+
+    def inventory(self) -> dict[str, object]:
+        """Everything on the server but docbench's own database: the databases (owner,
+        encoding, comment, access), the roles (with their password hashes), per-database and
+        per-role settings, the server's settings and ``postgresql.auto.conf`` (ALTER SYSTEM),
+        and in every other database its schemas, relations, functions, extensions and a
+        digest of every table's rows (each row's text, sorted) and sequence."""
+        from psycopg import sql
+
+        found: dict[str, object] = {}
+        with self.connect("postgres") as conn:
+            found["databases"] = conn.execute(
+                "SELECT datname, pg_get_userbyid(datdba), pg_encoding_to_char(encoding), "
+                "datcollate, datctype, datistemplate, datallowconn, datconnlimit, datacl::text, "
+                "shobj_description(oid, 'pg_database') FROM pg_database "
+                "WHERE datname <> 'docbench' ORDER BY 1").fetchall()
+            found["roles"] = conn.execute(
+                "SELECT rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, "
+                "rolreplication, rolbypassrls, rolconnlimit, rolpassword, rolvaliduntil "
+                "FROM pg_authid ORDER BY 1").fetchall()
+            found["memberships"] = conn.execute(
+                "SELECT pg_get_userbyid(roleid), pg_get_userbyid(member), admin_option "
+                "FROM pg_auth_members ORDER BY 1, 2").fetchall()
+            found["db_role_settings"] = conn.execute(
+                "SELECT d.datname, pg_get_userbyid(s.setrole), s.setconfig::text "
+                "FROM pg_db_role_setting s LEFT JOIN pg_database d ON d.oid = s.setdatabase "
+                "WHERE d.datname IS DISTINCT FROM 'docbench' ORDER BY 1, 2").fetchall()
+            found.update({f"setting {name}": rest for name, *rest in conn.execute(
+                "SELECT name, setting, source FROM pg_settings "
+                "WHERE source NOT IN ('client', 'session')")})
+            names = [r[0] for r in conn.execute("SELECT datname FROM pg_database WHERE "
+                                                "datallowconn AND datname <> 'docbench' ORDER BY 1")]
+        found["auto.conf"] = (self.data / "postgresql.auto.conf").read_bytes()
+        user_objects = ("n.nspname NOT IN ('pg_catalog', 'information_schema') "
+                        "AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'")
+        for name in names:
+            with self.connect(name) as conn:
+                found[f"{name}: schemas"] = conn.execute(
+                    "SELECT nspname, pg_get_userbyid(nspowner), nspacl::text FROM pg_namespace n "
+                    f"WHERE {user_objects} ORDER BY 1").fetchall()
+                relations = conn.execute(
+                    "SELECT n.nspname, c.relname, c.relkind, pg_get_userbyid(c.relowner), "
+                    "c.relacl::text, c.reloptions::text, obj_description(c.oid, 'pg_class'), "
+                    "CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid) END "
+                    "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    f"WHERE {user_objects} ORDER BY 1, 2").fetchall()
+                found[f"{name}: relations"] = relations
+                found[f"{name}: functions"] = conn.execute(
+                    "SELECT n.nspname, p.proname, pg_get_function_identity_arguments(p.oid), "
+                    "md5(p.prosrc) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                    f"WHERE {user_objects} ORDER BY 1, 2, 3").fetchall()
+                found[f"{name}: extensions"] = conn.execute(
+                    "SELECT extname, extversion FROM pg_extension ORDER BY 1").fetchall()
+                for schema, relation, kind, *_ in relations:
+                    target = sql.Identifier(schema, relation)
+                    if kind in ("r", "p", "m"):
+                        found[f"{name}: {schema}.{relation}"] = conn.execute(sql.SQL(
+                            "SELECT count(*), md5(coalesce(string_agg(t::text, E'\\n' "
+                            "ORDER BY t::text), '')) FROM {} t").format(target)).fetchone()
+                    elif kind == "S":
+                        found[f"{name}: {schema}.{relation}"] = conn.execute(sql.SQL(
+                            "SELECT last_value, is_called FROM {}").format(target)).fetchone()
+        return found
 
 
 class ForeignMariaDB(OwnServer):
@@ -269,9 +380,10 @@ class ForeignMariaDB(OwnServer):
         return pymysql.connect(host="127.0.0.1", port=self.port, user="root", password="",
                                autocommit=True, connect_timeout=5)
 
-    def url(self, password: str | None = MY_PASSWORD, port: int | None = None) -> str:
+    def url(self, password: str | None = MY_PASSWORD, port: int | None = None,
+            database: str = "mysql") -> str:
         secret = f":{password}" if password is not None else ""
-        return f"mysql://rel{secret}@127.0.0.1:{port or self.port}/mysql"
+        return f"mysql://rel{secret}@127.0.0.1:{port or self.port}/{database}"
 
     def fresh(self, with_foreign_database: bool) -> None:
         with self._root() as conn, conn.cursor() as cur:
@@ -290,6 +402,100 @@ class ForeignMariaDB(OwnServer):
         rows = self.query("SELECT SCHEMA_COMMENT FROM information_schema.SCHEMATA "
                           "WHERE SCHEMA_NAME = 'docbench'")
         return rows[0][0] if rows else None
+
+    def other_data(self) -> None:
+        """The user's own things on the server (made once): a user of theirs, a database
+        ``shop`` (a comment) with tables, a view, a procedure, a trigger, and a table named
+        like docbench's."""
+        if self.query("SHOW DATABASES LIKE 'shop'"):
+            return
+        with self._root() as conn, conn.cursor() as cur:
+            for statement in (
+                f"CREATE USER 'shop_reader'@'127.0.0.1' IDENTIFIED BY '{OTHER_PASSWORD}'",
+                "CREATE DATABASE shop CHARACTER SET utf8mb4 COMMENT 'the shop''s data'",
+                "USE shop",
+                "CREATE TABLE shop.customers (id int AUTO_INCREMENT PRIMARY KEY, "
+                "name varchar(64) NOT NULL, profile JSON) COMMENT 'do not touch'",
+                "INSERT INTO shop.customers (name, profile) SELECT CONCAT('customer ', seq), "
+                "JSON_OBJECT('tier', seq % 3) FROM seq_1_to_300",
+                "CREATE TABLE shop.orders (id bigint AUTO_INCREMENT PRIMARY KEY, customer int, "
+                "total decimal(10, 2), at datetime, doc JSON, KEY (customer))",
+                "INSERT INTO shop.orders (customer, total, at, doc) SELECT 1 + seq % 300, "
+                "seq * 1.25, '2024-01-01' + INTERVAL seq HOUR, JSON_OBJECT('kind', 'commit', "
+                "'n', seq) FROM seq_1_to_2000",
+                "CREATE VIEW shop.big_orders AS SELECT * FROM shop.orders WHERE total > 1000",
+                "CREATE PROCEDURE shop.order_count() SELECT COUNT(*) FROM shop.orders",
+                "CREATE TRIGGER shop.no_negative BEFORE INSERT ON shop.orders FOR EACH ROW "
+                "SET NEW.total = GREATEST(NEW.total, 0)",
+                "GRANT SELECT ON shop.* TO 'shop_reader'@'127.0.0.1'",
+                # the name docbench uses in its own database, here the user's
+                "CREATE TABLE shop.bluesky_default (doc JSON)",
+                "INSERT INTO shop.bluesky_default VALUES ('{\"kind\": \"mine\"}')",
+                "ANALYZE TABLE shop.customers, shop.orders, shop.bluesky_default",
+            ):
+                cur.execute(statement)
+                cur.fetchall()
+
+    # The server's statistics tables: rows about docbench's tables are docbench's own (ANALYZE
+    # TABLE writes them), and their time of update is the server's.
+    STATISTICS = {"innodb_table_stats", "innodb_index_stats", "table_stats", "column_stats",
+                  "index_stats"}
+    # Global variables that move by themselves.
+    VOLATILE = {"gtid_binlog_pos", "gtid_current_pos", "gtid_binlog_state",
+                "innodb_buffer_pool_resize_status"}
+
+    def inventory(self) -> dict[str, object]:
+        """Everything on the server but docbench's own database: the databases, the global
+        variables, every table's definition and a digest of its rows (the ``mysql`` schema's
+        users and grants included), views, routines, triggers and events."""
+        import hashlib
+
+        outside = "NOT IN ('docbench', 'information_schema', 'performance_schema')"
+        found: dict[str, object] = {
+            "databases": self.query("SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, "
+                                    "DEFAULT_COLLATION_NAME, SCHEMA_COMMENT FROM "
+                                    "information_schema.SCHEMATA WHERE SCHEMA_NAME <> 'docbench' "
+                                    "ORDER BY 1"),
+            "columns": self.query("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, "
+                                  "IS_NULLABLE, COLUMN_DEFAULT, EXTRA, GENERATION_EXPRESSION FROM "
+                                  f"information_schema.COLUMNS WHERE TABLE_SCHEMA {outside} "
+                                  "ORDER BY 1, 2, ORDINAL_POSITION"),
+            "indexes": self.query("SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, "
+                                  "COLUMN_NAME FROM information_schema.STATISTICS "
+                                  f"WHERE TABLE_SCHEMA {outside} ORDER BY 1, 2, 3, 4"),
+            "views": self.query("SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM "
+                                f"information_schema.VIEWS WHERE TABLE_SCHEMA {outside} "
+                                "ORDER BY 1, 2"),
+            "routines": self.query("SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_DEFINITION FROM "
+                                   f"information_schema.ROUTINES WHERE ROUTINE_SCHEMA {outside} "
+                                   "ORDER BY 1, 2"),
+            "triggers": self.query("SELECT TRIGGER_SCHEMA, TRIGGER_NAME, ACTION_STATEMENT FROM "
+                                   "information_schema.TRIGGERS WHERE TRIGGER_SCHEMA "
+                                   f"{outside} ORDER BY 1, 2"),
+            "events": self.query("SELECT EVENT_SCHEMA, EVENT_NAME FROM information_schema.EVENTS "
+                                 f"WHERE EVENT_SCHEMA {outside} ORDER BY 1, 2"),
+        }
+        found.update({f"variable {name}": value for name, value in
+                      self.query("SHOW GLOBAL VARIABLES") if name not in self.VOLATILE})
+        tables = self.query("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, ROW_FORMAT, "
+                            "TABLE_COLLATION, CREATE_OPTIONS, TABLE_COMMENT FROM "
+                            f"information_schema.TABLES WHERE TABLE_SCHEMA {outside} "
+                            "ORDER BY 1, 2")
+        found["tables"] = tables
+        for schema, table, kind, *_ in tables:
+            if kind not in ("BASE TABLE", "SYSTEM VERSIONED"):
+                continue
+            with self._root() as conn, conn.cursor() as cur:
+                cur.execute(f"SELECT * FROM `{schema}`.`{table}`")
+                names = [d[0].lower() for d in cur.description]
+                rows = list(cur.fetchall())
+            if schema == "mysql" and table in self.STATISTICS:
+                where = names.index("database_name" if "database_name" in names else "db_name")
+                keep = [i for i, n in enumerate(names) if n != "last_update"]
+                rows = [tuple(row[i] for i in keep) for row in rows if row[where] != "docbench"]
+            digest = hashlib.sha256("\n".join(sorted(map(repr, rows))).encode()).hexdigest()
+            found[f"{schema}.{table}"] = (len(rows), digest)
+        return found
 
 
 @contextlib.contextmanager
@@ -480,6 +686,33 @@ def _throughput(results: Path, env: dict[str, str], extra: list[str] | None = No
                      "--no-ceiling", "--results", str(results), *(extra or [])], env)
 
 
+class _FileWatcher:
+    """Reads the files under ``folders`` every 0.2 s while a run goes on: every one that held
+    a secret at any moment (the run lock, a checkpoint, a log may be gone or emptied by the
+    end of the run)."""
+
+    def __init__(self, folders: list[Path], secrets: tuple[str, ...]) -> None:
+        self.folders, self.secrets = folders, secrets
+        self.found: set[str] = set()
+        self.reads = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.2):
+            with contextlib.suppress(OSError):  # a file replaced while read
+                self.found.update(_files_holding(self.folders, self.secrets))
+                self.reads += 1
+
+    def __enter__(self) -> _FileWatcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def _pgbench_runs(lines: set[str]) -> list[str]:
     return [line for line in lines if "pgbench" in line.split(" ", 1)[0]]
 
@@ -585,6 +818,95 @@ def test_mariadb_database_is_created_marked_and_reused_with_password_from_the_en
     assert my.query("SELECT COUNT(*) FROM docbench.bluesky_default")[0][0] > 900
     assert not any(p in out.stdout + out.stderr for p in PIECES)
     assert not _files_holding([results, home], PIECES)
+
+
+# ----- both servers: the user's data around docbench's database ---------------------------
+
+
+def _changes(before: dict[str, object], after: dict[str, object]) -> list[str]:
+    return [f"{key}: {before.get(key)!r} -> {after.get(key)!r}"
+            for key in sorted(before.keys() | after.keys()) if before.get(key) != after.get(key)]
+
+
+def test_analytics_by_url_touches_nothing_but_its_own_database(
+        pg: ForeignPostgres, my: ForeignMariaDB, home: Path, small_data: Path, tmp_path: Path):
+    """``docbench run analytics`` with --postgresql-url / --mariadb-url on servers that hold
+    the user's other databases, schemas, roles and users: every answer right, docbench's
+    database ``docbench`` the only thing added (and kept, marked, after the run), everything
+    else row for row as it was, and no password in what the run printed or wrote."""
+    for own in (pg, my):
+        own.fresh(with_foreign_database=False)
+        own.other_data()
+    before = {"postgresql": pg.inventory(), "mariadb": my.inventory()}
+    results = tmp_path / "results"
+    # every 6 characters in a row of docbench's passwords (a half-shown password is shown)
+    secrets = (*sorted({password[i:i + 6] for password in (PG_PASSWORD, MY_PASSWORD)
+                        for i in range(len(password) - 5)}), OTHER_PASSWORD)
+    # The URLs name the user's databases: docbench connects there only to create its own.
+    with _FileWatcher([results, home], secrets) as watcher:
+        out = docbench(["run", "analytics", "--systems", "postgresql,mariadb",
+                        "--variants", "pglz,default", "--data", str(small_data), "--tries", "2",
+                        "--timeout", "60", "--results", str(results),
+                        "--postgresql-url", pg.url(database="appdata"),
+                        "--mariadb-url", my.url(database="shop")])
+    said = out.stdout + out.stderr
+    assert out.returncode == 0, said
+    documents = {}
+    for path in results.rglob("analytics.*.json"):
+        document = json.loads(path.read_text())
+        validate(document)
+        documents[document["system"]] = document
+    assert sorted(documents) == ["mariadb", "postgresql"], said
+    for name, document in documents.items():
+        assert document["complete"] and not document.get("error"), (name, document.get("error"))
+        assert [a["status"] for a in document["answers"]] == ["ok"] * 5, (name, document["answers"])
+        assert document["num_loaded_documents"] == 1000, name
+
+    # (a) everything but docbench's database as it was: databases, roles, users, settings,
+    # every table's rows
+    after = {"postgresql": pg.inventory(), "mariadb": my.inventory()}
+    for name in before:
+        assert not _changes(before[name], after[name]), (name, _changes(before[name], after[name]))
+    # (what was compared: the user's data, users and settings among it)
+    assert before["postgresql"]["appdata: sales.orders"][0] == 2000
+    assert {"appdata: public.bluesky_pglz", "appdata: sales.orders_id_seq", "postgres: public.notes",
+            "template1: public.template_note", "setting work_mem"} <= before["postgresql"].keys()
+    assert "app_reader" in {role[0] for role in before["postgresql"]["roles"]}
+    assert before["mariadb"]["shop.orders"][0] == 2000
+    assert {"shop.customers", "shop.bluesky_default", "mysql.global_priv", "mysql.innodb_table_stats",
+            "variable local_infile"} <= before["mariadb"].keys()
+
+    # (b) docbench's own database is the one thing added, marked, and stays after the run with
+    # the variant's table (the next run drops and re-creates the table)
+    with pg.connect("postgres") as conn:
+        added = conn.execute("SELECT datname FROM pg_database").fetchall()
+    assert sorted(set(added) - {(row[0],) for row in before["postgresql"]["databases"]}) == [
+        ("docbench",)]
+    assert pg.docbench_database()[1].startswith(MARKER)
+    with pg.connect("docbench") as conn:
+        assert conn.execute("SELECT count(*) FROM bluesky_pglz").fetchone() == (1000,)
+        tables = conn.execute("SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n "
+                              "ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm') "
+                              "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+                              "ORDER BY 2").fetchall()
+        assert [t for t in tables if not t[1].startswith("pg_stat_statements")] == [
+            ("public", "bluesky_pglz")], tables
+        extensions = conn.execute("SELECT extname FROM pg_extension ORDER BY 1").fetchall()
+        assert set(extensions) <= {("plpgsql",), ("pg_stat_statements",)}, extensions
+    shown = [row[0] for row in my.query("SHOW DATABASES")]
+    assert sorted(set(shown) - {row[0] for row in before["mariadb"]["databases"]}) == ["docbench"]
+    assert my.schema_comment().startswith(MARKER)
+    assert my.query("SELECT TABLE_NAME FROM information_schema.TABLES "
+                    "WHERE TABLE_SCHEMA = 'docbench'") == [("bluesky_default",)]
+    assert my.query("SELECT COUNT(*) FROM docbench.bluesky_default") == [(1000,)]
+
+    # (c) no password, nor a piece of one, in what docbench printed, its results, its work
+    # and log directories (DOCBENCH_HOME) -- during the run or after it
+    assert {p.parent.name for p in home.glob("work/*/load-checkpoint.json")} == {
+        "postgresql-pglz", "mariadb-default"}  # the variants' work directories stay
+    assert not [p for p in secrets if p in said], said
+    assert watcher.reads > 3 and not watcher.found, watcher.found
+    assert not _files_holding([tmp_path], secrets)  # results/, home/ (DOCBENCH_HOME), data/
 
 
 # ----- MongoDB (a FerretDB the test starts) and FerretDB's managed server -----------------
