@@ -45,7 +45,8 @@ def command() -> click.Command:
                   help="Do not restart servers before cold runs (quicker; tagged no-restart-cold-run).")
     @click.option("--keep-databases", is_flag=True,
                   help="Keep each variant's database after its run (default: removed once the result "
-                       "is written, so a large scale needs the room of one database at a time).")
+                       "is written, so a large scale needs the room of one database at a time). On a "
+                       "server given by URL docbench's database and tables always stay.")
     def analytics(system_names: list[str] | None, variants: list[str] | None, results_dir: Path | None,
                   resume: bool, scale: str | None, data_dir: Path | None, tries: int, timeout: float,
                   no_restart: bool, keep_databases: bool, **urls: Any) -> None:
