@@ -4,6 +4,9 @@
   that name it did not create stops the run and stays as it was;
 * passwords come from the URL, the environment or the client's own files, and never reach a
   command line (``ps``), a result, a log or an error message -- also one with ``@`` in it.
+* a whole ``docbench run analytics`` by URL on servers holding the user's other databases,
+  schemas, roles and users (issue #17) answers right and leaves all of it as it was, row for
+  row; its own database is the one thing it adds.
 
 The PostgreSQL and MariaDB servers here are not docbench's: the tests initdb / install them
 in a temporary directory from the installed binaries and run them as the unprivileged user,
