@@ -206,9 +206,13 @@ class SearchEngineBase(Engine):
         try:
             search_index.recreate(self.client(), index, definition)
             if self.shape.distributed:
-                # Every copy allocated before the load starts (green, not initialising).
-                self.client().request("GET", "/_cluster/health" + search_index.index_path(index)
-                                             + "?wait_for_status=green&timeout=120s")
+                # Every copy allocated before the load starts (green, not initialising); a
+                # cluster short of a node stays yellow, which still takes writes.
+                health = self.client().request(
+                    "GET", "/_cluster/health" + search_index.index_path(index)
+                    + "?wait_for_status=green&timeout=60s", ok=(200, 408))
+                if health.get("status") == "red":
+                    raise RuntimeError(f"index {index} stays red: its shards cannot be allocated")
         finally:
             if self.monitor is not None:
                 self.monitor.resume(self.base_url)

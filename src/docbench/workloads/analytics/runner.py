@@ -243,7 +243,6 @@ def run_system(name: str, variant: Variant, dataset: Dataset, request: RunReques
         engine.start()
         document["version"] = engine.version() or "unknown"
         document["environment"]["versions"] = engine.versions()
-        engine.phase_started("load")
         expected = load_phase(system, dataset, document, request, path)
         engine.phase_ended("load")
         engine.phase_started("queries")
@@ -375,6 +374,7 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
     if resumed is None:
         system.create()
         checkpoint.clear()
+    system.engine.phase_started("load")
     files = [f for f in dataset.files if resumed is None or f.name not in resumed.committed]
     lines_offered = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
     log_path = result_path.with_suffix(".refused.tsv")
