@@ -87,6 +87,8 @@ NODE_DOWN_ERRORS = (ConnectionRefusedError, ConnectionResetError, BrokenPipeErro
                     http.client.RemoteDisconnected, http.client.CannotSendRequest,
                     ConnectionAbortedError)
 _rotation = itertools.count()
+# A node that did not answer is left out of the rotation this long before it is tried again.
+DOWN_SECONDS = 30.0
 
 
 class HttpClient:
@@ -109,6 +111,7 @@ class HttpClient:
         self._conns: dict[int, http.client.HTTPConnection] = {}
         self._lock = threading.Lock()
         self.failovers: list[dict[str, Any]] = []
+        self._down_until: dict[int, float] = {}
 
     # The node the next request goes to (one URL: always that one).
     @property
@@ -149,6 +152,14 @@ class HttpClient:
             with contextlib.suppress(Exception):
                 conn.close()
 
+    def _skip_down_nodes(self) -> None:
+        """Move past nodes that failed in the last DOWN_SECONDS (when another is left)."""
+        now = time.monotonic()
+        for _ in range(len(self.endpoints)):
+            if self._down_until.get(self._current, 0.0) <= now:
+                return
+            self._current = (self._current + 1) % len(self.endpoints)
+
     def _exchange(self, method: str, path: str, body: bytes | bytearray | None,
                   content_type: str | None) -> tuple[int, bytes]:
         """One request to the current node; a keep-alive connection the server closed
@@ -180,6 +191,7 @@ class HttpClient:
         if body is not None and not isinstance(body, bytes | bytearray):
             body = orjson.dumps(body)
         tried = 0
+        self._skip_down_nodes()
         while True:
             try:
                 status, data = self._exchange(method, path, body, content_type)
@@ -189,6 +201,7 @@ class HttpClient:
                 if len(self.endpoints) == 1 or tried >= len(self.endpoints):
                     raise
                 failed = self.endpoint.name
+                self._down_until[self._current] = time.monotonic() + DOWN_SECONDS
                 self._current = (self._current + 1) % len(self.endpoints)
                 self.failovers.append({"at": time.time(), "node": failed, "request": f"{method} {path}",
                                        "error": type(error).__name__, "sent_to": self.endpoint.name})
