@@ -187,6 +187,8 @@ def test_without_replicas_a_killed_node_is_lost_data(cluster_home: Path, tmp_pat
     assert cluster["replicas"] == 0
     assert cluster["faults"]["events"][0]["killed"]
     assert cluster["health"]["seconds"].get("red", 0) > 0
+    assert cluster["lost"]["primary_shards"], cluster
+    assert any("lost data" in warning for warning in document["warnings"])
     statuses = _statuses(document)
     assert "ok" not in statuses[-1:], statuses  # the last query ran without the lost shard
     errors = json.dumps(document["query_errors"])

@@ -171,11 +171,28 @@ class SearchEngineBase(Engine):
             record["node_versions"] = dict(sorted(self.versions_seen.items()))
         if self.failovers:
             record["failovers"] = [dict(event) for event in self.failovers]
+        with contextlib.suppress(Exception):
+            lost = self.lost_shards()
+            if lost:
+                record["lost"] = {
+                    "primary_shards": lost,
+                    "note": f"{len(lost)} primary shard(s) of docbench's indexes have no live "
+                            "copy (their node is down and they had no replica): the documents "
+                            "in them are lost to this run"}
         if self.monitor is not None:
             record["health"] = self.monitor.summary()
         if self.faults is not None:
             record["faults"] = self.faults.record()
         return record
+
+    def lost_shards(self) -> list[dict[str, Any]]:
+        """Primary shards of docbench's indexes that no live node holds (lost data)."""
+        rows = self.client().request("GET", "/_cat/shards?format=json"
+                                            "&h=index,shard,prirep,state,unassigned.reason")
+        return [{"index": row["index"], "shard": int(row["shard"]),
+                 "reason": row.get("unassigned.reason")}
+                for row in rows or [] if row.get("prirep") == "p" and row.get("state") == "UNASSIGNED"
+                and str(row.get("index", "")).startswith("docbench")]
 
     def phase_started(self, phase: str) -> None:
         """Watch a cluster's health from the first phase on; inject the planned fault."""

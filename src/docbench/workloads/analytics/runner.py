@@ -262,6 +262,9 @@ def run_system(name: str, variant: Variant, dataset: Dataset, request: RunReques
     finally:
         with contextlib.suppress(Exception):  # the running cluster's own word, faults included
             document["cluster"] = engine.cluster_record()
+        lost = (document.get("cluster") or {}).get("lost")
+        if lost:
+            document.setdefault("warnings", []).append(f"lost data: {lost['note']}")
         try:
             system.release()
             engine.stop()
