@@ -20,9 +20,9 @@ $(STAMP): pyproject.toml
 native:
 	bash scripts/build-native.sh
 
-# Servers the tests run against, installed idempotently (Debian packages).
+# Servers the tests run against, installed idempotently (Debian packages, Maven Central, PyPI).
 test-systems: install
-	$(BIN)/docbench setup postgresql postgresql18 mariadb ferretdb elasticsearch opensearch
+	$(BIN)/docbench setup postgresql postgresql18 mariadb ferretdb elasticsearch opensearch opensearch2
 	bash scripts/install-chromium.sh
 
 test: install test-systems

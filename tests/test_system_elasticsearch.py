@@ -3,6 +3,12 @@
 The cases live in :class:`SearchEngineSuite`, shared with tests/test_system_opensearch.py (the
 two systems share the package docbench/systems/searchengine/). One managed node per system is started
 for the whole class, restarted once, and stopped at the end; URL mode runs against that node.
+
+A system that is another version of one (elasticsearch9, opensearch2: an engine subclassing the
+first's, the same adapters) gets the smoke part only, :class:`SearchEngineSmoke`: install, start,
+the real events loaded with the five answers right, one bulk update (``_update_by_query`` where
+the node has its modules). The broad tests (runner, workloads) leave those systems to it
+(``SMOKE_ONLY``).
 """
 
 from __future__ import annotations
@@ -45,12 +51,23 @@ def _bad_lines(good: bytes) -> dict[str, bytes]:
 # 1000 levels (the JSON parser's limit). Accepted: a \u0000 escape (a valid JSON string), an
 # integer beyond 64 bits (index.mapping.ignore_malformed: kept in _source, not indexed).
 REFUSED = {"invalid_json", "invalid_utf8", "deep_nesting_1000"}
+# Systems that are another version of a system: their smoke test here covers them; the broad
+# tests (runner, updates, throughput) run the default version only, to keep CI short.
+SMOKE_ONLY = frozenset({"elasticsearch9", "opensearch2"})
+# YCSB documents of the smoke test's bulk update.
+UPDATE_DOCS = 500
 
 
-class SearchEngineSuite:
-    """The cases; subclasses set ``system_name`` (a class named Test* is collected)."""
+class SearchEngineSmoke:
+    """Install, start, load the real events, the five answers, one bulk update; subclasses set
+    ``system_name`` and whether the node serves ``_update_by_query`` (a class named Test* is
+    collected)."""
 
     system_name: str
+    update_by_query: bool
+    # Skipped (not failed) when the machine has no Java runtime this system accepts: the
+    # elasticsearch9 system needs a full JDK 21+, which docbench cannot install on Debian 12.
+    needs_machine_jdk = False
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -60,7 +77,10 @@ class SearchEngineSuite:
         from docbench.systems import engine_class
 
         if setup_systems([cls.system_name]) != 0:
-            pytest.fail(f"docbench setup {cls.system_name} failed")
+            reason = engine_class(cls.system_name).availability().reason or ""
+            if cls.needs_machine_jdk and "JDK" in reason:
+                pytest.skip(reason)
+            pytest.fail(f"docbench setup {cls.system_name} failed: {reason}")
         return engine_class(cls.system_name)
 
     @pytest.fixture(scope="class")
@@ -150,6 +170,30 @@ class SearchEngineSuite:
         assert size.total > 0 and size.on_disk > 0
         assert size.data > 0 and size.index > 0 and size.data + size.index == size.total
 
+    def test_bulk_update(self, node):
+        """The updates workload's target on this node: ``_update_by_query`` (painless script,
+        reindex's REST action) where the distribution has both modules, else the bulk partial
+        update; every document gets the new field."""
+        from docbench.contracts import ycsb
+        from docbench.systems import adapter_class, adapter_variants
+
+        target = adapter_class(self.system_name, "updates")(
+            node.engine, adapter_variants(self.system_name, "updates")[0])
+        styles = target.bulk_update_styles()
+        assert ("update_by_query" in styles) is self.update_by_query, styles
+        target.create()
+        target.load(ycsb.document_lines(UPDATE_DOCS))
+        target.create_key_index()
+        assert target.count() == UPDATE_DOCS
+        style = styles[0]
+        assert target.bulk_add_field(style, "field11", "smoke") == UPDATE_DOCS, style
+        assert target.count_field("field11", "smoke") == UPDATE_DOCS
+        assert target.count() == UPDATE_DOCS
+
+
+class SearchEngineSuite(SearchEngineSmoke):
+    """The smoke cases (run first: they load the node), then the rest."""
+
     def test_bad_lines_all_or_nothing(self, node, files):
         good = _real_lines(files)[0]
         before = node.count()
@@ -212,3 +256,5 @@ class SearchEngineSuite:
 
 class TestElasticsearch(SearchEngineSuite):
     system_name = "elasticsearch"
+    update_by_query = False
+

@@ -19,7 +19,8 @@ from docbench.contracts.engine import Engine
 
 # Order is the order of tables and reports.
 REGISTERED: list[str] = ["clickhouse", "duckdb", "sqlite", "postgresql", "postgresql18", "mariadb",
-                         "mongodb", "ferretdb", "elasticsearch", "opensearch"]
+                         "mongodb", "ferretdb", "elasticsearch", "opensearch",
+                         "opensearch2"]
 
 
 class UnknownSystem(KeyError):

