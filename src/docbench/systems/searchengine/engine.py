@@ -189,10 +189,12 @@ class SearchEngineBase(Engine):
         """Primary shards of docbench's indexes that no live node holds (lost data)."""
         rows = self.client().request("GET", "/_cat/shards?format=json"
                                             "&h=index,shard,prirep,state,unassigned.reason")
-        return [{"index": row["index"], "shard": int(row["shard"]),
+        lost = [{"index": row["index"], "shard": int(row["shard"]),
                  "reason": row.get("unassigned.reason")}
-                for row in rows or [] if row.get("prirep") == "p" and row.get("state") == "UNASSIGNED"
-                and str(row.get("index", "")).startswith("docbench")]
+                for row in rows or [] if row.get("prirep") == "p" and row.get("state") == "UNASSIGNED"]
+        ours = {name for name in {row["index"] for row in lost}
+                if search_index.state(self.client(), name) == "docbench"}
+        return [row for row in lost if row["index"] in ours]
 
     def phase_started(self, phase: str) -> None:
         """Watch a cluster's health from the first phase on; inject the planned fault."""
