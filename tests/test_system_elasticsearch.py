@@ -258,3 +258,8 @@ class TestElasticsearch(SearchEngineSuite):
     system_name = "elasticsearch"
     update_by_query = False
 
+
+class TestElasticsearch9(SearchEngineSmoke):
+    system_name = "elasticsearch9"
+    update_by_query = False
+    needs_machine_jdk = True

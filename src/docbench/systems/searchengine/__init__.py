@@ -16,6 +16,8 @@ and subclasses the bases here. One concern per module:
 * :mod:`.session`   -- :class:`SearchSession`, the analytics queries' aggregation requests;
 * :mod:`.analytics`, :mod:`.updates`, :mod:`.storage` -- the workload adapters' bases.
 
-``setup.sh`` here installs either distribution (``setup.sh elasticsearch|opensearch``); each
-folder's own ``setup.sh`` runs it with its name, so ``docbench setup NAME`` finds it.
+``setup.sh`` here installs either distribution (``setup.sh elasticsearch|opensearch VERSION``);
+each folder's own ``setup.sh`` runs it with its distribution and version, so ``docbench setup
+NAME`` finds it. ``elasticsearch9`` and ``opensearch2`` are other versions of the two: their
+engines and adapters subclass the ``elasticsearch`` and ``opensearch`` ones.
 """
