@@ -166,9 +166,9 @@ def test_node_killed_during_the_load_loses_and_duplicates_nothing(system: str, c
 def test_node_killed_during_the_queries_keeps_the_answers(cluster_home: Path, tmp_path: Path) -> None:
     """Queries on 3 nodes with 1 replica; one node killed 1 s into them: every answer still
     exact (the searches fail over to the surviving copies)."""
-    _installed("opensearch")
+    _installed("elasticsearch")
     process, document = docbench_run(cluster_home, [
-        "--systems", "opensearch", "--nodes", "3", "--kill-node", "queries@1", "--no-restart",
+        "--systems", "elasticsearch", "--nodes", "3", "--kill-node", "queries@1", "--no-restart",
         "--tries", "6", "--data", str(cluster_home / "data")], tmp_path)
     assert document["complete"], (process.stdout + process.stderr)[-3000:]
     assert _statuses(document) == ["ok"] * 5, document.get("query_errors")
