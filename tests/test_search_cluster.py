@@ -74,6 +74,7 @@ def clean_cluster_env(monkeypatch: pytest.MonkeyPatch):
     (["--nodes", "3"], "need --systems"),
     (["--systems", "opensearch", "--nodes", "3", "--kill-node", "sideways"], "give load or queries"),
     (["--systems", "opensearch", "--nodes", "0"], "0"),
+    (["--systems", "opensearch", "--kill-node", "load"], "give --nodes 2 or more"),
 ])
 def test_cluster_options_are_checked_before_anything_runs(argv: list[str], message: str,
                                                           clean_cluster_env: None) -> None:

@@ -50,6 +50,8 @@ def _check_cluster_systems(names: list[str] | None) -> None:
     if not asked:
         return
     clusters = _cluster_systems()
+    if requested_kill() is not None and shape.nodes < 2:
+        raise click.BadParameter("--kill-node needs a managed cluster: give --nodes 2 or more")
     if not names:
         raise click.BadParameter(f"--nodes/--shards/--replicas/--kill-node need --systems naming "
                                  f"systems that run as a cluster ({', '.join(clusters)})")
