@@ -117,9 +117,11 @@ class SearchEngineBase(Engine):
             return Availability(False, reason=f"{cls.display_name} {cls.version_prefix}x is not "
                                               f"installed in {paths.opt_dir()}", install_hint=hint)
         if find_java_home(cls.java_versions) is None:
+            # JDK 17 is a Debian 12 package; 21+ is not (setup installs a runtime from PyPI).
+            java_hint = "apt-get install openjdk-17-jre-headless" if 17 in cls.java_versions else hint
             return Availability(False, reason=f"no JDK {' or '.join(map(str, cls.java_versions))} "
-                                              f"under /usr/lib/jvm",
-                                install_hint="apt-get install openjdk-17-jre-headless")
+                                              f"under /usr/lib/jvm, $JAVA_HOME or {paths.opt_dir()}",
+                                install_hint=java_hint)
         shape = requested_shape()
         if shape.index_replicas >= shape.nodes and shape.nodes > 1:
             return Availability(False, reason=f"{shape.index_replicas} replica(s) need more than "
