@@ -27,6 +27,8 @@ from docbench.results import cluster_label, run_name
 
 NODE_HEAP = "1536m"  # shared by the 3 nodes: 512 MiB each
 DOCS = "50k"
+# The environment the shape options set (cleared around each run).
+SHAPE_VARIABLES = ("DOCBENCH_NODES", "DOCBENCH_SHARDS", "DOCBENCH_REPLICAS", "DOCBENCH_KILL_NODE")
 
 
 # ----- shapes and options (no server) -----------------------------------------------------
@@ -61,10 +63,10 @@ def test_reports_name_the_shape_beside_the_system() -> None:
 @pytest.fixture
 def clean_cluster_env(monkeypatch: pytest.MonkeyPatch):
     """The options put the shape in the environment: each test starts and ends without it."""
-    for name in ("DOCBENCH_NODES", "DOCBENCH_SHARDS", "DOCBENCH_REPLICAS", "DOCBENCH_KILL_NODE"):
+    for name in SHAPE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     yield
-    for name in ("DOCBENCH_NODES", "DOCBENCH_SHARDS", "DOCBENCH_REPLICAS", "DOCBENCH_KILL_NODE"):
+    for name in SHAPE_VARIABLES:
         os.environ.pop(name, None)
 
 
@@ -124,7 +126,7 @@ def cluster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def docbench_run(home: Path, argv: list[str], results: Path) -> tuple[subprocess.CompletedProcess[str],
                                                                        dict]:
     env = {**os.environ, "DOCBENCH_HOME": str(home / "home"), "DOCBENCH_SEARCH_HEAP": NODE_HEAP}
-    for name in ("DOCBENCH_NODES", "DOCBENCH_SHARDS", "DOCBENCH_REPLICAS", "DOCBENCH_KILL_NODE"):
+    for name in SHAPE_VARIABLES:
         env.pop(name, None)
     process = subprocess.run([sys.executable, "-m", "docbench.cli", "run", "analytics",
                               "--variants", "default", "--results", str(results), *argv],

@@ -4,19 +4,12 @@ node."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from docbench.systems.elasticsearch.analytics import VARIANTS, ElasticsearchAnalytics
 from docbench.systems.elasticsearch9.engine import Elasticsearch9Engine
 
 
 class Elasticsearch9Analytics(ElasticsearchAnalytics):
     engine: Elasticsearch9Engine
-
-    def folder(self) -> Path:
-        """The elasticsearch folder, whose index.json and queries.json this version shares
-        (``system_file`` looks through the engine's bases)."""
-        return self.engine.system_file("index.json").parent
 
 
 ADAPTER = Elasticsearch9Analytics

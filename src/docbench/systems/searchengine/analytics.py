@@ -69,13 +69,9 @@ class SearchAnalyticsBase(AnalyticsAdapter):
         super().__init__(engine, variant)
         self.index = f"docbench_bluesky_{variant.name}"
 
-    def folder(self) -> Path:
-        """The distribution's folder (index.json, queries.json)."""
-        return self.engine.folder()
-
     # ----- loading -----------------------------------------------------------------------
     def index_definition(self) -> dict[str, Any]:
-        template = json.loads((self.folder() / "index.json").read_text())
+        template = json.loads(self.engine.system_file("index.json").read_text())
         template.pop("_comment", None)
         return substitute(template, dict(self.variant.settings))
 
@@ -124,7 +120,7 @@ class SearchAnalyticsBase(AnalyticsAdapter):
 
     # ----- queries -----------------------------------------------------------------------
     def queries(self) -> list[str]:
-        document = json.loads((self.folder() / "queries.json").read_text())
+        document = json.loads(self.engine.system_file("queries.json").read_text())
         return [json.dumps(document[f"q{n}"]) for n in range(1, 6)]
 
     def session_spec(self) -> dict[str, Any]:

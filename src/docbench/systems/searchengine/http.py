@@ -12,7 +12,6 @@ import itertools
 import json
 import select
 import socket
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -109,7 +108,6 @@ class HttpClient:
         # Clients of one process start on different nodes, so that sessions spread.
         self._current = next(_rotation) % len(self.endpoints)
         self._conns: dict[int, http.client.HTTPConnection] = {}
-        self._lock = threading.Lock()
         self.failovers: list[dict[str, Any]] = []
         self._down_until: dict[int, float] = {}
 
@@ -117,26 +115,6 @@ class HttpClient:
     @property
     def endpoint(self) -> Endpoint:
         return self.endpoints[self._current]
-
-    @property
-    def scheme(self) -> str:
-        return self.endpoint.scheme
-
-    @property
-    def host(self) -> str:
-        return self.endpoint.host
-
-    @property
-    def port(self) -> int:
-        return self.endpoint.port
-
-    @property
-    def prefix(self) -> str:
-        return self.endpoint.prefix
-
-    @property
-    def _conn(self) -> http.client.HTTPConnection | None:
-        return self._conns.get(self._current)
 
     def _connection(self) -> http.client.HTTPConnection:
         conn = self._conns.get(self._current)

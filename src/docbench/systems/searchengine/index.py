@@ -46,7 +46,7 @@ def state(client: HttpClient, index: str) -> str:
 
 
 def foreign_index_message(client: HttpClient, index: str) -> str:
-    return foreign_message(f"index {index!r}", f"{client.host}:{client.port}",
+    return foreign_message(f"index {index!r}", client.endpoint.name,
                            f"DELETE /{index}",
                            f'PUT /{index}/_mapping {{"_meta": {{"{META_KEY}": "created by docbench"}}}}')
 
