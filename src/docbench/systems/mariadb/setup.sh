@@ -4,11 +4,11 @@
 # are already there.
 #
 # docbench never uses Debian's own MariaDB service or its data directory /var/lib/mysql: it
-# runs mariadb-install-db into its own work directory. The package's postinst would start the
-# "mariadb" service; a policy-rc.d that refuses service starts is put in place for the
-# duration of the install (only if none exists, and removed afterwards only if we made it), so
-# no server starts. Debian still creates its (stopped) data directory; docbench leaves it alone.
+# runs mariadb-install-db into its own work directory. The install starts no service (see
+# ../apt.sh, shared with the other setup scripts that install Debian packages); Debian still
+# creates its (stopped) data directory, which docbench leaves alone.
 set -eu
+. "$(dirname "$0")/../apt.sh"
 
 have_server() {
     { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] \
@@ -22,30 +22,7 @@ if have_server; then
     exit 0
 fi
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "mariadb: installing Debian packages needs root: apt-get install -y mariadb-server mariadb-client" >&2
-    exit 1
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "mariadb: no apt-get here; install mariadb-server (mariadbd, mariadb-install-db) and mariadb-client" >&2
-    exit 1
-fi
-
-policy=/usr/sbin/policy-rc.d
-made_policy=0
-if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\n# docbench setup mariadb: no service starts during the install\nexit 101\n' > "$policy"
-    chmod 755 "$policy"
-    made_policy=1
-fi
-cleanup() {
-    if [ "$made_policy" = 1 ]; then rm -f "$policy"; fi
-}
-trap cleanup EXIT INT TERM
-
-export DEBIAN_FRONTEND=noninteractive
-apt-get update
-apt-get install -y --no-install-recommends mariadb-server mariadb-client
+docbench_apt_install mariadb mariadb-server mariadb-client
 
 have_server
 echo "mariadb: installed $(/usr/sbin/mariadbd --version 2>/dev/null | head -n 1)"

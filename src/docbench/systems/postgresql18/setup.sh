@@ -23,8 +23,8 @@ fi
 
 # 1. debootstrap (Debian's package) on the host.
 if ! command -v debootstrap >/dev/null 2>&1; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+    . "$(dirname "${BASH_SOURCE[0]}")/../apt.sh"
+    docbench_apt_install postgresql18 debootstrap
 fi
 
 # 2. The sid chroot (minbase), made under a temporary name and renamed when complete.
