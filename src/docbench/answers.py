@@ -462,7 +462,7 @@ def _normalize(query: int, rows: Sequence[Sequence], doc: dict, p: int) -> list[
     return out
 
 
-def check_answer(query: int, rows: list[Sequence], expected: dict, *,
+def check_answer(query: int, rows: Sequence[Sequence] | None, expected: dict, *,
                  time_precision_us: int = 1, approximate: bool = False) -> AnswerCheck:
     """Compare a system's rows for ``query`` (1-5) with the oracle's answer document.
 

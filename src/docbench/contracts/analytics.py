@@ -30,7 +30,7 @@ T = TypeVar("T")
 
 @dataclass
 class QueryOutcome:
-    rows: list[Sequence[Any]]
+    rows: Sequence[Sequence[Any]]
     # Execution time reported by the engine itself, when it reports one.
     engine_seconds: float | None = None
     # Peak memory the engine reports for the query (bytes), when it reports one.

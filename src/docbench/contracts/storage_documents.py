@@ -58,10 +58,10 @@ def _vocabulary(seed: int) -> tuple[list[bytes], np.ndarray]:
     seen = set(words)
     while len(words) < _VOCABULARY_SIZE:
         count = int(rng.integers(1, 5))
-        word = "".join(_SYLLABLES[int(i)] for i in rng.integers(0, len(_SYLLABLES), count))
-        if word.encode() not in seen:
-            seen.add(word.encode())
-            words.append(word.encode())
+        word = "".join(_SYLLABLES[int(i)] for i in rng.integers(0, len(_SYLLABLES), count)).encode()
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
     spellings = []
     for word in words:
         for capital in (word, word[:1].upper() + word[1:]):

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 BLOCK_SIZE = 1 << 20  # bytes read per call (decompressed bytes for compressed files)
 
@@ -86,7 +86,7 @@ def compression_of(path: Path) -> str:
 class _HashingReader:
     """A raw file object that feeds every byte read into a hash."""
 
-    def __init__(self, fh: BinaryIO, digest: hashlib._Hash) -> None:
+    def __init__(self, fh: io.FileIO, digest: hashlib._Hash) -> None:
         self._fh = fh
         self._digest = digest
 
@@ -157,7 +157,7 @@ def iter_line_batches(path: Path, *, start: int = 0, end: int | None = None,
     if compression != "none" and (start or end is not None):
         raise ValueError("byte ranges are only supported for uncompressed files")
     with open(path, "rb", buffering=0) as fh:
-        raw = fh
+        raw: io.FileIO | _HashingReader = fh
         hashing = None
         if digest is not None:
             if start or end is not None:
@@ -208,7 +208,7 @@ def iter_blocks(path: Path, *, start: int = 0, end: int | None = None,
     if compression != "none" and (start or end is not None):
         raise ValueError("byte ranges are only supported for uncompressed files")
     with open(path, "rb", buffering=0) as fh:
-        raw = fh
+        raw: io.FileIO | _HashingReader = fh
         hashing = None
         if digest is not None:
             if start or end is not None:

@@ -63,6 +63,15 @@ def adapter_class(name: str, workload_module: str) -> Any | None:
     return module.ADAPTER if module is not None else None
 
 
+def required_adapter_class(name: str, workload_module: str) -> Any:
+    """:func:`adapter_class` for a system that takes part in the workload: LookupError when it
+    does not."""
+    cls = adapter_class(name, workload_module)
+    if cls is None:
+        raise LookupError(f"{name} does not take part in the {workload_module} workload")
+    return cls
+
+
 def adapter_variants(name: str, workload_module: str) -> list[Variant]:
     module = adapter_module(name, workload_module)
     return list(getattr(module, "VARIANTS", [])) if module is not None else []
@@ -76,9 +85,7 @@ def open_adapter(name: str, workload_module: str, workdir: Path, variant: Varian
                  url: str | None = None) -> Any:
     """The system's adapter for a workload, on a new engine handle (the first variant unless
     one is named)."""
-    cls = adapter_class(name, workload_module)
-    if cls is None:
-        raise LookupError(f"{name} does not take part in the {workload_module} workload")
+    cls = required_adapter_class(name, workload_module)
     variants = adapter_variants(name, workload_module)
     if variant is None:
         variant = variants[0]

@@ -125,7 +125,7 @@ def run_view(document: dict[str, Any], key: str) -> dict[str, Any]:
     dataset = document.get("dataset") or {}
     return {
         "key": key,
-        "system": (document.get("display_name") or document.get("system"))
+        "system": (document.get("display_name") or document["system"])
         + (f" [{cluster_label(document)}]" if cluster_label(document) else ""),
         "cluster": document.get("cluster"),
         "system_name": document.get("system"),

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol
 
 from docbench.contracts.analytics import Loader
 from docbench.contracts.common import BatchRejected
@@ -38,6 +38,12 @@ log = logging.getLogger(__name__)
 MAX_LISTED_ERRORS = 100
 # How many refusals are also printed as warnings (the rest only go to the refusal log).
 MAX_PRINTED_ERRORS = 20
+
+
+class TextSink(Protocol):
+    """Where refusals are written: a text file, or anything with its ``write``."""
+
+    def write(self, text: str, /) -> int: ...
 
 
 @dataclass
@@ -64,7 +70,7 @@ class LoadReport:
     # Files whose native whole-file load was refused, then loaded in batches instead.
     whole_file_refusals: int = 0
     # Where every refusal is written as "file<TAB>line<TAB>reason" (None: nowhere).
-    refusal_log: TextIO | None = None
+    refusal_log: TextSink | None = None
 
     def state(self) -> dict[str, Any]:
         """Everything but the log handle, as JSON (a resumable load's checkpoint)."""
@@ -363,7 +369,7 @@ def load_file_group(loader: Loader, paths: list[Path], report: LoadReport,
 
 def load_files(loader: Loader, files: list[Path], batch_size: int,
                on_progress: Callable[[int], None] | None = None,
-               refusal_log: TextIO | None = None,
+               refusal_log: TextSink | None = None,
                on_file: Callable[[int, int, Path], None] | None = None,
                report: LoadReport | None = None,
                on_committed: Callable[[list[Path], LoadReport], None] | None = None,

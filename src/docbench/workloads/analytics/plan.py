@@ -89,7 +89,7 @@ def _measured_runs(documents: list[dict[str, Any]], system: str, variant: str) -
     mine = [d for d in documents if d.get("workload") == "analytics" and d.get("system") == system
             and d.get("variant") == variant and d.get("complete") and d.get("num_loaded_documents")
             and not d.get("imported") and d.get("machine_slug", machine_slug()) == machine_slug()]
-    latest: dict[int, dict[str, Any]] = {}
+    latest: dict[float, dict[str, Any]] = {}
     for document in sorted(mine, key=lambda d: str(d.get("started_at") or d.get("date") or "")):
         latest[round(math.log10(document["num_loaded_documents"]), 1)] = document
     return sorted(latest.values(), key=lambda d: d["num_loaded_documents"])

@@ -163,8 +163,8 @@ def storage_chart(group: list[tuple[str, dict[str, Any]]], label: str,
         total = d.get("total_size")
         ax.text((total or 0) / 1e6, y, f" {total / 1e6:,.1f} MB" if total else " n/a",
                 va="center", fontsize=8)
-    baselines = next((b for _, d in group if (b := (d.get("dataset") or {}).get("baselines"))
-                      and any(b.values())), {})
+    baselines: dict[str, Any] = next(
+        (b for _, d in group if (b := (d.get("dataset") or {}).get("baselines")) and any(b.values())), {})
     for name, size in baselines.items():
         if size:
             ax.axvline(size / 1e6, color="#555", linestyle=BASELINE_STYLES.get(name, "--"),

@@ -86,7 +86,7 @@ def quality_table(docs: list[dict[str, Any]]) -> Table:
                    "docs/s"):
         table.add_column(column, justify="left" if column in ("system", "first refusal")
                          else "right")
-    loads = [d.get("load_time") for d in docs if d.get("load_time")]
+    loads = [t for d in docs if (t := d.get("load_time"))]
     best = min(loads, default=None)
     for d in docs:
         offered, loaded = d.get("dataset_size"), d.get("num_loaded_documents")
@@ -122,7 +122,8 @@ def timing_table(docs: list[dict[str, Any]], kind: str) -> Table:
             if t is None:
                 cells.append(f"[red]{_short_error(d, q)}[/red]")
                 continue
-            ratio = f" x{(SHIFT + t) / (SHIFT + best[q]):.1f}" if best[q] is not None else ""
+            fastest = best[q]
+            ratio = f" x{(SHIFT + t) / (SHIFT + fastest):.1f}" if fastest is not None else ""
             cells.append(f"{t:.3f}{ratio} {STATUS_MARK.get(status, status)}")
         s = scores[_name(d)]
         table.add_row(_name(d), *cells, f"x{s:.2f}" if s else "-")
@@ -171,8 +172,8 @@ def fewer_hot_tries(d: dict[str, Any]) -> list[str]:
 
 def _best(docs: list[dict[str, Any]], q: int,
           pick: Callable[[dict[str, Any], int], float | None]) -> float | None:
-    times = [pick(d, q) for d in docs if _status(d, q) in TRUSTED]
-    times = [t for t in times if t is not None]
+    picked = [pick(d, q) for d in docs if _status(d, q) in TRUSTED]
+    times = [t for t in picked if t is not None]
     return min(times) if times else None
 
 
@@ -185,12 +186,13 @@ def score(d: dict[str, Any], pick: Callable[[dict[str, Any], int], float | None]
     """
     ratios = []
     for q in range(5):
-        if best[q] is None:
+        fastest = best[q]
+        if fastest is None:
             continue
         t = pick(d, q)
         if t is None or _status(d, q) not in TRUSTED:
-            t = max(d.get("timeout_seconds") or 600.0, 10 * best[q])
-        ratios.append((SHIFT + t) / (SHIFT + best[q]))
+            t = max(d.get("timeout_seconds") or 600.0, 10 * fastest)
+        ratios.append((SHIFT + t) / (SHIFT + fastest))
     return math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
 
 
@@ -201,8 +203,8 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
     # answered nothing) has no speed to compare, only its failure to report.
     ranked = [d for d in docs if any(_status(d, q) in TRUSTED and hot_time(d, q) is not None
                                      for q in range(5))]
-    scored = [(score(d, hot_time, best_hot), d) for d in ranked]
-    scored = sorted(((s, d) for s, d in scored if s), key=lambda pair: pair[0])
+    scores = [(score(d, hot_time, best_hot), d) for d in ranked]
+    scored = sorted(((s, d) for s, d in scores if s), key=lambda pair: pair[0])
     if scored:
         top_score, top = scored[0]
         lines.append(f"[bold]{_name(top)}[/bold] is the fastest on hot runs (geometric mean).")

@@ -47,7 +47,7 @@ from docbench.dataset.baselines import dataset_baselines
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import load_or_compute_answers
 from docbench.dataset.reader import dataset_files, read_error_message
-from docbench.systems import REGISTERED, adapter_class, adapter_variants, engine_class, open_engine
+from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
 from docbench.workloads.analytics.expected import answers_without
@@ -71,7 +71,7 @@ class RunRequest:
     timeout: float = 600.0
     variants: list[str] | None = None
     resume: bool = False
-    urls: dict[str, str | None] = field(default_factory=dict)
+    urls: dict[str, str] = field(default_factory=dict)
     quiet: bool = False
     # Restart servers before each query's first try (a true cold run). Off = quicker runs,
     # tagged `no-restart-cold-run` like runs against a user's server.
@@ -236,7 +236,7 @@ def plan_runs(request: RunRequest) -> tuple[list[tuple[str, Variant]], int]:
 def run_system(name: str, variant: Variant, dataset: Dataset, request: RunRequest,
                path: Path) -> dict[str, Any]:
     engine = open_engine(name, paths.work_dir() / f"{name}-{variant.name}", request.urls.get(name))
-    system: AnalyticsAdapter = adapter_class(name, WORKLOAD)(engine, variant)
+    system: AnalyticsAdapter = required_adapter_class(name, WORKLOAD)(engine, variant)
     document = base_document(system, dataset, request)
     console.rule(f"{engine.display_name} / {variant.name}")
     try:

@@ -26,11 +26,11 @@ from docbench.procstats import QueryMeter
 
 def worker_main(system_name: str, spec: dict[str, Any], query_number: int, text: str,
                 tries: int, conn: Connection) -> None:
-    from docbench.systems import adapter_class
+    from docbench.systems import required_adapter_class
 
     try:
         started = time.perf_counter()
-        session = adapter_class(system_name, "analytics").open_session(spec)
+        session = required_adapter_class(system_name, "analytics").open_session(spec)
         conn.send({"event": "ready", "seconds": time.perf_counter() - started})
     except Exception as error:  # noqa: BLE001 - every failure is reported to the parent
         conn.send({"event": "failed", "try": 0, "error": _describe(error)})

@@ -144,7 +144,7 @@ def bluesky_table(analytics: list[dict[str, Any]]) -> Table | None:
             continue
         dataset = document.get("dataset") or {}
         rows.append((dataset.get("label", "?"), document.get("system_name")
-                     or document.get("system"), document))
+                     or document["system"], document))
     if not rows:
         return None
     table = Table(title="Storage of the Bluesky documents (analytics results): default vs best "

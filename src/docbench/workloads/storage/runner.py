@@ -30,7 +30,7 @@ from docbench.contracts import storage_documents as documents
 from docbench.contracts.common import BatchRejected, Variant
 from docbench.contracts.storage import StorageMatrixTarget
 from docbench.core.redact import redact_text
-from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_engine
+from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,7 @@ def run_variant(name: str, variant: Variant, request: StorageRequest, version: s
     workdir = (request.work_dir or paths.work_dir()) / f"storage-{name}-{variant.name}"
     clear_work_directory(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    target: StorageMatrixTarget = adapter_class(name, WORKLOAD)(
+    target: StorageMatrixTarget = required_adapter_class(name, WORKLOAD)(
         open_engine(name, workdir, request.urls.get(name)), variant)
     document = _header(target, request, version)
     _say(f"{name}/{variant.name}: {variant.description}")

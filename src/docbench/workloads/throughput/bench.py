@@ -26,7 +26,6 @@ CEILING_FACTOR = 3.0
 
 
 def bench_throughput(request: ThroughputRequest, repeat: int, console: Console) -> int:
-    assert request.results_dir is not None
     before = set(_result_files(request.results_dir))
     for number in range(1, repeat + 1):
         # Rounds alternate which tool runs first in each cell, so that neither always finds
@@ -35,8 +34,9 @@ def bench_throughput(request: ThroughputRequest, repeat: int, console: Console) 
         order = "native tool first" if request.native_first else "docbench first"
         console.print(f"[bold]round {number} of {repeat}[/bold] ({order} in each cell)")
         run_throughput(request)
-    documents = [results.read_result(path) for path in _result_files(request.results_dir)
-                 if path not in before]
+    # An unreadable result file (None) is left out rather than failing the whole table.
+    documents = [document for path in _result_files(request.results_dir) if path not in before
+                 if (document := results.read_result(path)) is not None]
     rows = collect(documents)
     print_table(rows, request, console)
     return 0 if rows else 1

@@ -221,7 +221,7 @@ def _report_intervals(config: WorkerConfig, clients: list[Client], start_ns: int
 
 
 def final_message(clients: list[Client], connect_ns: list[int], cpu_used_ns: int) -> dict:
-    per_op: dict[str, dict[str, Any]] = {}
+    per_op: dict[str, list[dict[str, Any]]] = {}
     for client in clients:
         for operation, stats in client.stats.items():
             per_op.setdefault(operation, []).append(stats.as_message())

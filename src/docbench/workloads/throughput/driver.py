@@ -181,7 +181,7 @@ def _merge_interval(slot: int, parts: list[tuple[str, int]], request: DriveReque
 
 def summarize(request: DriveRequest, intervals: list[Interval], finals: dict[int, dict],
               connect_ns: list[int]) -> dict[str, Any]:
-    per_op: dict[str, dict[str, Any]] = {}
+    per_op: dict[str, list[dict[str, Any]]] = {}
     service_all, response_all = histograms.new_histogram(), histograms.new_histogram()
     for final in finals.values():
         for operation, parts in final["operations"].items():

@@ -178,8 +178,10 @@ class MultiplexedWorker:
     def _next_of(self, client: LoopClient, first: bool = False) -> None:
         """Schedule the client's next operation at its next intended start (a Poisson
         schedule under --rate); nothing once the run's end has come."""
+        rate = self.config.rate_per_client
+        assert rate, "only a scheduled run (--rate) plans its starts"
         previous = self.start_ns if first else client.intended
-        intended = previous + int(client.rng.expovariate(self.config.rate_per_client) * 1e9)
+        intended = previous + int(client.rng.expovariate(rate) * 1e9)
         if intended < self.end:
             heapq.heappush(self.timers, (intended, client.index))
 

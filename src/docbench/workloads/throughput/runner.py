@@ -45,7 +45,14 @@ from docbench.contracts.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.throughput import NativeReference, ThroughputRun
 from docbench.contracts.updates import UpdatesTarget
 from docbench.core.units import count_label, parse_count
-from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_engine
+from docbench.systems import (
+    REGISTERED,
+    adapter_class,
+    adapter_module,
+    engine_class,
+    open_engine,
+    required_adapter_class,
+)
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.throughput import memcap
 from docbench.workloads.throughput.driver import DriveRequest, drive
@@ -80,7 +87,7 @@ class ThroughputRequest:
     rate: float | None = None
     interval_s: float = 5.0
     scenarios: list[str] = dataclasses.field(default_factory=lambda: ["cpu"])
-    results_dir: Path | None = None
+    results_dir: Path = dataclasses.field(default_factory=paths.results_dir)
     urls: dict[str, str] = dataclasses.field(default_factory=dict)
     seed: int = 1
     ceiling: bool = True
@@ -226,11 +233,11 @@ def run_once(target: UpdatesTarget, module_name: str, run: Run, ceilings: Ceilin
                 tightened.append(cap.tighten(IO_PAGE_CACHE_BYTES))
 
         reference: dict[str, Any] | None = None
-        with_native = native is not None and run.request.native
-        if with_native and run.request.native_first:
+        native_tool = native if run.request.native else None
+        if native_tool is not None and run.request.native_first:
             # The native tool first (bench rounds alternate the order, so neither tool always
             # meets the server, its caches and its table as the other left them).
-            reference = _native_under_cap(native, run, cap, budget)
+            reference = _native_under_cap(native_tool, run, cap, budget)
             if cap is not None:
                 cap.lift()
         count_before = _count(target)
@@ -245,8 +252,8 @@ def run_once(target: UpdatesTarget, module_name: str, run: Run, ceilings: Ceilin
             entry["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and
                                                                                tightened[0])}
         entry["check"] = check_counts(summary, count_before, _count(target))
-        if with_native and reference is None:
-            reference = _native_under_cap(native, run, cap, budget)
+        if native_tool is not None and reference is None:
+            reference = _native_under_cap(native_tool, run, cap, budget)
         if reference is not None:
             if reference.get("tps"):
                 reference["ratio"] = summary["tps"] / reference["tps"]
@@ -397,20 +404,21 @@ def _plan(request: ThroughputRequest, target: UpdatesTarget) -> list[tuple[str, 
 def run_variant(name: str, variant: Any, request: ThroughputRequest, ceilings: Ceilings,
                 version: str | None) -> dict[str, Any]:
     label = count_label(request.docs)
-    previous = None
+    previous: dict[str, Any] | None = None
+    path: Path | None = None
     if request.resume:
         latest = results.latest_run(request.results_dir, WORKLOAD, name, variant.name, label)
         if latest and latest[1].get("complete"):
             _say(request, f"skip {name}/{variant.name}: {latest[0].name} is complete")
             return {**latest[1], "_path": str(latest[0])}
-        previous = latest[1] if latest else None
-        path = latest[0] if previous else None
+        if latest:
+            path, previous = latest
     workdir = paths.work_dir() / WORKLOAD / f"{name}-{variant.name}"
     clear_work_directory(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    target: UpdatesTarget = adapter_class(name, "updates")(
+    target: UpdatesTarget = required_adapter_class(name, "updates")(
         open_engine(name, workdir, request.urls.get(name)), variant)
-    if previous is None:
+    if path is None:
         path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, label)
     document = _header(target, request, version)
     done = {run["run_id"]: run for run in (previous or {}).get("runs", [])}
@@ -490,7 +498,6 @@ def _run_plan(name: str, target: UpdatesTarget, request: ThroughputRequest,
 
 def run_throughput(request: ThroughputRequest) -> int:
     """Run the workload; the exit code (0 = every run complete and its counts add up)."""
-    request.results_dir = request.results_dir or paths.results_dir()
     results.check_writable(request.results_dir)
     ceilings = Ceilings(request)
     failures = 0

@@ -107,7 +107,7 @@ def print_report(documents: list[dict[str, Any]], console: Console,
     for row in bulk_rows(documents):
         table.add_row(*row)
     console.print(table)
-    ops = sorted({d.get("ops") for d in documents if d.get("ops")})
+    ops = sorted({ops for d in documents if (ops := d.get("ops"))})
     table = Table(title=f"Point operations by key, one client ({', '.join(map(str, ops))} ops "
                         "per distribution; zipfian theta 0.99, scrambled)")
     for column in ("system", "variant", "distribution", "op", "ops/s", "p50", "p99", "p99.9",

@@ -29,7 +29,7 @@ from docbench import paths, results
 from docbench.contracts import ycsb
 from docbench.contracts.updates import UpdatesTarget
 from docbench.core.units import count_label, parse_count
-from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_engine
+from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
 
 log = logging.getLogger(__name__)
@@ -280,7 +280,7 @@ def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000
             clear_work_directory(workdir)
             workdir.mkdir(parents=True, exist_ok=True)
             engine = open_engine(name, workdir, url)
-            target = adapter_class(name, WORKLOAD)(engine, variant)
+            target = required_adapter_class(name, WORKLOAD)(engine, variant)
             document = results.result_header(WORKLOAD, engine, variant, label, availability.version)
             body = run_variant(name, target, docs, seed, ops, distributions, lines)
             if not keep_workdir:
