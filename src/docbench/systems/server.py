@@ -13,6 +13,12 @@ Two more guards cover the ends no Python code sees (SIGKILL, a crash of the inte
   records the server's PID, its start time (``/proc/PID/stat``) and command line. Before a
   server starts in that directory, a server left running there by an earlier docbench is
   stopped; a PID that now belongs to another process is left alone.
+
+Every server docbench manages builds on :class:`ManagedServer` (one process; :class:`PortedServer`
+for what starts several, a search cluster): ports on 127.0.0.1 kept across restarts in a port
+file, a free pick otherwise, start, readiness wait, another try when the server exits during
+start-up (a port taken meanwhile), the pid file through :class:`ManagedProcess`. A server only
+says what is its own: its command line and configuration, its readiness probe.
 """
 
 from __future__ import annotations
@@ -350,6 +356,10 @@ def child_setup(user: pwd.struct_passwd | None, death_signal: int,
     return setup
 
 
+class ServerExited(RuntimeError):
+    """A server process ended before it was ready (its log's tail in the message)."""
+
+
 class ManagedProcess:
     """A long-running server process docbench started; it knows its own PID and log.
 
@@ -417,10 +427,12 @@ class ManagedProcess:
         return self.proc is not None and self.proc.poll() is None
 
     def wait_until(self, ready: Callable[[], bool], timeout: float, what: str) -> None:
+        """Poll ``ready`` (its exceptions count as not yet) until it says True: ServerExited
+        when the process ends meanwhile, TimeoutError after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.alive():
-                raise RuntimeError(f"{what} exited during start-up; log:\n{self.log_tail()}")
+                raise ServerExited(f"{what} exited during start-up; log:\n{self.log_tail()}")
             with contextlib.suppress(Exception):
                 if ready():
                     return
@@ -451,6 +463,203 @@ class ManagedProcess:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except FileNotFoundError:
             return "(no log)"
+
+
+# ----- servers on loopback ports: pick, start, wait, retry, remember -------------------------
+def free_ports(count: int) -> tuple[int, ...]:
+    """``count`` distinct TCP ports on 127.0.0.1 that nothing listens on right now."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    return tuple(ports)
+
+
+class PortedServer:
+    """What every server docbench manages shares: it listens on 127.0.0.1 only, on
+    ``port_count`` ports that are kept across restarts (so that session specs handed out stay
+    valid) in ``port_file``, and it is started by one loop:
+
+    1. the ports: the recorded ones (of the running server, else of the port file) for the
+       first ``reuse_tries`` tries when none of them is taken, else free ones;
+    2. :meth:`boot` on them: start, then wait until ready;
+    3. a server that exited during start-up (:class:`ServerExited`, e.g. its port was taken
+       after :func:`free_ports`) is tried again, up to ``start_tries`` tries (and ``retry_for``
+       seconds, if set) while :meth:`retryable` says so, after a pause of 1, 2... 5 s;
+    4. the ports that worked go to the port file.
+
+    A start that times out is not retried (TimeoutError). Subclasses give :meth:`boot`;
+    :class:`ManagedServer` is the one for a single process."""
+
+    display_name = "server"
+    port_count = 1
+    start_timeout = 60.0  # seconds until ready, per try
+    start_tries = 4
+    reuse_tries = 2
+    retry_for: float | None = None
+
+    def __init__(self, workdir: Path, port_file: Path | None = None) -> None:
+        self.workdir = workdir
+        self.port_file = port_file or workdir / "port"
+        # The ports of the server that runs, or ran last (None before its first start here).
+        self.ports: tuple[int, ...] | None = None
+
+    @property
+    def port(self) -> int | None:
+        """The first (or only) port."""
+        return self.ports[0] if self.ports else None
+
+    def recorded_ports(self) -> tuple[int, ...] | None:
+        """The ports of the last start: this object's, else the port file's (an earlier
+        docbench's, on the same work directory)."""
+        if self.ports is None:
+            with contextlib.suppress(OSError, ValueError):
+                numbers = tuple(int(word) for word in self.port_file.read_text().split())
+                if len(numbers) == self.port_count:
+                    self.ports = numbers
+        return self.ports
+
+    def _pick_ports(self, attempt: int) -> tuple[int, ...]:
+        recorded = self.recorded_ports()
+        if recorded and attempt <= self.reuse_tries and not any(port_open(p) for p in recorded):
+            return recorded
+        return free_ports(self.port_count)
+
+    def retryable(self, error: ServerExited) -> bool:
+        """Whether a server that exited during start-up is worth another try."""
+        return True
+
+    def boot(self, ports: tuple[int, ...], timeout: float) -> None:
+        """Start on ``ports`` and wait until ready (then set :attr:`ports`). On failure, stop
+        what was started, then raise: ServerExited (tried again), TimeoutError or another."""
+        raise NotImplementedError
+
+    def start_on_ports(self, timeout: float | None = None) -> None:
+        """The loop above: the server runs on :attr:`ports`, written to the port file."""
+        timeout = self.start_timeout if timeout is None else timeout
+        give_up = None if self.retry_for is None else time.monotonic() + self.retry_for
+        attempt = 0
+        while True:
+            attempt += 1
+            ports = self._pick_ports(attempt)
+            try:
+                self.boot(ports, timeout)
+            except ServerExited as error:
+                late = give_up is not None and time.monotonic() >= give_up
+                if attempt >= self.start_tries or late or not self.retryable(error):
+                    tries = "1 try" if attempt == 1 else f"{attempt} tries"
+                    raise RuntimeError(f"{self.display_name} did not start after {tries}: "
+                                       f"{error}") from error
+                time.sleep(min(float(attempt), 5.0))
+                continue
+            self.ports = ports
+            partial = self.port_file.with_name(self.port_file.name + ".tmp")
+            partial.write_text(" ".join(map(str, ports)) + "\n")
+            os.replace(partial, self.port_file)
+            return
+
+
+class ManagedServer(PortedServer):
+    """One server process in docbench's work directory (a :class:`ManagedProcess`: pid file,
+    death signal, stopped by PID), started by :class:`PortedServer`'s loop.
+
+    :meth:`start` stops a server an earlier docbench left running in the work directory
+    (:func:`reap_leftovers`), calls :meth:`prepare` (directories, initdb...), runs the loop and
+    then :meth:`started`. A subclass gives what is its own: :meth:`command` (or all of
+    :meth:`launch`), :meth:`ready` (its readiness probe), and the hooks it needs."""
+
+    process_class: type[ManagedProcess] = ManagedProcess
+    stop_timeout = 30.0  # seconds from the stop signal to SIGKILL
+
+    def __init__(self, workdir: Path, log_path: Path, *, port_file: Path | None = None,
+                 user: pwd.struct_passwd | None = None, cwd: Path | None = None) -> None:
+        super().__init__(workdir, port_file)
+        self.log_path = log_path
+        self.user = user  # the unprivileged user it runs as (None: docbench's own)
+        self.cwd = cwd or Path("/")
+        self.process: ManagedProcess | None = None
+
+    # ----- what a server gives ---------------------------------------------------------
+    def prepare(self) -> None:
+        """Before the first try: make the work directory ready (data directory, config)."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+
+    def command(self, ports: tuple[int, ...]) -> list[str]:
+        """The server's command line, listening on 127.0.0.1 at ``ports``."""
+        raise NotImplementedError
+
+    def environment(self) -> dict[str, str] | None:
+        """The server's environment (None: docbench's)."""
+        return None
+
+    def ready(self, ports: tuple[int, ...]) -> bool:
+        """Whether the server started on ``ports`` is ready (an exception counts as not yet)."""
+        raise NotImplementedError
+
+    def started(self) -> None:
+        """After a successful start (e.g. the accounts of a fresh data directory)."""
+
+    def launch(self, ports: tuple[int, ...]) -> ManagedProcess:
+        """Start the server's process on ``ports``, without waiting for it."""
+        process = self.process_class(self.command(ports), self.log_path, user=self.user,
+                                     env=self.environment(), cwd=self.cwd)
+        process.start()
+        return process
+
+    def on_ready(self, process: ManagedProcess) -> None:
+        """Once ready, before the ports are recorded (e.g. adopt the process that serves)."""
+
+    # ----- the life of the process -----------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None and self.process.alive() else None
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.alive()
+
+    def start(self, timeout: float | None = None) -> None:
+        """Start the server (nothing if it runs) and wait until it is ready."""
+        if self.running():
+            return
+        self.prepare_start()
+        self.start_on_ports(timeout)
+        self.started()
+
+    def prepare_start(self) -> None:
+        """A server an earlier docbench left running here goes first (:meth:`prepare` may
+        remove a half-made data directory), then :meth:`prepare`."""
+        reap_leftovers(pid_file_in(self.workdir))
+        self.prepare()
+
+    def spawn(self, ports: tuple[int, ...]) -> None:
+        """Start the process on ``ports`` (:meth:`await_ready` waits for it)."""
+        self.process = self.launch(ports)
+
+    def await_ready(self, ports: tuple[int, ...], timeout: float) -> None:
+        """Wait until the process :meth:`spawn` started is ready, then record ``ports``; a
+        process that exits or is not ready in time is stopped (ServerExited, TimeoutError)."""
+        process = self.process
+        if process is None:
+            raise RuntimeError(f"{self.display_name} has not been launched")
+        try:
+            process.wait_until(lambda: self.ready(ports), timeout, self.display_name)
+        except BaseException:
+            process.stop(timeout=self.stop_timeout)
+            self.process = None
+            raise
+        self.ports = ports
+        self.on_ready(process)
+
+    def boot(self, ports: tuple[int, ...], timeout: float) -> None:
+        self.spawn(ports)
+        self.await_ready(ports, timeout)
+
+    def stop(self) -> None:
+        """Stop the process by PID (its stop signal; SIGKILL after ``stop_timeout``)."""
+        if self.process is not None:
+            self.process.stop(timeout=self.stop_timeout)
+            self.process = None
 
 
 def running_pids() -> list[int]:

@@ -74,25 +74,20 @@ def answers(port: int) -> bool:
         client.close()
 
 
-class FerretDBServer:
+class FerretDBServer(server.ManagedServer):
     """FerretDB 2 (``workdir/ferretdb.log``, ``workdir/state``) on its own DocumentDB cluster
-    (``workdir/postgresql``)."""
+    (``workdir/postgresql``), which starts first and stops last."""
+
+    display_name = "FerretDB"
+    start_timeout = START_TIMEOUT
 
     def __init__(self, workdir: Path, binary: Path | None = None,
                  settings: dict[str, str] | None = None) -> None:
-        self.workdir = workdir
+        super().__init__(workdir, workdir / "ferretdb.log", cwd=workdir)
         self.binary = binary or find_binary()
         self.cluster = sid.SidCluster(workdir / "postgresql", settings, documentdb=True)
         self.state_dir = workdir / "state"
-        self.log_path = workdir / "ferretdb.log"
-        self.port_file = workdir / "port"
         self.url_file = workdir / "postgresql-url"
-        self.process: server.ManagedProcess | None = None
-        self.port: int | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process and self.process.alive() else None
 
     @property
     def data_dir(self) -> Path:
@@ -113,7 +108,7 @@ class FerretDBServer:
                 "--debug-addr=-", f"--state-dir={self.state_dir}", "--log-level=warn"]
 
     def running(self) -> bool:
-        return self.process is not None and self.process.alive() and self.cluster.running()
+        return super().running() and self.cluster.running()
 
     def server_pids(self) -> list[int]:
         """FerretDB, the postmaster, then its children (DocumentDB's backends and workers)."""
@@ -138,45 +133,20 @@ class FerretDBServer:
         os.chmod(partial, 0o600)
         os.replace(partial, self.url_file)
 
-    def start(self) -> None:
-        if self.running():
-            return
-        # A FerretDB an earlier docbench left running here goes first.
-        server.reap_leftovers(server.pid_file_in(self.workdir))
+    # ----- what the managed-server loop asks of FerretDB ----------------------------------
+    def prepare(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self._start_documentdb()
-        if self.port is None and self.port_file.exists():
-            # The port of an earlier start, so session specs handed out stay valid.
-            with contextlib.suppress(ValueError):
-                self.port = int(self.port_file.read_text())
-        last_error: Exception | None = None
-        for attempt in range(4):
-            if self.port and attempt < 2 and not server.port_open(self.port):
-                port = self.port
-            else:
-                port = server.free_port()
-            process = server.ManagedProcess(self.argv(port), self.log_path, cwd=self.workdir)
-            process.start()
-            try:
-                process.wait_until(lambda p=port: answers(p), START_TIMEOUT, "FerretDB")
-            except RuntimeError as error:  # exited during start-up (port taken?)
-                process.stop()
-                last_error = error
-                continue
-            except TimeoutError:
-                process.stop()
-                raise
-            self.process = process
-            self.port = port
-            self.port_file.write_text(str(port))
-            return
-        raise RuntimeError(f"FerretDB did not start: {last_error}")
+
+    def command(self, ports: tuple[int, ...]) -> list[str]:
+        return self.argv(ports[0])
+
+    def ready(self, ports: tuple[int, ...]) -> bool:
+        return answers(ports[0])
 
     def stop(self) -> None:
-        if self.process is not None:
-            self.process.stop(timeout=30)
-            self.process = None
+        super().stop()
         self.cluster.stop()
 
 

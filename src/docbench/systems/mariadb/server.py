@@ -1,9 +1,9 @@
 """docbench's own MariaDB server: mariadb-install-db into the work directory, mariadbd as the
-unprivileged user on 127.0.0.1 and a free port. Never Debian's service or /var/lib/mysql."""
+unprivileged user on 127.0.0.1 and a free port (kept across restarts in ``<workdir>/port``), a
+:class:`~docbench.systems.server.ManagedServer`. Never Debian's service or /var/lib/mysql."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import secrets
@@ -83,28 +83,26 @@ def tuned_options() -> dict[str, str]:
     }
 
 
-class MariaDBServer:
-    """One mariadb-install-db'ed data directory in ``workdir`` and the mariadbd serving it."""
+class MariaDBServer(server.ManagedServer):
+    """One mariadb-install-db'ed data directory in ``workdir`` and the mariadbd serving it.
+    SIGTERM is its normal shutdown (InnoDB flushes); SIGKILL after two minutes."""
+
+    display_name = "MariaDB"
+    start_timeout = 600.0
+    start_tries = 3
+    reuse_tries = 1
+    stop_timeout = 120.0
 
     def __init__(self, workdir: Path, options: dict[str, str] | None = None) -> None:
-        self.workdir = workdir
+        super().__init__(workdir, workdir / "mariadb.log", user=server.ensure_unprivileged_user())
         self.server_dir = workdir / "mariadb"  # owned by the server user
         self.data_dir = self.server_dir / "data"
         self.run_dir = self.server_dir / "run"
         self.tmp_dir = self.server_dir / "tmp"
-        self.log_path = workdir / "mariadb.log"
         self.password_file = workdir / "password"
-        self.port_file = workdir / "port"
         self.options_override = options or {}
-        self.user = server.ensure_unprivileged_user()
-        self.process: server.ManagedProcess | None = None
-        self.port: int | None = None
 
     # ----- paths -------------------------------------------------------------------------
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process and self.process.alive() else None
-
     @property
     def socket_path(self) -> Path:
         path = self.run_dir / "mysqld.sock"
@@ -140,6 +138,8 @@ class MariaDBServer:
         return (self.data_dir / "mysql" / "global_priv.frm").exists() and self.password_file.exists()
 
     def init(self) -> None:
+        """mariadb-install-db into a fresh data directory (only if there is none yet); docbench's
+        account is made at the first start (:meth:`started`)."""
         self._prepare()
         if self.initialized():
             return
@@ -158,9 +158,11 @@ class MariaDBServer:
         if out.returncode != 0:
             raise RuntimeError(f"mariadb-install-db failed:\n{out.stdout}\n{out.stderr}")
         self._own(self.data_dir)
-        # First start: root@127.0.0.1 has no password yet; make docbench's own account with a
-        # generated password and drop the password-less TCP accounts.
-        self._start_process()
+
+    def _make_account(self) -> None:
+        """First start: root@127.0.0.1 has no password yet; make docbench's own account with a
+        generated password and drop the password-less TCP accounts."""
+        assert self.port is not None
         password = secrets.token_urlsafe(24)
         import pymysql
 
@@ -202,56 +204,27 @@ class MariaDBServer:
             raise RuntimeError("mariadbd not found (run `docbench setup mariadb`)")
         return [binary, "--no-defaults", *(f"--{k}={v}" for k, v in self.options(port).items())]
 
-    def running(self) -> bool:
-        return self.process is not None and self.process.alive()
+    # ----- what the managed-server loop asks of MariaDB -----------------------------------
+    def prepare(self) -> None:
+        self.init()
 
-    def _start_process(self, timeout: float = 600.0) -> None:
-        if self.port is None and self.port_file.exists():
-            with contextlib.suppress(ValueError):
-                self.port = int(self.port_file.read_text())
-        for attempt in range(1, 4):
-            port = self.port if self.port and attempt == 1 and not server.port_open(self.port) \
-                else server.free_port()
-            process = server.ManagedProcess(self.argv(port), self.log_path, user=self.user,
-                                            cwd=Path("/"))
-            process.start()
-            try:
-                process.wait_until(lambda p=port: self._listening(p), timeout, "MariaDB")
-            except RuntimeError:
-                process.stop()
-                if attempt == 3:
-                    raise
-                continue
-            except TimeoutError:
-                process.stop()
-                raise
-            self.process = process
-            self.port = port
-            self.port_file.write_text(str(port))
-            return
+    def command(self, ports: tuple[int, ...]) -> list[str]:
+        return self.argv(ports[0])
 
-    def _listening(self, port: int) -> bool:
+    def ready(self, ports: tuple[int, ...]) -> bool:
         import pymysql
 
         try:
-            pymysql.connect(host="127.0.0.1", port=port, user="nobody-docbench-probe",
+            pymysql.connect(host="127.0.0.1", port=ports[0], user="nobody-docbench-probe",
                             password="x", connect_timeout=2).close()
         except pymysql.err.OperationalError as error:
             # 1045 access denied = the server answers the protocol: it is up.
             return bool(error.args) and error.args[0] in (1045, 1698)
         return True
 
-    def start(self) -> None:
-        if self.running():
-            return
-        # A mariadbd an earlier docbench left running here goes first (init may remove a
-        # half-made data directory).
-        server.reap_leftovers(server.pid_file_in(self.workdir))
-        if not self.initialized():
-            self.init()
-            return
-        self._prepare()
-        self._start_process()
+    def started(self) -> None:
+        if not self.password_file.exists():
+            self._make_account()
 
     def accepting(self) -> bool:
         if not self.running() or self.port is None:
@@ -265,9 +238,3 @@ class MariaDBServer:
             return True
         except Exception:  # noqa: BLE001
             return False
-
-    def stop(self) -> None:
-        """SIGTERM = normal shutdown (InnoDB flushes); SIGKILL after two minutes."""
-        if self.process is not None:
-            self.process.stop(timeout=120)
-            self.process = None

@@ -6,9 +6,10 @@ The cluster lives entirely inside the system's work directory::
     <workdir>/run/             the unix socket directory (mode 0700)
     <workdir>/postgres.log     the server's stderr
     <workdir>/password         the generated password of the cluster's superuser (mode 0600)
+    <workdir>/port             the port, kept across restarts
 
-It listens on 127.0.0.1 only, on a free port, and runs as ``postgres -D <pgdata>`` through a
-:class:`~docbench.systems.server.ManagedProcess` so that docbench knows its PID and stops it
+It listens on 127.0.0.1 only, on a free port, and runs as ``postgres -D <pgdata>``: a
+:class:`~docbench.systems.server.ManagedServer`, so that docbench knows its PID and stops it
 (fast shutdown) at exit. Nothing outside the work directory is read or written, and no other
 cluster on the machine (Debian's ``main`` included) is ever touched.
 """
@@ -22,7 +23,6 @@ import secrets
 import signal
 import stat
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +35,7 @@ _SOCKET_PATH_MAX = 107
 GiB = 1 << 30
 # Connection errors of a server that is still starting (crash recovery included).
 _NOT_YET_READY = ("Connection refused", "starting up", "recovery", "shutting down", "timeout")
-# Start-up failures worth another try: the port was taken after free_port(); orphaned backends
+# Start-up failures worth another try: the port was taken after free_ports(); orphaned backends
 # of a killed postmaster still hold the old shared memory.
 _TRANSIENT_START_ERRORS = ("Address already in use", "could not bind", "could not create any TCP",
                            "shared memory block", "is still in use")
@@ -137,22 +137,31 @@ class ConnectionInfo:
                              connect_timeout=10, application_name="docbench")
 
 
-class Cluster:
-    """One initdb'ed cluster in ``workdir``: create, start, stop, restart after a crash."""
+class Cluster(server.ManagedServer):
+    """One initdb'ed cluster in ``workdir``: create, start, stop, restart after a crash.
+
+    After a crash the start includes PostgreSQL's crash recovery (WAL replay: up to
+    ``max_wal_size`` of it after a big load, hence the generous start timeout). A postmaster
+    that exits during start-up is tried again for a minute when the reason is transient: the
+    port was taken meanwhile, or orphaned backends of a killed postmaster keep the old shared
+    memory until they notice and exit."""
+
+    display_name = "PostgreSQL"
+    process_class = _Postmaster
+    start_timeout = 900.0
+    start_tries = 30
+    reuse_tries = 3
+    retry_for = 60.0
+    stop_timeout = 60.0
 
     def __init__(self, workdir: Path, bin_dir: Path | None = None,
                  settings: dict[str, str] | None = None) -> None:
-        self.workdir = workdir
+        super().__init__(workdir, workdir / "postgres.log", user=server.ensure_unprivileged_user())
         self.bin_dir = bin_dir or find_bin_dir()
         self.data_dir = workdir / "pgdata"
         self.run_dir = workdir / "run"
-        self.log_path = workdir / "postgres.log"
         self.password_file = workdir / "password"
-        self.port_file = workdir / "port"
         self.settings_override = settings or {}
-        self.user = server.ensure_unprivileged_user()
-        self.process: _Postmaster | None = None
-        self.port: int | None = None
         self.reachable = True  # whether the server user can walk to the work directory
         self.blocked_by: str | None = None
         # Where initdb and postgres run: None on the host; a chroot for a build of another
@@ -166,16 +175,12 @@ class Cluster:
                                "(run `docbench setup postgresql`)")
         return str(self.bin_dir / name)
 
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process else None
-
     def connection(self, dbname: str = "postgres") -> ConnectionInfo:
         if self.port is None:
             raise RuntimeError("the cluster has not been started")
         return ConnectionInfo("127.0.0.1", self.port, SUPERUSER, dbname, self.password_file)
 
-    def _env(self) -> dict[str, str]:
+    def environment(self) -> dict[str, str]:
         return {**os.environ, "LC_ALL": "C", "LANG": "C"}
 
     def _prepare_workdir(self) -> None:
@@ -250,7 +255,7 @@ class Cluster:
                     "--auth-host=scram-sha-256", f"--pwfile={data_ref}/../{pwfile.name}",
                     "--no-instructions",
                 ], capture_output=True, text=True, check=False, pass_fds=fds, cwd="/",
-                    preexec_fn=server.jailed(self.user, self.jail), env=self._env())
+                    preexec_fn=server.jailed(self.user, self.jail), env=self.environment())
         finally:
             pwfile.unlink(missing_ok=True)
         if out.returncode != 0:
@@ -287,61 +292,35 @@ class Cluster:
                         + "\n".join(lines) + "\n")
         server.chown_tree(path, self.user)
 
-    def running(self) -> bool:
-        return self.process is not None and self.process.alive()
-
-    def start(self, timeout: float = 900.0, retry_for: float = 60.0) -> None:
-        """Start the postmaster and wait until it accepts connections.
-
-        After a crash the start includes PostgreSQL's crash recovery (WAL replay: up to
-        ``max_wal_size`` of it after a big load, hence the generous timeout). A postmaster that
-        exits during start-up is retried for ``retry_for`` seconds: the port may have been taken
-        between free_port() and bind, and orphaned backends of a killed postmaster keep the
-        old shared memory until they notice and exit.
-        """
-        if self.running():
-            return
-        # A postmaster an earlier docbench left running here (killed with SIGKILL) goes first.
-        server.reap_leftovers(server.pid_file_in(self.workdir))
+    # ----- what the managed-server loop asks of PostgreSQL --------------------------------
+    def prepare(self) -> None:
         self.init()
-        if self.port is None and self.port_file.exists():
-            # Keep the port of an earlier start so session specs handed out stay valid.
-            with contextlib.suppress(ValueError):
-                self.port = int(self.port_file.read_text())
-        give_up = time.monotonic() + retry_for
-        attempt = 0
-        while True:
-            attempt += 1
-            if self.port and attempt <= 3 and not server.port_open(self.port):
-                port = self.port
-            else:
-                port = server.free_port()
-            with self.data_reference() as (data_ref, run_ref, fds):
-                self._write_settings(port, run_ref)
-                argv = [self.binary("postgres"), "-D", data_ref]
-                if data_ref != str(self.data_dir):
-                    # A placeholder setting, so that `ps` shows which cluster this is.
-                    argv += ["-c", f"docbench.data_directory={self.data_dir}"]
-                process = _Postmaster(argv, self.log_path, user=self.user, cwd=Path("/"),
-                                      env=self._env(), pass_fds=fds, jail=self.jail)
-                process.start()
-            try:
-                process.wait_until(lambda p=port: self._ready(p), timeout, "PostgreSQL")
-            except RuntimeError as exc:  # exited during start-up
-                process.stop()
-                if time.monotonic() >= give_up or not any(
-                        marker in str(exc) for marker in _TRANSIENT_START_ERRORS):
-                    raise RuntimeError(f"PostgreSQL did not start after {attempt} tries: "
-                                       f"{exc}") from exc
-                time.sleep(min(float(attempt), 5.0))
-                continue
-            except TimeoutError:
-                process.stop()
-                raise
-            self.process = process
-            self.port = port
-            self.port_file.write_text(str(port))
-            return
+
+    def launch(self, ports: tuple[int, ...]) -> server.ManagedProcess:
+        (port,) = ports
+        with self.data_reference() as (data_ref, run_ref, fds):
+            self._write_settings(port, run_ref)
+            argv = [self.binary("postgres"), "-D", data_ref]
+            if data_ref != str(self.data_dir):
+                # A placeholder setting, so that `ps` shows which cluster this is.
+                argv += ["-c", f"docbench.data_directory={self.data_dir}"]
+            process = self.process_class(argv, self.log_path, user=self.user, cwd=self.cwd,
+                                         env=self.environment(), pass_fds=fds, jail=self.jail)
+            process.start()
+        return process
+
+    def ready(self, ports: tuple[int, ...]) -> bool:
+        """Accepting connections -- or answering with an error that waiting will not cure
+        (then the next connection raises it, instead of waiting out the start timeout)."""
+        import psycopg
+
+        try:
+            return self._accepts(ports[0])
+        except psycopg.OperationalError as error:
+            return not any(m in str(error) for m in _NOT_YET_READY)
+
+    def retryable(self, error: server.ServerExited) -> bool:
+        return any(marker in str(error) for marker in _TRANSIENT_START_ERRORS)
 
     def _accepts(self, port: int) -> bool:
         import psycopg
@@ -351,16 +330,6 @@ class Cluster:
             conn.execute("SELECT 1")
         return True
 
-    def _ready(self, port: int) -> bool:
-        """Accepting connections -- or answering with an error that waiting will not cure
-        (then the next connection raises it, instead of waiting out the start timeout)."""
-        import psycopg
-
-        try:
-            return self._accepts(port)
-        except psycopg.OperationalError as error:
-            return not any(m in str(error) for m in _NOT_YET_READY)
-
     def accepting(self) -> bool:
         if not self.running() or self.port is None:
             return False
@@ -368,12 +337,6 @@ class Cluster:
             return self._accepts(self.port)
         except Exception:
             return False
-
-    def stop(self) -> None:
-        """Fast shutdown of our postmaster (it ends its children before it exits)."""
-        if self.process is not None:
-            self.process.stop(timeout=60)
-            self.process = None
 
     def children(self) -> list[int]:
         """PIDs of the postmaster's child processes (backends, checkpointer, workers...)."""

@@ -2,10 +2,11 @@
 from an installed distribution.
 
 ``docbench setup elasticsearch|opensearch`` puts the Maven Central ``integ-test-zip`` into
-``$DOCBENCH_OPT``; a node runs it on 127.0.0.1 only, HTTP and transport on free ports (kept
-across restarts), with its own config/data/logs/tmp directories in the work directory, as the
-unprivileged user when docbench is root (both engines refuse root), with a heap sized to the
-machine (shared by the N nodes of a cluster), and is stopped by PID.
+``$DOCBENCH_OPT``; a node (a :class:`~docbench.systems.server.ManagedServer`) runs it on
+127.0.0.1 only, HTTP and transport on free ports (kept across restarts), with its own
+config/data/logs/tmp directories in the work directory, as the unprivileged user when docbench
+is root (both engines refuse root), with a heap sized to the machine (shared by the N nodes of
+a cluster), and is stopped by PID.
 
 One node uses ``single-node`` discovery. A :class:`SearchCluster` of N nodes gives each node
 its directory ``node-I`` and its ports, and discovery on the loopback only: every node's seed
@@ -24,7 +25,6 @@ import shutil
 import signal
 import stat
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from docbench.systems.searchengine.engine import SearchEngineBase
 
 START_TIMEOUT = 180.0
+# What a node's log says when one of its ports was taken after docbench picked it.
+_PORT_TAKEN = ("BindException", "Address already in use", "Failed to bind")
 
 
 def pid_alive(pid: int) -> bool:
@@ -47,36 +49,47 @@ def pid_alive(pid: int) -> bool:
     return state != "Z"
 
 
-class SearchNode:
+class SearchNode(server.ManagedServer):
     """One single-node cluster in ``workdir``, started from ``install_dir``. ``distribution``
     (the engine class) names the binary, config file, environment variables, JDKs and the
-    distribution's own node settings."""
+    distribution's own node settings. Its ports: HTTP, then transport (``workdir/ports``)."""
+
+    port_count = 2
+    start_timeout = START_TIMEOUT
+    # The launcher stops its server child on SIGTERM; ManagedProcess.stop then makes sure the
+    # adopted server JVM went too (by PID and start time, never a reused PID).
+    stop_timeout = 60.0
 
     def __init__(self, distribution: type[SearchEngineBase], install_dir: Path, workdir: Path,
                  node_name: str = "docbench", heap_bytes: int | None = None) -> None:
+        super().__init__(workdir, workdir / f"{distribution.name}.log", port_file=workdir / "ports",
+                         user=server.ensure_unprivileged_user(), cwd=workdir)
         self.distribution = distribution
         self.node_name = node_name
         self.heap_bytes = heap_bytes
         # Discovery: single-node, unless a SearchCluster sets its seed hosts and masters.
         self.discovery: dict[str, Any] = {"discovery.type": "single-node"}
+        # The nodes its cluster has: the readiness wait waits for all of them.
+        self.cluster_size = 1
         self.install_dir = install_dir
-        self.workdir = workdir
         self.config_dir = workdir / "config"
         self.data_dir = workdir / "data"
         self.logs_dir = workdir / "logs"
         self.tmp_dir = workdir / "tmp"
-        self.log_path = workdir / f"{distribution.name}.log"
-        self.port_file = workdir / "ports"
-        self.user = server.ensure_unprivileged_user()
-        self.process: server.ManagedProcess | None = None
-        self.http_port: int | None = None
-        self.transport_port: int | None = None
         # The JVM that serves requests (Elasticsearch's launcher starts it as a child).
         self.server_pid: int | None = None
 
     @property
-    def display_name(self) -> str:
+    def display_name(self) -> str:  # type: ignore[override]
         return self.distribution.display_name
+
+    @property
+    def http_port(self) -> int | None:
+        return self.ports[0] if self.ports else None
+
+    @property
+    def transport_port(self) -> int | None:
+        return self.ports[1] if self.ports else None
 
     @property
     def url(self) -> str:
@@ -85,19 +98,21 @@ class SearchNode:
         return f"http://127.0.0.1:{self.http_port}"
 
     # ----- configuration -------------------------------------------------------------------
-    def _prepare(self) -> None:
+    def prepare(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        blocked = server.first_blocked_ancestor(self.workdir, self.user)
-        if blocked and Path(blocked) != self.workdir:
-            raise RuntimeError(
-                f"{self.display_name} runs as the unprivileged user {self.user.pw_name!r} "
-                f"(it refuses root), which cannot enter {blocked}; put docbench's work directory "
-                f"somewhere it can reach (DOCBENCH_HOME=...) or allow traversal (chmod o+x {blocked})")
-        blocked = server.first_blocked_ancestor(self.install_dir / "bin", self.user)
-        if blocked:
-            raise RuntimeError(f"the unprivileged user {self.user.pw_name!r} cannot enter {blocked} "
-                               f"where {self.display_name} is installed (chmod o+x {blocked})")
         if self.user is not None:
+            blocked = server.first_blocked_ancestor(self.workdir, self.user)
+            if blocked and Path(blocked) != self.workdir:
+                raise RuntimeError(
+                    f"{self.display_name} runs as the unprivileged user {self.user.pw_name!r} "
+                    f"(it refuses root), which cannot enter {blocked}; put docbench's work "
+                    f"directory somewhere it can reach (DOCBENCH_HOME=...) or allow traversal "
+                    f"(chmod o+x {blocked})")
+            blocked = server.first_blocked_ancestor(self.install_dir / "bin", self.user)
+            if blocked:
+                raise RuntimeError(f"the unprivileged user {self.user.pw_name!r} cannot enter "
+                                   f"{blocked} where {self.display_name} is installed "
+                                   f"(chmod o+x {blocked})")
             os.chmod(self.workdir, os.stat(self.workdir).st_mode | stat.S_IXOTH)
         for directory in (self.data_dir, self.logs_dir, self.tmp_dir):
             directory.mkdir(exist_ok=True)
@@ -163,67 +178,24 @@ class SearchNode:
             env["USER"] = env["LOGNAME"] = self.user.pw_name
         return env
 
-    # ----- lifecycle -----------------------------------------------------------------------
-    def running(self) -> bool:
-        return self.process is not None and self.process.alive()
+    # ----- what the managed-server loop asks of a node -------------------------------------
+    def command(self, ports: tuple[int, ...]) -> list[str]:
+        return [str(self.install_dir / "bin" / self.distribution.binary)]  # ports: in its config
 
-    def start(self, timeout: float = START_TIMEOUT) -> None:
-        if self.running():
-            return
-        if self.http_port is None and self.port_file.exists():
-            # Keep the ports of an earlier start so session specs handed out stay valid.
-            with contextlib.suppress(ValueError):
-                self.http_port, self.transport_port = map(int, self.port_file.read_text().split())
-        last_error: Exception | None = None
-        for attempt in range(4):
-            if self.http_port and self.transport_port and attempt < 2 \
-                    and not server.port_open(self.http_port) and not server.port_open(self.transport_port):
-                http_port, transport_port = self.http_port, self.transport_port
-            else:
-                http_port = server.free_port()
-                transport_port = server.free_port()
-                while transport_port == http_port:
-                    transport_port = server.free_port()
-            self.launch(http_port, transport_port)
-            try:
-                self.wait_ready(timeout)
-            except RuntimeError as exc:  # exited during start-up (a port taken meanwhile?)
-                last_error = exc
-                time.sleep(1.0 + attempt)
-                continue
-            self.port_file.write_text(f"{http_port} {transport_port}\n")
-            return
-        raise RuntimeError(f"{self.display_name} did not start: {last_error}")
+    def launch(self, ports: tuple[int, ...]) -> server.ManagedProcess:
+        self._write_config(*ports)
+        return super().launch(ports)
 
-    def launch(self, http_port: int, transport_port: int) -> None:
-        """Write the configuration and start the node's process (without waiting for it)."""
-        server.reap_leftovers(server.pid_file_in(self.workdir))
-        self._prepare()
-        self._write_config(http_port, transport_port)
-        process = server.ManagedProcess([str(self.install_dir / "bin" / self.distribution.binary)],
-                                        self.log_path, user=self.user, cwd=self.workdir,
-                                        env=self.environment())
-        process.start()
-        self.process = process
-        self.http_port, self.transport_port = http_port, transport_port
-
-    def wait_ready(self, timeout: float = START_TIMEOUT, nodes: int = 1) -> None:
-        """Wait until the node answers and its cluster has ``nodes`` nodes and is at least
-        yellow; then record the serving JVM. A node that exits meanwhile is stopped and
-        RuntimeError raised; TimeoutError after ``timeout``."""
-        process = self.process
-        assert process is not None
-        client = HttpClient(self.url, timeout=5)
-        health = f"/_cluster/health?wait_for_status=yellow&wait_for_nodes={nodes}&timeout=1s"
+    def ready(self, ports: tuple[int, ...]) -> bool:
+        """The node answers, and its cluster has all its nodes and is at least yellow."""
+        client = HttpClient(f"http://127.0.0.1:{ports[0]}", timeout=5)
         try:
-            process.wait_until(lambda: bool(client.request("GET", health)), timeout,
-                               f"{self.display_name} node {self.node_name}")
-        except (RuntimeError, TimeoutError):
-            self._stop_process(process)
-            self.process = None
-            raise
+            return bool(client.request("GET", "/_cluster/health?wait_for_status=yellow"
+                                              f"&wait_for_nodes={self.cluster_size}&timeout=1s"))
         finally:
             client.close()
+
+    def on_ready(self, process: server.ManagedProcess) -> None:
         self.server_pid = self._find_server_pid()
         if self.server_pid:
             # Elasticsearch's launcher runs the server JVM as its child, which gets no
@@ -240,17 +212,10 @@ class SearchNode:
         finally:
             client.close()
 
-    @staticmethod
-    def _stop_process(process: server.ManagedProcess) -> None:
-        # The launcher stops its server child on SIGTERM; ManagedProcess.stop then makes sure
-        # the adopted server JVM went too (by PID and start time, never a reused PID).
-        process.stop(timeout=60)
-
+    # ----- lifecycle -----------------------------------------------------------------------
     def stop(self) -> None:
-        if self.process is not None:
-            self._stop_process(self.process)
-            self.process = None
-            self.server_pid = None
+        super().stop()
+        self.server_pid = None
 
     def pids(self) -> list[int]:
         """The serving JVM first, then the launcher that started it (when it is another)."""
@@ -266,10 +231,7 @@ class SearchNode:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
                     killed.append(pid)
-        if self.process is not None:
-            self._stop_process(self.process)  # reaps the launcher, forgets the pid file
-            self.process = None
-        self.server_pid = None
+        self.stop()  # reaps the launcher, forgets the pid file
         return killed
 
     # The interface a SearchCluster shares.
@@ -285,22 +247,30 @@ class SearchNode:
         return [self]
 
 
-class SearchCluster:
+class SearchCluster(server.PortedServer):
     """N nodes of one cluster on 127.0.0.1, each in ``workdir/node-I`` with its own ports; all
-    are master-eligible data nodes. Ports are kept across restarts (in ``workdir/ports``)."""
+    are master-eligible data nodes. Ports are kept across restarts (in ``workdir/ports``: HTTP
+    and transport of each node); a start whose node could not bind its port (taken meanwhile)
+    is tried again on other ports."""
+
+    start_timeout = START_TIMEOUT
+    start_tries = 3
+    reuse_tries = 1
 
     def __init__(self, distribution: type[SearchEngineBase], install_dir: Path, workdir: Path,
                  size: int) -> None:
         if size < 2:
             raise ValueError("a cluster has at least two nodes (one node is a SearchNode)")
+        super().__init__(workdir, port_file=workdir / "ports")
         self.distribution = distribution
-        self.workdir = workdir
+        self.port_count = 2 * size
         # The heap one node would get, shared: N nodes fit where one did (at least 512 MiB).
         heap = max(heap_size() // size, 512 * MiB) // MiB * MiB
         self.nodes = [SearchNode(distribution, install_dir, workdir / f"node-{i}",
                                  node_name=f"docbench-{i}", heap_bytes=heap)
                       for i in range(1, size + 1)]
-        self.port_file = workdir / "ports"
+        for node in self.nodes:
+            node.cluster_size = size
         self.bootstrapped = workdir / ".cluster-formed"
         self.killed: list[str] = []
 
@@ -309,7 +279,7 @@ class SearchCluster:
         return len(self.nodes)
 
     @property
-    def display_name(self) -> str:
+    def display_name(self) -> str:  # type: ignore[override]
         return f"{self.distribution.display_name} ({self.size} nodes)"
 
     def members(self) -> list[SearchNode]:
@@ -341,46 +311,41 @@ class SearchCluster:
         run records, not the end of the cluster)."""
         return any(node.running() for node in self.nodes)
 
-    def _ports(self) -> list[tuple[int, int]]:
-        with contextlib.suppress(ValueError, OSError):
-            numbers = list(map(int, self.port_file.read_text().split()))
-            pairs = list(zip(numbers[::2], numbers[1::2], strict=True))
-            if len(pairs) == self.size and not any(server.port_open(p) for pair in pairs for p in pair):
-                return pairs
-        taken: set[int] = set()
-        pairs = []
-        for _ in self.nodes:
-            pair = []
-            for _ in range(2):
-                port = server.free_port()
-                while port in taken:
-                    port = server.free_port()
-                taken.add(port)
-                pair.append(port)
-            pairs.append((pair[0], pair[1]))
-        return pairs
-
-    def start(self, timeout: float = START_TIMEOUT) -> None:
+    def start(self, timeout: float | None = None) -> None:
         if all(node.running() for node in self.nodes):
             return
         self.stop()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        pairs = self._ports()
-        seeds = [f"127.0.0.1:{transport}" for _, transport in pairs]
-        discovery: dict[str, Any] = {"discovery.seed_hosts": seeds}
+        self.start_on_ports(timeout)
+        self.bootstrapped.touch()
+        self.killed = []
+
+    def retryable(self, error: server.ServerExited) -> bool:
+        return any(sign in str(error) for sign in _PORT_TAKEN)
+
+    def boot(self, ports: tuple[int, ...], timeout: float) -> None:
+        """Launch every node on its pair of ``ports``, then wait for all of them together."""
+        pairs = list(zip(ports[::2], ports[1::2], strict=True))
+        discovery: dict[str, Any] = {"discovery.seed_hosts": [f"127.0.0.1:{t}" for _, t in pairs]}
         if not self.bootstrapped.exists():
             discovery["cluster.initial_master_nodes"] = [node.node_name for node in self.nodes]
-        for node, (http_port, transport_port) in zip(self.nodes, pairs, strict=True):
-            node.discovery = discovery
-            node.launch(http_port, transport_port)
+        try:
+            for node, pair in zip(self.nodes, pairs, strict=True):
+                node.discovery = discovery
+                node.prepare_start()
+                node.spawn(pair)
+        except BaseException:
+            self.stop()
+            raise
         errors: list[BaseException] = []
 
-        def wait(node: SearchNode) -> None:
+        def wait(node: SearchNode, pair: tuple[int, int]) -> None:
             try:
-                node.wait_ready(timeout, nodes=self.size)
+                node.await_ready(pair, timeout)
             except BaseException as error:  # noqa: BLE001 - collected, raised below
                 errors.append(error)
-        threads = [threading.Thread(target=wait, args=(node,)) for node in self.nodes]
+        threads = [threading.Thread(target=wait, args=(node, pair))
+                   for node, pair in zip(self.nodes, pairs, strict=True)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -388,9 +353,7 @@ class SearchCluster:
         if errors:
             self.stop()
             raise errors[0]
-        self.port_file.write_text(" ".join(f"{h} {t}" for h, t in pairs) + "\n")
-        self.bootstrapped.touch()
-        self.killed = []
+        self.ports = ports
 
     def stop(self) -> None:
         # In parallel: each node's shutdown waits on its own flush.
