@@ -15,8 +15,9 @@ from docbench.contracts.common import BatchRejected
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
 from docbench.systems import adapter_class, engine_class, open_adapter
-from docbench.systems.duckdb.analytics import DuckDBAnalytics, _profile_metrics
+from docbench.systems.duckdb.analytics import DuckDBAnalytics
 from docbench.systems.duckdb.engine import DuckDBEngine
+from docbench.systems.duckdb.session import _profile_metrics
 from docbench.workloads.analytics.load import load_files
 
 pytestmark = pytest.mark.skipif(not DuckDBEngine.availability().ok,

@@ -14,8 +14,9 @@ from docbench.contracts.common import BatchRejected
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
 from docbench.systems import adapter_class, engine_class, open_adapter
-from docbench.systems.sqlite.analytics import INDEX, SQLiteAnalytics, format_query_plan
+from docbench.systems.sqlite.analytics import INDEX, SQLiteAnalytics
 from docbench.systems.sqlite.engine import SQLiteEngine
+from docbench.systems.sqlite.session import format_query_plan
 from docbench.workloads.analytics.load import load_files
 
 pytestmark = pytest.mark.skipif(not SQLiteEngine.availability().ok,

@@ -4,7 +4,11 @@ A system's folder holds ``engine.py`` (``ENGINE``: its :class:`~docbench.contrac
 and one module per workload it takes part in, each defining ``ADAPTER`` (and ``VARIANTS`` where
 the workload has variants): ``analytics.py``, ``updates.py``, ``storage.py``, ``throughput.py``.
 Workloads find those modules here, by the name their contract gives; nothing else in docbench
-names a system.
+names a system. Where they apply, the same names hold the same parts in every folder:
+``loader.py`` (the analytics :class:`~docbench.contracts.analytics.Loader`), ``session.py``
+(the query worker's :class:`~docbench.contracts.analytics.QuerySession`), ``server.py`` (a
+managed server, a :class:`~docbench.systems.server.ManagedServer`), ``setup.sh`` (``docbench
+setup NAME``; ``apt.sh`` here is what those that install Debian packages share).
 """
 
 from __future__ import annotations

@@ -2,104 +2,28 @@
 JSONBench paths as VIRTUAL generated columns, one composite index on them.
 
 The server (managed or the user's, by URL) is the engine's (``engine.py``); this adapter
-creates its table in docbench's own database there, loads it with the engine's
-``LOAD DATA LOCAL INFILE`` batch loader and queries it. The DDL (``ddl.sql``) and the queries
-(``queries.sql``) are plain SQL files next to this module.
+creates its table in docbench's own database there, loads it with the ``LOAD DATA LOCAL
+INFILE`` batch loader (``loader.py``) and queries it (``session.py``: the query worker's
+session). The DDL (``ddl.sql``) and the queries (``queries.sql``) are plain SQL files next to
+this module.
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import json
 import os
-import re
 import subprocess
 import tempfile
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
-from docbench.contracts.analytics import AnalyticsAdapter, Loader, QueryOutcome, QuerySession
+from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import StorageSize, Variant
 from docbench.core.sqlfiles import read_ddl, step_name
-from docbench.systems.mariadb.engine import DATABASE, LOAD_OPTIONS, MariaDBEngine, connect
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value
-
-
-# ----- query sessions ---------------------------------------------------------------------
-
-
-class MariaDBSession(QuerySession):
-    """A PyMySQL connection in the query worker.
-
-    engine_seconds = the statement's duration from MariaDB's session profiling
-    (``SET profiling = 1``; ``SHOW PROFILES``): cheap, no performance_schema needed.
-    """
-
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.spec = spec
-        self.params = spec_params(spec)
-        self.conn = connect(self.params)
-        with self.conn.cursor() as cur:
-            timeout = spec.get("timeout")
-            if timeout:
-                cur.execute(f"SET SESSION max_statement_time = {float(timeout):.3f}")
-            for name, value in (spec.get("session_settings") or {}).items():
-                if not re.fullmatch(r"[a-z_]+", name):
-                    raise ValueError(f"bad session setting name {name!r}")
-                cur.execute(f"SET SESSION {name} = %s", (value,))
-            try:
-                cur.execute("SET SESSION profiling = 1, profiling_history_size = 10")
-                self.profiling = True
-            except Exception:  # noqa: BLE001 - a server built without profiling
-                self.profiling = False
-        self.thread_id = self.conn.thread_id()
-
-    def execute(self, query_number: int, text: str) -> QueryOutcome:
-        with self.conn.cursor() as cur:
-            cur.execute(text)
-            rows = cur.fetchall()
-            outcome = QueryOutcome(rows=[tuple(_plain(v) for v in row) for row in rows])
-            if self.profiling:
-                with contextlib.suppress(Exception):
-                    cur.execute("SHOW PROFILES")
-                    profiles = cur.fetchall()
-                    if profiles:
-                        outcome.engine_seconds = float(profiles[-1][1])
-        return outcome
-
-    def explain(self, query_number: int, text: str) -> str | None:
-        with self.conn.cursor() as cur:
-            cur.execute(f"EXPLAIN FORMAT=JSON {text}")
-            plan = cur.fetchone()[0]
-        return plan if isinstance(plan, str) else plan.decode()
-
-    def engine_pids(self) -> list[int]:
-        pid = self.spec.get("server_pid")
-        if pid and Path(f"/proc/{pid}").exists():
-            return [int(pid)]
-        return []
-
-    def cancel(self) -> None:
-        with contextlib.suppress(Exception):
-            other = connect(self.params, database=None)
-            try:
-                with other.cursor() as cur:
-                    cur.execute(f"KILL QUERY {int(self.thread_id)}")
-            finally:
-                other.close()
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.conn.close()
-
+from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine
+from docbench.systems.mariadb.loader import LOAD_OPTIONS, MariaDBLoader
+from docbench.systems.mariadb.session import MariaDBSession
 
 # ----- the adapter ------------------------------------------------------------------------
 
@@ -135,11 +59,11 @@ class MariaDBAnalytics(AnalyticsAdapter):
             self.engine.execute(statement)
 
     def loader(self) -> Loader:
-        return self.engine.loader(self.table)
+        return MariaDBLoader(self.engine.params(), self.table)
 
     def finish_load(self) -> None:
         for statement in self._ddl()[1]:
-            self.finish_step(step_name(statement), lambda s=statement: self.engine.execute(s))
+            self.finish_step(step_name(statement), functools.partial(self.engine.execute, statement))
 
     def _client_argv(self, defaults_file: Path) -> list[str]:
         params = self.engine.params()
@@ -224,14 +148,6 @@ class MariaDBAnalytics(AnalyticsAdapter):
                         for t in tables})
         return (f"Q{query_number}: the optimizer does not use the index {self.index} "
                 f"(access: {', '.join(scans) or 'none'})")
-
-
-def spec_params(spec: dict[str, Any]) -> dict[str, Any]:
-    """The connection parameters of a session spec, with the password read from its file."""
-    params = dict(spec["params"])
-    if spec.get("password_file"):
-        params["password"] = Path(spec["password_file"]).read_text().strip()
-    return params
 
 
 def _plan_tables(node: Any):

@@ -23,7 +23,8 @@ import contextlib
 
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
-from docbench.systems.mariadb.engine import MariaDBEngine, MariaDBLoader
+from docbench.systems.mariadb.engine import MariaDBEngine
+from docbench.systems.mariadb.loader import MariaDBLoader
 
 VARIANTS: list[Variant] = [
     Variant("dynamic", "JSON (LONGTEXT) column, InnoDB ROW_FORMAT=DYNAMIC (default)",
@@ -68,7 +69,7 @@ class MariaDBStorage(StorageMatrixTarget):
 
     def insert(self, rows: list[tuple[str, str]]) -> None:
         if self.loader is None:
-            self.loader = self.engine.loader(TABLE)
+            self.loader = MariaDBLoader(self.engine.params(), TABLE)
         lines = [f'{{"key":"{k}","payload":"{p}"}}'.encode() for k, p in rows]
         self.loader.load_batch(lines)
 

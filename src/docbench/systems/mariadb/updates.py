@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.updates import KeyValueSession, NonBlockingSession, UpdatesTarget
 from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine, connect
+from docbench.systems.mariadb.loader import MariaDBLoader
 
 VARIANTS: list[Variant] = [
     Variant("default", "JSON (LONGTEXT) column, index on a VIRTUAL column JSON_VALUE(doc, "
@@ -181,7 +182,7 @@ class MariaDBUpdates(UpdatesTarget):
                       ) ENGINE = InnoDB ROW_FORMAT = DYNAMIC""")
 
     def load(self, docs: list[bytes]) -> None:
-        loader = self.engine.loader(TABLE)
+        loader = MariaDBLoader(self.engine.params(), TABLE)
         try:
             for start in range(0, len(docs), 20_000):
                 loader.load_batch(docs[start:start + 20_000])

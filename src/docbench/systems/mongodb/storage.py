@@ -30,13 +30,9 @@ from docbench.contracts.analytics import Loader
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
 from docbench.contracts.storage_documents import document_json
-from docbench.systems.mongodb.analytics import (
-    MongoDBLoader,
-    collection_size,
-    create_collection,
-    short_message,
-)
+from docbench.systems.mongodb.analytics import collection_size, create_collection
 from docbench.systems.mongodb.engine import MongoDBEngine
+from docbench.systems.mongodb.loader import MongoDBLoader, short_message
 
 
 def _variant(compressor: str, role: str, note: str) -> Variant:

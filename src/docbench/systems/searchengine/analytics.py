@@ -1,7 +1,7 @@
 """Elasticsearch and OpenSearch in the analytics workload: one index
 ``docbench_bluesky_<variant>`` with the run's shards and replicas (one shard by default),
 created from the distribution folder's ``index.json``, loaded through ``_bulk`` (all or nothing
-per batch, :class:`~docbench.systems.searchengine.bulk.BulkLoader`), force-merged to one
+per batch, :class:`~docbench.systems.searchengine.loader.BulkLoader`), force-merged to one
 segment; the folder's ``queries.json`` aggregation requests run in a
 :class:`~docbench.systems.searchengine.session.SearchSession`.
 
@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import StorageSize, Variant
 from docbench.systems.searchengine import index as search_index
-from docbench.systems.searchengine.bulk import BulkLoader
 from docbench.systems.searchengine.engine import SearchEngineBase
 from docbench.systems.searchengine.http import BULK_TIMEOUT, NDJSON
+from docbench.systems.searchengine.loader import BulkLoader
 from docbench.systems.searchengine.session import SearchSession
 from docbench.systems.searchengine.sizes import index_storage
 

@@ -24,7 +24,7 @@ Without ``_source`` the documents can no longer be retrieved: a search finds the
 the key (doc values), never the payload text.
 
 Inserts: ``_bulk`` through the analytics loader,
-:class:`~docbench.systems.searchengine.bulk.BulkLoader` (all or nothing per batch; a refused
+:class:`~docbench.systems.searchengine.loader.BulkLoader` (all or nothing per batch; a refused
 document -> ``BatchRejected`` with the engine's message). finish(): what the analytics
 ``finish_load()`` does (refresh back on, force-merge to one segment, refresh), so the sizes
 are final.
@@ -59,10 +59,10 @@ from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
 from docbench.contracts.storage_documents import document_json
 from docbench.systems.searchengine import index as search_index
-from docbench.systems.searchengine.bulk import BulkLoader
 from docbench.systems.searchengine.engine import SearchEngineBase
 from docbench.systems.searchengine.http import BULK_TIMEOUT
 from docbench.systems.searchengine.leases import LEASE_TIMEOUT, wait_for_retention_leases
+from docbench.systems.searchengine.loader import BulkLoader
 from docbench.systems.searchengine.sizes import index_storage
 
 _PATH = search_index.index_path(TABLE)

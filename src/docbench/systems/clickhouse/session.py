@@ -1,0 +1,70 @@
+"""ClickHouse's (chDB) query session: the analytics workload's query worker opens the database
+directory and runs the queries through it."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.systems.clickhouse.engine import ClickHouseEngine
+
+
+def _result_stats(result) -> dict[str, Any]:
+    stats: dict[str, Any] = {}
+    for name in ("rows_read", "bytes_read", "storage_rows_read", "storage_bytes_read"):
+        method = getattr(result, name, None)
+        if method is not None:
+            with contextlib.suppress(Exception):
+                stats[name] = int(method())
+    return stats
+
+
+class ClickHouseSession(QuerySession):
+    """A chDB session in the query worker. Rows come back as JSONCompact (64-bit integers
+    unquoted) and are parsed with orjson; the engine time is chDB's own ``elapsed()``."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.engine = ClickHouseEngine(Path(spec["workdir"]))
+        self.con = self.engine.connect()
+        settings = {
+            # No result cache (it is off by default; said explicitly, as JSONBench requires).
+            "use_query_cache": 0,
+            "output_format_json_quote_64bit_integers": 0,
+            "output_format_json_quote_64bit_floats": 0,
+        }
+        timeout = spec.get("timeout")
+        if timeout:
+            settings["max_execution_time"] = max(1, math.ceil(float(timeout)))
+        for name, value in settings.items():
+            self.con.query(f"SET {name} = {value}")
+
+    def execute(self, query_number: int, text: str) -> QueryOutcome:
+        result = self.con.query(text, "JSONCompact")
+        payload = result.bytes()
+        rows = orjson.loads(payload)["data"] if payload else []
+        extra = _result_stats(result)
+        seconds = None
+        with contextlib.suppress(Exception):
+            seconds = float(result.elapsed())
+        return QueryOutcome(rows=[tuple(row) for row in rows], engine_seconds=seconds,
+                            engine_memory=None, extra=extra)
+
+    def explain(self, query_number: int, text: str) -> str | None:
+        plan = str(self.con.query(f"EXPLAIN indexes = 1 {text}", "TSVRaw")).rstrip()
+        with contextlib.suppress(Exception):
+            pipeline = str(self.con.query(f"EXPLAIN PIPELINE {text}", "TSVRaw")).rstrip()
+            plan += "\n\n-- EXPLAIN PIPELINE\n" + pipeline
+        return plan
+
+    def cancel(self) -> None:
+        """chDB has no way to interrupt a running ``query()`` from another thread; the
+        session's ``max_execution_time`` (from the spec's ``timeout``) stops it, and the runner
+        kills the worker process."""
+
+    def close(self) -> None:
+        self.engine.release()
