@@ -131,8 +131,8 @@ def figures(docs: int, part: oracle.Partial, t_min: int | None,
         out.append(Figure(f"{coll} distinct users", users, real[1] if real else None))
     events = PUBLISHED_EVENTS.get(docs)
     if events:
-        for coll, real in events.items():
-            out.append(Figure(f"Q1 {coll or '(no collection)'}", q1.get(coll, 0), real))
+        for coll, published in events.items():
+            out.append(Figure(f"Q1 {coll or '(no collection)'}", q1.get(coll, 0), published))
         out.append(Figure("Q1 groups", len(q1), len(events)))
     if t_min is not None and t_max is not None:
         out.append(Figure("time span (hours)", (t_max - t_min) / HOUR_US,

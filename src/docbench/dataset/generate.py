@@ -440,7 +440,11 @@ def _sigterm_raises() -> Callable[[], None]:
         raise SystemExit(128 + signum)
 
     previous = signal.signal(signal.SIGTERM, handler)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
 
 
 def _record_file(out: Path, manifest: Manifest, entry: FileEntry | None, hard: list[Marked],
@@ -527,11 +531,13 @@ def _write_answers(out: Path, jobs: int, quiet: bool) -> None:
     """Write answers.json with the answer oracle, in a fresh interpreter: the oracle may fork
     worker processes, which is only safe from a process without other threads (this one ran
     reader threads and a progress bar)."""
+    write: Callable | None
     try:
         from docbench.dataset import oracle
     except ImportError:
-        oracle = None
-    write: Callable | None = getattr(oracle, "write_answers", None)
+        write = None
+    else:
+        write = getattr(oracle, "write_answers", None)
     if write is None:
         if not quiet:
             print("answer oracle not available: answers.json not written")

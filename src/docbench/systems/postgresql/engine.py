@@ -93,11 +93,12 @@ def error_message(error: Exception, where: bool = True) -> str:
     if diag.context and where:
         # "JSON data, line 1: ...\nCOPY t, line 5, column data: "<the document>"": keep the
         # COPY line number, not the document again.
-        where = [ln for ln in diag.context.splitlines() if ln.startswith("COPY")]
-        if where:
-            parts.append(where[0].split(", column")[0])
+        copy_lines = [ln for ln in diag.context.splitlines() if ln.startswith("COPY")]
+        if copy_lines:
+            parts.append(copy_lines[0].split(", column")[0])
     text = " | ".join(parts)
-    return f"{text} [SQLSTATE {error.sqlstate}]" if getattr(error, "sqlstate", None) else text
+    state = getattr(error, "sqlstate", None)
+    return f"{text} [SQLSTATE {state}]" if state else text
 
 
 def libpq_url(url: str) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docbench.contracts.common import BatchRejected, StorageSize, Variant
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
@@ -32,6 +32,9 @@ from docbench.systems.postgresql.engine import (
     is_content_error,
     psycopg_module,
 )
+
+if TYPE_CHECKING:
+    import psycopg
 
 STRATEGIES = ("plain", "extended", "external", "main")
 COMPRESSIONS = ("pglz", "lz4")
@@ -86,7 +89,7 @@ class PostgreSQLStorage(StorageMatrixTarget):
         self.column_type = str(variant.settings["column_type"])
         self.storage = str(variant.settings["storage"])
         self.compression = str(variant.settings["compression"])
-        self._conn = None  # this target's own connection (synchronous_commit off)
+        self._conn: psycopg.Connection[Any] | None = None  # its own (synchronous_commit off)
 
     # ----- lifecycle -----------------------------------------------------------------------
     def stop(self) -> None:

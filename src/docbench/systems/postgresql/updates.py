@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import select
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
@@ -37,6 +37,9 @@ from docbench.systems.postgresql.engine import (
     copy_buffer,
     psycopg_module,
 )
+
+if TYPE_CHECKING:
+    from psycopg.pq.abc import PGresult
 
 VARIANTS: list[Variant] = [
     Variant("jsonb-btree", "jsonb column, btree expression index on data->>'ycsb_key'",
@@ -113,7 +116,7 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
         for name in ("read", "update", "insert"):
             self._prepare(f"docbench_{name}".encode(), statements[name])
         self._reading = False
-        self._result = None
+        self._result: PGresult | None = None  # the command's result, until its end comes
 
     def _prepare(self, name: bytes, sql: str) -> None:
         self._check(self.pgconn.prepare(name, sql.encode()))
@@ -175,10 +178,11 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
         while not pgconn.is_busy():
             result = pgconn.get_result()
             if result is None:  # the command's end: its result came before
-                result, self._result = self._result, None
-                if result.status not in _OK_STATUSES:
-                    self._check(result)
-                return result.ntuples if self._reading else int(result.command_tuples or 0)
+                done, self._result = self._result, None
+                assert done is not None, "libpq gives a command's result before its end"
+                if done.status not in _OK_STATUSES:
+                    self._check(done)
+                return done.ntuples if self._reading else int(done.command_tuples or 0)
             self._result = result
         return None
 
@@ -306,7 +310,7 @@ class PostgreSQLUpdates(UpdatesTarget):
             return {}
         names = ["n_tup_ins", "n_tup_upd", "n_tup_hot_upd", "n_live_tup", "n_dead_tup",
                  "vacuum_count", "autovacuum_count"]
-        stats = dict(zip(names, (int(v) for v in row), strict=True))
+        stats: dict[str, Any] = dict(zip(names, (int(v) for v in row), strict=True))
         stats["hot_share"] = stats["n_tup_hot_upd"] / stats["n_tup_upd"] if stats["n_tup_upd"] else None
         return stats
 
