@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+# Search-engine nodes of the tests get a small heap (the tests load a few thousand documents):
+# a 3 GB heap pre-touched at every JVM start costs seconds and memory. Cluster tests set theirs.
+os.environ.setdefault("DOCBENCH_SEARCH_HEAP", "512m")
 
 
 def shared_dir() -> Path:
@@ -37,29 +46,76 @@ def generated_20k(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+class SharedServers:
+    """One managed server per system for the whole test session, started on first use and
+    handed to tests by URL (``served_url``): docbench creates and marks its own database or
+    index there, as on any user's server. Tests about managing a server (lifecycle, cold
+    restarts, clusters, a variant that reconfigures its server) start their own instead."""
+
+    def __init__(self) -> None:
+        self.engines: dict[str, Any] = {}
+        self.bases: list[Path] = []
+
+    def url(self, name: str) -> str:
+        """The URL of the session's server of system ``name`` (installed by `docbench setup`
+        first, idempotent; a system that cannot run here skips the test, or fails it in CI)."""
+        if name not in self.engines:
+            self.engines[name] = self._start(name)
+        url = self.engines[name].served_url()
+        assert url, f"{name} has no URL to share"
+        return str(url)
+
+    def _start(self, name: str) -> Any:
+        from docbench.setup import setup_systems
+        from docbench.systems import engine_class
+
+        cls = engine_class(name)
+        if not cls.availability().ok and setup_systems([name]) != 0:
+            reason = cls.availability().reason
+            (pytest.fail if os.environ.get("CI") else pytest.skip)(f"{name}: {reason}")
+        # Not pytest's 0700 temp root: the unprivileged server user must reach its data.
+        base = Path(tempfile.mkdtemp(prefix=f"docbench-shared-{name}-"))
+        base.chmod(0o755)
+        self.bases.append(base)
+        engine = cls(base / "work")
+        engine.start()
+        return engine
+
+    def stop_all(self) -> None:
+        for engine in self.engines.values():
+            with contextlib.suppress(Exception):
+                engine.stop()
+        for base in self.bases:
+            shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
-def mongodb_url():
-    """The server the mongodb system's tests reach by URL: $DOCBENCH_MONGODB_URL when set (a
-    real MongoDB), else a FerretDB 2 on DocumentDB the tests start (``docbench setup
-    ferretdb``), so that no mongodb test is skipped for want of a server."""
-    import os
-    import shutil
-    import tempfile
-
-    given = os.environ.get("DOCBENCH_MONGODB_URL")
-    if given:
-        yield given
-        return
-    from docbench.setup import setup_systems
-    from docbench.systems.ferretdb.engine import FerretDBServer
-
-    assert setup_systems(["ferretdb"]) == 0
-    base = Path(tempfile.mkdtemp(prefix="docbench-mongodb-url-"))
-    base.chmod(0o711)  # the server user walks to its data (pytest's tmp is 0700 root)
-    server = FerretDBServer(base)
-    server.start()
+def shared_servers() -> Iterator[SharedServers]:
+    servers = SharedServers()
     try:
-        yield server.uri
+        yield servers
     finally:
-        server.stop()
-        shutil.rmtree(base, ignore_errors=True)
+        servers.stop_all()
+
+
+@pytest.fixture(scope="session")
+def server_url(shared_servers: SharedServers, request: pytest.FixtureRequest) -> Any:
+    """``server_url(name)``: the session's server of a server system by URL, None for an
+    embedded engine (which each test opens in its own directory), the mongodb system's server
+    (see mongodb_url) for ``mongodb``."""
+    from docbench.systems import engine_class
+
+    def url_of(name: str) -> str | None:
+        if name == "mongodb":
+            return str(request.getfixturevalue("mongodb_url"))
+        return None if engine_class(name).embedded else shared_servers.url(name)
+
+    return url_of
+
+
+@pytest.fixture(scope="session")
+def mongodb_url(shared_servers: SharedServers) -> str:
+    """The server the mongodb system's tests reach by URL: $DOCBENCH_MONGODB_URL when set (a
+    real MongoDB), else the session's FerretDB 2 on DocumentDB (``docbench setup ferretdb``),
+    so that no mongodb test is skipped for want of a server."""
+    return os.environ.get("DOCBENCH_MONGODB_URL") or shared_servers.url("ferretdb")

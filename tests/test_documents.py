@@ -201,7 +201,7 @@ def test_the_oracle_counts_non_objects_as_invalid(real_data_dir: Path, tmp_path:
 
 
 def test_every_default_system_refuses_non_objects_alike(
-        real_data_dir: Path, tmp_path: Path, own_home: Path) -> None:
+        real_data_dir: Path, tmp_path: Path, own_home: Path, server_url) -> None:
     systems = available(DEFAULT_SYSTEMS)
     assert {"clickhouse", "duckdb", "sqlite"} <= set(systems)
     if os.environ.get("CI"):
@@ -210,7 +210,8 @@ def test_every_default_system_refuses_non_objects_alike(
     documents, refused = mixed_dataset(real_data_dir, data)
     oracle = compute_answers(dataset_files(data))
     out = tmp_path / "results"
-    runs = run(data, out, systems, variants=main_variants(systems))
+    urls = {s: url for s in systems if (url := server_url(s))}  # the session's servers
+    runs = run(data, out, systems, variants=main_variants(systems), urls=urls)
     assert {d["system"] for d in runs} == set(systems)
     expected_log = "".join(f"file_0001.json\t{n}\t{reason}\n" for n, reason in sorted(refused.items()))
     for document in runs:

@@ -30,7 +30,8 @@ def _available(name: str) -> bool:
 
 
 def _run(tmp_path: Path, systems: list[str], variants: list[str],
-         entropies: list[str], rows: int = ROWS, sizes: list[int] | None = None) -> Path:
+         entropies: list[str], rows: int = ROWS, sizes: list[int] | None = None,
+         urls: dict[str, str] | None = None) -> Path:
     results = tmp_path / "results"
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
@@ -38,7 +39,7 @@ def _run(tmp_path: Path, systems: list[str], variants: list[str],
     os.chmod(work, 0o755)
     request = StorageRequest(system_names=systems, results_dir=results, rows=rows,
                              sizes=sizes or SIZES, entropies=entropies, variants=variants,
-                             work_dir=work)
+                             work_dir=work, urls=urls or {})
     assert run_storage(request) == 0
     return results
 
@@ -185,24 +186,19 @@ def test_ferretdb_cells(tmp_path: Path) -> None:
     assert cells[(large, "random")]["bytes_per_input_byte"] > 0.9
 
 
-@pytest.mark.skipif(not _available("ferretdb"), reason="FerretDB is not installed")
-def test_mongodb_target_by_url_on_ferretdb(tmp_path: Path) -> None:
+def test_mongodb_target_by_url_on_ferretdb(tmp_path: Path, mongodb_url: str) -> None:
     """The mongodb module (no mongod here) against a FerretDB server given by URL: the
     create option is sent (FerretDB ignores it), fsync is refused and recorded."""
-    from docbench.systems.ferretdb.engine import FerretDBServer
-
-    server = FerretDBServer(tmp_path / "server")
-    server.start()
-    target = open_adapter("mongodb", "storage", tmp_path / "work", "zstd", url=server.uri)
+    target = open_adapter("mongodb", "storage", tmp_path / "work", "zstd", url=mongodb_url)
     request = StorageRequest(rows=SERVER_ROWS, sizes=[1000], entropies=["random"],
                              work_dir=tmp_path / "documents")
+    target.start()
     try:
-        target.start()
-        assert target.version().startswith("FerretDB")
+        if not target.version().startswith("FerretDB"):
+            pytest.skip("DOCBENCH_MONGODB_URL is not a FerretDB server")
         cell = run_cell(target, 1000, "random", request)
-        target.stop()
     finally:
-        server.stop()
+        target.stop()
     _check_loaded({(1000, "random"): cell}, own_directory=False)
     assert cell["on_disk"] is None  # a server by URL: its directory is not docbench's
     assert cell["detail"]["block_compressor_requested"] == "zstd"
@@ -213,25 +209,24 @@ def test_mongodb_target_by_url_on_ferretdb(tmp_path: Path) -> None:
 def search_tmp() -> Iterator[Path]:
     """Not tmp_path: its directories are 0700, which the unprivileged user the search
     engines run as cannot enter (see tests/test_system_elasticsearch.py)."""
-    monkey = pytest.MonkeyPatch()
-    monkey.setenv("DOCBENCH_SEARCH_HEAP", "1g")
     top = Path(tempfile.mkdtemp(prefix="docbench-test-storage-"))
     os.chmod(top, 0o755)
     try:
         yield top
     finally:
-        monkey.undo()
         shutil.rmtree(top, ignore_errors=True)
 
 
 @pytest.mark.parametrize("engine", ["elasticsearch", "opensearch"])
-def test_search_engine_cells(engine: str, search_tmp: Path) -> None:
-    """best_compression on a few hundred rows (one node start), then no_source on one cell
-    (a second start, and a wait of up to 30 s for the retention lease)."""
+def test_search_engine_cells(engine: str, search_tmp: Path, server_url) -> None:
+    """best_compression on a few hundred rows on a node of docbench's own (its data directory
+    cross-checks the sizes), then no_source on one cell on the session's node by URL (a wait
+    of up to 30 s for the retention lease)."""
     if not _available(engine):
         pytest.skip(f"{engine} is not installed")
     from docbench.systems import server
 
+    running_before = set(server.running_pids())  # the session's shared servers
     base = search_tmp / engine
     base.mkdir()
     results = _run(base, [engine], ["best_compression"], ["random", "repetitive"],
@@ -251,10 +246,11 @@ def test_search_engine_cells(engine: str, search_tmp: Path) -> None:
 
     no_source_dir = search_tmp / f"{engine}-no-source"
     no_source_dir.mkdir()
+    assert set(server.running_pids()) <= running_before  # the run's own node stopped with it
     results = _run(no_source_dir, [engine], ["no_source"], ["random"], rows=SERVER_ROWS,
-                   sizes=[7000])
+                   sizes=[7000], urls={engine: server_url(engine)})
     cell = _cells(results, engine, "no_source", rows=SERVER_ROWS)[(7000, "random")]
-    _check_loaded({(7000, "random"): cell})
+    _check_loaded({(7000, "random"): cell}, own_directory=False)
     assert cell["detail"]["recovery_source"]["pruned"] is True
     assert cell["detail"]["deleted_docs"] == 0 and cell["detail"]["segments"] == 1
     # Stored fields are no longer the documents: only ids and sequence numbers.
@@ -262,7 +258,6 @@ def test_search_engine_cells(engine: str, search_tmp: Path) -> None:
     assert cell["total_size"] < cells[(7000, "random")]["total_size"] * 0.8
     if engine == "elasticsearch":
         assert not cell["detail"]["largest_fields"].get("_recovery_source")
-    assert not server.running_pids()
 
 
 def test_report_without_storage_results(tmp_path: Path) -> None:

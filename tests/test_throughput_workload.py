@@ -125,9 +125,11 @@ def _server_cases() -> list:
 
 
 @pytest.mark.parametrize("name", _server_cases())
-def test_counts_add_up_on_real_engine(name: str, own_home: Path, request: pytest.FixtureRequest) -> None:
-    # The mongodb system needs a server by URL: a real one if given, else FerretDB 2.
-    urls = {name: request.getfixturevalue("mongodb_url")} if name == "mongodb" else {}
+def test_counts_add_up_on_real_engine(name: str, own_home: Path, server_url) -> None:
+    # Servers by URL: the session's one per system (the mongodb system: a real MongoDB if
+    # given, else FerretDB 2).
+    url = server_url(name)
+    urls = {name: url} if url else {}
     availability = engine_class(name).availability(urls.get(name))
     if not availability.ok:
         pytest.skip(f"{name}: {availability.reason}")
@@ -194,10 +196,14 @@ def test_postgresql_native_reference_and_io_scenario(own_home: Path) -> None:
         assert document["io_setup"].startswith("shared_buffers = 16MB")
 
 
-@pytest.fixture
-def postgresql_target(own_home: Path):
+@pytest.fixture(scope="module")
+def postgresql_target():
+    """One loaded PostgreSQL for the module's driver tests (each leaves the table usable: a
+    constraint is dropped again, a killed backend is one client's): initdb and the load once."""
     _postgresql_or_skip()
-    target = open_adapter("postgresql", "updates", own_home / "work")
+    base = Path(tempfile.mkdtemp(prefix="docbench-throughput-pg-"))
+    os.chmod(base, 0o711)
+    target = open_adapter("postgresql", "updates", base / "work")
     target.start()
     try:
         target.create()
@@ -206,6 +212,7 @@ def postgresql_target(own_home: Path):
         yield type(target).__module__, target
     finally:
         target.stop()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.parametrize("loop", LOOPS)

@@ -60,9 +60,10 @@ def _cases() -> list:
 
 
 @pytest.mark.parametrize(("name", "variant_name"), _cases())
-def test_updates_on_real_engine(name: str, variant_name: str, request: pytest.FixtureRequest) -> None:
-    # The mongodb system needs a server by URL: a real one if given, else FerretDB 2.
-    url = request.getfixturevalue("mongodb_url") if name == "mongodb" else None
+def test_updates_on_real_engine(name: str, variant_name: str, server_url) -> None:
+    # Servers by URL: the session's one per system (the mongodb system: a real MongoDB if
+    # given, else FerretDB 2); the workload's steps are the same on a managed server.
+    url = server_url(name)
     availability = engine_class(name).availability(url)
     if not availability.ok:
         pytest.skip(f"{name}: {availability.reason}")
@@ -118,16 +119,14 @@ def _read_and_update_in_child(target_cls, spec: dict, key: str, value: str) -> t
 
 
 @pytest.mark.parametrize("name", SEARCH_ENGINES)
-def test_search_engine_sessions(name: str) -> None:
+def test_search_engine_sessions(name: str, server_url) -> None:
     """Sessions by _id: from another process, missing keys, noop updates, inserts, and the
-    sizes/stats the workload records (one server start per engine)."""
-    availability = engine_class(name).availability()
-    if not availability.ok:
-        pytest.skip(f"{name}: {availability.reason}")
+    sizes/stats the workload records (on the session's node of each engine)."""
+    url = server_url(name)
     docs = 300
     base = Path(tempfile.mkdtemp(prefix=f"docbench-sessions-{name}-"))
     os.chmod(base, 0o711)
-    target = open_adapter(name, "updates", base / "work")
+    target = open_adapter(name, "updates", base / "work", url=url)
     try:
         target.start()
         target.create()

@@ -39,6 +39,9 @@ class Variant:
     # storage report puts these two side by side as JSONBench does.
     role: str = "default"
     settings: dict[str, Any] = field(default_factory=dict)
+    # True when the variant reconfigures the server itself: it runs on docbench's own managed
+    # server only, not on a server reached by URL (which is not docbench's to change).
+    own_server_only: bool = False
 
 
 def variant_named(variants: list[Variant], name: str, owner: str) -> Variant:

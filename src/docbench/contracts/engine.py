@@ -48,7 +48,10 @@ class Engine(ABC):
     # ----- discovery ---------------------------------------------------------------------
     @classmethod
     def folder(cls) -> Path:
-        return Path(sys.modules[cls.__module__].__file__).parent  # type: ignore[arg-type]
+        module_file = sys.modules[cls.__module__].__file__
+        if module_file is None:
+            raise LookupError(f"{cls.__module__} is not a module file (no system folder)")
+        return Path(module_file).parent
 
     @classmethod
     def system_file(cls, name: str) -> Path:
@@ -90,6 +93,13 @@ class Engine(ABC):
 
     def display_url(self) -> str | None:
         return redact_url(self.url) if self.url else None
+
+    def served_url(self) -> str | None:
+        """The URL by which another docbench (``--<name>-url``) reaches this running server,
+        password included: a started managed server can be shared that way (the tests start
+        one per system and hand it to every test that is not about managing it). The URL
+        given, for a server by URL; None for an embedded engine."""
+        return self.url
 
     # ----- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:

@@ -25,7 +25,7 @@ VARIANTS: list[Variant] = [
             "pglz (PostgreSQL's default)", role="default", settings={"toast_compression": "pglz"}),
     Variant("lz4", "DocumentDB collection, TOAST compression lz4 (ALTER TABLE on the "
             "collection's table; docbench's own server only)", role="best",
-            settings={"toast_compression": "lz4"}),
+            settings={"toast_compression": "lz4"}, own_server_only=True),
 ]
 
 

@@ -226,6 +226,15 @@ class MariaDBEngine(Engine):
     def is_local(self) -> bool:
         return is_local_host(str(self.params()["host"]))
 
+    def served_url(self) -> str | None:
+        if self.url:
+            return self.url
+        from urllib.parse import quote
+
+        params = self.params()
+        return (f"mysql://{quote(str(params['user']), safe='')}:{quote(str(params['password']), safe='')}"
+                f"@{params['host']}:{params['port']}/")
+
     def connect(self, database: str | None = DATABASE, **extra: Any):
         """A new autocommit connection to docbench's database (``database=None``: none)."""
         return connect(self.params(), database=database, **extra)

@@ -119,6 +119,9 @@ class MongoDBEngine(Engine):
             raise RuntimeError("MongoDB needs a server URL (--mongodb-url)")
         return self.url
 
+    def served_url(self) -> str | None:
+        return self.uri()
+
     def new_client(self, **options: Any):
         """A new pymongo client to the server; the caller closes it."""
         return mongo_client(self.uri(), **options)

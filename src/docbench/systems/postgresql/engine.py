@@ -225,6 +225,15 @@ class PostgreSQLEngine(Engine):
 
         return make_conninfo(**self.conninfo_params(dbname))
 
+    def served_url(self) -> str | None:
+        if self.url:
+            return self.url
+        from urllib.parse import quote
+
+        params = self.conninfo_params("postgres")
+        return (f"postgresql://{quote(str(params['user']), safe='')}:"
+                f"{quote(str(params['password']), safe='')}@{params['host']}:{params['port']}/postgres")
+
     def is_local(self) -> bool:
         """Whether the server runs on this machine (its backend PIDs mean something here)."""
         return is_local_host(self.conninfo_params())

@@ -239,6 +239,9 @@ class SearchEngineBase(Engine):
                 self.monitor.resume(self.base_url)
 
     # ----- where the node is ---------------------------------------------------------------
+    def served_url(self) -> str | None:
+        return self.base_url
+
     @property
     def base_url(self) -> str:
         """The nodes' URLs, comma-separated: the user's, or the managed nodes' that run."""
