@@ -46,6 +46,22 @@ def generated_20k(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def broad_systems() -> list[str]:
+    """The systems the broad tests (runner, workloads) run: all but those that are another
+    version of a system (their smoke tests cover them: Engine.smoke_tests_only)."""
+    from docbench.systems import REGISTERED, engine_class
+
+    return [name for name in REGISTERED if not engine_class(name).smoke_tests_only]
+
+
+def managed_server_systems() -> list[str]:
+    """The broad systems whose server docbench starts itself."""
+    from docbench.systems import engine_class
+
+    return [name for name in broad_systems()
+            if not engine_class(name).embedded and not engine_class(name).url_only]
+
+
 class SharedServers:
     """One managed server per system for the whole test session, started on first use and
     handed to tests by URL (``served_url``): docbench creates and marks its own database or

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import managed_server_systems
 
 from docbench.systems import server
 from docbench.systems.server import PID_FILE_NAME, boot_id, process_cmdline, process_start_time
@@ -318,7 +319,7 @@ _HOLDER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("name", ["mariadb", "ferretdb", "elasticsearch", "opensearch"])
+@pytest.mark.parametrize("name", managed_server_systems())
 def test_every_managed_server_dies_with_the_process_that_started_it(name: str, base: Path) -> None:
     """A process that started a managed server is killed with SIGKILL: the server -- the
     process that serves, also when a launcher started it (Elasticsearch) -- stops by itself."""

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_system_elasticsearch import SMOKE_ONLY
+from conftest import broad_systems, managed_server_systems
 
 from docbench import paths, results
 from docbench.dataset.reader import dataset_files
@@ -30,7 +30,7 @@ def available_systems() -> list[str]:
     """The systems that can run here, but those that are another version of one (their smoke
     tests cover them: tests/test_system_elasticsearch.py)."""
     return [name for name in REGISTERED
-            if name not in SMOKE_ONLY and engine_class(name).availability().ok]
+            if name in broad_systems() and engine_class(name).availability().ok]
 
 
 @pytest.fixture(autouse=True)
@@ -128,7 +128,7 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
     systems = available_systems()
     assert {"clickhouse", "duckdb", "sqlite"} <= set(systems)
     if os.environ.get("CI"):  # `make test` installs every server
-        assert set(REGISTERED) - {"mongodb"} - SMOKE_ONLY <= set(systems)
+        assert set(managed_server_systems()) <= set(systems)
     data = real_events
     real_names = sorted(p.name for p in data.iterdir())
     for path in dataset_files(generated_20k):

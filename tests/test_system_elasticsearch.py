@@ -8,7 +8,7 @@ A system that is another version of one (elasticsearch9, opensearch2: an engine 
 first's, the same adapters) gets the smoke part only, :class:`SearchEngineSmoke`: install, start,
 the real events loaded with the five answers right, one bulk update (``_update_by_query`` where
 the node has its modules). The broad tests (runner, workloads) leave those systems to it
-(``SMOKE_ONLY``).
+(``Engine.smoke_tests_only``).
 """
 
 from __future__ import annotations
@@ -51,9 +51,6 @@ def _bad_lines(good: bytes) -> dict[str, bytes]:
 # 1000 levels (the JSON parser's limit). Accepted: a \u0000 escape (a valid JSON string), an
 # integer beyond 64 bits (index.mapping.ignore_malformed: kept in _source, not indexed).
 REFUSED = {"invalid_json", "invalid_utf8", "deep_nesting_1000"}
-# Systems that are another version of a system: their smoke test here covers them; the broad
-# tests (runner, updates, throughput) run the default version only, to keep CI short.
-SMOKE_ONLY = frozenset({"elasticsearch9", "opensearch2"})
 # YCSB documents of the smoke test's bulk update.
 UPDATE_DOCS = 500
 
@@ -65,9 +62,6 @@ class SearchEngineSmoke:
 
     system_name: str
     update_by_query: bool
-    # Skipped (not failed) when the machine has no Java runtime this system accepts: the
-    # elasticsearch9 system needs a full JDK 21+, which docbench cannot install on Debian 12.
-    needs_machine_jdk = False
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -77,10 +71,12 @@ class SearchEngineSmoke:
         from docbench.systems import engine_class
 
         if setup_systems([cls.system_name]) != 0:
-            reason = engine_class(cls.system_name).availability().reason or ""
-            if cls.needs_machine_jdk and "JDK" in reason:
-                pytest.skip(reason)
-            pytest.fail(f"docbench setup {cls.system_name} failed: {reason}")
+            availability = engine_class(cls.system_name).availability()
+            # Skipped (not failed) when the machine lacks what docbench cannot install: the
+            # elasticsearch9 system needs a full JDK 21+, which Debian 12 does not package.
+            if availability.machine_lacks:
+                pytest.skip(availability.reason)
+            pytest.fail(f"docbench setup {cls.system_name} failed: {availability.reason}")
         return engine_class(cls.system_name)
 
     @pytest.fixture(scope="class")
@@ -262,4 +258,3 @@ class TestElasticsearch(SearchEngineSuite):
 class TestElasticsearch9(SearchEngineSmoke):
     system_name = "elasticsearch9"
     update_by_query = False
-    needs_machine_jdk = True

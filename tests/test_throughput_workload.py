@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_system_elasticsearch import SMOKE_ONLY
+from conftest import broad_systems
 
 from docbench import paths, results
 from docbench.contracts import ycsb
@@ -119,9 +119,9 @@ def test_record_many_is_record_value_in_bulk() -> None:
 
 
 def _server_cases() -> list:
-    # A system that is another version of one is left to its smoke test (SMOKE_ONLY).
+    # A system that is another version of one is left to its smoke test (smoke_tests_only).
     return [pytest.param(name, id=name) for name in REGISTERED
-            if adapter_module(name, "updates") is not None and name not in SMOKE_ONLY]
+            if adapter_module(name, "updates") is not None and name in broad_systems()]
 
 
 @pytest.mark.parametrize("name", _server_cases())

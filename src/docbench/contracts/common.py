@@ -59,6 +59,9 @@ class Availability:
     version: str | None = None
     reason: str | None = None
     install_hint: str | None = None
+    # The machine lacks something docbench cannot install (a full JDK 21+ on Debian 12):
+    # `docbench setup all` reports the system as not available here instead of failing.
+    machine_lacks: bool = False
 
 
 @dataclass

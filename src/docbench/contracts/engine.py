@@ -40,6 +40,12 @@ class Engine(ABC):
     # True when docbench can start it as a cluster of several nodes (``--nodes N``) and give
     # its indexes shards and replicas (``--shards``/``--replicas``).
     runs_as_cluster: ClassVar[bool] = False
+    # A server docbench can only reach by URL, never start itself (MongoDB: no server can be
+    # installed here).
+    url_only: ClassVar[bool] = False
+    # Another version of a system whose engine and adapters it subclasses (opensearch2 of
+    # opensearch): the tests give it their smoke part, the broad tests run the first version.
+    smoke_tests_only: ClassVar[bool] = False
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         self.workdir = workdir

@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from docbench.core.console import report_console
 from docbench.dataset import faithfulness
 from docbench.dataset.generate import RunStats, docs_per_file_default, generate_dataset
 
@@ -82,7 +83,7 @@ def bench_dataset_tools(n_docs: int, jobs: int, console: Console | None = None,
     """Measure and print: generation docs/s and MB/s with --jobs 1 and --jobs J, the
     generator's peak RSS, the oracle's docs/s and peak RSS on one core, and the faithfulness
     figures of the generated data against the published 1M ones."""
-    console = console or Console()
+    console = console or report_console()
     jobs = max(1, int(jobs))
     result: dict = {"docs": n_docs, "jobs": jobs}
     with tempfile.TemporaryDirectory(prefix="docbench-bench-", dir=workdir) as tmp:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
+from docbench.core.console import report_console
 from docbench.dataset import native_scan, oracle
 from docbench.dataset.faithfulness import PUBLISHED_1M
 from docbench.dataset.generate import DEFAULT_HARD_RATE, docs_per_file_default, ensure_binary
@@ -152,7 +153,7 @@ def _number(value: float | None) -> str:
 
 
 def print_faithfulness(docs: int, jobs: int, console: Console | None = None) -> list[Figure]:
-    console = console or Console()
+    console = console or report_console()
     part, t_min, t_max, seconds = generated_stream(docs, jobs)
     out, profile = figures(docs, part, t_min, t_max)
     table = Table(title=f"Generated {docs:,} documents vs the real stream (published figures)")

@@ -17,6 +17,7 @@ class Elasticsearch9Engine(ElasticsearchEngine):
     name = "elasticsearch9"
     display_name = "Elasticsearch 9"
     url_example = "http://localhost:9200"
+    smoke_tests_only = True
     install_hint = "docbench setup elasticsearch9"
     version_prefix = "9."
     # 9.x needs Java 21+ (its own packages bundle 24/25).
@@ -41,7 +42,8 @@ class Elasticsearch9Engine(ElasticsearchEngine):
             return Availability(False, reason=f"{cls.display_name} needs a full JDK "
                                               f"{' or '.join(map(str, cls.java_versions))}: the "
                                               f"Java runtime {java_home} lacks {', '.join(missing)}",
-                                install_hint="a JDK 21+ under /usr/lib/jvm (or DOCBENCH_JAVA_HOME)")
+                                install_hint="a JDK 21+ under /usr/lib/jvm (or DOCBENCH_JAVA_HOME)",
+                                machine_lacks=True)
         return availability
 
 

@@ -154,6 +154,7 @@ class FerretDBEngine(MongoDBEngine):
     name = "ferretdb"
     display_name = "FerretDB"
     embedded = False
+    url_only = False  # docbench's own FerretDB on DocumentDB, or the user's by URL
     runs_by_default = False
     url_example = "mongodb://user:password@host:27017"
     install_hint = INSTALL_HINT

@@ -74,6 +74,7 @@ class MongoDBEngine(Engine):
     embedded = False
     runs_by_default = False
     url_example = "mongodb://user:password@host:27017"
+    url_only = True
     install_hint = ("run a MongoDB server and pass --mongodb-url mongodb://host:port (or run "
                     "the ferretdb system: FerretDB 2 on DocumentDB runs the same pipelines)")
     notes = ("MongoDB over the wire protocol (pymongo), only with --mongodb-url (no server can "

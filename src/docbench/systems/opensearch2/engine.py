@@ -15,6 +15,7 @@ class OpenSearch2Engine(OpenSearchEngine):
     display_name = "OpenSearch 2"
     url_example = "http://localhost:9200"
     install_hint = "docbench setup opensearch2"
+    smoke_tests_only = True
     # 2.x's own launcher: its JVM options need nothing a JDK 17 lacks.
     binary = "opensearch"
     version_prefix = "2.19."

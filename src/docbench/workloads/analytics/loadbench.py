@@ -26,12 +26,13 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TypedDict
 
-from rich.console import Console
 from rich.table import Table
 
 from docbench import paths
 from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.core.console import report_console
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import load_or_compute_answers
 from docbench.dataset.reader import dataset_files
@@ -41,7 +42,7 @@ from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.load import load_files
 from docbench.workloads.analytics.runner import RunRequest, generated_line_counts, prepare_dataset
 
-console = Console()
+console = report_console()
 TARGET_RATIO = 1.15
 
 
@@ -68,8 +69,21 @@ def default_systems() -> list[str]:
     return [name for name in REGISTERED if engine_class(name).runs_by_default]
 
 
+class LoadOverhead(TypedDict):
+    """One system's row: docbench's load against the native one (seconds: min of the runs)."""
+    system: str
+    variant: str
+    documents: int
+    refused: int
+    docbench_seconds: float
+    native_seconds: float
+    docbench_runs: list[float]
+    native_runs: list[float]
+    ratio: float
+
+
 def bench_load_overhead(system_names: list[str] | None, scale: str = "1m",
-                        data_dir: Path | None = None, repeat: int = 2) -> list[dict[str, object]]:
+                        data_dir: Path | None = None, repeat: int = 2) -> list[LoadOverhead]:
     if data_dir is None:
         data_dir = prepare_dataset(RunRequest(scale=scale)).path
     files = dataset_files(data_dir)
@@ -81,7 +95,7 @@ def bench_load_overhead(system_names: list[str] | None, scale: str = "1m",
     clean_files = dataset_files(clean_dir)
     # What a run knows before it loads: the line counts of files the generator wrote.
     known = generated_line_counts(data_dir, load_or_compute_answers(data_dir))
-    rows = []
+    rows: list[LoadOverhead] = []
     for name in system_names or default_systems():
         if not engine_class(name).availability().ok:
             console.print(f"[yellow]{name}: not available here, skipped[/yellow]")
@@ -94,12 +108,14 @@ def bench_load_overhead(system_names: list[str] | None, scale: str = "1m",
 
 
 def _bench_system(name: str, files: list[Path], clean_files: list[Path],
-                  repeat: int, known: dict[str, int]) -> dict[str, object] | None:
+                  repeat: int, known: dict[str, int]) -> LoadOverhead | None:
     workdir = paths.work_dir() / f"loadbench-{name}"
     system = open_adapter(name, "analytics", workdir)
     system.engine.start()
     try:
-        docbench_s, native_s, count, refused = [], [], 0, 0
+        docbench_s: list[float] = []
+        native_s: list[float] = []
+        count, refused = 0, 0
         for round_number in range(repeat):
             # Which side goes first alternates: the first load after the server starts pays
             # for touching its memory (PostgreSQL's 6 GB of shared buffers: 10-20 s at 10m).
@@ -148,18 +164,18 @@ def _timed_native_load(system: AnalyticsAdapter, files: list[Path]) -> float:
     return time.perf_counter() - started
 
 
-def print_table(rows: list[dict[str, object]], data_dir: Path, clean_dir: Path) -> None:
+def print_table(rows: list[LoadOverhead], data_dir: Path, clean_dir: Path) -> None:
     table = Table(title=f"Load: docbench on {data_dir.name} vs native bulk load on "
                         f"{clean_dir.name} (min of runs)")
     for column in ("system", "documents", "refused", "docbench s", "native s", "ratio",
                    f"<= {TARGET_RATIO}"):
         table.add_column(column, justify="left" if column == "system" else "right")
     for row in rows:
-        ratio = float(row["ratio"])  # type: ignore[arg-type]
+        ratio = row["ratio"]
         table.add_row(f"{row['system']}/{row['variant']}", f"{row['documents']:,}",
                       f"{row['refused']:,}",
-                      " ".join(f"{s:.2f}" for s in row["docbench_runs"]),  # type: ignore[attr-defined]
-                      " ".join(f"{s:.2f}" for s in row["native_runs"]),  # type: ignore[attr-defined]
+                      " ".join(f"{s:.2f}" for s in row["docbench_runs"]),
+                      " ".join(f"{s:.2f}" for s in row["native_runs"]),
                       f"{ratio:.2f}", "[green]yes[/green]" if ratio <= TARGET_RATIO else "[red]no[/red]")
     console.print(table)
     start = "page cache dropped" if can_drop_page_cache() else "dirty pages synced (not root)"

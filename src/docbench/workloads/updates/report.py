@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from docbench.core.console import report_console
 from docbench.results import load_results, run_name
 
 
@@ -89,7 +90,11 @@ def point_rows(documents: list[dict[str, Any]]) -> list[list[str]]:
 
 def print_updates_report(results_dirs: list[Path], console: Console | None = None) -> None:
     documents = [d for d in load_results(results_dirs) if d.get("workload") == "updates"]
-    print_report(documents, console or Console(width=max(Console().width, 172)), documents)
+    if console is None:
+        console = report_console()
+        if console.is_terminal:  # the table needs 172 columns; a narrower terminal scrolls
+            console = Console(width=max(console.width, 172))
+    print_report(documents, console, documents)
 
 
 def print_report(documents: list[dict[str, Any]], console: Console,
