@@ -149,7 +149,8 @@ def _holding_the_run_lock(callback: Callable[..., Any]) -> Callable[..., Any]:
 
 for _workload in all_workloads():
     _command = _workload.command()
-    _command.callback = _holding_the_run_lock(_command.callback)  # type: ignore[arg-type]
+    if _command.callback is not None:  # (each workload's command has one)
+        _command.callback = _holding_the_run_lock(_command.callback)
     run.add_command(_command, _workload.name)
 
 

@@ -97,7 +97,8 @@ class MariaDBAnalytics(AnalyticsAdapter):
                                               stdout=subprocess.PIPE)
                     out = subprocess.run([*argv, "-e", sql], stdin=feeder.stdout,
                                          capture_output=True, text=True, check=False)
-                    feeder.stdout.close()  # type: ignore[union-attr]
+                    if feeder.stdout is not None:  # (always: stdout=PIPE)
+                        feeder.stdout.close()
                     feeder.wait()
                 if out.returncode != 0:
                     message = " ".join(out.stderr.split())[:500]

@@ -30,7 +30,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from docbench.contracts.common import (
@@ -44,6 +44,9 @@ from docbench.contracts.engine import Engine
 from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.mariadb import server as mserver
+
+if TYPE_CHECKING:
+    from pymysql.connections import Connection
 
 DATABASE = "docbench"
 INSTALL_HINT = "docbench setup mariadb  (apt-get install mariadb-server mariadb-client)"
@@ -161,7 +164,8 @@ class MariaDBEngine(Engine):
         super().__init__(workdir, url)
         # docbench's own server; None for a user's server reached by URL.
         self.server: mserver.MariaDBServer | None = None if url else mserver.MariaDBServer(workdir)
-        self._conn = None  # the admin connection of this process (docbench's database)
+        # The admin connection of this process (docbench's database).
+        self._conn: Connection[Any] | None = None
         self._pool_before: int | None = None  # buffer pool size before limit_cache()
 
     # ----- discovery ---------------------------------------------------------------------

@@ -27,13 +27,16 @@ from __future__ import annotations
 import contextlib
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docbench.contracts.common import Availability, NotSupported, command_version
 from docbench.contracts.engine import Engine
 from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.postgresql import server as pgserver
+
+if TYPE_CHECKING:
+    import psycopg
 
 DATABASE = "docbench"
 INSTALL_HINT = "docbench setup postgresql  (apt-get install postgresql postgresql-contrib)"
@@ -138,7 +141,8 @@ class PostgreSQLEngine(Engine):
         super().__init__(workdir, url)
         # docbench's own cluster; None for a user's server reached by URL.
         self.cluster: pgserver.Cluster | None = None if url else pgserver.Cluster(workdir)
-        self._conn = None  # the admin connection of this process (docbench's database)
+        # The admin connection of this process (docbench's database).
+        self._conn: psycopg.Connection[Any] | None = None
 
     # ----- discovery ---------------------------------------------------------------------
     @classmethod

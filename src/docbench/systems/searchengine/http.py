@@ -102,6 +102,7 @@ class HttpClient:
     def __init__(self, base_url: str | Sequence[str], timeout: float | None = REQUEST_TIMEOUT) -> None:
         # A long _update_by_query on OpenSearch answers with more than 100 header lines (one
         # `Warning` per batch of the painless script); http.client refuses over 100 by default.
+        # _MAXHEADERS is private (typeshed leaves it out, hence the ignore) but the only knob.
         http.client._MAXHEADERS = max(http.client._MAXHEADERS, 100_000)  # type: ignore[attr-defined]
         self.endpoints = [Endpoint(url) for url in split_urls(base_url)]
         self.timeout = timeout
