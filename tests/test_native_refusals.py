@@ -9,31 +9,22 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import broad_systems
 
 from docbench.contracts.analytics import Loader
 from docbench.dataset.lines import read_numbered_lines
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.reader import dataset_files
-from docbench.systems import engine_class, open_adapter
+from docbench.systems import adapter_class, engine_class, open_adapter
 from docbench.workloads.analytics.load import LoadReport, load_files
 
-# Which hard documents each engine refuses (docbench-gen's kinds; see generate.py).
-REFUSED_KINDS = {
-    "clickhouse": {"lone_surrogate"},
-    "duckdb": {"lone_surrogate"},
-    "sqlite": {"deep_nesting"},
-    "postgresql": {"nul_escape", "lone_surrogate"},
-    "postgresql18": {"nul_escape", "lone_surrogate"},
-    "ferretdb": {"lone_surrogate", "bigint", "deep_nesting"},
-    "mariadb": {"lone_surrogate", "deep_nesting"},
-    "elasticsearch": {"deep_nesting"},
-    "opensearch": {"deep_nesting"},
-}
-# Engines with a native path that skips and names refused documents.
-SKIPPING = {"clickhouse", "duckdb", "postgresql", "postgresql18", "sqlite"}
-# Of those, engines whose load stops at a refused document and names it: its block is sent
-# again without it (PostgreSQL's COPY before 17: "COPY t, line N"; 18 skips with ON_ERROR).
-RESENDING = {"postgresql"}
+# The systems docbench starts or embeds (what each refuses: its adapter's refused_hard_kinds).
+SYSTEMS = sorted(name for name in broad_systems()
+                 if adapter_class(name, "analytics") is not None and not engine_class(name).url_only)
+# Engines with a native path that names refused documents (adapter.native_refusals): "skips"
+# them in one pass, or "stops" at each (PostgreSQL's COPY before 17: its block is sent again).
+NATIVE = sorted(name for name in SYSTEMS if adapter_class(name, "analytics").native_refusals)
+SKIPPING = sorted(name for name in NATIVE if adapter_class(name, "analytics").native_refusals == "skips")
 
 
 class BatchesOnly(Loader):
@@ -71,7 +62,7 @@ def _expected(data: Path, system: str) -> dict[str, set[int]]:
     assert manifest is not None
     expected: dict[str, set[int]] = {}
     for hard in manifest.hard_documents:
-        if hard.kind in REFUSED_KINDS[system]:
+        if hard.kind in adapter_class(system, "analytics").refused_hard_kinds:
             expected.setdefault(hard.file, set()).add(hard.line)
     return expected
 
@@ -83,11 +74,12 @@ def _load(system, files: list[Path], batches_only: bool) -> LoadReport:
                       type(system).load_batch_size)
 
 
-@pytest.mark.parametrize("name", sorted(REFUSED_KINDS))
-def test_native_capture_finds_exactly_the_hard_documents_bisection_finds(name: str, hard_data: Path) -> None:
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_native_capture_finds_exactly_the_hard_documents_bisection_finds(name: str, hard_data: Path,
+                                                                        server_url) -> None:
     home = Path(tempfile.mkdtemp(prefix=f"docbench-refusals-{name}-"))
     home.chmod(0o755)
-    system = open_adapter(name, "analytics", home / "db")
+    system = open_adapter(name, "analytics", home / "db", url=server_url(name))
     system.engine.start()
     try:
         files = dataset_files(hard_data)
@@ -99,7 +91,7 @@ def test_native_capture_finds_exactly_the_hard_documents_bisection_finds(name: s
         assert native.refused_lines == expected == bisected.refused_lines
         assert native_count == system.count() == 6_000 - sum(map(len, expected.values()))
         assert all(r.reason.strip() for r in native.refused)
-        if name in SKIPPING:
+        if name in NATIVE:
             # no batch was retried: the engine named the refused lines in one pass per file
             assert native.retried_batches == 0 and native.whole_file_refusals == 0
             assert bisected.retried_batches > 0
@@ -109,9 +101,9 @@ def test_native_capture_finds_exactly_the_hard_documents_bisection_finds(name: s
         shutil.rmtree(home, ignore_errors=True)
 
 
-@pytest.mark.parametrize("name", sorted(SKIPPING))
+@pytest.mark.parametrize("name", NATIVE)
 def test_compressed_files_load_exactly_what_plain_files_load(name: str, hard_data: Path,
-                                                             tmp_path: Path) -> None:
+                                                             tmp_path: Path, server_url) -> None:
     import gzip
 
     import zstandard
@@ -126,7 +118,7 @@ def test_compressed_files_load_exactly_what_plain_files_load(name: str, hard_dat
             target = tmp_path / f"{path.name}.zst"
             target.write_bytes(zstandard.ZstdCompressor().compress(path.read_bytes()))
         compressed.append(target)
-    system = open_adapter(name, "analytics", tmp_path / "db")
+    system = open_adapter(name, "analytics", tmp_path / "db", url=server_url(name))
     system.engine.start()
     try:
         plain = _load(system, files, batches_only=False)
@@ -150,17 +142,19 @@ def test_numbered_lines_are_found_across_chunks(tmp_path: Path) -> None:
     assert found == {n: lines[n - 1] for n in wanted if n <= 120_000}
 
 
-@pytest.mark.parametrize("name", sorted(SKIPPING - RESENDING))
-def test_a_file_mostly_refused_costs_no_query_per_line(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", SKIPPING)
+def test_a_file_mostly_refused_costs_no_query_per_line(name: str, tmp_path: Path, server_url) -> None:
     """250 of 300 lines refused: all named in one pass, each line's reason probed only for the
     first ones (chDB: 100, then 'gives no reason'; DuckDB: up to 1000)."""
     good = b'{"did":"did:plc:a","time_us":1,"kind":"commit"}'
-    bad = b'{"did":"did:plc:b","time_us":2,"kind":"commit","t":"\\ud800"}'
-    if name == "sqlite":  # (it takes lone surrogates, not nesting beyond 1000 levels)
+    # A kind of document the engine refuses (SQLite takes lone surrogates, not deep nesting).
+    if "lone_surrogate" in adapter_class(name, "analytics").refused_hard_kinds:
+        bad = b'{"did":"did:plc:b","time_us":2,"kind":"commit","t":"\\ud800"}'
+    else:
         bad = b'{"did":"did:plc:b","t":' + b"[" * 2000 + b"]" * 2000 + b"}"
     data = tmp_path / "file_0001.json"
     data.write_bytes(b"\n".join(bad if i % 6 else good for i in range(300)) + b"\n")
-    system = open_adapter(name, "analytics", tmp_path / "db")
+    system = open_adapter(name, "analytics", tmp_path / "db", url=server_url(name))
     system.engine.start()
     try:
         report = _load(system, [data], batches_only=False)
@@ -172,7 +166,8 @@ def test_a_file_mostly_refused_costs_no_query_per_line(name: str, tmp_path: Path
 
 
 @pytest.mark.parametrize("name", ["postgresql", "postgresql18"])
-def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(name: str, tmp_path: Path) -> None:
+def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(name: str, tmp_path: Path,
+                                                                            server_url) -> None:
     """Refused lines at both ends of a COPY block, two in a row, a quote byte that makes a
     block go quoted; and a file mostly refused. PostgreSQL 15 hands it to bisection after
     MAX_REFUSED_PER_BLOCK refusals in one block (each one re-sends the block); 18's COPY ...
@@ -190,7 +185,7 @@ def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(name:
     garbage.write_bytes(b"\n".join(bad if i % 6 else good for i in range(300)) + b"\n")
     if not engine_class(name).availability().ok:
         pytest.skip(f"{name}: {engine_class(name).availability().reason}")
-    system = open_adapter(name, "analytics", tmp_path / "db")
+    system = open_adapter(name, "analytics", tmp_path / "db", url=server_url(name))
     system.engine.start()
     try:
         report = _load(system, [data, garbage], batches_only=False)

@@ -180,9 +180,11 @@ def test_cold_runs_restart_each_managed_server_kind(real_events: Path, tmp_path:
         assert systems == list(wanted)
     if not systems:
         pytest.skip("no managed server installed here")
-    documents = run(real_events, tmp_path / "results", systems,
-                    variants=[wanted[s] for s in systems], tries=1)
-    assert sorted(d["system"] for d in documents) == sorted(systems)
+    for system in systems:  # (variant names are shared: PostgreSQL has an lz4 one too)
+        run(real_events, tmp_path / "results", [system], variants=[wanted[system]], tries=1)
+    documents = results.load_results([tmp_path / "results"])
+    assert sorted((d["system"], d["variant"]) for d in documents) == sorted(
+        (s, wanted[s]) for s in systems)
     for document in documents:
         name = f"{document['system']}/{document['variant']}"
         assert document["complete"], name

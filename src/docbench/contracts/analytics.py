@@ -160,6 +160,14 @@ class AnalyticsAdapter(ABC):
     time_precision_us: ClassVar[int] = 1
     # Query numbers whose answers are approximate by design.
     approximate_queries: ClassVar[frozenset[int]] = frozenset()
+    # The generator's hard-document kinds (docbench-gen, dataset/generate.py) the engine
+    # refuses, each with its own reason; it stores every other document. The engine's limits,
+    # not docbench's: the tests hold every load to them.
+    refused_hard_kinds: ClassVar[frozenset[str]] = frozenset()
+    # What the engine's own reader does with a document it refuses: "skips" (skips and names
+    # it in the same pass over the file), "stops" (stops there naming it: docbench sends the
+    # rest of the block again without it), None (no such path: a refused batch is bisected).
+    native_refusals: ClassVar[str | None] = None
 
     def __init__(self, engine: Engine, variant: Variant) -> None:
         self.engine = engine

@@ -62,6 +62,8 @@ class ClickHouseAnalytics(AnalyticsAdapter):
     # merging: 100k-line batches loaded a 1M-document file 1.85x slower than the native insert
     # (2.4x with OPTIMIZE FINAL), 1M-line batches 0.96-1.19x (README).
     load_batch_size = 1_000_000
+    refused_hard_kinds = frozenset({"lone_surrogate"})
+    native_refusals = "skips"  # input_format_allow_errors_num + the record-errors file
 
     # ----- loading -------------------------------------------------------------------------
     def create(self) -> None:

@@ -33,6 +33,8 @@ class DuckDBAnalytics(AnalyticsAdapter):
     # written straight to the database file at commit, a partial one waits for a checkpoint
     # (100,000-line batches loaded ~25% slower).
     load_batch_size = 122_880
+    refused_hard_kinds = frozenset({"lone_surrogate"})
+    native_refusals = "skips"  # read_ndjson ... ignore_errors + the rejects table
 
     # ----- loading -------------------------------------------------------------------------
     def create(self) -> None:

@@ -42,6 +42,7 @@ class FerretDBAnalytics(MongoDBAnalytics):
     variants = VARIANTS
     retains_structure = True
     load_batch_size = 20_000
+    refused_hard_kinds = frozenset({"lone_surrogate", "bigint", "deep_nesting"})
     time_precision_us = 1
 
     def __init__(self, engine: FerretDBEngine, variant: Variant) -> None:

@@ -39,6 +39,7 @@ class MariaDBAnalytics(AnalyticsAdapter):
     variants: ClassVar[list[Variant]] = VARIANTS
     retains_structure = True
     load_batch_size = 20_000
+    refused_hard_kinds = frozenset({"lone_surrogate", "deep_nesting"})
     time_precision_us = 1
     engine: MariaDBEngine
 

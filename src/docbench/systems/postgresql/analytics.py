@@ -49,6 +49,8 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
     # A refused batch is re-sent as ~2x its size while bisecting; 20k documents (~10 MB)
     # keep that under a second and already amortise the per-COPY/commit overhead.
     load_batch_size = 20_000
+    refused_hard_kinds = frozenset({"nul_escape", "lone_surrogate"})
+    native_refusals = "stops"  # COPY stops at the refused line, naming it
     time_precision_us = 1
     engine: PostgreSQLEngine
 

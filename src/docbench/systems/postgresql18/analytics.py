@@ -9,6 +9,7 @@ from docbench.systems.postgresql18.engine import PostgreSQL18Engine
 
 class PostgreSQL18Analytics(PostgreSQLAnalytics):
     engine: PostgreSQL18Engine
+    native_refusals = "skips"  # COPY ... ON_ERROR ignore names them all in one pass
 
 
 ADAPTER = PostgreSQL18Analytics

@@ -64,6 +64,8 @@ class SearchAnalyticsBase(AnalyticsAdapter):
     # time_us is mapped as a long: exact microseconds (min/max come back as exact doubles).
     time_precision_us = 1
     approximate_queries: ClassVar[frozenset[int]] = frozenset()
+    # The mapping's depth limit (20); each refusal is named in the bulk answer.
+    refused_hard_kinds = frozenset({"deep_nesting"})
 
     def __init__(self, engine: SearchEngineBase, variant: Variant) -> None:
         super().__init__(engine, variant)

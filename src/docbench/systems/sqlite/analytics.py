@@ -45,6 +45,8 @@ class SQLiteAnalytics(AnalyticsAdapter):
     variants = VARIANTS
     retains_structure = True
     load_batch_size = 100_000
+    refused_hard_kinds = frozenset({"deep_nesting"})
+    native_refusals = "skips"  # executemany goes on after the row it refuses
 
     def _sql(self, file: str) -> list[str]:
         settings = self.variant.settings

@@ -226,6 +226,12 @@ def plan_runs(request: RunRequest) -> tuple[list[tuple[str, Variant]], int]:
             failures += 1 if request.system_names else 0
             console.print(f"[yellow]{name}: none of the variants {', '.join(request.variants)} "
                           f"(known: {', '.join(v.name for v in variants)})[/yellow]")
+        if url:
+            # Not the user's server to reconfigure: such a variant does not apply there.
+            for variant in (v for v in chosen if v.own_server_only):
+                console.print(f"[yellow]{name}/{variant.name}: not run: it reconfigures the server, "
+                              f"which only docbench's own one allows (not a server by URL)[/yellow]")
+            chosen = [v for v in chosen if not v.own_server_only]
         runs.extend((name, variant) for variant in chosen)
     return runs, failures
 
