@@ -1,0 +1,194 @@
+"""From merged aggregates to the canonical answer document, and its text (``answers.json``).
+
+What every database's answers are compared against by :func:`docbench.answers.check_answer`::
+
+    {"format": 1,
+     "files": [{"name": str, "sha256": hex, "size": bytes, "mtime_ns": int}, ...],  # by name
+     "documents": N, "invalid_lines": N, "empty_lines": N,
+     "q1": [[collection_or_null, count], ...],
+           # count desc, ties by collection asc (null first)
+     "q2": [[collection_or_null, count, distinct_dids], ...],
+           # creates only; same order as q1
+     "q3": [[collection, hour_utc_0_23, count], ...],
+           # creates of post/repost/like; hour asc, then collection asc
+     "q4": [[did, first_time_us], ...],
+           # creates of post; the 3 earliest min(time_us), ascending
+     "q5": [[did, span_us], ...],
+           # creates of post; the 3 largest max(time_us) - min(time_us), descending
+     "q4_ties": TIES_or_null, "q5_ties": TIES_or_null,
+     "compute_seconds": float}
+
+Ties in Q4/Q5 are broken by did ascending (``null`` first) to make the document
+deterministic; any other choice among dids sharing the 3rd value is just as valid. ``TIES``
+lets a checker judge such choices::
+
+    {"value": v,           # the value of the last (3rd) row
+     "count": n,           # how many dids have exactly that value
+     "dids": [...],        # those dids, sorted, at most MAX_TIED_DIDS of them
+     "next": [[did, v], ...]}  # the rows that would come after the top 3 (ranks 4..13)
+
+All timestamps and spans are integers in microseconds (UTC). What each query counts, for
+fields that are missing or odd: :mod:`.semantics`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from docbench.dataset.oracle.dids import DistinctDids, decode_did, sorted_unique
+from docbench.dataset.oracle.partials import Partial
+from docbench.dataset.oracle.semantics import NO_HOUR
+
+FORMAT = 1
+TOP_N = 3
+NEXT_ROWS = 10
+MAX_TIED_DIDS = 1000
+
+Did = str | None
+Ranked = tuple[int, Did]  # (value, did)
+ValueRun = tuple[np.ndarray, np.ndarray, np.ndarray]  # packed dids (hi, lo) and their values
+
+
+def key_sort(value: str | None) -> tuple[bool, str]:
+    """Sort key putting ``None`` before every string."""
+    return (value is not None, value if value is not None else "")
+
+
+def _candidates(parts: list[ValueRun], others: dict[Did, int], descending: bool) -> list[Ranked]:
+    """Every did that may rank among the first TOP_N + NEXT_ROWS: the strings, and per part
+    those up to its k-th value with all ties of that value."""
+    want = TOP_N + NEXT_ROWS
+    cand: list[Ranked] = [(v, d) for d, v in others.items()]
+    for hi, lo, values in parts:
+        n = len(values)
+        if not n:
+            continue
+        k = min(want, n)
+        if descending:
+            best = np.argpartition(values, n - k)[n - k:]
+            threshold = values[best].min()
+        else:
+            best = np.argpartition(values, k - 1)[:k]
+            threshold = values[best].max()
+        for i in np.union1d(best, np.flatnonzero(values == threshold)).tolist():
+            cand.append((int(values[i]), decode_did(hi[i], lo[i])))
+    return cand
+
+
+def _ties(parts: list[ValueRun], others: dict[Did, int], boundary: int,
+          ranked: list[Ranked]) -> dict[str, Any]:
+    """The dids sharing the last row's value, and the rows after the top."""
+    tied = [d for d, v in others.items() if v == boundary]
+    count = len(tied)
+    for hi, lo, values in parts:
+        idx = np.flatnonzero(values == boundary)
+        count += len(idx)
+        tied.extend(decode_did(hi[i], lo[i]) for i in idx[: MAX_TIED_DIDS * 4].tolist())
+    tied.sort(key=key_sort)
+    return {
+        "value": boundary,
+        "count": count,
+        "dids": tied[:MAX_TIED_DIDS],
+        "next": [[d, v] for v, d in ranked[TOP_N:]],
+    }
+
+
+def top_rows(parts: list[ValueRun], others: dict[Did, int],
+             descending: bool) -> tuple[list[list[Any]], dict[str, Any] | None]:
+    """The top rows of (did, value) by value, ties by did; plus the tie information.
+
+    ``parts`` are (hi, lo, values) arrays of packed dids (one per bucket); ``others`` the dids
+    kept as strings (or None) with their values."""
+    if not others and not any(len(p[2]) for p in parts):
+        return [], None
+    cand = _candidates(parts, others, descending)
+    sign = -1 if descending else 1
+    cand.sort(key=lambda c: (sign * c[0], key_sort(c[1])))
+    ranked = cand[:TOP_N + NEXT_ROWS]
+    rows: list[list[Any]] = [[d, v] for v, d in ranked[:TOP_N]]
+    return rows, _ties(parts, others, rows[-1][1], ranked)
+
+
+def post_distinct(part: Partial, untimed: DistinctDids) -> int:
+    """Distinct dids of post creates: those with a time (in ``part.posts``) and without."""
+    timed = part.posts.runs
+    count = sum(len(p[0]) for p in timed.parts())  # (compacts every bucket)
+    untimed.parts()
+    for k, runs in enumerate(untimed.buckets):
+        if not runs:
+            continue
+        mine, theirs = runs[0], timed.buckets[k]
+        if not theirs:
+            count += len(mine[0])
+        else:  # packed dids without a time that are not among those with one
+            hi, _ = sorted_unique(np.concatenate((theirs[0][0], mine[0])),
+                                  np.concatenate((theirs[0][1], mine[1])))
+            count += len(hi) - len(theirs[0][0])
+    others = {d for d in part.posts.mins if d is not None} | untimed.other
+    return count + len(others)
+
+
+def _by_count(row: list[Any]) -> tuple[int, tuple[bool, str]]:
+    return -row[1], key_sort(row[0])
+
+
+def finalize(part: Partial, files: list[dict[str, Any]]) -> dict[str, Any]:
+    """The canonical answer document from merged aggregates."""
+    part.flush()
+    colls = part.collections
+    q1 = sorted(([k, st.documents] for k, st in colls.items() if st.documents), key=_by_count)
+    q2 = []
+    for k, st in colls.items():
+        if st.creates:
+            distinct = post_distinct(part, st.distinct) if st.is_post else len(st.distinct)
+            q2.append([k, st.creates, distinct])
+    q2.sort(key=_by_count)
+    q3 = []
+    for coll, st in colls.items():
+        for h, v in enumerate(st.hours or ()):
+            if v:
+                q3.append([coll, None if h == NO_HOUR else h, v])
+    q3.sort(key=lambda r: (NO_HOUR if r[1] is None else r[1], r[0]))
+    posts = part.posts
+    parts = posts.runs.parts()
+    q4, q4_ties = top_rows([(hi, lo, mn) for hi, lo, mn, _ in parts], posts.mins,
+                           descending=False)
+    # spans as uint64: exact even for times at both ends of the int64 range
+    q5, q5_ties = top_rows([(hi, lo, mx.view(np.uint64) - mn.view(np.uint64))
+                            for hi, lo, mn, mx in parts],
+                           {d: posts.maxs[d] - t for d, t in posts.mins.items()},
+                           descending=True)
+    return {
+        "format": FORMAT,
+        "files": files,
+        "documents": part.documents,
+        "invalid_lines": part.invalid,
+        "empty_lines": part.empty,
+        "q1": q1,
+        "q2": q2,
+        "q3": q3,
+        "q4": q4,
+        "q5": q5,
+        "q4_ties": q4_ties,
+        "q5_ties": q5_ties,
+    }
+
+
+def dumps_answers(doc: dict[str, Any]) -> str:
+    """answers.json text: one top-level key per line, one row per line; ASCII-only (lone
+    surrogates from the data survive as escapes)."""
+
+    def enc(value: object) -> str:
+        return json.dumps(value, ensure_ascii=True, separators=(", ", ": "))
+
+    parts = []
+    for key, value in doc.items():
+        if isinstance(value, list) and value and isinstance(value[0], list | dict):
+            inner = ",\n    ".join(enc(v) for v in value)
+            parts.append(f"  {enc(key)}: [\n    {inner}\n  ]")
+        else:
+            parts.append(f"  {enc(key)}: {enc(value)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
