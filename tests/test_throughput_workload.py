@@ -21,16 +21,12 @@ from docbench import paths, results
 from docbench.contracts import ycsb
 from docbench.contracts.mixes import MIXES, mix_named
 from docbench.report import html
-from docbench.systems import REGISTERED, adapter_module, engine_class, open_adapter
+from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_adapter
 from docbench.workloads.throughput import memcap
 from docbench.workloads.throughput.driver import DriveRequest, drive
 from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
 
 DOCS = 2_000
-# Systems whose operations docbench-client runs (the compiled loop), and those whose sessions
-# are non-blocking (the Python multiplexed loop).
-COMPILED = {"postgresql", "postgresql18"}
-MULTIPLEXED = {"mariadb", "elasticsearch", "opensearch"}
 # FerretDB v1 over SQLite takes ~20 ms per $set: fewer documents keep its run short.
 SMALL_DOCS: dict[str, int] = {}
 # PostgreSQL's sessions run in both event loops: each behaviour is checked in each.
@@ -96,6 +92,18 @@ def test_compiled_loop_refuses_a_system_without_compiled_sessions() -> None:
                            clients=1, processes=1, duration_s=0.5, loop="compiled"))
 
 
+def test_a_client_loop_a_system_cannot_serve_is_refused_before_anything_loads(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from docbench.cli import main
+
+    result = CliRunner().invoke(main, ["run", "throughput", "--systems", "sqlite", "--client-loop",
+                                       "compiled", "--docs", "100k", "--results", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert "sqlite: the compiled client loop cannot serve it (its sessions run in: threads)" in result.output
+    assert not list(tmp_path.iterdir())  # nothing was loaded, nothing written
+
+
 def test_record_many_is_record_value_in_bulk() -> None:
     """The multiplexed loop fills its histograms with numpy: the counts must be exactly the
     ones hdrh's own record_value gives, clamping included."""
@@ -150,12 +158,12 @@ def test_counts_add_up_on_real_engine(name: str, own_home: Path, server_url) -> 
     assert check["operations"] == check["histogram_values"] > 0
     assert check["count_after"] == check["count_before"] + check["inserts"]
     assert run["summary"]["operations"]["update"]["rows_changed"] > 0
-    if name in COMPILED:
-        assert run["summary"]["driver"]["loop"] == "compiled"
+    # --client-loop auto runs the loop the target prefers (docbench-client is built here).
+    preferred = adapter_class(name, "updates").client_loops[0]
+    assert run["summary"]["driver"]["loop"] == preferred
+    if preferred == "compiled":
         # docbench-client makes the loaded keys itself (ycsb.key_of in Rust): every read finds one.
         assert run["summary"]["operations"]["read"]["not_found"] == 0
-    if name in MULTIPLEXED:
-        assert run["summary"]["driver"]["loop"] == "multiplexed"
     assert run["summary"]["driver"]["cpu_us_per_op"] > 0
     limit = document["max_client_processes"]
     assert run["processes"] == (1 if limit == 1 else 2)

@@ -76,6 +76,11 @@ class UpdatesTarget(ABC):
     # the throughput workload may spawn, and why.
     max_client_processes: ClassVar[int | None] = None
     concurrency_note: ClassVar[str | None] = None
+    # The throughput driver's client loops its sessions can run in, preferred first (what
+    # --client-loop auto picks): "compiled" (docbench-client runs the operations the target
+    # describes in compiled_client), "multiplexed" (its sessions are NonBlockingSession),
+    # "threads" (any session). Another loop is refused before anything loads.
+    client_loops: ClassVar[tuple[str, ...]] = ("threads",)
 
     def __init__(self, engine: Engine, variant: Variant) -> None:
         self.engine = engine

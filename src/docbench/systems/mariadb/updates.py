@@ -163,6 +163,7 @@ def pymysql_error(payload: bytes) -> Exception:
 
 class MariaDBUpdates(UpdatesTarget):
     styles: ClassVar[list[str]] = ["json_set", "json_merge_patch"]
+    client_loops = ("multiplexed", "threads")
     engine: MariaDBEngine
 
     def _run(self, sql: str, args: Any = None) -> tuple[int, list[tuple]]:

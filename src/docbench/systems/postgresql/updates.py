@@ -198,6 +198,7 @@ class PostgreSQLUpdates(UpdatesTarget):
     NotSupported by URL) are the engine's: the base class's defaults delegate to it."""
 
     styles: ClassVar[list[str]] = ["rebuild", "concat", "jsonb_set"]
+    client_loops = ("compiled", "multiplexed", "threads")
     engine: PostgreSQLEngine
 
     def __init__(self, engine: PostgreSQLEngine, variant: Variant) -> None:

@@ -242,6 +242,7 @@ class SearchUpdatesBase(UpdatesTarget):
     """The updates target on the engine's node (managed, or the user's by URL)."""
 
     engine: SearchEngineBase
+    client_loops = ("multiplexed", "threads")
 
     def __init__(self, engine: SearchEngineBase, variant: Variant) -> None:
         super().__init__(engine, variant)

@@ -499,6 +499,11 @@ def _run_plan(name: str, target: UpdatesTarget, request: ThroughputRequest,
 def run_throughput(request: ThroughputRequest) -> int:
     """Run the workload; the exit code (0 = every run complete and its counts add up)."""
     results.check_writable(request.results_dir)
+    refused = unserved_client_loop(request)
+    if refused:
+        for line in refused:
+            _say(request, line)
+        return 2
     ceilings = Ceilings(request)
     failures = 0
     written: list[Path] = []
@@ -527,6 +532,20 @@ def run_throughput(request: ThroughputRequest) -> int:
 
         print_throughput_report(written)
     return 1 if failures else 0
+
+
+def unserved_client_loop(request: ThroughputRequest) -> list[str]:
+    """What refuses the requested --client-loop, said before anything is loaded: a system
+    whose sessions cannot run in it (its target's client_loops), of those named."""
+    if request.client_loop == "auto":
+        return []
+    refusals = []
+    for name in request.system_names or []:
+        module = adapter_module(name, "updates")
+        if module is not None and request.client_loop not in module.ADAPTER.client_loops:
+            refusals.append(f"{name}: the {request.client_loop} client loop cannot serve it "
+                            f"(its sessions run in: {', '.join(module.ADAPTER.client_loops)})")
+    return refusals
 
 
 def parse_clients(text: str) -> list[int]:
