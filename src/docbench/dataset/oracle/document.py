@@ -135,9 +135,8 @@ def _by_count(row: list[Any]) -> tuple[int, tuple[bool, str]]:
     return -row[1], key_sort(row[0])
 
 
-def finalize(part: Partial, files: list[dict[str, Any]]) -> dict[str, Any]:
-    """The canonical answer document from merged aggregates."""
-    part.flush()
+def _counts(part: Partial) -> tuple[list[list[Any]], list[list[Any]], list[list[Any]]]:
+    """Q1, Q2 and Q3: counts per collection, creates and distinct dids, creates per hour."""
     colls = part.collections
     q1 = sorted(([k, st.documents] for k, st in colls.items() if st.documents), key=_by_count)
     q2 = []
@@ -152,6 +151,13 @@ def finalize(part: Partial, files: list[dict[str, Any]]) -> dict[str, Any]:
             if v:
                 q3.append([coll, None if h == NO_HOUR else h, v])
     q3.sort(key=lambda r: (NO_HOUR if r[1] is None else r[1], r[0]))
+    return q1, q2, q3
+
+
+def finalize(part: Partial, files: list[dict[str, Any]]) -> dict[str, Any]:
+    """The canonical answer document from merged aggregates."""
+    part.flush()
+    q1, q2, q3 = _counts(part)
     posts = part.posts
     parts = posts.runs.parts()
     q4, q4_ties = top_rows([(hi, lo, mn) for hi, lo, mn, _ in parts], posts.mins,

@@ -19,7 +19,7 @@ from typing import Literal, NamedTuple
 from docbench.dataset import native_scan
 from docbench.dataset.oracle.partials import Partial
 from docbench.dataset.oracle.scan import scan_blocks, scan_lines
-from docbench.dataset.oracle.semantics import POST
+from docbench.dataset.oracle.semantics import HOURS, POST
 from docbench.dataset.reader import (
     compression_of,
     file_sha256,
@@ -116,7 +116,7 @@ def native_partial(result: native_scan.NativeResult) -> Partial:
         st = part.collection(coll)
         st.documents, st.creates = n_all, n_creates
         if st.hours is not None:
-            st.hours[:24] = hours  # (every time it took is an i64: none without an hour)
+            st.hours[:HOURS] = hours  # (every time it took is an i64: none without an hour)
         if len(hi):
             st.distinct.push_sorted((hi, lo))
         st.distinct.other.update(others)
