@@ -4,9 +4,10 @@ It reads a file (or a byte range of a plain one) and aggregates the lines it can
 exactly: valid UTF-8 that serde_json reads as an object with ``did``, ``time_us`` (an i64),
 ``kind`` and ``commit.collection``/``commit.operation`` (strings), each key once. Every
 other line comes back as bytes and the oracle's Python scan judges it (the full parse and
-its fallbacks): the semantics stay in ``oracle.py``. The scanner is an accelerator: without
-the binary (or with ``DOCBENCH_ORACLE_NATIVE=0``) the oracle scans in Python and gets the
-same answers (tests compare both).
+its fallbacks): the semantics stay in :mod:`docbench.dataset.oracle` (its ``semantics.py``
+and ``scan.py``). The scanner is an accelerator: without the binary (or with
+``DOCBENCH_ORACLE_NATIVE=0``) the oracle scans in Python and gets the same answers (tests
+compare both).
 """
 
 from __future__ import annotations
