@@ -215,8 +215,10 @@ class MariaDBServer(server.ManagedServer):
         import pymysql
 
         try:
+            # A read timeout too: whatever else listens on a port taken meanwhile may never
+            # answer the handshake (the wait must go on to see the server exit).
             pymysql.connect(host="127.0.0.1", port=ports[0], user="nobody-docbench-probe",
-                            password="x", connect_timeout=2).close()
+                            password="x", connect_timeout=2, read_timeout=2).close()
         except pymysql.err.OperationalError as error:
             # 1045 access denied = the server answers the protocol: it is up.
             return bool(error.args) and error.args[0] in (1045, 1698)
