@@ -1,13 +1,19 @@
-"""The Rust crate's own tests (generator model, rare-event lattice, spans, clock, scanner)."""
+"""The Rust crate's own tests (generator model, rare-event lattice, spans, clock, scanner,
+client loop, the shared vectors, the three programs end to end), and its layout: one library
+and the three programs scripts/build-native.sh installs."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
-CRATE = Path(__file__).resolve().parents[1] / "native" / "docbench-gen"
+ROOT = Path(__file__).resolve().parents[1]
+CRATE = ROOT / "native" / "docbench-gen"
+PROGRAMS = {"docbench-gen", "docbench-scan", "docbench-client"}
 
 
 def _cargo() -> str:
@@ -20,7 +26,26 @@ def _cargo() -> str:
 
 
 def test_crate_unit_tests_pass():
-    done = subprocess.run([_cargo(), "test", "--release", "--locked", "--quiet", "--manifest-path",
-                           str(CRATE / "Cargo.toml")], capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [_cargo(), "test", "--release", "--locked", "--quiet", "--manifest-path", str(CRATE / "Cargo.toml")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "test result: ok" in done.stdout
+
+
+def test_crate_is_a_library_and_the_installed_programs():
+    manifest = tomllib.loads((CRATE / "Cargo.toml").read_text())
+    assert (CRATE / manifest["lib"]["path"]).is_file()
+    bins = {b["name"]: CRATE / b["path"] for b in manifest["bin"]}
+    assert set(bins) == PROGRAMS
+    for name, path in bins.items():
+        assert path.is_file() and path.parent == CRATE / "src" / "bin" and path.stem == name
+    script = (ROOT / "scripts" / "build-native.sh").read_text()
+    installed = re.search(r"for NAME in ([a-z -]+); do", script)
+    assert installed is not None and set(installed.group(1).split()) == PROGRAMS
+    # Both sides of the shared vectors exist.
+    for name in ("ycsb_keys.json", "dids.json"):
+        assert (ROOT / "tests" / "fixtures" / "vectors" / name).is_file()

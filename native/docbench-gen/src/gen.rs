@@ -163,7 +163,10 @@ impl<'t> Gen<'t> {
         let kind_alias = (0..SEGMENT_STARTS.len())
             .map(|seg| Alias::new(&kinds.iter().map(|k| k.per_million[seg] / k.mean_len()).collect::<Vec<f64>>()))
             .collect();
-        let all = [Like, Follow, Post, Repost, Block, Profile, ListItem, ListBlock, StarterPack, List, Threadgate, Postgate, Generator, Labeler, Top8Theme, KollectiveCatalog, KollectiveProfile];
+        let all = [
+            Like, Follow, Post, Repost, Block, Profile, ListItem, ListBlock, StarterPack, List, Threadgate, Postgate,
+            Generator, Labeler, Top8Theme, KollectiveCatalog, KollectiveProfile,
+        ];
         let users = all.iter().map(|&c| UserMix::new(seed, c as u64 + 1, c)).collect();
         let segment = segment_of(first_event);
         Gen {
@@ -633,7 +636,11 @@ impl<'t> Gen<'t> {
     fn account(&mut self, o: &mut Vec<u8>, t: u64, u: u64) {
         self.head(o, t, u, b"account");
         let r = self.rng.f64();
-        o.extend_from_slice(if r < 0.8 { b"\"active\":true,\"did\":\"".as_slice() } else { b"\"active\":false,\"did\":\"" });
+        o.extend_from_slice(if r < 0.8 {
+            b"\"active\":true,\"did\":\"".as_slice()
+        } else {
+            b"\"active\":false,\"did\":\""
+        });
         self.push_did(o, u);
         o.extend_from_slice(b"\",\"seq\":");
         let seq = self.seq(t) + 1;
@@ -742,7 +749,9 @@ impl<'t> Gen<'t> {
                 // Hard document: a blob size far beyond 64 bits.
                 o.extend_from_slice(b"{\"$type\":\"blob\",\"ref\":{\"$link\":\"");
                 push_cid_rng(o, &mut self.rng, true);
-                o.extend_from_slice(b"\"},\"mimeType\":\"image/jpeg\",\"size\":340282366920938463463374607431768211457}");
+                o.extend_from_slice(
+                    b"\"},\"mimeType\":\"image/jpeg\",\"size\":340282366920938463463374607431768211457}",
+                );
             } else {
                 self.blob(o, mime, size);
             }
@@ -1015,7 +1024,9 @@ impl<'t> Gen<'t> {
             o.push(b']');
         }
         if embed == EmbedKind::Images && self.rng.chance(0.03) {
-            o.extend_from_slice(b",\"labels\":{\"$type\":\"com.atproto.label.defs#selfLabels\",\"values\":[{\"val\":\"");
+            o.extend_from_slice(
+                b",\"labels\":{\"$type\":\"com.atproto.label.defs#selfLabels\",\"values\":[{\"val\":\"",
+            );
             o.extend_from_slice(self.rng.pick(&["porn", "sexual", "nudity", "graphic-media"]).as_bytes());
             o.extend_from_slice(b"\"}]}");
         }
@@ -1298,7 +1309,9 @@ impl<'t> Gen<'t> {
                     push_ascii_lower(&mut id, self.tg.word(&mut self.rng, 0));
                     id.push(b'-');
                     push_ascii_lower(&mut id, self.tg.word(&mut self.rng, 0));
-                    o.extend_from_slice(b"{\"adultOnly\":false,\"blurs\":\"none\",\"defaultSetting\":\"warn\",\"identifier\":");
+                    o.extend_from_slice(
+                        b"{\"adultOnly\":false,\"blurs\":\"none\",\"defaultSetting\":\"warn\",\"identifier\":",
+                    );
                     json::str(o, &id);
                     o.extend_from_slice(b",\"locales\":[{\"description\":");
                     self.short_text(o, 0, 20, 120);
@@ -1357,7 +1370,8 @@ mod tests {
         }
         // app.kollective.profile: 3 at 100m, none in the first 1M.
         assert_eq!(count(&whole, Kind::Commit(KollectiveProfile, Op::Create)), 3.0);
-        let third_party = |e: &(u64, Kind)| matches!(e.1, Kind::Commit(Top8Theme | KollectiveCatalog | KollectiveProfile, _));
+        let third_party =
+            |e: &(u64, Kind)| matches!(e.1, Kind::Commit(Top8Theme | KollectiveCatalog | KollectiveProfile, _));
         assert!(!rare_events(1, 0, 1_000_000).iter().any(third_party));
         assert!(whole.iter().any(third_party));
     }

@@ -78,10 +78,48 @@ pub fn uint(buf: &mut Vec<u8>, v: u64) {
 
 #[cfg(test)]
 mod tests {
+    fn quoted(s: &[u8]) -> String {
+        let mut b = Vec::new();
+        super::str(&mut b, s);
+        String::from_utf8(b).unwrap()
+    }
+
     #[test]
     fn escapes() {
+        assert_eq!(
+            quoted("a\"b\\c\nd<e>&f\u{1}g\u{2028}é😂".as_bytes()),
+            "\"a\\\"b\\\\c\\nd\\u003ce\\u003e\\u0026f\\u0001g\\u2028é😂\""
+        );
+    }
+
+    #[test]
+    fn control_characters_use_the_short_forms_where_json_has_them() {
+        assert_eq!(quoted(b"\n\r\t"), r#""\n\r\t""#);
+        assert_eq!(quoted(b"\x00\x08\x0c\x1f"), r#""\u0000\u0008\u000c\u001f""#);
+        assert_eq!(quoted(b"\x7f /"), "\"\x7f /\"");
+    }
+
+    #[test]
+    fn line_and_paragraph_separators_only() {
+        assert_eq!(quoted("\u{2028}\u{2029}".as_bytes()), r#""\u2028\u2029""#);
+        // Other characters starting with 0xe2 pass as they are: € (e2 82 ac), ‧ (e2 80 a7).
+        assert_eq!(quoted("€‧…".as_bytes()), "\"€‧…\"");
+        // A truncated sequence at the end is copied as it is, never read past.
+        for tail in [&b"\xe2"[..], b"\xe2\x80"] {
+            let mut b = Vec::new();
+            super::str(&mut b, &[b"x", tail].concat());
+            assert_eq!(b, [&b"\"x"[..], tail, b"\""].concat());
+        }
+    }
+
+    #[test]
+    fn body_and_numbers() {
         let mut b = Vec::new();
-        super::str(&mut b, "a\"b\\c\nd<e>&f\u{1}g\u{2028}é😂".as_bytes());
-        assert_eq!(std::str::from_utf8(&b).unwrap(), "\"a\\\"b\\\\c\\nd\\u003ce\\u003e\\u0026f\\u0001g\\u2028é😂\"");
+        super::str_body(&mut b, b"");
+        super::str_body(&mut b, b"plain");
+        super::uint(&mut b, 0);
+        super::uint(&mut b, u64::MAX);
+        assert_eq!(b, b"plain018446744073709551615");
+        assert_eq!(quoted(b""), "\"\"");
     }
 }

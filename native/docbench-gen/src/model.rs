@@ -281,8 +281,8 @@ impl UserMix {
 /// "the first N events span the published time" for N = 1m (13.55 min), 10m (2.2 h), 100m
 /// (18.5 h) and 1000m (12.34 days), integrated on the grid below (calibrate/rate.py).
 pub const CYCLE: [f64; 24] = [
-    1.55, 1.6, 1.6, 1.55, 1.45, 1.3, 1.1, 0.95, 0.85, 0.8, 0.8, 0.8, 0.82, 0.86, 0.9, 0.94, 0.98, 1.02, 1.08,
-    1.16, 1.25, 1.35, 1.45, 1.5,
+    1.55, 1.6, 1.6, 1.55, 1.45, 1.3, 1.1, 0.95, 0.85, 0.8, 0.8, 0.8, 0.82, 0.86, 0.9, 0.94, 0.98, 1.02, 1.08, 1.16,
+    1.25, 1.35, 1.45, 1.5,
 ];
 /// (seconds after T0, events per second before the cycle).
 pub const TREND: [(f64, f64); 4] = [(0.0, 1419.166), (7_920.0, 1340.857), (66_600.0, 1490.369), (153_000.0, 875.113)];

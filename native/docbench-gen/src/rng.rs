@@ -1,5 +1,14 @@
-//! Small, fast, deterministic random number generation (xoshiro256++ seeded with SplitMix64)
-//! plus the stateless hash used to derive per-entity values (user dids, post CIDs, ...).
+//! Every random number docbench's native programs draw: small, fast and deterministic.
+//!
+//! - [`Rng`]: xoshiro256++ seeded through SplitMix64, the generator's streams (one per
+//!   (seed, file, purpose)), with the samplers built on it ([`InvCdf`], [`Alias`], [`PowerLaw`]);
+//! - [`mix64`] / [`hash3`]: the stateless hash that derives per-entity values (user dids, post
+//!   CIDs, ...);
+//! - [`SplitMix`]: a SplitMix64 sequence, which expands one hash into as many bits as needed and
+//!   is the throughput client's generator ([`SplitMix::seeded`], [`SplitMix::unit`]).
+//!
+//! Whatever is written with these numbers (data files, the client's operations) depends on their
+//! exact sequences: the tests below pin them.
 
 #[inline(always)]
 pub fn mix64(mut z: u64) -> u64 {
@@ -15,14 +24,32 @@ pub fn hash3(domain: u64, a: u64, b: u64) -> u64 {
     mix64(mix64(domain.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ a).wrapping_add(b.wrapping_mul(0xd6e8_feb8_6659_fd93)))
 }
 
-/// A SplitMix64 sequence: used to expand one hash into as many bits as needed.
+/// SplitMix64's increment (2^64 / the golden ratio, odd).
+pub const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// A SplitMix64 sequence: used to expand one hash into as many bits as needed, and the
+/// throughput client's generator (fast, and enough for choosing keys and operations).
 pub struct SplitMix(pub u64);
 
 impl SplitMix {
+    /// The client's stream for `seed`: state `seed ^ GOLDEN_GAMMA`, first output skipped.
+    pub fn seeded(seed: u64) -> SplitMix {
+        let mut sm = SplitMix(seed ^ GOLDEN_GAMMA);
+        sm.next();
+        sm
+    }
+
     #[inline(always)]
+    #[allow(clippy::should_implement_trait)] // an infinite stream, not an Iterator
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        self.0 = self.0.wrapping_add(GOLDEN_GAMMA);
         mix64(self.0)
+    }
+
+    /// Uniform in [0, 1) from the top 53 bits.
+    #[inline(always)]
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -217,11 +244,8 @@ impl PowerLaw {
 
     #[inline(always)]
     pub fn at(&self, u: f64) -> u64 {
-        let x = if self.log_case {
-            (self.la + u * self.lspan).exp()
-        } else {
-            (self.a1s + u * self.span).powf(self.inv)
-        };
+        let x =
+            if self.log_case { (self.la + u * self.lspan).exp() } else { (self.a1s + u * self.span).powf(self.inv) };
         let r = (x - self.q1).max(0.0);
         (r.min(self.n - 1.0)) as u64
     }
@@ -229,5 +253,118 @@ impl PowerLaw {
     #[inline(always)]
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         self.at(rng.f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The values below were printed by the implementations before the crate became a library
+    // (the generator's rng.rs and docbench-client's own splitmix64): any change to a sequence
+    // changes the data files or the client's operations, so it has to be deliberate.
+
+    #[test]
+    fn xoshiro_sequences_are_pinned() {
+        let mut r = Rng::new(1, 2, 3);
+        let first: Vec<u64> = (0..5).map(|_| r.next_u64()).collect();
+        assert_eq!(
+            first,
+            [2726623684440999409, 17491000422920375161, 7230685049250552784, 1951102091424869884, 11863392676362028002]
+        );
+        assert_eq!(r.f64(), 0.033594738207412655);
+        assert_eq!(r.below(1000), 478);
+        let mut r = Rng::new(0, 0, 0);
+        assert_eq!(r.next_u64(), 13657845336763747077);
+        let mut r = Rng::new(12345, 1, 0);
+        assert_eq!(r.next_u64(), 15545634437726224115);
+    }
+
+    #[test]
+    fn same_seed_same_stream_and_streams_differ() {
+        let draw = |seed, stream, sub| {
+            let mut r = Rng::new(seed, stream, sub);
+            (0..64).map(|_| r.next_u64()).collect::<Vec<_>>()
+        };
+        assert_eq!(draw(7, 1, 3), draw(7, 1, 3));
+        assert_ne!(draw(7, 1, 3), draw(8, 1, 3));
+        assert_ne!(draw(7, 1, 3), draw(7, 2, 3));
+        assert_ne!(draw(7, 1, 3), draw(7, 1, 4));
+        let mut a = Rng::new(7, 1, 3);
+        let mut b = a.clone();
+        assert_eq!(a.next_u64(), b.next_u64());
+    }
+
+    #[test]
+    fn hashes_are_pinned() {
+        assert_eq!(mix64(0), 0);
+        assert_eq!(mix64(1), 6238072747940578789);
+        assert_eq!(hash3(1, 2, 3), 7195794922739411523);
+        let mut sm = SplitMix(42);
+        assert_eq!((sm.next(), sm.next()), (13679457532755275413, 2949826092126892291));
+    }
+
+    #[test]
+    fn client_stream_is_the_one_docbench_client_always_drew() {
+        let mut r = SplitMix::seeded(1);
+        let first: Vec<u64> = (0..5).map(|_| r.next()).collect();
+        assert_eq!(
+            first,
+            [
+                4048727598324417001, 7862637804313477842, 13015481187462834606, 15212506146343009075,
+                17388166129998380965
+            ]
+        );
+        let mut r = SplitMix::seeded(0);
+        assert_eq!(r.next(), 487617019471545679);
+        // seed 5, client 3: the client's own generator (seed * 7919 + id).
+        let mut r = SplitMix::seeded(5 * 7919 + 3);
+        assert_eq!(r.next(), 9101758917558652113);
+        let mut r = SplitMix::seeded(5 * 7919 + 3);
+        assert_eq!([r.unit(), r.unit(), r.unit()], [0.4934073395928201, 0.4709426281946695, 0.11723830217526199]);
+        // (seeds wrap: u64::MAX's stream is seed 1's two steps later)
+        let mut r = SplitMix::seeded(u64::MAX);
+        assert_eq!([r.next(), r.next(), r.next()], [16490336266968443936, 16834447057089888969, 4048727598324417001]);
+    }
+
+    #[test]
+    fn uniforms_stay_in_range() {
+        let mut r = Rng::new(3, 0, 0);
+        let mut sm = SplitMix::seeded(3);
+        for _ in 0..100_000 {
+            let (a, b) = (r.f64(), sm.unit());
+            assert!((0.0..1.0).contains(&a) && (0.0..1.0).contains(&b));
+            assert!(r.below(7) < 7);
+            assert!((5..=9).contains(&r.range(5, 9)));
+        }
+        let mean = (0..100_000).map(|_| r.exp1()).sum::<f64>() / 100_000.0;
+        assert!((mean - 1.0).abs() < 0.02, "{mean}");
+    }
+
+    #[test]
+    fn samplers_follow_their_distributions() {
+        let mut r = Rng::new(11, 0, 0);
+        let alias = Alias::new(&[1.0, 0.0, 3.0]);
+        let mut counts = [0usize; 3];
+        for _ in 0..40_000 {
+            counts[alias.sample(&mut r)] += 1;
+        }
+        assert_eq!(counts[1], 0);
+        assert!((counts[2] as f64 / counts[0] as f64 - 3.0).abs() < 0.2, "{counts:?}");
+
+        let cdf = InvCdf::new(&[(0.0, 1.0), (0.5, 2.0), (1.0, 4.0)], false);
+        assert_eq!((cdf.at(0.0), cdf.at(0.5), cdf.at(1.0)), (1.0, 2.0, 4.0));
+        assert!((cdf.at(0.25) - 1.5).abs() < 1e-9);
+        let log = InvCdf::new(&[(0.0, 1.0), (1.0, 100.0)], true);
+        assert!((log.at(0.5) - 10.0).abs() < 1e-6);
+
+        for s in [1.0, 1.5] {
+            let law = PowerLaw::new(1000, s, 2.0);
+            assert_eq!(law.at(0.0), 0);
+            assert_eq!(law.at(1.0), 999);
+            let head = (0..10_000).filter(|_| law.sample(&mut r) < 10).count();
+            let tail = (0..10_000).filter(|_| law.sample(&mut r) >= 990).count();
+            assert!(head > 10 * tail, "s={s}: {head} vs {tail}");
+        }
     }
 }

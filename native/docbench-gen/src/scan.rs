@@ -1,8 +1,7 @@
-//! docbench-scan: the oracle's native scanner. Reads one data file (or a byte range of a
-//! plain one) and aggregates, for the lines it can judge exactly, what the oracle's Python
-//! scan would (docbench/dataset/oracle.py); every other line is handed back untouched for
-//! the Python scan to judge. The semantics stay in Python: this program only takes a line
-//! when it is certain the full parse would read the same five fields from it.
+//! The oracle's native scan: aggregates, for the lines it can judge exactly, what the oracle's
+//! Python scan would (`docbench.dataset.oracle`); every other line is handed back untouched for
+//! the Python scan to judge. The semantics stay in Python: a line is only taken when it is
+//! certain the full parse would read the same five fields from it.
 //!
 //! A line is taken when it is valid UTF-8 and serde_json reads it as one JSON object with
 //! `did` (string), `time_us` (integer within i64), `kind` (string) and `commit` (an object
@@ -14,21 +13,18 @@
 //! oracle is stricter cannot change a taken line: UTF-8 is checked on the whole line first,
 //! and the skipped parts are only validated, never read.)
 //!
-//! usage: docbench-scan PATH --compression none|gzip|zstd --post COLLECTION
-//!        [--q3 COLL,COLL,...] [--start B --end B] [--sha256]
-//!
-//! Output on stdout: one JSON line (counts, hours, the dids that are not did:plc, array
-//! lengths), then little-endian arrays: per collection its sorted distinct packed dids
-//! (hi, lo as u64), then the post creates' (hi, lo, min, max), then the lengths (u32) and
-//! bytes of the lines handed back.
+//! [`write_output`] writes what docbench-scan prints: one JSON line (counts, hours, the dids
+//! that are not did:plc, array lengths), then little-endian arrays: per collection its sorted
+//! distinct packed dids (hi, lo as u64, see [`crate::did`]), then the post creates' (hi, lo,
+//! min, max), then the lengths (u32) and bytes of the lines handed back.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Write};
 
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
+
+use crate::did::pack_did;
 
 const HOUR_US: i64 = 3_600_000_000;
 
@@ -64,85 +60,8 @@ struct Collection {
     others: BTreeMap<String, ()>,
 }
 
-struct Args {
-    path: String,
-    compression: String,
-    post: String,
-    start: u64,
-    end: Option<u64>,
-    sha: bool,
-}
-
-fn usage() -> ! {
-    eprintln!(
-        "usage: docbench-scan PATH --compression none|gzip|zstd --post COLLECTION \
-         [--start B --end B] [--sha256]"
-    );
-    std::process::exit(2)
-}
-
-fn parse_args() -> Args {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let mut a = Args {
-        path: String::new(),
-        compression: "none".into(),
-        post: String::new(),
-        start: 0,
-        end: None,
-        sha: false,
-    };
-    let mut i = 0;
-    while i < argv.len() {
-        let key = argv[i].as_str();
-        let value = || argv.get(i + 1).cloned().unwrap_or_else(|| usage());
-        match key {
-            "--compression" => a.compression = value(),
-            "--post" => a.post = value(),
-            "--start" => a.start = value().parse().unwrap_or_else(|_| usage()),
-            "--end" => a.end = Some(value().parse().unwrap_or_else(|_| usage())),
-            "--sha256" => {
-                a.sha = true;
-                i += 1;
-                continue;
-            }
-            _ if !key.starts_with("--") && a.path.is_empty() => {
-                a.path = key.to_string();
-                i += 1;
-                continue;
-            }
-            _ => usage(),
-        }
-        i += 2;
-    }
-    if a.path.is_empty() || a.post.is_empty() {
-        usage()
-    }
-    a
-}
-
-/// `did:plc:` + 24 base32 characters as (hi, lo): the first 12 characters and the last 12,
-/// each a base-32 number (as the oracle's `pack_did_rows`).
-fn pack_did(did: &[u8]) -> Option<(u64, u64)> {
-    if did.len() != 32 || &did[..8] != b"did:plc:" {
-        return None;
-    }
-    let mut parts = [0u64; 2];
-    for (k, chunk) in did[8..].chunks(12).enumerate() {
-        let mut x = 0u64;
-        for &c in chunk {
-            let d = match c {
-                b'a'..=b'z' => c - b'a',
-                b'2'..=b'7' => c - b'2' + 26,
-                _ => return None,
-            };
-            x = (x << 5) | d as u64;
-        }
-        parts[k] = x;
-    }
-    Some((parts[0], parts[1]))
-}
-
-struct Scan {
+/// The aggregates of the lines taken so far, and the lines handed back.
+pub struct Scan {
     post: String,
     lines: u64,
     documents: u64,
@@ -157,7 +76,25 @@ struct Scan {
 }
 
 impl Scan {
-    fn line(&mut self, line: &[u8]) {
+    /// `post`: the collection whose creates' first and last times are kept per did.
+    pub fn new(post: &str) -> Scan {
+        Scan {
+            post: post.to_string(),
+            lines: 0,
+            documents: 0,
+            no_commit: 0,
+            time_min: None,
+            time_max: None,
+            colls: HashMap::new(),
+            order: Vec::new(),
+            posts: Vec::new(),
+            post_others: BTreeMap::new(),
+            handed_back: Vec::new(),
+        }
+    }
+
+    /// One line (without its newline; a final `\r` is dropped): taken or handed back.
+    pub fn line(&mut self, line: &[u8]) {
         self.lines += 1;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let event = std::str::from_utf8(line)
@@ -167,6 +104,11 @@ impl Scan {
         if !event.is_some_and(|event| self.take(event)) {
             self.handed_back.push(line.to_vec());
         }
+    }
+
+    /// The lines handed back to the Python scan so far.
+    pub fn handed_back(&self) -> &[Vec<u8>] {
+        &self.handed_back
     }
 
     /// The span of the times taken (for the generator's faithfulness figures).
@@ -224,65 +166,13 @@ impl Scan {
     }
 }
 
-fn open(args: &Args) -> io::Result<(Box<dyn Read>, Option<Sha256Reader>)> {
-    let mut file = File::open(&args.path)?;
-    if args.start > 0 {
-        file.seek(SeekFrom::Start(args.start))?;
-    }
-    let raw: Box<dyn Read> = match args.end {
-        Some(end) => Box::new(file.take(end.saturating_sub(args.start))),
-        None => Box::new(file),
-    };
-    let (raw, hasher): (Box<dyn Read>, Option<Sha256Reader>) = if args.sha {
-        let shared = Sha256Reader::new(raw);
-        (Box::new(shared.clone()), Some(shared))
-    } else {
-        (raw, None)
-    };
-    let reader: Box<dyn Read> = match args.compression.as_str() {
-        "none" => raw,
-        "gzip" => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, raw))),
-        "zstd" => Box::new(zstd::stream::read::Decoder::new(raw)?),
-        other => {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("compression {other}")))
-        }
-    };
-    Ok((reader, hasher))
+/// Every line of `reader` into `state` (the last one may lack its newline).
+pub fn scan(reader: &mut dyn Read, state: &mut Scan) -> io::Result<()> {
+    scan_buffered(reader, state, 8 << 20)
 }
 
-/// A reader that hashes what passes through it; clones share the state (the decoder owns
-/// one clone, `main` asks the other for the digest at the end).
-#[derive(Clone)]
-struct Sha256Reader {
-    inner: std::rc::Rc<std::cell::RefCell<(Box<dyn Read>, Sha256)>>,
-}
-
-impl Sha256Reader {
-    fn new(inner: Box<dyn Read>) -> Self {
-        Sha256Reader { inner: std::rc::Rc::new(std::cell::RefCell::new((inner, Sha256::new()))) }
-    }
-
-    fn hex(&self) -> io::Result<String> {
-        let mut state = self.inner.borrow_mut();
-        // (the decoder may stop before the file's very last bytes: hash them too)
-        let mut rest = Vec::new();
-        state.0.read_to_end(&mut rest)?;
-        state.1.update(&rest);
-        Ok(state.1.clone().finalize().iter().map(|b| format!("{b:02x}")).collect())
-    }
-}
-
-impl Read for Sha256Reader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut state = self.inner.borrow_mut();
-        let n = state.0.read(buf)?;
-        state.1.update(&buf[..n]);
-        Ok(n)
-    }
-}
-
-fn scan(reader: &mut dyn Read, scan: &mut Scan) -> io::Result<()> {
-    let mut buf = vec![0u8; 8 << 20];
+fn scan_buffered(reader: &mut dyn Read, state: &mut Scan, capacity: usize) -> io::Result<()> {
+    let mut buf = vec![0u8; capacity];
     let mut have = 0usize;
     loop {
         if have == buf.len() {
@@ -291,14 +181,14 @@ fn scan(reader: &mut dyn Read, scan: &mut Scan) -> io::Result<()> {
         let n = reader.read(&mut buf[have..])?;
         if n == 0 {
             if have > 0 {
-                scan.line(&buf[..have]); // the last line, without its newline
+                state.line(&buf[..have]); // the last line, without its newline
             }
             return Ok(());
         }
         let end = have + n;
         let mut start = 0;
         while let Some(pos) = memchr::memchr(b'\n', &buf[start..end]) {
-            scan.line(&buf[start..start + pos]);
+            state.line(&buf[start..start + pos]);
             start += pos + 1;
         }
         buf.copy_within(start..end, 0);
@@ -313,57 +203,21 @@ fn write_u64s(out: &mut impl Write, values: impl Iterator<Item = u64>) -> io::Re
     Ok(())
 }
 
-fn main() {
-    let args = parse_args();
-    let mut state = Scan {
-        post: args.post.clone(),
-        lines: 0,
-        documents: 0,
-        no_commit: 0,
-        time_min: None,
-        time_max: None,
-        colls: HashMap::new(),
-        order: Vec::new(),
-        posts: Vec::new(),
-        post_others: BTreeMap::new(),
-        handed_back: Vec::new(),
-    };
-    let result = open(&args).and_then(|(mut reader, hasher)| {
-        scan(&mut *reader, &mut state)?;
-        drop(reader);
-        hasher.map(|h| h.hex()).transpose()
-    });
-    let sha = match result {
-        Ok(sha) => sha,
-        Err(error) => {
-            eprintln!("docbench-scan: {}: {error}", args.path);
-            std::process::exit(1)
-        }
-    };
-    if let Err(error) = write_output(&mut state, sha) {
-        eprintln!("docbench-scan: writing the result: {error}");
-        std::process::exit(1)
-    }
-}
-
-/// This process's peak resident set (bytes, from /proc/self/status), for the oracle's
-/// memory figures; None where there is no such file.
-fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-fn write_output(state: &mut Scan, sha: Option<String>) -> io::Result<()> {
+/// What docbench-scan prints (see the module's documentation); `sha` is the file's digest
+/// when asked for, `peak_rss` the scanning process's peak resident set.
+pub fn write_output(
+    state: &mut Scan,
+    sha: Option<String>,
+    peak_rss: Option<u64>,
+    out: &mut impl Write,
+) -> io::Result<()> {
     let mut colls = Vec::new();
     for name in &state.order {
         let coll = state.colls.get_mut(name).expect("listed");
         coll.packed.sort_unstable();
         coll.packed.dedup();
         let others: Vec<&String> = coll.others.keys().collect();
-        colls.push(serde_json::json!([name, coll.all, coll.creates, coll.hours.to_vec(),
-                                      coll.packed.len(), others]));
+        colls.push(serde_json::json!([name, coll.all, coll.creates, coll.hours.to_vec(), coll.packed.len(), others]));
     }
     state.posts.sort_unstable();
     let mut spans: Vec<(u64, u64, i64, i64)> = Vec::new();
@@ -388,21 +242,19 @@ fn write_output(state: &mut Scan, sha: Option<String>) -> io::Result<()> {
         "posts": spans.len(),
         "post_others": post_others,
         "handed_back": state.handed_back.len(),
-        "peak_rss": peak_rss(),
+        "peak_rss": peak_rss,
     });
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
     out.write_all(header.to_string().as_bytes())?;
     out.write_all(b"\n")?;
     for name in &state.order {
         let coll = &state.colls[name];
-        write_u64s(&mut out, coll.packed.iter().map(|k| k.0))?;
-        write_u64s(&mut out, coll.packed.iter().map(|k| k.1))?;
+        write_u64s(out, coll.packed.iter().map(|k| k.0))?;
+        write_u64s(out, coll.packed.iter().map(|k| k.1))?;
     }
-    write_u64s(&mut out, spans.iter().map(|s| s.0))?;
-    write_u64s(&mut out, spans.iter().map(|s| s.1))?;
-    write_u64s(&mut out, spans.iter().map(|s| s.2 as u64))?;
-    write_u64s(&mut out, spans.iter().map(|s| s.3 as u64))?;
+    write_u64s(out, spans.iter().map(|s| s.0))?;
+    write_u64s(out, spans.iter().map(|s| s.1))?;
+    write_u64s(out, spans.iter().map(|s| s.2 as u64))?;
+    write_u64s(out, spans.iter().map(|s| s.3 as u64))?;
     for line in &state.handed_back {
         out.write_all(&(line.len() as u32).to_le_bytes())?;
     }
@@ -410,4 +262,140 @@ fn write_output(state: &mut Scan, sha: Option<String>) -> io::Result<()> {
         out.write_all(line)?;
     }
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POST: &str = "app.bsky.feed.post";
+    const ALICE: &str = "did:plc:abcdefghijklmnopqrstuvwx";
+
+    fn event(did: &str, time_us: i64, collection: &str, operation: &str) -> String {
+        format!(
+            r#"{{"did":"{did}","time_us":{time_us},"kind":"commit","commit":{{"rev":"3l","operation":"{operation}","collection":"{collection}","rkey":"3k","record":{{"$type":"{collection}","text":"hi"}},"cid":"bafyrei"}}}}"#
+        )
+    }
+
+    /// Whether the scan takes the line (else it goes back to Python).
+    fn taken(line: &[u8]) -> bool {
+        let mut state = Scan::new(POST);
+        state.line(line);
+        state.handed_back.is_empty()
+    }
+
+    #[test]
+    fn takes_the_events_it_can_judge() {
+        assert!(taken(event(ALICE, 1, POST, "create").as_bytes()));
+        assert!(taken(event("did:web:example.com", 1, "app.bsky.feed.like", "delete").as_bytes()));
+        assert!(taken(format!("{}\r", event(ALICE, 1, POST, "create")).as_bytes()));
+        // No commit (identity, account events), or a null one: counted without did or time.
+        assert!(taken(br#"{"did":"did:plc:x","time_us":1,"kind":"identity","identity":{"seq":1}}"#));
+        assert!(taken(br#"{"did":"did:plc:x","time_us":1,"kind":"identity","commit":null}"#));
+        assert!(taken(br#"{"kind":"account"}"#));
+        assert!(taken(br#"{}"#));
+        // Unicode escapes and deep nesting in the parts only validated.
+        assert!(taken(br#"{"did":"did:plc:\u0061bc","time_us":1,"kind":"commit","commit":{"operation":"create","collection":"c","record":{"t":"\ud83d\ude02\u0000"}}}"#));
+        let deep = format!(r#"{{"kind":"x","record":{}{}}}"#, "[".repeat(1000), "]".repeat(1000));
+        assert!(taken(deep.as_bytes()));
+    }
+
+    #[test]
+    fn hands_back_what_python_must_judge() {
+        let refused: [&[u8]; 14] = [
+            b"",
+            b"[1,2]",
+            b" {\"kind\":\"account\"}",
+            b"{\"kind\":\"account\"} x",
+            b"{\"kind\":\"account\"",
+            b"{\"did\":\"a\xff\",\"time_us\":1,\"kind\":\"commit\",\"commit\":{\"operation\":\"create\",\"collection\":\"c\"}}",
+            br#"{"did":"x","did":"y","time_us":1,"kind":"commit","commit":{"operation":"create","collection":"c"}}"#,
+            br#"{"did":"\ud800","time_us":1,"kind":"commit","commit":{"operation":"create","collection":"c"}}"#,
+            br#"{"did":"a","time_us":99999999999999999999,"kind":"commit","commit":{"operation":"create","collection":"c"}}"#,
+            br#"{"did":"a","time_us":1.5,"kind":"commit","commit":{"operation":"create","collection":"c"}}"#,
+            br#"{"time_us":1,"kind":"commit","commit":{"operation":"create","collection":"c"}}"#,
+            br#"{"did":"a","time_us":1,"commit":{"operation":"create","collection":"c"}}"#,
+            br#"{"did":"a","time_us":1,"kind":"commit","commit":{"operation":"create"}}"#,
+            br#"{"did":1,"time_us":1,"kind":"commit","commit":{"operation":"create","collection":"c"}}"#,
+        ];
+        for line in refused {
+            assert!(!taken(line), "{}", String::from_utf8_lossy(line));
+        }
+        // The line goes back as it was, without its \r.
+        let mut state = Scan::new(POST);
+        state.line(b"[1]\r");
+        assert_eq!(state.handed_back(), [b"[1]".to_vec()]);
+    }
+
+    #[test]
+    fn aggregates_as_the_oracle_counts() {
+        let mut state = Scan::new(POST);
+        let bob = "did:plc:222222222222777777777777";
+        for line in [
+            event(ALICE, 3 * HOUR_US + 5, POST, "create"),
+            event(ALICE, 2 * HOUR_US, POST, "create"),
+            event(bob, 7, POST, "create"),
+            event("did:web:a.example", 9, POST, "create"),
+            event("did:web:a.example", 4, POST, "create"),
+            event(ALICE, -1, "app.bsky.feed.like", "create"),
+            event(ALICE, 1, "app.bsky.feed.like", "create"),
+            event("did:web:b.example", 1, "app.bsky.feed.like", "create"),
+            event(bob, 1, "app.bsky.feed.like", "delete"),
+            r#"{"did":"did:plc:x","time_us":50,"kind":"identity"}"#.to_string(),
+            "garbage".to_string(),
+        ] {
+            state.line(line.as_bytes());
+        }
+        assert_eq!((state.lines, state.documents, state.no_commit), (11, 10, 1));
+        assert_eq!((state.time_min, state.time_max), (Some(-1), Some(3 * HOUR_US + 5)));
+        assert_eq!(state.order, [POST, "app.bsky.feed.like"]);
+        let like = &state.colls["app.bsky.feed.like"];
+        assert_eq!((like.all, like.creates), (4, 3));
+        assert_eq!(like.hours[23], 1); // -1 µs: 23:59:59.999999 the day before
+        assert_eq!(like.hours[0], 2);
+        assert_eq!(like.packed, [pack_did(ALICE.as_bytes()).unwrap(); 2]);
+        assert_eq!(like.others.keys().collect::<Vec<_>>(), ["did:web:b.example"]);
+        assert_eq!(state.post_others["did:web:a.example"], (4, 9));
+
+        let mut out = Vec::new();
+        write_output(&mut state, Some("ab".into()), Some(1), &mut out).unwrap();
+        let newline = out.iter().position(|&c| c == b'\n').unwrap();
+        let header: serde_json::Value = serde_json::from_slice(&out[..newline]).unwrap();
+        assert_eq!(header["posts"], 2);
+        assert_eq!(header["handed_back"], 1);
+        assert_eq!(header["sha256"], "ab");
+        assert_eq!(header["peak_rss"], 1);
+        assert_eq!(
+            header["colls"][1],
+            serde_json::json!(["app.bsky.feed.like", 4, 3, like_hours(), 1, ["did:web:b.example"]])
+        );
+        let words: Vec<u64> = out[newline + 1..newline + 1 + 8 * 10]
+            .chunks(8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+            .collect();
+        let (alice, bob) = (pack_did(ALICE.as_bytes()).unwrap(), pack_did(bob.as_bytes()).unwrap());
+        // post: no packed dids of its own (its creates are spans); like: one did; then the spans.
+        assert_eq!(words[..2], [alice.0, alice.1]);
+        assert_eq!(words[2..], [alice.0, bob.0, alice.1, bob.1, 2 * HOUR_US as u64, 7, 3 * HOUR_US as u64 + 5, 7]);
+        assert_eq!(&out[newline + 81..], b"\x07\x00\x00\x00garbage");
+    }
+
+    fn like_hours() -> Vec<u64> {
+        let mut hours = vec![0; 24];
+        hours[0] = 2;
+        hours[23] = 1;
+        hours
+    }
+
+    #[test]
+    fn reads_lines_across_buffer_refills() {
+        let long = event(ALICE, 1, POST, &"x".repeat(100));
+        let text = format!("{long}\n\n{}\r\n{}", event(ALICE, 2, POST, "create"), event(ALICE, 3, POST, "create"));
+        for capacity in [1, 7, 64, 1 << 20] {
+            let mut state = Scan::new(POST);
+            scan_buffered(&mut text.as_bytes(), &mut state, capacity).unwrap();
+            assert_eq!((state.lines, state.documents, state.posts.len()), (4, 3, 2), "capacity {capacity}");
+            assert_eq!(state.handed_back(), [Vec::<u8>::new()]);
+        }
+    }
 }

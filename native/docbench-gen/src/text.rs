@@ -447,6 +447,12 @@ impl TextGen {
     }
 }
 
+impl Default for TextGen {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 pub fn push_ascii_lower(out: &mut Vec<u8>, s: &str) {
     for &c in s.as_bytes() {
         if c.is_ascii_alphanumeric() {

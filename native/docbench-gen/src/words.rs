@@ -197,16 +197,14 @@ pub const TLDS: &str = "com net org social dev io xyz art me blue app page onlin
 
 /// Frequent English multi-word phrases (mixed into English text).
 pub const EN_PHRASES: &[&str] = &[
-    "I don't know", "thank you so much", "this is so", "can't wait", "good morning",
-    "happy birthday", "I love this", "what a", "so much", "right now", "at the same time",
-    "in the morning", "let me know", "to be honest", "I think", "I can't believe",
-    "this is the", "one of the", "a lot of", "I have no idea", "it's been a", "going to be",
-    "I'm so", "we need to", "you have to", "if you're", "for the first time", "all the time",
-    "I just", "I need to", "so happy", "the best", "the other day", "last night", "this week",
-    "out of the", "on the other hand", "as well", "at least", "by the way", "I hope",
-    "love you", "miss you", "good night", "see you", "thank you", "oh my god", "look at this",
-    "check out", "new post", "here's the", "don't forget", "make sure", "the rest of",
-    "the end of", "it was", "there is", "there are", "I was", "you are", "they are",
-    "we are", "he was", "she was", "I've been", "you'll", "I'd", "it's not", "that's not",
-    "I'm not", "do you", "did you", "have you", "are you", "is it", "was it", "can you",
+    "I don't know", "thank you so much", "this is so", "can't wait", "good morning", "happy birthday", "I love this",
+    "what a", "so much", "right now", "at the same time", "in the morning", "let me know", "to be honest", "I think",
+    "I can't believe", "this is the", "one of the", "a lot of", "I have no idea", "it's been a", "going to be",
+    "I'm so", "we need to", "you have to", "if you're", "for the first time", "all the time", "I just", "I need to",
+    "so happy", "the best", "the other day", "last night", "this week", "out of the", "on the other hand", "as well",
+    "at least", "by the way", "I hope", "love you", "miss you", "good night", "see you", "thank you", "oh my god",
+    "look at this", "check out", "new post", "here's the", "don't forget", "make sure", "the rest of", "the end of",
+    "it was", "there is", "there are", "I was", "you are", "they are", "we are", "he was", "she was", "I've been",
+    "you'll", "I'd", "it's not", "that's not", "I'm not", "do you", "did you", "have you", "are you", "is it",
+    "was it", "can you",
 ];

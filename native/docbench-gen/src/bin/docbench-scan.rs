@@ -1,0 +1,110 @@
+//! docbench-scan: the oracle's native scanner. Reads one data file (or a byte range of a
+//! plain one), aggregates the lines it can judge exactly and hands every other line back to
+//! the oracle's Python scan (`docbench_gen::scan` says which lines and what it prints).
+//!
+//! usage: docbench-scan PATH --compression none|gzip|zstd --post COLLECTION
+//!        [--start B --end B] [--sha256]
+
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
+
+use docbench_gen::digest::Sha256Reader;
+use docbench_gen::procstats::peak_rss;
+use docbench_gen::scan::{scan, write_output, Scan};
+
+struct Args {
+    path: String,
+    compression: String,
+    post: String,
+    start: u64,
+    end: Option<u64>,
+    sha: bool,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: docbench-scan PATH --compression none|gzip|zstd --post COLLECTION \
+         [--start B --end B] [--sha256]"
+    );
+    std::process::exit(2)
+}
+
+fn parse_args() -> Args {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut a =
+        Args { path: String::new(), compression: "none".into(), post: String::new(), start: 0, end: None, sha: false };
+    let mut i = 0;
+    while i < argv.len() {
+        let key = argv[i].as_str();
+        let value = || argv.get(i + 1).cloned().unwrap_or_else(|| usage());
+        match key {
+            "--compression" => a.compression = value(),
+            "--post" => a.post = value(),
+            "--start" => a.start = value().parse().unwrap_or_else(|_| usage()),
+            "--end" => a.end = Some(value().parse().unwrap_or_else(|_| usage())),
+            "--sha256" => {
+                a.sha = true;
+                i += 1;
+                continue;
+            }
+            _ if !key.starts_with("--") && a.path.is_empty() => {
+                a.path = key.to_string();
+                i += 1;
+                continue;
+            }
+            _ => usage(),
+        }
+        i += 2;
+    }
+    if a.path.is_empty() || a.post.is_empty() {
+        usage()
+    }
+    a
+}
+
+fn open(args: &Args) -> io::Result<(Box<dyn Read>, Option<Sha256Reader>)> {
+    let mut file = File::open(&args.path)?;
+    if args.start > 0 {
+        file.seek(SeekFrom::Start(args.start))?;
+    }
+    let raw: Box<dyn Read> = match args.end {
+        Some(end) => Box::new(file.take(end.saturating_sub(args.start))),
+        None => Box::new(file),
+    };
+    let (raw, hasher): (Box<dyn Read>, Option<Sha256Reader>) = if args.sha {
+        let shared = Sha256Reader::new(raw);
+        (Box::new(shared.clone()), Some(shared))
+    } else {
+        (raw, None)
+    };
+    let reader: Box<dyn Read> = match args.compression.as_str() {
+        "none" => raw,
+        "gzip" => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, raw))),
+        "zstd" => Box::new(zstd::stream::read::Decoder::new(raw)?),
+        other => return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("compression {other}"))),
+    };
+    Ok((reader, hasher))
+}
+
+fn main() {
+    let args = parse_args();
+    let mut state = Scan::new(&args.post);
+    let result = open(&args).and_then(|(mut reader, hasher)| {
+        scan(&mut *reader, &mut state)?;
+        drop(reader);
+        hasher.map(|h| h.hex()).transpose()
+    });
+    let sha = match result {
+        Ok(sha) => sha,
+        Err(error) => {
+            eprintln!("docbench-scan: {}: {error}", args.path);
+            std::process::exit(1)
+        }
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    if let Err(error) = write_output(&mut state, sha, peak_rss(), &mut out) {
+        eprintln!("docbench-scan: writing the result: {error}");
+        std::process::exit(1)
+    }
+}
