@@ -218,10 +218,10 @@ def search_tmp() -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("engine", ["elasticsearch", "opensearch"])
-def test_search_engine_cells(engine: str, search_tmp: Path, server_url) -> None:
-    """best_compression on a few hundred rows on a node of docbench's own (its data directory
-    cross-checks the sizes), then no_source on one cell on the session's node by URL (a wait
-    of up to 30 s for the retention lease)."""
+def test_search_engine_cells(engine: str, search_tmp: Path) -> None:
+    """best_compression on a few hundred rows (one node start), then no_source on one cell
+    (a second start, and a wait of up to 30 s for the retention lease). Nodes of docbench's
+    own: the split of the bytes into data and index comes from their data directory."""
     if not _available(engine):
         pytest.skip(f"{engine} is not installed")
     from docbench.systems import server
@@ -246,11 +246,10 @@ def test_search_engine_cells(engine: str, search_tmp: Path, server_url) -> None:
 
     no_source_dir = search_tmp / f"{engine}-no-source"
     no_source_dir.mkdir()
-    assert set(server.running_pids()) <= running_before  # the run's own node stopped with it
     results = _run(no_source_dir, [engine], ["no_source"], ["random"], rows=SERVER_ROWS,
-                   sizes=[7000], urls={engine: server_url(engine)})
+                   sizes=[7000])
     cell = _cells(results, engine, "no_source", rows=SERVER_ROWS)[(7000, "random")]
-    _check_loaded({(7000, "random"): cell}, own_directory=False)
+    _check_loaded({(7000, "random"): cell})
     assert cell["detail"]["recovery_source"]["pruned"] is True
     assert cell["detail"]["deleted_docs"] == 0 and cell["detail"]["segments"] == 1
     # Stored fields are no longer the documents: only ids and sequence numbers.
@@ -258,6 +257,7 @@ def test_search_engine_cells(engine: str, search_tmp: Path, server_url) -> None:
     assert cell["total_size"] < cells[(7000, "random")]["total_size"] * 0.8
     if engine == "elasticsearch":
         assert not cell["detail"]["largest_fields"].get("_recovery_source")
+    assert set(server.running_pids()) <= running_before  # the runs' own nodes stopped with them
 
 
 def test_report_without_storage_results(tmp_path: Path) -> None:
