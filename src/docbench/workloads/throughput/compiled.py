@@ -1,5 +1,5 @@
 """The compiled client loop: a worker's clients driven by ``docbench-client`` (Rust, built by
-``make`` from ``native/docbench-gen/src/client.rs``).
+``make`` from ``native/docbench-gen``: the library's ``src/client/``, ``src/bin/docbench-client.rs``).
 
 Where a system describes its point operations to the compiled client
 (``UpdatesTarget.compiled_client(spec)``: today PostgreSQL through libpq, the same library
