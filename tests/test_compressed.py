@@ -51,21 +51,25 @@ def test_compressed_files_are_named_and_counted_for_the_engines(twins: dict[str,
         assert [plain_file_documents(p) for p in files] == [plain_file_documents(p) for p in plain]
 
 
-def _run(data: Path, results_dir: Path, systems: list[str]) -> dict[str, dict]:
+def _run(data: Path, results_dir: Path, systems: list[str], urls: dict[str, str]) -> dict[str, dict]:
+    # Not about cold runs: no restarts; servers by URL (the session's).
     request = RunRequest(system_names=systems, data_dir=data, results_dir=results_dir, tries=1,
-                         quiet=True, variants=["lz4", "default", "jsonb", "pglz"])
+                         quiet=True, variants=["lz4", "default", "jsonb", "pglz"], urls=urls,
+                         restart_for_cold=False)
     assert run_analytics(request) == 0
     return {d["system"]: d for d in results.load_results([results_dir])}
 
 
 def test_compressed_input_loads_exactly_what_plain_input_loads(twins: dict[str, Path],
-                                                                tmp_path: Path) -> None:
+                                                                tmp_path: Path, server_url) -> None:
     systems = ["clickhouse", "duckdb", "sqlite"]
+    urls = {}
     if engine_class("postgresql").availability().ok:
         systems.append("postgresql")
-    plain = _run(twins["none"], tmp_path / "plain", systems)
+        urls["postgresql"] = server_url("postgresql")
+    plain = _run(twins["none"], tmp_path / "plain", systems, urls)
     for compress in ("gzip", "zstd"):
-        packed = _run(twins[compress], tmp_path / compress, systems)
+        packed = _run(twins[compress], tmp_path / compress, systems, urls)
         for name in systems:
             a, b = plain[name], packed[name]
             assert b["num_loaded_documents"] == a["num_loaded_documents"], (compress, name)

@@ -99,7 +99,7 @@ def test_a_killed_server_mid_load_then_resume(four_files: Path, tmp_path: Path) 
     home.chmod(0o755)
     env = _env(home, results)
     argv = ["run", "--data", str(four_files), "--systems", "postgresql", "--variants", "pglz",
-            "--tries", "1"]
+            "--tries", "1", "--no-restart"]  # about the load: no restart before each query
     workdir = home / "work" / "postgresql-pglz"
     first = _docbench(*argv, env=env)
     _wait_for_commit(workdir / "load-checkpoint.json", first)
