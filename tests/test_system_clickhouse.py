@@ -1,4 +1,5 @@
-"""ClickHouse (chDB) adapter against the real embedded engine (no mocks).
+"""ClickHouse (chDB) adapter against the real embedded engine (no mocks): the shared cases
+(tests/analytics_suite.py) and ClickHouse's own.
 
 chDB opens one database directory per process: the module's adapters share the process's one
 chDB session (the engine switches directories when asked), and the worker-process test checks
@@ -10,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from analytics_suite import AnalyticsAdapterSuite, non_empty_lines
 
 from docbench.answers import check_answer
 from docbench.contracts.common import BatchRejected
-from docbench.dataset.oracle import compute_answers
-from docbench.dataset.reader import dataset_files, iter_lines
-from docbench.systems import adapter_class, engine_class, open_adapter
+from docbench.dataset.reader import iter_lines
+from docbench.systems import open_adapter
 from docbench.systems.clickhouse.analytics import ClickHouseAnalytics
 from docbench.systems.clickhouse.engine import ClickHouseEngine
 from docbench.workloads.analytics.load import load_files
@@ -64,32 +65,9 @@ ACCEPTED = {
 
 
 @pytest.fixture(scope="module")
-def real_files(real_data_dir: Path) -> list[Path]:
-    """Every real event (*.jsonl only: other tools may leave metadata files beside them)."""
-    return [p for p in dataset_files(real_data_dir) if p.name.endswith(".jsonl")]
-
-
-@pytest.fixture(scope="module")
 def good_lines(real_data_dir: Path) -> list[bytes]:
     path = real_data_dir / "jsonbench_file_0001_first1000.jsonl"
     return [line for line in iter_lines(path) if line.strip()]
-
-
-@pytest.fixture(scope="module")
-def expected(real_files: list[Path]) -> dict:
-    return compute_answers(real_files)
-
-
-@pytest.fixture(scope="module")
-def loaded(tmp_path_factory, real_files: list[Path]):
-    """The default variant with every real event loaded through the generic driver."""
-    system = open_adapter("clickhouse", "analytics", tmp_path_factory.mktemp("ch-lz4"), "lz4")
-    system.create()
-    report = load_files(system.loader(), real_files, ClickHouseAnalytics.load_batch_size)
-    assert report.refused_count == 0, report.refused
-    system.finish_load()
-    yield system, report
-    system.release()
 
 
 def _block_methods(system: ClickHouseAnalytics) -> set[int]:
@@ -104,90 +82,89 @@ def _block_methods(system: ClickHouseAnalytics) -> set[int]:
     return methods
 
 
-def _non_empty_lines(files: list[Path]) -> int:
-    return sum(1 for path in files for line in iter_lines(path) if line.strip())
 
+class TestClickHouse(AnalyticsAdapterSuite):
+    system_name = "clickhouse"
+    engine_type = ClickHouseEngine
+    adapter_type = ClickHouseAnalytics
+    variant_roles = [("lz4", "default"), ("zstd", "best")]
 
-def test_registered() -> None:
-    assert engine_class("clickhouse") is ClickHouseEngine
-    assert adapter_class("clickhouse", "analytics") is ClickHouseAnalytics
-    assert {v.role for v in ClickHouseAnalytics.variants} == {"default", "best"}
-    assert ClickHouseAnalytics.variant_named("lz4").role == "default"
-    assert ClickHouseAnalytics.variant_named("zstd").role == "best"
-    availability = ClickHouseEngine.availability()
-    assert availability.ok and availability.version and "chDB" in availability.version
-    assert set(ClickHouseEngine(Path("unused")).versions()) == {"chdb", "clickhouse"}
+    # ----- the shared cases' hooks --------------------------------------------------------
+    def check_version(self, version):
+        assert version and "chDB" in version
 
+    def check_registration(self):
+        assert ClickHouseAnalytics.variant_named("lz4").role == "default"
+        assert ClickHouseAnalytics.variant_named("zstd").role == "best"
+        assert set(ClickHouseEngine(Path("unused")).versions()) == {"chdb", "clickhouse"}
 
-def test_load_count_and_answers(loaded, real_files, expected) -> None:
-    system, report = loaded
-    assert system.count() == _non_empty_lines(real_files) == report.offered
-    assert system.count() == expected["documents"]
-    session = ClickHouseAnalytics.open_session(system.session_spec())
-    try:
-        for number, text in enumerate(system.queries(), start=1):
-            outcome = session.execute(number, text)
-            check = check_answer(number, outcome.rows, expected,
-                                 time_precision_us=ClickHouseAnalytics.time_precision_us)
-            assert check.status == "ok", check.detail
-            assert outcome.engine_seconds is not None and outcome.engine_seconds >= 0
-            assert outcome.extra.get("storage_rows_read", 1) > 0
-            plan = session.explain(number, text)
-            assert plan and "ReadFromMergeTree" in plan
-            assert system.check_plan(number, plan) is None, plan
-    finally:
-        session.close()
+    def check_outcome(self, number, outcome):
+        assert outcome.engine_seconds is not None and outcome.engine_seconds >= 0
+        assert outcome.extra.get("storage_rows_read", 1) > 0
 
+    def check_explain(self, system, number, plan):
+        assert plan and "ReadFromMergeTree" in plan
+        assert system.check_plan(number, plan) is None, plan
 
-def test_plan_warning_without_index() -> None:
-    plan = "ReadFromMergeTree\n  Indexes:\n    PrimaryKey\n      Condition: true\n    Ranges: 1"
-    assert ClickHouseAnalytics.check_plan(None, 2, plan)  # type: ignore[arg-type]
-    assert ClickHouseAnalytics.check_plan(None, 2, "ReadFromMergeTree")  # type: ignore[arg-type]
-    assert ClickHouseAnalytics.check_plan(None, 1, plan) is None  # type: ignore[arg-type]
+    def check_storage(self, system, size):
+        assert size.data <= size.total
+        assert size.index and size.index > 0
+        assert size.on_disk and size.on_disk >= size.total
+        assert size.detail["parts"] >= 1  # no forced merge: as the background merges left it
+        assert size.detail["outdated_parts"] == 0  # and the replaced parts left the disk
+        assert size.detail["rows"] == system.count()
+        assert size.detail["codec"] == "CODEC(LZ4)"
+        assert _block_methods(system) == {0x82}
 
+    # ----- ClickHouse's own ---------------------------------------------------------------
+    def test_plan_warning_without_index(self) -> None:
+        plan = "ReadFromMergeTree\n  Indexes:\n    PrimaryKey\n      Condition: true\n    Ranges: 1"
+        assert ClickHouseAnalytics.check_plan(None, 2, plan)  # type: ignore[arg-type]
+        assert ClickHouseAnalytics.check_plan(None, 2, "ReadFromMergeTree")  # type: ignore[arg-type]
+        assert ClickHouseAnalytics.check_plan(None, 1, plan) is None  # type: ignore[arg-type]
 
-def test_storage(loaded) -> None:
-    system, _ = loaded
-    size = system.storage()
-    assert size.total and size.total > 0
-    assert size.data and 0 < size.data <= size.total
-    assert size.index and size.index > 0
-    assert size.on_disk and size.on_disk >= size.total
-    assert size.detail["parts"] >= 1  # no forced merge: as the background merges left it
-    assert size.detail["outdated_parts"] == 0  # and the replaced parts left the disk
-    assert size.detail["rows"] == system.count()
-    assert size.detail["codec"] == "CODEC(LZ4)"
-    assert _block_methods(system) == {0x82}
+    def test_worker_process_opens_released_database(self, loaded, expected) -> None:
+        """chDB: one process per database directory. After release() a worker opens it; then
+        the parent opens it again."""
+        count = loaded.count()
+        loaded.release()
+        text = loaded.queries()[1]
+        spec = {**loaded.session_spec(), "timeout": 60}
+        run = run_query_in_worker("clickhouse", spec, 2, text, 2, 60)
+        assert run.worker_error is None, run.worker_error
+        for attempt in run.tries:
+            assert attempt.error is None, attempt.error
+            assert check_answer(2, attempt.rows, expected).status == "ok"
+            assert attempt.engine_seconds is not None
+        assert run.plan and "PrimaryKey" in run.plan
+        assert loaded.count() == count  # the parent reopens the directory
 
+    def test_session_timeout_setting(self, loaded) -> None:
+        session = ClickHouseAnalytics.open_session({**loaded.session_spec(), "timeout": 12.5})
+        try:
+            outcome = session.execute(0, "SELECT getSetting('max_execution_time'), "
+                                         "getSetting('use_query_cache')")
+            (timeout, query_cache), = outcome.rows
+            assert timeout == 13 and not query_cache
+        finally:
+            session.close()
 
-def test_worker_process_opens_released_database(loaded, expected) -> None:
-    """chDB: one process per database directory. After release() a worker opens it; then
-    the parent opens it again."""
-    system, _ = loaded
-    count = system.count()
-    system.release()
-    text = system.queries()[1]
-    spec = {**system.session_spec(), "timeout": 60}
-    run = run_query_in_worker("clickhouse", spec, 2, text, 2, 60)
-    assert run.worker_error is None, run.worker_error
-    for attempt in run.tries:
-        assert attempt.error is None, attempt.error
-        assert check_answer(2, attempt.rows, expected).status == "ok"
-        assert attempt.engine_seconds is not None
-    assert run.plan and "PrimaryKey" in run.plan
-    assert system.count() == count  # the parent reopens the directory
-
-
-def test_session_timeout_setting(loaded) -> None:
-    system, _ = loaded
-    session = ClickHouseAnalytics.open_session({**system.session_spec(), "timeout": 12.5})
-    try:
-        outcome = session.execute(0, "SELECT getSetting('max_execution_time'), "
-                                     "getSetting('use_query_cache')")
-        (timeout, query_cache), = outcome.rows
-        assert timeout == 13 and not query_cache
-    finally:
-        session.close()
+    def test_zstd_variant_and_native_load(self, tmp_path: Path, real_files: list[Path]) -> None:
+        system = open_adapter("clickhouse", "analytics", tmp_path, "zstd")
+        system.create()
+        try:
+            system.native_load(real_files)
+            system.finish_load()
+            assert system.count() == len(non_empty_lines(real_files))
+            size = system.storage()
+            assert size.total and size.data and size.index and size.on_disk
+            assert size.detail["codec"] == "CODEC(ZSTD(3))"
+            assert _block_methods(system) == {0x90}
+            # create() starts again from an empty table
+            system.create()
+            assert system.count() == 0
+        finally:
+            system.release()
 
 
 def test_refused_and_accepted_lines(tmp_path: Path) -> None:
@@ -259,24 +236,6 @@ def test_driver_isolates_refused_lines(tmp_path: Path, good_lines: list[bytes]) 
         assert sorted(r.line for r in report.refused) == [p + 1 for p in sorted(bad_positions)]
         assert all(r.reason for r in report.refused)
         assert system.count() == len(good)
-    finally:
-        system.release()
-
-
-def test_zstd_variant_and_native_load(tmp_path: Path, real_files: list[Path]) -> None:
-    system = open_adapter("clickhouse", "analytics", tmp_path, "zstd")
-    system.create()
-    try:
-        system.native_load(real_files)
-        system.finish_load()
-        assert system.count() == _non_empty_lines(real_files)
-        size = system.storage()
-        assert size.total and size.data and size.index and size.on_disk
-        assert size.detail["codec"] == "CODEC(ZSTD(3))"
-        assert _block_methods(system) == {0x90}
-        # create() starts again from an empty table
-        system.create()
-        assert system.count() == 0
     finally:
         system.release()
 
