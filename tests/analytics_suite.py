@@ -14,9 +14,10 @@ test module is. The pieces:
   (PostgreSQL, MariaDB, DuckDB, SQLite): each refused line alone and among good ones, the hard
   documents through the load driver, the native bulk load, a running statement cancelled.
 * :class:`EmbeddedCases` -- DuckDB and SQLite: create() on a fresh directory.
-* :class:`ManagedServerCases` -- PostgreSQL and MariaDB: what only a managed server of the
-  class's own shows (private and sized, URL mode against it, a killed server, stop). Storage
-  runs there too (the data directory is measured only on docbench's own server).
+* :class:`SQLServerCases` -- PostgreSQL and MariaDB: the plan check of their index (on
+  ``loaded``), then what only a managed server of the class's own shows (private and sized,
+  URL mode against it, a killed server, stop). Storage runs there too (the data directory is
+  measured only on docbench's own server).
 * :class:`BadLinesCases` -- the MongoDB wire protocol (mongodb, ferretdb): lines refused or
   stored among good ones.
 
@@ -197,7 +198,7 @@ class AnalyticsAdapterSuite:
     @pytest.fixture(scope="class")
     @classmethod
     def storage_system(cls, loaded):
-        """The system test_storage measures (ManagedServerCases: ``managed``)."""
+        """The system test_storage measures (SQLServerCases: ``managed``)."""
         return loaded
 
     # ----- hooks -------------------------------------------------------------------------
@@ -278,8 +279,6 @@ class SQLTableCases:
     # ones hold a document did:plc:bs with a "text" of BACKSLASHES_TEXT.
     refused: ClassVar[dict[str, bytes]]
     accepted: ClassVar[dict[str, bytes]]
-    # Whether the five answers are checked against the oracle with the accepted documents in.
-    hard_documents_answered: ClassVar[bool] = True
     # test_cancel: a statement that runs for seconds, what it raises when cancelled (and
     # stopped by the session's statement timeout, where the engine has one), in how long.
     slow_query: ClassVar[str]
@@ -339,8 +338,8 @@ class SQLTableCases:
 
     def test_hard_documents(self, loaded, real_files: list[Path], tmp_path: Path):
         """The accepted hard documents and the refused lines in one file, through the generic
-        driver: exactly the refused lines are isolated, the others stored (and, where
-        ``hard_documents_answered``, the answers still match the oracle)."""
+        driver: exactly the refused lines are isolated, the others stored, and the answers
+        still match the oracle."""
         hard = tmp_path / "hard.jsonl"
         lines = [*self.accepted.values(), *self.refused.values()]
         hard.write_bytes(b"\n".join(lines) + b"\n")
@@ -353,22 +352,21 @@ class SQLTableCases:
             assert loaded.count() == before + len(self.accepted)
             assert self.stored_text(loaded, "did:plc:bs") == BACKSLASHES_TEXT
             self.check_hard_documents(loaded)
-            if self.hard_documents_answered:
-                accepted = tmp_path / "accepted.jsonl"
-                accepted.write_bytes(b"\n".join(self.accepted.values()) + b"\n")
-                expected = compute_answers([*real_files, accepted])
-                assert expected["documents"] == loaded.count()
-                spec = loaded.session_spec()
-                loaded.release()
-                session = self.adapter_type.open_session(spec)
-                try:
-                    for number, query in enumerate(loaded.queries(), start=1):
-                        rows = session.execute(number, query).rows
-                        check = check_answer(number, rows, expected,
-                                             time_precision_us=self.adapter_type.time_precision_us)
-                        assert check.status == "ok", (number, check.detail, rows)
-                finally:
-                    session.close()
+            accepted = tmp_path / "accepted.jsonl"
+            accepted.write_bytes(b"\n".join(self.accepted.values()) + b"\n")
+            expected = compute_answers([*real_files, accepted])
+            assert expected["documents"] == loaded.count()
+            spec = loaded.session_spec()
+            loaded.release()
+            session = self.adapter_type.open_session(spec)
+            try:
+                for number, query in enumerate(loaded.queries(), start=1):
+                    rows = session.execute(number, query).rows
+                    check = check_answer(number, rows, expected,
+                                         time_precision_us=self.adapter_type.time_precision_us)
+                    assert check.status == "ok", (number, check.detail, rows)
+            finally:
+                session.close()
         finally:
             reload(loaded, real_files)
         assert loaded.count() == before
@@ -413,6 +411,12 @@ class EmbeddedCases:
     engine_type: ClassVar[type[Engine]]
     adapter_type: ClassVar[type[AnalyticsAdapter]]
 
+    def stored_text(self, system: Any, did: str) -> str:
+        """(SQLTableCases) The "text" of the stored document ``did``, by the engine's JSON
+        operators (both engines' table is ``documents (doc)``)."""
+        return system.engine.connection().execute(
+            "SELECT doc ->> '$.text' FROM documents WHERE doc ->> '$.did' = ?", [did]).fetchone()[0]
+
     def check_one_loaded(self, system: Any) -> None:
         """After the first document was loaded and the loader closed."""
 
@@ -435,11 +439,12 @@ class EmbeddedCases:
         system.engine.stop()
 
 
-# ----- docbench's own servers: PostgreSQL, MariaDB ------------------------------------------
+# ----- SQL servers docbench manages: PostgreSQL, MariaDB --------------------------------------
 
-class ManagedServerCases:
-    """What only a managed server shows, on one of the class's own (``managed``: the first
-    variant with every real event loaded), started once. The last case stops it."""
+class SQLServerCases:
+    """The plan check of the index, on ``loaded``; then what only a managed server shows, on
+    one of the class's own (``managed``: the first variant with every real event loaded),
+    started once. The last case stops it."""
 
     system_name: ClassVar[str]
     engine_type: ClassVar[type[Engine]]
@@ -450,6 +455,10 @@ class ManagedServerCases:
     url_variant: ClassVar[str]
     # How many processes the running server has at least (PostgreSQL: postmaster + children).
     server_processes: ClassVar[int] = 1
+    # test_plan_check: the session settings of its first plan (which must use the index), and
+    # the word of the plan's full scan when the index is not used.
+    plan_session_settings: ClassVar[dict[str, str] | None] = None
+    full_scan: ClassVar[str]
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -478,6 +487,13 @@ class ManagedServerCases:
         return getattr(engine, self.server_attribute)
 
     # ----- hooks -------------------------------------------------------------------------
+    def check_plan_text(self, plan: str) -> None:
+        """The plan is the engine's EXPLAIN (JSON)."""
+
+    def explain_without_index(self, system: Any, session: Any, query: str) -> str:
+        """The plan of ``query`` when the index is not used."""
+        raise NotImplementedError
+
     def check_server_settings(self, system: Any, server: Any) -> None:
         """The server's own settings, as the server reports them."""
 
@@ -499,6 +515,23 @@ class ManagedServerCases:
         """After the load by URL: the server's databases, the user's table untouched."""
 
     # ----- cases -------------------------------------------------------------------------
+    def test_plan_check(self, loaded):
+        spec = loaded.session_spec()
+        if self.plan_session_settings:
+            spec = {**spec, "session_settings": self.plan_session_settings}
+        session = self.adapter_type.open_session(spec)
+        try:
+            q2 = loaded.queries()[1]
+            plan = session.explain(2, q2)
+            assert loaded.index in plan
+            self.check_plan_text(plan)
+            assert loaded.check_plan(2, plan) is None
+            warning = loaded.check_plan(2, self.explain_without_index(loaded, session, q2))
+            assert warning and loaded.index in warning and self.full_scan in warning
+            assert loaded.check_plan(1, session.explain(1, loaded.queries()[0])) is None
+        finally:
+            session.close()
+
     def test_server_is_private_and_sized(self, managed):
         server = self.server_of(managed.engine)
         assert server is not None and server.port

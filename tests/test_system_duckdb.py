@@ -99,10 +99,6 @@ class TestDuckDB(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
         assert size.detail["block_size"] > 0 and size.detail["table_blocks"] > 0
         assert size.detail["compression"]
 
-    def stored_text(self, system, did):
-        return system.engine.connection().execute(
-            "SELECT doc ->> '$.text' FROM documents WHERE doc ->> '$.did' = ?", [did]).fetchone()[0]
-
     def check_one_loaded(self, system):
         assert not (system.engine.workdir / "load-batch.ndjson").exists()
 

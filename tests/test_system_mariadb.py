@@ -1,5 +1,5 @@
-"""MariaDB adapter against real servers (no mocks): the shared cases (tests/analytics_suite.py) and
-MariaDB's own.
+"""MariaDB adapter against real servers (no mocks): the shared cases (tests/analytics_suite.py)
+with MariaDB's lines, settings and SQL (it has no case of its own).
 
 The server binaries are installed by ``docbench setup mariadb`` (idempotent) in a session
 fixture. The loaded cases run on the session's MariaDB by URL (variant default); what only a
@@ -17,7 +17,7 @@ import pymysql
 import pytest
 from analytics_suite import (
     AnalyticsAdapterSuite,
-    ManagedServerCases,
+    SQLServerCases,
     SQLTableCases,
     non_empty_lines,
 )
@@ -62,7 +62,7 @@ ACCEPTED = {
 }
 
 
-class TestMariaDB(ManagedServerCases, SQLTableCases, AnalyticsAdapterSuite):
+class TestMariaDB(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
     system_name = "mariadb"
     engine_type = MariaDBEngine
     adapter_type = MariaDBAnalytics
@@ -76,6 +76,7 @@ class TestMariaDB(ManagedServerCases, SQLTableCases, AnalyticsAdapterSuite):
     statement_timeout = True
     server_attribute = "server"
     url_variant = "compressed"
+    full_scan = "ALL"
 
     # ----- the shared cases' hooks --------------------------------------------------------
     def check_version(self, version):
@@ -126,6 +127,14 @@ class TestMariaDB(ManagedServerCases, SQLTableCases, AnalyticsAdapterSuite):
         with session.conn.cursor() as cur:
             cur.execute("SET SESSION max_statement_time = 0")
 
+    def check_plan_text(self, plan):
+        assert json.loads(plan)  # EXPLAIN FORMAT=JSON
+
+    def explain_without_index(self, system, session, query):
+        ignoring = query.replace(f"FROM {system.table}",
+                                 f"FROM {system.table} IGNORE INDEX ({system.index})")
+        return session.explain(2, ignoring)
+
     def check_server_settings(self, system, srv):
         values = dict(system.engine.execute(
             "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('bind_address', 'datadir', "
@@ -172,20 +181,3 @@ class TestMariaDB(ManagedServerCases, SQLTableCases, AnalyticsAdapterSuite):
         assert system.engine.execute("SELECT keep FROM userdata.bluesky_compressed") == [("mine",)]
         assert databases == {"information_schema", "mysql", "performance_schema", "sys",
                              "userdata", "docbench"}
-
-    # ----- MariaDB's own ------------------------------------------------------------------
-    def test_plan_check(self, loaded: MariaDBAnalytics):
-        session = MariaDBAnalytics.open_session(loaded.session_spec())
-        try:
-            q2 = loaded.queries()[1]
-            plan = session.explain(2, q2)
-            assert loaded.index in plan
-            assert json.loads(plan)  # EXPLAIN FORMAT=JSON
-            assert loaded.check_plan(2, plan) is None
-            ignoring = q2.replace(f"FROM {loaded.table}",
-                                  f"FROM {loaded.table} IGNORE INDEX ({loaded.index})")
-            warning = loaded.check_plan(2, session.explain(2, ignoring))
-            assert warning and loaded.index in warning and "ALL" in warning
-            assert loaded.check_plan(1, session.explain(1, loaded.queries()[0])) is None
-        finally:
-            session.close()

@@ -127,10 +127,6 @@ class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
         con.execute("DELETE FROM documents WHERE doc ->> '$.did' = 'did:plc:good'")
         assert system.count() == before
 
-    def stored_text(self, system, did):
-        return system.engine.connection().execute(
-            "SELECT doc ->> '$.text' FROM documents WHERE doc ->> '$.did' = ?", (did,)).fetchone()[0]
-
     def native_load_files(self, real_files, tmp_path):
         return [real_files, real_files[:1]], len(non_empty_lines(real_files)) + len(
             non_empty_lines(real_files[:1]))
