@@ -24,7 +24,7 @@ from docbench.contracts.engine import Engine
 # Order is the order of tables and reports.
 REGISTERED: list[str] = ["clickhouse", "duckdb", "sqlite", "postgresql", "postgresql18", "mariadb",
                          "mongodb", "ferretdb", "elasticsearch", "elasticsearch9", "opensearch",
-                         "opensearch2"]
+                         "opensearch2", "victorialogs"]
 
 
 class UnknownSystem(KeyError):

@@ -1,0 +1,181 @@
+"""VictoriaLogs' loader: ``/insert/jsonline`` of each batch, one HTTP request.
+
+VictoriaLogs has no transaction: it stores every line it can read and skips the others, going
+on with the next line, answers 200 all the same, and writes why to its log (``cannot read line
+#N`` with N the line's index in the request; a line longer than ``-insert.maxLineSizeBytes``;
+more fields than ``-insert.maxFieldsPerLine``; a timestamp out of the retention). So the loader
+takes the driver's ``load_batch_skipping`` path: on docbench's own server it reads the log the
+request wrote and names each skipped line with VictoriaLogs' own reason. After each file it
+makes what was sent searchable (``/internal/force_flush``) and checks VictoriaLogs' count
+against what it sent minus what was skipped: a line dropped without a word stops the load.
+On a server by URL (no log to read) the count is checked after every batch; when a batch lost
+lines, halves of it are sent again to a scratch tenant of docbench's to find which (without
+VictoriaLogs' reason, which only its log has).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from docbench.contracts.analytics import Loader
+from docbench.contracts.common import BatchRejected
+from docbench.systems.victorialogs.engine import (
+    NDJSON,
+    TENANT,
+    VictoriaLogsEngine,
+    VictoriaLogsError,
+    VLClient,
+)
+
+# Where a batch is sent again, on a server by URL, to find the lines VictoriaLogs skipped.
+SCRATCH_TENANT = {**TENANT, "ProjectID": "2"}
+
+
+def _count(client: VLClient) -> int:
+    rows = client.query("* | count() rows")
+    return int(rows[0]["rows"]) if rows else 0
+
+# kind, commit.operation, commit.collection: the stream fields (JSONBench's choice, the
+# lowest-cardinality paths of the methodology's index order).
+INSERT_PATH = ("/insert/jsonline?_time_field=time_us"
+               "&_stream_fields=kind,commit.operation,commit.collection")
+_CANNOT_READ = re.compile(r"cannot read line #(\d+) in /jsonline request: (.*?)(?:; line contents: .*)?$")
+_TOO_LONG = re.compile(r"the line length exceeds -insert\.maxLineSizeBytes=(\d+); skipping it")
+_DROPPED = re.compile(r"(dropping log line with \d+ fields; it exceeds -insert\.maxFieldsPerLine=\d+"
+                      r"|skipping log entry with too (?:big|small) timestamp=[^;]*; [^;]*)")
+
+
+def _shortened(reason: str) -> str:
+    """The JSON parser's error once per level kind: a 1000-level nesting says "cannot parse
+    array: cannot parse array value: " a thousand times before the cause."""
+    parts: list[str] = []
+    for part in reason.split(": "):
+        if part not in parts:
+            parts.append(part)
+    return ": ".join(parts)
+
+
+class VictoriaLogsLoader(Loader):
+    def __init__(self, engine: VictoriaLogsEngine) -> None:
+        self.engine = engine
+        self.client = engine.connect()
+        self.server = engine.server
+        self.sent = 0  # documents VictoriaLogs kept since the last count
+        self.counted = 0
+
+    def begin_file(self, name: str) -> None:
+        self.client.force_flush()
+        self.counted = self.engine.count()
+        self.sent = 0
+
+    def commit_file(self) -> None:
+        self._check_count()
+
+    def _check_count(self) -> None:
+        self.client.force_flush()
+        now = self.engine.count()
+        if now != self.counted + self.sent:
+            raise RuntimeError(f"VictoriaLogs holds {now - self.counted} of the {self.sent} documents "
+                               "docbench sent and it did not refuse: some were dropped without a "
+                               "word (see its log)")
+        self.counted, self.sent = now, 0
+
+    def load_batch_skipping(self, lines: list[bytes]) -> dict[int, str] | None:
+        if not lines:
+            return {}
+        offset = self.server.log_size() if self.server is not None else 0
+        rejected = None
+        try:
+            self.client.request("POST", INSERT_PATH, b"\n".join(lines) + b"\n", NDJSON)
+        except VictoriaLogsError as error:  # 400: it could not read the request's last line(s)
+            if error.status != 400:
+                raise
+            rejected = str(error)
+        if self.server is None or rejected is not None:
+            self.client.force_flush()
+            kept = self.engine.count() - self.counted - self.sent
+            self.sent += kept
+            if kept == len(lines):
+                return {}
+            return self._probe(lines, len(lines) - kept)
+        refused = self._refusals(self.server.log_since(offset), lines)
+        self.sent += len(lines) - len(refused)
+        return refused
+
+    def _probe(self, lines: list[bytes], missing: int) -> dict[int, str]:
+        """On a server by URL (no log to read): which lines VictoriaLogs skipped, found by
+        sending halves of the batch again to docbench's scratch tenant (never to its own, where
+        the other lines are already stored once) and counting what each half kept there."""
+        scratch = VLClient(self.engine.base_url())
+        scratch.headers.update(SCRATCH_TENANT)
+        try:
+            refused: dict[int, str] = {}
+            pending = [(0, len(lines))]
+            while pending:
+                start, end = pending.pop()
+                scratch.force_flush()
+                before = _count(scratch)
+                reason = "VictoriaLogs skipped the line (its reason is in the server's log)"
+                try:
+                    scratch.request("POST", INSERT_PATH, b"\n".join(lines[start:end]) + b"\n", NDJSON)
+                except VictoriaLogsError as error:
+                    if error.status != 400:
+                        raise
+                    reason = str(error)
+                scratch.force_flush()
+                kept = _count(scratch) - before
+                if kept == end - start:
+                    continue
+                if end - start == 1:
+                    refused[start] = reason
+                    continue
+                middle = (start + end) // 2
+                pending += [(middle, end), (start, middle)]
+            if len(refused) != missing:
+                raise RuntimeError(f"VictoriaLogs kept {len(lines) - missing} of {len(lines)} lines "
+                                   f"of a batch, but sent again it refused {len(refused)}")
+            with contextlib.suppress(Exception):  # the server may not have its delete API on
+                scratch.request("POST", "/delete/run_task", b"filter=*",
+                                "application/x-www-form-urlencoded")
+            return refused
+        finally:
+            scratch.close()
+
+    @staticmethod
+    def _refusals(log: str, lines: list[bytes]) -> dict[int, str]:
+        refused: dict[int, str] = {}
+        unnamed: list[str] = []
+        for entry in log.splitlines():
+            if "\twarn\t" not in entry and "\terror\t" not in entry:
+                continue
+            if (match := _CANNOT_READ.search(entry)) is not None:
+                reason = re.split(r"; (?:unparsed tail|line contents): ", match.group(2))[0]
+                refused[int(match.group(1))] = f"VictoriaLogs: {_shortened(reason)}"
+            elif (match := _TOO_LONG.search(entry)) is not None:
+                limit = int(match.group(1))
+                for index, line in enumerate(lines):
+                    if len(line) > limit and index not in refused:
+                        refused[index] = (f"VictoriaLogs: the line length {len(line)} exceeds "
+                                          f"-insert.maxLineSizeBytes={limit}")
+                        break
+            elif (match := _DROPPED.search(entry)) is not None:
+                unnamed.append(match.group(1))
+        if unnamed:
+            raise RuntimeError(f"VictoriaLogs dropped {len(unnamed)} line(s) of a batch without "
+                               f"saying which: {unnamed[0]}")
+        return refused
+
+    def load_batch(self, lines: list[bytes]) -> None:
+        """All or nothing is what VictoriaLogs cannot do: a lone refused line is refused (and
+        nothing was kept); a refusal among other lines leaves those stored, so the load stops."""
+        refused = self.load_batch_skipping(lines) or {}
+        if refused and len(lines) == 1:
+            raise BatchRejected(refused[0], refused)
+        if refused:
+            raise RuntimeError(f"VictoriaLogs refused {len(refused)} of {len(lines)} lines and kept "
+                               "the others (it has no transactions): load through "
+                               "load_batch_skipping")
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,75 @@
+"""VictoriaLogs' query session: LogsQL over HTTP (``/select/logsql/query``), rows turned into
+the canonical rows of :mod:`docbench.answers`.
+
+engine_seconds = the server's own ``Vl-Request-Duration-Seconds`` answer header.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.systems.victorialogs.engine import VLClient
+
+
+def timestamp_ns(text: str) -> int:
+    """Nanoseconds since the epoch of VictoriaLogs' RFC 3339 UTC timestamp (``...Z``)."""
+    from datetime import UTC, datetime
+
+    body = text.rstrip("Z")
+    whole, _, fraction = body.partition(".")
+    seconds = datetime.fromisoformat(whole).replace(tzinfo=UTC).timestamp()
+    return int(seconds) * 1_000_000_000 + int((fraction or "0").ljust(9, "0")[:9])
+
+
+class VictoriaLogsSession(QuerySession):
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        timeout = spec.get("timeout")
+        self.timeout = float(timeout) if timeout else None
+        self.client = VLClient(spec["url"], timeout=self.timeout + 30 if self.timeout else None)
+
+    def execute(self, query_number: int, text: str) -> QueryOutcome:
+        answer = self.client.query(text, timeout=self.timeout)
+        rows = self._rows(query_number, answer)
+        outcome = QueryOutcome(rows=rows)
+        with contextlib.suppress(KeyError, ValueError):
+            outcome.engine_seconds = float(self.client.last_headers["vl-request-duration-seconds"])
+        return outcome
+
+    @staticmethod
+    def _rows(number: int, answer: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        collection = "commit.collection"
+        if number == 1:
+            return [(r.get(collection), int(r["count"])) for r in answer]
+        if number == 2:
+            return [(r.get(collection), int(r["count"]), int(r["users"])) for r in answer]
+        if number == 3:
+            return [(r.get(collection), int(float(r["hour_of_day"])), int(r["count"]))
+                    for r in answer]
+        if number == 4:
+            return [(r.get("did"), r["first_post_ts"]) for r in answer]
+        if number == 5:
+            # The span from the two timestamps, in integers: exact (ns -> ms).
+            return [(r.get("did"), (timestamp_ns(r["tmax"]) - timestamp_ns(r["tmin"])) / 1_000_000)
+                    for r in answer]
+        # any other query (a test's): the rows as the server gave them
+        return [tuple(r.values()) for r in answer]
+
+    def engine_pids(self) -> list[int]:
+        pid = self.spec.get("server_pid")
+        return [int(pid)] if pid and Path(f"/proc/{pid}").exists() else []
+
+    def cancel(self) -> None:
+        # VictoriaLogs stops a query whose client went away.
+        conn = self.client.conn
+        if conn is not None and conn.sock is not None:
+            with contextlib.suppress(OSError):
+                import socket
+
+                conn.sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,110 @@
+"""VictoriaLogs against a real server (no mocks): the shared cases (tests/analytics_suite.py)
+and VictoriaLogs' own, on one managed server for the module (installed by `docbench setup
+victorialogs`, idempotent): the refused lines are named from its log only on a server of
+docbench's own, and the data directory is measured there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from analytics_suite import AnalyticsAdapterSuite, work_dir
+
+from docbench.systems.victorialogs.analytics import VictoriaLogsAnalytics
+from docbench.systems.victorialogs.engine import VictoriaLogsEngine
+from docbench.workloads.analytics.load import load_files
+
+GOOD = b'{"did":"did:plc:good","time_us":1732206349000167,"kind":"commit"}'
+# What VictoriaLogs refuses (skips, naming it in its log) and what it stores.
+REFUSED = {
+    "invalid_json": b'{"did": "did:plc:x", "kind": ',
+    "deep_nesting_1000": b'{"did": "did:plc:deep", "a": ' + b"[" * 1000 + b"]" * 1000 + b"}",
+    "time_us_not_a_number": b'{"did": "did:plc:t", "time_us": "abc"}',
+}
+ACCEPTED = {
+    "nul_escape": b'{"did": "did:plc:nul", "time_us": 1732206349000168, "t": "a\\u0000b"}',
+    "lone_surrogate": b'{"did": "did:plc:ls", "time_us": 1732206349000169, "t": "\\ud83d"}',
+    "bigint": b'{"did": "did:plc:big", "time_us": 1732206349000170, "n": 123456789012345678901234567890}',
+    "long_text": b'{"did": "did:plc:long", "time_us": 1732206349000171, "t": "' + b"x" * 50_000 + b'"}',
+}
+
+
+@pytest.fixture(scope="module")
+def installed():
+    from docbench.setup import setup_systems
+
+    if not VictoriaLogsEngine.availability().ok:
+        assert setup_systems(["victorialogs"]) == 0
+    assert VictoriaLogsEngine.availability().ok
+
+
+class TestVictoriaLogs(AnalyticsAdapterSuite):
+    system_name = "victorialogs"
+    engine_type = VictoriaLogsEngine
+    adapter_type = VictoriaLogsAnalytics
+    variant_roles = [("default", "default")]
+    runs_by_default = False
+    has_setup_script = True
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def engine(cls, installed, variant):
+        """A managed server of the class's own (one start; the restart case restarts it)."""
+        base = work_dir("victorialogs")
+        engine = VictoriaLogsEngine(base / "work")
+        try:
+            engine.start()
+            yield engine
+        finally:
+            engine.stop()
+            shutil.rmtree(base, ignore_errors=True)
+
+    def check_version(self, version):
+        assert version == "VictoriaLogs v1.52.1"
+
+    def check_explain(self, system, number, plan):
+        assert plan is None  # LogsQL has no EXPLAIN
+
+    def check_storage(self, system, size):
+        assert size.on_disk and size.index and size.total >= size.data
+        assert size.detail["block_stats"]["values_bytes"] > 0
+        # the metrics' figure and the data directory agree within an order of magnitude
+        assert size.total <= size.on_disk * 2
+
+    def test_refused_lines_are_isolated(self, loaded, tmp_path: Path):
+        """Good lines and refused ones in one file through the generic driver: exactly the
+        refused lines are named (with VictoriaLogs' reason), the others stored once."""
+        lines = [GOOD, *REFUSED.values(), *ACCEPTED.values(), GOOD]
+        path = tmp_path / "mixed.jsonl"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        before = loaded.count()
+        report = load_files(loaded.loader(), [path], 100)
+        assert sorted(r.line for r in report.refused) == [2, 3, 4], report.refused
+        assert all(r.reason.startswith("VictoriaLogs: ") for r in report.refused)
+        assert "too big depth" in report.refused[1].reason
+        assert loaded.count() == before + 2 + len(ACCEPTED)
+        rows = loaded.engine.client().query('did:="did:plc:nul" or did:="did:plc:big" | fields did, t, n')
+        assert {r["did"] for r in rows} == {"did:plc:nul", "did:plc:big"}
+
+    def test_refused_lines_are_isolated_by_url(self, loaded, tmp_path: Path):
+        """The same on the server reached by URL (no log to read): found by sending halves of
+        the batch to docbench's scratch tenant, each good line stored once."""
+        lines = [GOOD, *REFUSED.values(), *ACCEPTED.values(), GOOD]
+        path = tmp_path / "mixed.jsonl"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        by_url = VictoriaLogsAnalytics(VictoriaLogsEngine(tmp_path / "url", url=loaded.engine.served_url()),
+                                       loaded.variant)
+        before = by_url.count()
+        report = load_files(by_url.loader(), [path], 100)
+        assert sorted(r.line for r in report.refused) == [2, 3, 4], report.refused
+        assert by_url.count() == before + 2 + len(ACCEPTED) == loaded.count()
+        by_url.release()
+
+    def test_restart_keeps_the_data(self, loaded):
+        count = loaded.count()
+        pid = loaded.engine.server_pid()
+        loaded.engine.restart()
+        assert loaded.engine.server_pid() != pid and loaded.engine.is_alive()
+        assert loaded.count() == count
