@@ -22,6 +22,8 @@ REFUSED = {
     "invalid_json": b'{"did": "did:plc:x", "kind": ',
     "deep_nesting_1000": b'{"did": "did:plc:deep", "a": ' + b"[" * 1000 + b"]" * 1000 + b"}",
     "time_us_not_a_number": b'{"did": "did:plc:t", "time_us": "abc"}',
+    # stored by VictoriaLogs as bytes: docbench refuses it (not JSON), saying why
+    "invalid_utf8": b'{"did": "did:plc:\xff\xfe", "kind": "commit"}',
 }
 ACCEPTED = {
     "nul_escape": b'{"did": "did:plc:nul", "time_us": 1732206349000168, "t": "a\\u0000b"}',
@@ -81,8 +83,9 @@ class TestVictoriaLogs(AnalyticsAdapterSuite):
         path.write_bytes(b"\n".join(lines) + b"\n")
         before = loaded.count()
         report = load_files(loaded.loader(), [path], 100)
-        assert sorted(r.line for r in report.refused) == [2, 3, 4], report.refused
-        assert all(r.reason.startswith("VictoriaLogs: ") for r in report.refused)
+        assert sorted(r.line for r in report.refused) == [2, 3, 4, 5], report.refused
+        assert all(r.reason.startswith("VictoriaLogs: ") for r in report.refused[:3])
+        assert "refused by docbench" in report.refused[3].reason
         assert "too big depth" in report.refused[1].reason
         assert loaded.count() == before + 2 + len(ACCEPTED)
         rows = loaded.engine.client().query('did:="did:plc:nul" or did:="did:plc:big" | fields did, t, n')
@@ -98,7 +101,7 @@ class TestVictoriaLogs(AnalyticsAdapterSuite):
                                        loaded.variant)
         before = by_url.count()
         report = load_files(by_url.loader(), [path], 100)
-        assert sorted(r.line for r in report.refused) == [2, 3, 4], report.refused
+        assert sorted(r.line for r in report.refused) == [2, 3, 4, 5], report.refused
         assert by_url.count() == before + 2 + len(ACCEPTED) == loaded.count()
         by_url.release()
 

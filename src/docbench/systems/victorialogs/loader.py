@@ -32,6 +32,24 @@ from docbench.systems.victorialogs.engine import (
 SCRATCH_TENANT = {**TENANT, "ProjectID": "2"}
 
 
+def _not_utf8(lines: list[bytes]) -> dict[int, str]:
+    """Lines that are not UTF-8, so not JSON: VictoriaLogs would store their bytes as they are
+    (its parser does not check the encoding), so docbench refuses them itself, saying so."""
+    try:
+        b"\n".join(lines).decode("utf-8")
+        return {}
+    except UnicodeDecodeError:
+        pass
+    found = {}
+    for index, line in enumerate(lines):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            found[index] = (f"not UTF-8 ({error.reason} at byte {error.start}): refused by docbench, "
+                            "VictoriaLogs would store the bytes (it does not check the encoding)")
+    return found
+
+
 def _count(client: VLClient) -> int:
     rows = client.query("* | count() rows")
     return int(rows[0]["rows"]) if rows else 0
@@ -84,6 +102,12 @@ class VictoriaLogsLoader(Loader):
     def load_batch_skipping(self, lines: list[bytes]) -> dict[int, str] | None:
         if not lines:
             return {}
+        invalid = _not_utf8(lines)
+        if invalid:
+            readable = [line for index, line in enumerate(lines) if index not in invalid]
+            positions = [index for index in range(len(lines)) if index not in invalid]
+            named = self.load_batch_skipping(readable) if readable else {}
+            return {**invalid, **{positions[i]: reason for i, reason in (named or {}).items()}}
         offset = self.server.log_size() if self.server is not None else 0
         rejected = None
         try:
