@@ -53,10 +53,11 @@ from docbench.workloads.analytics.load import load_files
 # A document every engine stores (the good neighbour of a refused line in a batch).
 GOOD_LINE = b'{"did": "did:plc:good", "kind": "commit"}'
 # The text of the accepted hard document "backslashes" (did:plc:bs), as stored.
-BACKSLASHES_TEXT = 'a\\b "q" \n \t \u00e9 \U0001F600'
+BACKSLASHES_TEXT = 'a\\b "q" \n \t \u00e9 \U0001f600'
 
 
 # ----- helpers ----------------------------------------------------------------------------
+
 
 def real_files_of(data_dir: Path) -> list[Path]:
     """The real events: *.jsonl only (other tools may leave metadata files beside them)."""
@@ -80,7 +81,8 @@ def work_dir(name: str) -> Path:
 def same_documents(stored: list[str], lines: list[bytes]) -> None:
     """The stored documents are the loaded ones (as JSON values, in any order)."""
     assert sorted(json.dumps(json.loads(s), sort_keys=True) for s in stored) == sorted(
-        json.dumps(json.loads(line), sort_keys=True) for line in lines)
+        json.dumps(json.loads(line), sort_keys=True) for line in lines
+    )
 
 
 def reload(system: AnalyticsAdapter, files: list[Path]) -> None:
@@ -124,6 +126,7 @@ def listening_addresses(port: int) -> set[str]:
 
 
 # ----- every system -----------------------------------------------------------------------
+
 
 class AnalyticsAdapterSuite:
     """The cases every system shares. A subclass sets the class attributes and overrides the
@@ -239,8 +242,9 @@ class AnalyticsAdapterSuite:
             self.check_version(availability.version)
         self.check_registration()
 
-    def test_count_and_round_trip(self, loaded_with_report, real_lines: list[bytes],
-                                  expected: dict[str, Any]):
+    def test_count_and_round_trip(
+        self, loaded_with_report, real_lines: list[bytes], expected: dict[str, Any]
+    ):
         system, report = loaded_with_report
         assert system.count() == len(real_lines) == report.offered == expected["documents"]
         self.check_stored(system, real_lines)
@@ -252,8 +256,9 @@ class AnalyticsAdapterSuite:
         try:
             for number, text in enumerate(loaded.queries(), start=1):
                 outcome = session.execute(number, text)
-                check = check_answer(number, outcome.rows, expected,
-                                     time_precision_us=self.adapter_type.time_precision_us)
+                check = check_answer(
+                    number, outcome.rows, expected, time_precision_us=self.adapter_type.time_precision_us
+                )
                 assert check.status == "ok", (number, check.detail, outcome.rows[:5])
                 assert check.detail
                 self.check_outcome(number, outcome)
@@ -270,6 +275,7 @@ class AnalyticsAdapterSuite:
 
 
 # ----- one table of documents: PostgreSQL, MariaDB, DuckDB, SQLite -------------------------
+
 
 class SQLTableCases:
     """Refused lines, hard documents, native load and cancel, on the suite's ``loaded``."""
@@ -348,7 +354,8 @@ class SQLTableCases:
             report = load_files(loaded.loader(), [hard], 4)
             assert report.refused_count == len(self.refused)
             assert sorted(r.line for r in report.refused) == list(
-                range(len(self.accepted) + 1, len(lines) + 1))
+                range(len(self.accepted) + 1, len(lines) + 1)
+            )
             assert loaded.count() == before + len(self.accepted)
             assert self.stored_text(loaded, "did:plc:bs") == BACKSLASHES_TEXT
             self.check_hard_documents(loaded)
@@ -362,8 +369,9 @@ class SQLTableCases:
             try:
                 for number, query in enumerate(loaded.queries(), start=1):
                     rows = session.execute(number, query).rows
-                    check = check_answer(number, rows, expected,
-                                         time_precision_us=self.adapter_type.time_precision_us)
+                    check = check_answer(
+                        number, rows, expected, time_precision_us=self.adapter_type.time_precision_us
+                    )
                     assert check.status == "ok", (number, check.detail, rows)
             finally:
                 session.close()
@@ -386,8 +394,7 @@ class SQLTableCases:
         statement timeout, where the engine has one) within seconds."""
         loaded.release()
         spec = loaded.session_spec()
-        session = self.adapter_type.open_session({**spec, "timeout": 0.5} if self.statement_timeout
-                                                 else spec)
+        session = self.adapter_type.open_session({**spec, "timeout": 0.5} if self.statement_timeout else spec)
         try:
             if self.statement_timeout:
                 started = time.monotonic()
@@ -407,6 +414,7 @@ class SQLTableCases:
 
 # ----- embedded engines with a database file: DuckDB, SQLite --------------------------------
 
+
 class EmbeddedCases:
     engine_type: ClassVar[type[Engine]]
     adapter_type: ClassVar[type[AnalyticsAdapter]]
@@ -414,8 +422,11 @@ class EmbeddedCases:
     def stored_text(self, system: Any, did: str) -> str:
         """(SQLTableCases) The "text" of the stored document ``did``, by the engine's JSON
         operators (both engines' table is ``documents (doc)``)."""
-        return system.engine.connection().execute(
-            "SELECT doc ->> '$.text' FROM documents WHERE doc ->> '$.did' = ?", [did]).fetchone()[0]
+        return (
+            system.engine.connection()
+            .execute("SELECT doc ->> '$.text' FROM documents WHERE doc ->> '$.did' = ?", [did])
+            .fetchone()[0]
+        )
 
     def check_one_loaded(self, system: Any) -> None:
         """After the first document was loaded and the loader closed."""
@@ -440,6 +451,7 @@ class EmbeddedCases:
 
 
 # ----- SQL servers docbench manages: PostgreSQL, MariaDB --------------------------------------
+
 
 class SQLServerCases:
     """The plan check of the index, on ``loaded``; then what only a managed server shows, on
@@ -544,15 +556,15 @@ class SQLServerCases:
         if os.geteuid() == 0:
             assert os.stat(f"/proc/{server.pid}").st_uid == server.user.pw_uid
 
-    def test_url_mode_uses_its_own_database(self, managed, real_files: list[Path],
-                                            real_lines: list[bytes]):
+    def test_url_mode_uses_its_own_database(self, managed, real_files: list[Path], real_lines: list[bytes]):
         """The managed server as a user's server, reached by URL: docbench makes and uses its
         own database there, touches nothing else, never restarts or stops that server."""
         server = self.server_of(managed.engine)
         url = self.user_database(managed)
         base = work_dir(f"{self.system_name}-url")
-        system = self.adapter_type(self.engine_type(base / "url-work", url=url),
-                                   self.adapter_type.variant_named(self.url_variant))
+        system = self.adapter_type(
+            self.engine_type(base / "url-work", url=url), self.adapter_type.variant_named(self.url_variant)
+        )
         try:
             assert system.engine.can_restart is False and self.server_of(system.engine) is None
             assert self.engine_type.availability(url).ok
@@ -604,6 +616,7 @@ class SQLServerCases:
 
 # ----- the MongoDB wire protocol: mongodb, ferretdb -----------------------------------------
 
+
 class BadLinesCases:
     """Lines refused or stored among good ones, in a collection of the case's own on the
     class's engine."""
@@ -634,4 +647,3 @@ class BadLinesCases:
             loader.close()
             system.collection().drop()
         assert refused == {name for name, (_, bad) in self.bad_lines.items() if bad}
-

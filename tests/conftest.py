@@ -58,8 +58,11 @@ def managed_server_systems() -> list[str]:
     """The broad systems whose server docbench starts itself."""
     from docbench.systems import engine_class
 
-    return [name for name in broad_systems()
-            if not engine_class(name).embedded and not engine_class(name).url_only]
+    return [
+        name
+        for name in broad_systems()
+        if not engine_class(name).embedded and not engine_class(name).url_only
+    ]
 
 
 class SharedServers:

@@ -29,19 +29,36 @@ T = 1732206349000167  # 2024-11-21 16:25:49.000167 UTC
 
 # A hand-made answer document in the oracle's canonical format (figures from methodology §3).
 DOC = {
-    "format": 1, "files": [], "documents": 1_000_000, "invalid_lines": 0, "empty_lines": 0,
+    "format": 1,
+    "files": [],
+    "documents": 1_000_000,
+    "invalid_lines": 0,
+    "empty_lines": 0,
     "q1": [[LIKE, 448944], [FOLLOW, 360374], [POST, 90816], [None, 5328], [BLOCK, 5328]],
-    "q2": [[LIKE, 444523, 117617], [FOLLOW, 337978, 63957], [POST, 86812, 50464],
-           [None, 12, 7]],
-    "q3": [[LIKE, 16, 300000], [POST, 16, 60000], [REPOST, 16, 40000], [LIKE, 17, 144523],
-           [POST, 17, 26812], [REPOST, 17, 16993]],
+    "q2": [[LIKE, 444523, 117617], [FOLLOW, 337978, 63957], [POST, 86812, 50464], [None, 12, 7]],
+    "q3": [
+        [LIKE, 16, 300000],
+        [POST, 16, 60000],
+        [REPOST, 16, 40000],
+        [LIKE, 17, 144523],
+        [POST, 17, 26812],
+        [REPOST, 17, 16993],
+    ],
     "q4": [["did:a", T], ["did:b", T + 1738], ["did:c", T + 3740]],
-    "q4_ties": {"value": T + 3740, "count": 2, "dids": ["did:c", "did:d"],
-                "next": [["did:d", T + 3740], ["did:e", T + 3800], ["did:f", T + 90000]]},
+    "q4_ties": {
+        "value": T + 3740,
+        "count": 2,
+        "dids": ["did:c", "did:d"],
+        "next": [["did:d", T + 3740], ["did:e", T + 3800], ["did:f", T + 90000]],
+    },
     "q5": [["did:x", 3369979712203], ["did:y", 6677], ["did:z0", 0]],
     # 5000 dids posted once (span 0); the oracle lists only some of them
-    "q5_ties": {"value": 0, "count": 5000, "dids": ["did:z0", "did:z1", "did:z2"],
-                "next": [["did:z1", 0], ["did:z2", 0]]},
+    "q5_ties": {
+        "value": 0,
+        "count": 5000,
+        "dids": ["did:z0", "did:z1", "did:z2"],
+        "next": [["did:z1", 0], ["did:z2", 0]],
+    },
 }
 
 
@@ -79,8 +96,12 @@ def test_ties_in_any_order_and_null_collection_spellings():
     rows[4][0] = None
     assert check(1, rows).status == "ok"
     # Q2 rows from a system: Decimal, str and float numbers, '' for the missing collection
-    rows = [(LIKE, Decimal(444523), "117617"), (FOLLOW, 337978.0, 63957),
-            (POST, 86812, Decimal("50464")), ("", 12, 7)]
+    rows = [
+        (LIKE, Decimal(444523), "117617"),
+        (FOLLOW, 337978.0, 63957),
+        (POST, 86812, Decimal("50464")),
+        ("", 12, 7),
+    ]
     result = check(2, rows)
     assert result.status == "ok", result.detail
     assert result.rows[3] == [None, 12, 7]
@@ -151,8 +172,7 @@ def test_approximate_distinct_counts():
 
 
 def test_q4_times_in_every_representation():
-    iso = ["2024-11-21T16:25:49.000167Z", "2024-11-21 16:25:49.001905",
-           "2024-11-21T17:25:49.003907+01:00"]
+    iso = ["2024-11-21T16:25:49.000167Z", "2024-11-21 16:25:49.001905", "2024-11-21T17:25:49.003907+01:00"]
     rows = [["did:a", iso[0]], ["did:b", iso[1]], ["did:c", iso[2]]]
     assert check(4, rows).status == "ok"
     naive = datetime(2024, 11, 21, 16, 25, 49, 167)

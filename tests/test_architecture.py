@@ -25,15 +25,25 @@ from docbench.workloads import all_workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src" / "docbench"
-CONTRACT_OF = {"analytics": AnalyticsAdapter, "updates": UpdatesTarget, "storage": StorageMatrixTarget,
-               "throughput": NativeReference}
+CONTRACT_OF = {
+    "analytics": AnalyticsAdapter,
+    "updates": UpdatesTarget,
+    "storage": StorageMatrixTarget,
+    "throughput": NativeReference,
+}
 
 
 def lint_imports(config: Path, source_root: Path) -> subprocess.CompletedProcess[str]:
     lint = Path(sys.executable).with_name("lint-imports")
-    return subprocess.run([str(lint), "--config", str(config), "--no-cache"], cwd=source_root.parent,
-                          capture_output=True, text=True, timeout=300, check=False,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(source_root)})
+    return subprocess.run(
+        [str(lint), "--config", str(config), "--no-cache"],
+        cwd=source_root.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(source_root)},
+    )
 
 
 def test_import_contracts_hold() -> None:

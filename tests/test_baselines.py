@@ -34,8 +34,9 @@ def test_every_file_up_to_ten_then_a_sample_with_exact_raw_bytes(twelve_files: P
         assert sampled[name] == pytest.approx(sum(s[name] for s in every), rel=0.03)
 
 
-def test_cached_per_file_and_only_new_files_are_compressed(twelve_files: Path, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cached_per_file_and_only_new_files_are_compressed(
+    twelve_files: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = tmp_path / "data"
     data.mkdir()
     for path in dataset_files(twelve_files)[:3]:

@@ -53,15 +53,23 @@ def test_compressed_files_are_named_and_counted_for_the_engines(twins: dict[str,
 
 def _run(data: Path, results_dir: Path, systems: list[str], urls: dict[str, str]) -> dict[str, dict]:
     # Not about cold runs: no restarts; servers by URL (the session's).
-    request = RunRequest(system_names=systems, data_dir=data, results_dir=results_dir, tries=1,
-                         quiet=True, variants=["lz4", "default", "jsonb", "pglz"], urls=urls,
-                         restart_for_cold=False)
+    request = RunRequest(
+        system_names=systems,
+        data_dir=data,
+        results_dir=results_dir,
+        tries=1,
+        quiet=True,
+        variants=["lz4", "default", "jsonb", "pglz"],
+        urls=urls,
+        restart_for_cold=False,
+    )
     assert run_analytics(request) == 0
     return {d["system"]: d for d in results.load_results([results_dir])}
 
 
-def test_compressed_input_loads_exactly_what_plain_input_loads(twins: dict[str, Path],
-                                                                tmp_path: Path, server_url) -> None:
+def test_compressed_input_loads_exactly_what_plain_input_loads(
+    twins: dict[str, Path], tmp_path: Path, server_url
+) -> None:
     systems = ["clickhouse", "duckdb", "sqlite"]
     urls = {}
     if engine_class("postgresql").availability().ok:
@@ -74,8 +82,9 @@ def test_compressed_input_loads_exactly_what_plain_input_loads(twins: dict[str, 
             a, b = plain[name], packed[name]
             assert b["num_loaded_documents"] == a["num_loaded_documents"], (compress, name)
             assert b["load_errors"]["count"] == a["load_errors"]["count"], (compress, name)
-            assert [(r["line"], r["reason"]) for r in b["load_errors"]["first"]] == \
-                [(r["line"], r["reason"]) for r in a["load_errors"]["first"]], (compress, name)
+            assert [(r["line"], r["reason"]) for r in b["load_errors"]["first"]] == [
+                (r["line"], r["reason"]) for r in a["load_errors"]["first"]
+            ], (compress, name)
             assert [x["status"] for x in b["answers"]] == [x["status"] for x in a["answers"]]
             assert all(x["status"] in ("ok", "precision") for x in b["answers"]), (compress, name)
     # Nothing decompressed next to the data.
@@ -85,8 +94,9 @@ def test_compressed_input_loads_exactly_what_plain_input_loads(twins: dict[str, 
 
 @pytest.mark.parametrize("system", ["duckdb", "clickhouse"])
 @pytest.mark.parametrize("compress", ["gzip", "zstd"])
-def test_engines_read_compressed_files_themselves(system: str, compress: str, real_data_dir: Path,
-                                                  tmp_path: Path) -> None:
+def test_engines_read_compressed_files_themselves(
+    system: str, compress: str, real_data_dir: Path, tmp_path: Path
+) -> None:
     """The whole-file path, as by hand: the engine's own reader opens the .gz / .zst file."""
     import gzip
 

@@ -26,8 +26,9 @@ def test_a_table_into_a_file_keeps_its_widest_cell_whole(monkeypatch) -> None:
 
 def test_docbench_systems_into_a_pipe_names_every_system_whole() -> None:
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    output = subprocess.run([sys.executable, "-m", "docbench.cli", "systems"], env=env, check=True,
-                            capture_output=True, text=True).stdout
+    output = subprocess.run(
+        [sys.executable, "-m", "docbench.cli", "systems"], env=env, check=True, capture_output=True, text=True
+    ).stdout
     assert "…" not in output
     for name in REGISTERED:
         assert f"│ {name} " in output, name

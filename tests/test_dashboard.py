@@ -39,15 +39,23 @@ QUERIES = range(5)
 
 # ----- sample results (schema-valid docbench result documents) -----------------------------
 
-BASELINES = {"1m": {"raw": 480_000_000, "gzip": 80_000_000, "zstd": 60_000_000, "lz4": 120_000_000},
-             "10m": {"raw": 4_800_000_000, "gzip": 800_000_000, "zstd": 600_000_000,
-                     "lz4": 1_200_000_000}}
+BASELINES = {
+    "1m": {"raw": 480_000_000, "gzip": 80_000_000, "zstd": 60_000_000, "lz4": 120_000_000},
+    "10m": {"raw": 4_800_000_000, "gzip": 800_000_000, "zstd": 600_000_000, "lz4": 1_200_000_000},
+}
 SIZES = {"1m": 1_000_000, "10m": 10_000_000}
 
 
-def sample_document(system_name: str, display: str, variant: str, label: str, factor: float,
-                    statuses: list[str] | None = None, failed: tuple[int, ...] = (),
-                    role: str = "default") -> dict[str, Any]:
+def sample_document(
+    system_name: str,
+    display: str,
+    variant: str,
+    label: str,
+    factor: float,
+    statuses: list[str] | None = None,
+    failed: tuple[int, ...] = (),
+    role: str = "default",
+) -> dict[str, Any]:
     """A complete analytics result with made-up but plausible figures.
 
     ``factor`` scales every time and size; ``statuses`` are the answer statuses of Q1-Q5;
@@ -65,51 +73,100 @@ def sample_document(system_name: str, display: str, variant: str, label: str, fa
             continue
         base = round(0.0123 * (q + 1) * factor * scale, 6)
         result.append([round(base * 4.1, 6), round(base * 1.07, 6), base])
-        memory.append([int(50e6 * factor * (q + 1)), int(42e6 * factor * (q + 1)),
-                       int(41e6 * factor * (q + 1))])
+        memory.append(
+            [int(50e6 * factor * (q + 1)), int(42e6 * factor * (q + 1)), int(41e6 * factor * (q + 1))]
+        )
         errors.append([None, None, None])
     loaded = size - int(3 * factor)
     total = int(100e6 * factor * scale)
     document = {
-        "system": display, "version": "1.2.3", "os": "Debian GNU/Linux 12 (bookworm)",
-        "date": "2026-01-15", "machine": "2 cores, 8 GiB, Test CPU @ 3.0GHz",
-        "retains_structure": "yes", "tags": ["embedded", "lukewarm-cold-run"],
-        "dataset_size": size, "num_loaded_documents": loaded, "total_size": total,
-        "data_size": int(total * 0.9), "index_size": total - int(total * 0.9),
-        "result": result, "memory_usage": memory, "load_time": round(7.5 * factor * scale, 3),
+        "system": display,
+        "version": "1.2.3",
+        "os": "Debian GNU/Linux 12 (bookworm)",
+        "date": "2026-01-15",
+        "machine": "2 cores, 8 GiB, Test CPU @ 3.0GHz",
+        "retains_structure": "yes",
+        "tags": ["embedded", "lukewarm-cold-run"],
+        "dataset_size": size,
+        "num_loaded_documents": loaded,
+        "total_size": total,
+        "data_size": int(total * 0.9),
+        "index_size": total - int(total * 0.9),
+        "result": result,
+        "memory_usage": memory,
+        "load_time": round(7.5 * factor * scale, 3),
         "comment": f"{display} sample",
-        "format": 1, "workload": "analytics", "complete": True, "system_name": system_name,
-        "variant": variant, "variant_role": role, "variant_description": f"{variant} storage",
-        "dataset": {"label": label, "path": f"/data/bluesky-{label}", "files": ["file_0001.json"],
-                    "documents_by_oracle": size, "invalid_lines_by_oracle": 0,
-                    "manifest": {"generator": "docbench-gen", "seed": 1, "documents": size},
-                    "baselines": BASELINES[label]},
-        "environment": {"cpu_model": "Test CPU @ 3.0GHz", "cores": 2, "memory_bytes": 8 * 2**30,
-                        "os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.1.0-test",
-                        "python": "3.11.2", "docbench_version": "0.1.0",
-                        "versions": {system_name: "1.2.3"}},
-        "tries": 3, "timeout_seconds": 600.0,
+        "format": 1,
+        "workload": "analytics",
+        "complete": True,
+        "system_name": system_name,
+        "variant": variant,
+        "variant_role": role,
+        "variant_description": f"{variant} storage",
+        "dataset": {
+            "label": label,
+            "path": f"/data/bluesky-{label}",
+            "files": ["file_0001.json"],
+            "documents_by_oracle": size,
+            "invalid_lines_by_oracle": 0,
+            "manifest": {"generator": "docbench-gen", "seed": 1, "documents": size},
+            "baselines": BASELINES[label],
+        },
+        "environment": {
+            "cpu_model": "Test CPU @ 3.0GHz",
+            "cores": 2,
+            "memory_bytes": 8 * 2**30,
+            "os": "Debian GNU/Linux 12 (bookworm)",
+            "kernel": "6.1.0-test",
+            "python": "3.11.2",
+            "docbench_version": "0.1.0",
+            "versions": {system_name: "1.2.3"},
+        },
+        "tries": 3,
+        "timeout_seconds": 600.0,
         "cold_method": "fresh worker process opens the database; OS page cache NOT dropped (not root)",
-        "answers": [{"query": q + 1, "status": statuses[q],
-                     "detail": "Q3 rows differ: 24 expected, 23 returned" if statuses[q] == "wrong"
-                     else None, "rows": [["app.bsky.feed.post", 1]]} for q in QUERIES],
-        "engine_time": [[None] * 3 for _ in QUERIES], "bytes_read": [[0] * 3 for _ in QUERIES],
-        "plans": ["SEQ_SCAN bluesky"] * 5, "plan_warnings": [None] * 5, "query_errors": errors,
-        "load": {"insert_seconds": round(6.5 * factor * scale, 3),
-                 "finish_seconds": round(1.0 * factor * scale, 3), "offered": size,
-                 "documents_per_second": round(size / (7.5 * factor * scale), 1), "empty_lines": 0},
-        "load_errors": {"count": size - loaded, "first": [
-            {"file": "file_0001.json", "line": 17, "reason": "invalid JSON: unexpected end"}]
-            if size != loaded else []},
-        "storage": {"total": total, "data": int(total * 0.9), "index": total - int(total * 0.9),
-                    "on_disk": int(total * 1.05), "detail": {}},
+        "answers": [
+            {
+                "query": q + 1,
+                "status": statuses[q],
+                "detail": "Q3 rows differ: 24 expected, 23 returned" if statuses[q] == "wrong" else None,
+                "rows": [["app.bsky.feed.post", 1]],
+            }
+            for q in QUERIES
+        ],
+        "engine_time": [[None] * 3 for _ in QUERIES],
+        "bytes_read": [[0] * 3 for _ in QUERIES],
+        "plans": ["SEQ_SCAN bluesky"] * 5,
+        "plan_warnings": [None] * 5,
+        "query_errors": errors,
+        "load": {
+            "insert_seconds": round(6.5 * factor * scale, 3),
+            "finish_seconds": round(1.0 * factor * scale, 3),
+            "offered": size,
+            "documents_per_second": round(size / (7.5 * factor * scale), 1),
+            "empty_lines": 0,
+        },
+        "load_errors": {
+            "count": size - loaded,
+            "first": [{"file": "file_0001.json", "line": 17, "reason": "invalid JSON: unexpected end"}]
+            if size != loaded
+            else [],
+        },
+        "storage": {
+            "total": total,
+            "data": int(total * 0.9),
+            "index": total - int(total * 0.9),
+            "on_disk": int(total * 1.05),
+            "detail": {},
+        },
     }
     results.validate(document)
     return document
 
 
-def write_sample_results(directory: Path, with_imports: bool = True,
-                         with_updates: bool = True) -> list[dict[str, Any]]:
+def write_sample_results(
+    directory: Path, with_imports: bool = True, with_updates: bool = True
+) -> list[dict[str, Any]]:
     """Three local systems/variants at 1m and 10m (one with a wrong answer that is the fastest,
     one with a failed query), the JSONBench fixtures imported, one `updates` result."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -119,10 +176,18 @@ def write_sample_results(directory: Path, with_imports: bool = True,
             sample_document("duckdb", "DuckDB", "default", label, 1.0),
             sample_document("sqlite", "SQLite", "jsonb", label, 2.5),
             # The fastest Q3 of all, but wrong: it must never be "best".
-            sample_document("sqlite", "SQLite", "text", label, 3.0,
-                            statuses=["ok", "ok", "wrong", "ok", "precision"]),
-            sample_document("postgresql", "PostgreSQL", "lz4", label, 6.0, failed=(4,),
-                            statuses=["ok", "ok", "ok", "approximate", "error"]),
+            sample_document(
+                "sqlite", "SQLite", "text", label, 3.0, statuses=["ok", "ok", "wrong", "ok", "precision"]
+            ),
+            sample_document(
+                "postgresql",
+                "PostgreSQL",
+                "lz4",
+                label,
+                6.0,
+                failed=(4,),
+                statuses=["ok", "ok", "ok", "approximate", "error"],
+            ),
         ]
     documents[2]["result"][2] = [0.0005, 0.0002, 0.0001]
     documents[6]["result"][2] = [0.0005, 0.0002, 0.0001]
@@ -131,14 +196,25 @@ def write_sample_results(directory: Path, with_imports: bool = True,
         name = f"{d['system_name']}.{d['variant']}.{d['dataset']['label']}.json"
         results.write_atomically(directory / name, d)
     if with_imports:
-        outcome = CliRunner().invoke(main, ["import-jsonbench", str(FIXTURES), "--out",
-                                            str(directory / "imported")])
+        outcome = CliRunner().invoke(
+            main, ["import-jsonbench", str(FIXTURES), "--out", str(directory / "imported")]
+        )
         assert outcome.exit_code == 0, outcome.output
     if with_updates:
-        results.write_atomically(directory / "updates.duckdb.default.1m.json", {
-            "workload": "updates", "system": "DuckDB", "system_name": "duckdb",
-            "variant": "default", "dataset": {"label": "1m"}, "updates_per_second": 1234.5,
-            "p99_ms": 8.25, "rows_changed": 1000, "nested": {"ignored": True}})
+        results.write_atomically(
+            directory / "updates.duckdb.default.1m.json",
+            {
+                "workload": "updates",
+                "system": "DuckDB",
+                "system_name": "duckdb",
+                "variant": "default",
+                "dataset": {"label": "1m"},
+                "updates_per_second": 1234.5,
+                "p99_ms": 8.25,
+                "rows_changed": 1000,
+                "nested": {"ignored": True},
+            },
+        )
     return [d for d in results.load_results([directory]) if dashboard.is_analytics(d)]
 
 
@@ -175,8 +251,7 @@ def test_page_is_self_contained_and_escapes_data(tmp_path: Path) -> None:
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
     assert "<link" not in page and "@import" not in page and "url(http" not in page
     assert "fetch(" not in page and "XMLHttpRequest" not in page
-    data = re.search(r'<script id="docbench-data" type="application/json">(.*?)</script>', page,
-                     re.S)
+    data = re.search(r'<script id="docbench-data" type="application/json">(.*?)</script>', page, re.S)
     assert data is not None
     payload = json.loads(data.group(1))
     assert payload["runs"][0]["doc"]["comment"].startswith("</script>")
@@ -186,8 +261,7 @@ def test_page_is_self_contained_and_escapes_data(tmp_path: Path) -> None:
 def test_report_html_command(tmp_path: Path) -> None:
     write_sample_results(tmp_path / "results")
     out = tmp_path / "site" / "index.html"
-    outcome = CliRunner().invoke(main, ["report", "--html", str(out), "--results",
-                                        str(tmp_path / "results")])
+    outcome = CliRunner().invoke(main, ["report", "--html", str(out), "--results", str(tmp_path / "results")])
     assert outcome.exit_code == 0, outcome.output
     assert "11 analytics results" in outcome.output
     assert out.stat().st_size > 20_000
@@ -207,20 +281,38 @@ class Chromium:
         self.profile.mkdir(parents=True)
         self.log = (workdir / "chromium.log").open("wb")
         self.process = subprocess.Popen(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-             "--no-first-run", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--disable-extensions", "--hide-scrollbars", "--mute-audio",
-             f"--user-data-dir={self.profile}", "--remote-debugging-port=0",
-             "--remote-allow-origins=*", "--window-size=1400,1000", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=self.log, start_new_session=True)
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-extensions",
+                "--hide-scrollbars",
+                "--mute-audio",
+                f"--user-data-dir={self.profile}",
+                "--remote-debugging-port=0",
+                "--remote-allow-origins=*",
+                "--window-size=1400,1000",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+            start_new_session=True,
+        )
         self.events: list[dict[str, Any]] = []
         self._id = 0
         try:
             port = self._port()
             targets = self._targets(port)
             page = next(t for t in targets if t.get("type") == "page")
-            self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=60,
-                                                  suppress_origin=True)
+            self.ws = websocket.create_connection(
+                page["webSocketDebuggerUrl"], timeout=60, suppress_origin=True
+            )
         except BaseException:
             self.close()
             raise
@@ -279,8 +371,7 @@ class Chromium:
         raise TimeoutError(method)
 
     def js(self, expression: str) -> Any:
-        reply = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
-                          awaitPromise=True)
+        reply = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in reply:
             raise RuntimeError(f"{expression}: {reply['exceptionDetails']}")
         return reply["result"].get("value")
@@ -305,15 +396,22 @@ class Chromium:
             time.sleep(0.05)
 
     def click(self, selector: str) -> None:
-        found = self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
-                        " if (!e) return false; e.click(); return true; })()")
+        found = self.js(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+            " if (!e) return false; e.click(); return true; })()"
+        )
         assert found, f"nothing matches {selector}"
 
     def screenshot(self, path: Path, width: int = 1400) -> None:
         height = int(self.js("Math.ceil(document.documentElement.scrollHeight)"))
         height = max(600, min(height, 4000))
-        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=width,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
         shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
         path.write_bytes(base64.b64decode(shot["data"]))
 
@@ -390,8 +488,7 @@ def fmt_seconds(t: float) -> str:
     return f"{t:.3f} s" if t >= 0.01 or t == 0 else f"{t * 1000:.3f} ms"
 
 
-def check_timings(browser: Chromium, docs: list[dict[str, Any]], kind: str,
-                  queries: list[int]) -> None:
+def check_timings(browser: Chromium, docs: list[dict[str, Any]], kind: str, queries: list[int]) -> None:
     """Every cell and score shown equals the result files' figure / the terminal's score."""
     pick = hot_time if kind == "hot" else cold_time
     shown, scores = cells(browser), summary(browser)
@@ -423,13 +520,15 @@ def check_timings(browser: Chromium, docs: list[dict[str, Any]], kind: str,
 def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     documents = write_sample_results(tmp_path / "results")
     page = tmp_path / "dashboard.html"
-    outcome = CliRunner().invoke(main, ["report", "--html", str(page), "--results",
-                                        str(tmp_path / "results")])
+    outcome = CliRunner().invoke(
+        main, ["report", "--html", str(page), "--results", str(tmp_path / "results")]
+    )
     assert outcome.exit_code == 0, outcome.output
     url = page.resolve().as_uri()
     browser.open(url)
-    by_label = {label: [d for d in documents if dashboard.dataset_label(d) == label]
-                for label in ("1m", "10m")}
+    by_label = {
+        label: [d for d in documents if dashboard.dataset_label(d) == label] for label in ("1m", "10m")
+    }
 
     # Every scale and timing metric: the cells are the result files' times.
     for label in ("1m", "10m"):
@@ -465,8 +564,13 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     browser.reload()
     assert browser.js("location.hash") == state
     assert browser.js("document.querySelector('#sel-metrics .active').dataset.metric") == "cold"
-    assert browser.js("[...document.querySelectorAll('#sel-queries input')].map(i => i.checked)") \
-        == [False, True, False, True, False]
+    assert browser.js("[...document.querySelectorAll('#sel-queries input')].map(i => i.checked)") == [
+        False,
+        True,
+        False,
+        True,
+        False,
+    ]
     check_timings(browser, remaining, "cold", [1, 3])
     browser.click("#queries-all")
     browser.click('#sel-systems [data-system="duckdb"]')
@@ -484,19 +588,24 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     # Storage, data quality, load time, memory.
     browser.click('#sel-metrics [data-metric="storage"]')
     sizes = field_values(browser, "total_size")
-    assert {k: int(v) for k, v in sizes.items()} == {dashboard.run_key(d): d["total_size"]
-                                                     for d in by_label["1m"]}
-    baselines = browser.js("[...document.querySelectorAll('#summary tr[data-baseline]')].map(tr =>"
-                           " [tr.dataset.baseline, +tr.querySelector('.summary-number').dataset.value])")
+    assert {k: int(v) for k, v in sizes.items()} == {
+        dashboard.run_key(d): d["total_size"] for d in by_label["1m"]
+    }
+    baselines = browser.js(
+        "[...document.querySelectorAll('#summary tr[data-baseline]')].map(tr =>"
+        " [tr.dataset.baseline, +tr.querySelector('.summary-number').dataset.value])"
+    )
     assert dict(baselines) == BASELINES["1m"]
     browser.click('#sel-metrics [data-metric="quality"]')
     loaded = field_values(browser, "num_loaded_documents")
-    assert {k: int(v) for k, v in loaded.items()} == {dashboard.run_key(d): d["num_loaded_documents"]
-                                                      for d in by_label["1m"]}
+    assert {k: int(v) for k, v in loaded.items()} == {
+        dashboard.run_key(d): d["num_loaded_documents"] for d in by_label["1m"]
+    }
     browser.click('#sel-metrics [data-metric="load"]')
     loads = field_values(browser, "load_time")
     assert {k: (float(v) if v else None) for k, v in loads.items()} == {
-        dashboard.run_key(d): d["load_time"] for d in by_label["1m"]}
+        dashboard.run_key(d): d["load_time"] for d in by_label["1m"]
+    }
     browser.click('#sel-metrics [data-metric="memory"]')
     shown = cells(browser)
     for d in by_label["1m"]:
@@ -512,8 +621,9 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     assert "Test CPU @ 3.0GHz" in panel and "OS page cache NOT dropped" in panel
     assert "docbench-gen" in panel and "lukewarm-cold-run" in panel
     browser.click('button[data-details="clickhouse/imported-m6i-8xlarge"]')
-    panel = browser.js("document.querySelector('[data-panel=\"clickhouse/imported-m6i-8xlarge\"]')"
-                       ".textContent")
+    panel = browser.js(
+        "document.querySelector('[data-panel=\"clickhouse/imported-m6i-8xlarge\"]').textContent"
+    )
     assert "JSONBench" in panel and "m6i.8xlarge, 10000gib gp3" in panel
     browser.screenshot(tmp_path / "analytics.png")
 
@@ -522,8 +632,9 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     assert browser.js("document.querySelectorAll('#scaling-charts figure').length") == 6
     points = browser.js("""[...document.querySelectorAll('figure[data-chart="storage"] circle')]
         .map(c => [c.dataset.key, +c.dataset.x, +c.dataset.y])""")
-    assert sorted(points) == sorted([dashboard.run_key(d), d["dataset_size"], d["total_size"]]
-                                    for d in documents)
+    assert sorted(points) == sorted(
+        [dashboard.run_key(d), d["dataset_size"], d["total_size"]] for d in documents
+    )
     hot_points = browser.js("""[...document.querySelectorAll('figure[data-chart="hot"] circle')]
         .map(c => c.dataset.key)""")
     assert "sqlite/text" not in hot_points  # a wrong answer leaves its point out
@@ -547,11 +658,18 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     assert screenshot.stat().st_size > 20_000
 
     # Nothing but the file itself was requested, and the page threw nothing.
-    requests = [e["params"]["request"]["url"] for e in browser.events
-                if e.get("method") == "Network.requestWillBeSent"]
+    requests = [
+        e["params"]["request"]["url"]
+        for e in browser.events
+        if e.get("method") == "Network.requestWillBeSent"
+    ]
     assert requests and all(u.split("#")[0] == url for u in requests), requests
-    errors = [e for e in browser.events if e.get("method") == "Runtime.exceptionThrown" or
-              (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")]
+    errors = [
+        e
+        for e in browser.events
+        if e.get("method") == "Runtime.exceptionThrown"
+        or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")
+    ]
     assert not errors, errors
 
 

@@ -104,14 +104,22 @@ def available(names: list[str]) -> list[str]:
 
 
 def main_variants(systems: list[str]) -> list[str]:
-    return sorted({v.name for s in systems for v in adapter_variants(s, "analytics")
-                   if v.role in ("default", "best")})
+    return sorted(
+        {v.name for s in systems for v in adapter_variants(s, "analytics") if v.role in ("default", "best")}
+    )
 
 
 def run(data: Path, results_dir: Path, systems: list[str], **kwargs: object) -> list[dict]:
-    request = RunRequest(system_names=systems, data_dir=data, results_dir=results_dir, tries=1,
-                         timeout=120.0, quiet=True, restart_for_cold=False,
-                         **kwargs)  # type: ignore[arg-type]
+    request = RunRequest(
+        system_names=systems,
+        data_dir=data,
+        results_dir=results_dir,
+        tries=1,
+        timeout=120.0,
+        quiet=True,
+        restart_for_cold=False,
+        **kwargs,
+    )  # type: ignore[arg-type]
     assert run_analytics(request) == 0
     return results.load_results([results_dir])
 
@@ -130,8 +138,21 @@ def test_reasons_name_what_the_line_is() -> None:
 def test_the_driver_and_the_oracle_agree_on_every_line(tmp_path: Path) -> None:
     """The driver refuses a line itself exactly when it cannot be an object; the oracle never
     counts such a line as a document; lines left to the engine all start with '{'."""
-    odd = [b"", b" \t", b"{}", b'  {"a":1}', b"\t{} ", b"\r {}", b"{broken", b"\xef\xbb\xbf{}",
-           b"\x0c{}", b"\xc2\xa0{}", b"not json", b"[1,", b"\x00"]
+    odd = [
+        b"",
+        b" \t",
+        b"{}",
+        b'  {"a":1}',
+        b"\t{} ",
+        b"\r {}",
+        b"{broken",
+        b"\xef\xbb\xbf{}",
+        b"\x0c{}",
+        b"\xc2\xa0{}",
+        b"not json",
+        b"[1,",
+        b"\x00",
+    ]
     lines = [*NOT_OBJECTS, *odd]
     data = tmp_path / "lines.json"
     data.write_bytes(b"\n".join(lines) + b"\n")
@@ -157,8 +178,7 @@ def test_the_driver_and_the_oracle_agree_on_every_line(tmp_path: Path) -> None:
     assert answers["empty_lines"] == 2
 
 
-def test_refused_non_objects_count_as_offered_and_in_progress(tmp_path: Path,
-                                                             own_home: Path) -> None:
+def test_refused_non_objects_count_as_offered_and_in_progress(tmp_path: Path, own_home: Path) -> None:
     lines = [b'{"did":"a"}', b"[1]", b"", b'{"did":"b"}', b"null", b"  ", b"42"]
     data = tmp_path / "file_0001.json"
     data.write_bytes(b"\n".join(lines))  # no newline after the last line either
@@ -201,7 +221,8 @@ def test_the_oracle_counts_non_objects_as_invalid(real_data_dir: Path, tmp_path:
 
 
 def test_every_default_system_refuses_non_objects_alike(
-        real_data_dir: Path, tmp_path: Path, own_home: Path, server_url) -> None:
+    real_data_dir: Path, tmp_path: Path, own_home: Path, server_url
+) -> None:
     systems = available(DEFAULT_SYSTEMS)
     assert {"clickhouse", "duckdb", "sqlite"} <= set(systems)
     if os.environ.get("CI"):
@@ -227,8 +248,7 @@ def test_every_default_system_refuses_non_objects_alike(
         for answer in document["answers"]:
             assert answer["status"] in TRUSTED, (name, answer)
             # judged against the oracle of the whole dataset too, not only "what was loaded"
-            check = check_answer(answer["query"], answer["rows"], oracle,
-                                 time_precision_us=precision)
+            check = check_answer(answer["query"], answer["rows"], oracle, time_precision_us=precision)
             assert check.status in TRUSTED, (name, answer["query"], check.detail)
 
 
@@ -237,8 +257,9 @@ def test_every_default_system_refuses_non_objects_alike(
 
 def docbench_command() -> list[str]:
     script = Path(sys.executable).with_name("docbench")
-    return [str(script)] if script.exists() else [sys.executable, "-c",
-                                                  "from docbench.cli import main; main()"]
+    return (
+        [str(script)] if script.exists() else [sys.executable, "-c", "from docbench.cli import main; main()"]
+    )
 
 
 def test_a_directory_without_documents_is_an_error(tmp_path: Path, own_home: Path) -> None:
@@ -247,9 +268,23 @@ def test_a_directory_without_documents_is_an_error(tmp_path: Path, own_home: Pat
     (noise / "random.json").write_bytes(random.Random(13).randbytes(200_000))
     assert compute_answers(dataset_files(noise))["documents"] == 0
     out = tmp_path / "results"
-    proc = subprocess.run([*docbench_command(), "run", "--data", str(noise), "--systems", "sqlite",
-                           "--results", str(out), "--tries", "1"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            *docbench_command(),
+            "run",
+            "--data",
+            str(noise),
+            "--systems",
+            "sqlite",
+            "--results",
+            str(out),
+            "--tries",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode != 0
     assert "no documents" in proc.stderr and str(noise) in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -258,7 +293,8 @@ def test_a_directory_without_documents_is_an_error(tmp_path: Path, own_home: Pat
 
 @pytest.mark.parametrize("read_only", [True, False])
 def test_data_option_writes_nothing_into_the_data_directory(
-        real_data_dir: Path, tmp_path: Path, own_home: Path, read_only: bool) -> None:
+    real_data_dir: Path, tmp_path: Path, own_home: Path, read_only: bool
+) -> None:
     data = tmp_path / "users-data"
     data.mkdir()
     for name in ("misc_real_events_12.jsonl", "jetstream_2026_golden_10.jsonl"):
@@ -307,8 +343,9 @@ else:
 
 
 @pytest.mark.parametrize("command", ["run", "answers"])
-def test_an_unreadable_file_is_named_not_a_traceback(real_data_dir: Path, command: str,
-                                                     own_home: Path) -> None:
+def test_an_unreadable_file_is_named_not_a_traceback(
+    real_data_dir: Path, command: str, own_home: Path
+) -> None:
     base = Path(tempfile.mkdtemp(prefix="docbench-unreadable-"))
     try:
         base.chmod(0o755)
@@ -319,10 +356,13 @@ def test_an_unreadable_file_is_named_not_a_traceback(real_data_dir: Path, comman
         shutil.copyfile(real_data_dir / "jetstream_2026_golden_10.jsonl", locked)
         (data / "a.jsonl").chmod(0o644)
         locked.chmod(0o000)
-        proc = subprocess.run([sys.executable, "-c", _UNREADABLE_SCRIPT, command, str(data),
-                               str(base / "results")],
-                              capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "COLUMNS": "250"})
+        proc = subprocess.run(
+            [sys.executable, "-c", _UNREADABLE_SCRIPT, command, str(data), str(base / "results")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "COLUMNS": "250"},
+        )
         assert proc.returncode == 1, (proc.stdout, proc.stderr)
         out = proc.stderr + proc.stdout
         assert f"cannot read {locked}: Permission denied" in " ".join(out.split()), out

@@ -34,8 +34,9 @@ def test_published_figures_are_consistent():
             assert users <= creates
             events = faithfulness_scale.PUBLISHED_EVENTS.get(scale, {}).get(coll)
             assert events is None or creates <= events
-    spans = [faithfulness_scale.PUBLISHED_SPAN_HOURS[s] for s in sorted(
-        faithfulness_scale.PUBLISHED_SPAN_HOURS)]
+    spans = [
+        faithfulness_scale.PUBLISHED_SPAN_HOURS[s] for s in sorted(faithfulness_scale.PUBLISHED_SPAN_HOURS)
+    ]
     assert spans == sorted(spans)
     # (99,999,968: the Q1 groups of the first 100m events, as published)
     assert 0 <= 100_000_000 - sum(faithfulness_scale.PUBLISHED_EVENTS[100_000_000].values()) < 100

@@ -107,8 +107,7 @@ def test_piecewise_generation_merges_manifest(dataset: Path, tmp_path: Path):
     m = read_manifest(c)
     full = read_manifest(dataset)
     assert m.is_complete()
-    assert [(f.name, f.sha256, f.docs) for f in m.files] == [
-        (f.name, f.sha256, f.docs) for f in full.files]
+    assert [(f.name, f.sha256, f.docs) for f in m.files] == [(f.name, f.sha256, f.docs) for f in full.files]
     assert m.hard_documents == full.hard_documents
     # A different dataset cannot be merged into a partial one.
     with pytest.raises(GeneratorError):
@@ -165,16 +164,18 @@ def test_documents_are_well_formed(dataset: Path):
                 if op == "delete":
                     assert list(body) == ["rev", "operation", "collection", "rkey"], where
                 else:
-                    assert list(body) == ["rev", "operation", "collection", "rkey", "record",
-                                          "cid"], where
+                    assert list(body) == ["rev", "operation", "collection", "rkey", "record", "cid"], where
                     assert CID.match(body["cid"]), where
                     rec = body["record"]
                     assert rec["$type"] == body["collection"], where
                     _check_sorted_keys(rec, where)
                 assert TID.match(body["rev"]), where
                 assert body["collection"].startswith("app.bsky."), where
-                assert TID.match(body["rkey"]) or body["rkey"] == "self" or \
-                    body["collection"] == "app.bsky.feed.generator", where
+                assert (
+                    TID.match(body["rkey"])
+                    or body["rkey"] == "self"
+                    or body["collection"] == "app.bsky.feed.generator"
+                ), where
             elif kind == "identity":
                 assert list(body)[:1] == ["did"] and body["did"] == doc["did"], where
                 assert isinstance(body["seq"], int) and body["time"].endswith("Z"), where
@@ -289,8 +290,11 @@ def test_acceptance_at_1m(tmp_path: Path):
     finally:
         shutil.rmtree(out, ignore_errors=True)  # 480 MB
     checks = faithfulness.compare(measured)
-    report = "\n".join(f"{'ok ' if c.ok else 'BAD'} {c.name:28s} {c.measured:12.3f} "
-                       f"{c.published:12.3f} {100 * (c.deviation or 0):+6.1f}%" for c in checks)
+    report = "\n".join(
+        f"{'ok ' if c.ok else 'BAD'} {c.name:28s} {c.measured:12.3f} "
+        f"{c.published:12.3f} {100 * (c.deviation or 0):+6.1f}%"
+        for c in checks
+    )
     print(f"\ngenerated in {gen_seconds:.2f} s\n{report}")
     assert faithfulness.acceptance_ok(checks), report
     assert measured["time_strictly_increasing"]

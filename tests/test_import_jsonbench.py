@@ -24,9 +24,11 @@ def test_import_command_writes_schema_valid_marked_results(tmp_path: Path) -> No
     assert outcome.exit_code == 0, outcome.output
     assert "3 JSONBench results imported" in outcome.output
     written = sorted(p.name for p in out.iterdir())
-    assert written == ["analytics.clickhouse.imported-m6i-8xlarge.10m.imported.json",
-                       "analytics.clickhouse.imported-m6i-8xlarge.1m.imported.json",
-                       "analytics.postgresql.imported-m6i-8xlarge.1m.imported.json"]
+    assert written == [
+        "analytics.clickhouse.imported-m6i-8xlarge.10m.imported.json",
+        "analytics.clickhouse.imported-m6i-8xlarge.1m.imported.json",
+        "analytics.postgresql.imported-m6i-8xlarge.1m.imported.json",
+    ]
     for path in out.iterdir():
         document = json.loads(path.read_text())
         results.validate(document)
@@ -37,9 +39,19 @@ def test_import_command_writes_schema_valid_marked_results(tmp_path: Path) -> No
         assert all(dashboard.status(document, q) == "unchecked" for q in range(5))
         # JSONBench's `system` is docbench's display_name (docbench's `system` is its slug).
         assert document["display_name"] == source["system"]
-        for key in ("version", "os", "date", "machine", "retains_structure",
-                    "dataset_size", "num_loaded_documents", "total_size", "data_size",
-                    "index_size", "result"):
+        for key in (
+            "version",
+            "os",
+            "date",
+            "machine",
+            "retains_structure",
+            "dataset_size",
+            "num_loaded_documents",
+            "total_size",
+            "data_size",
+            "index_size",
+            "result",
+        ):
             assert document[key] == source[key], key
         assert document["dataset"]["label"] == scale_label(source["dataset_size"])
     postgres = json.loads((out / "analytics.postgresql.imported-m6i-8xlarge.1m.imported.json").read_text())
@@ -58,8 +70,10 @@ def test_import_is_idempotent_and_skips_other_files(tmp_path: Path) -> None:
     (sources / "notes.json").write_text('{"hello": "world"}')
     (sources / "broken.json").write_text("{")
     written, skipped = import_files([sources], tmp_path / "out")
-    assert [p.name for p in written] == ["analytics.clickhouse.imported-m6i-8xlarge.1m.imported.json",
-                                         "analytics.clickhouse.imported-m6i-8xlarge-b.1m.imported.json"]
+    assert [p.name for p in written] == [
+        "analytics.clickhouse.imported-m6i-8xlarge.1m.imported.json",
+        "analytics.clickhouse.imported-m6i-8xlarge-b.1m.imported.json",
+    ]
     assert sorted(p.name for p, _ in skipped) == ["broken.json", "notes.json"]
     again, _ = import_files([sources], tmp_path / "out")
     assert again == written
@@ -67,10 +81,24 @@ def test_import_is_idempotent_and_skips_other_files(tmp_path: Path) -> None:
 
 
 def test_scale_labels_and_odd_values() -> None:
-    assert [scale_label(n) for n in (1_000_000, 10_000_000, 1_000_000_000, 20_000, 1234, None)] \
-        == ["1m", "10m", "1000m", "20k", "1234", "unknown"]
-    document = convert({"system": "X (lz4)", "dataset_size": 1000, "result": [[1, None]] * 5,
-                        "memory_usage": "n/a", "extra": 1}, "x.json")
+    assert [scale_label(n) for n in (1_000_000, 10_000_000, 1_000_000_000, 20_000, 1234, None)] == [
+        "1m",
+        "10m",
+        "1000m",
+        "20k",
+        "1234",
+        "unknown",
+    ]
+    document = convert(
+        {
+            "system": "X (lz4)",
+            "dataset_size": 1000,
+            "result": [[1, None]] * 5,
+            "memory_usage": "n/a",
+            "extra": 1,
+        },
+        "x.json",
+    )
     assert document["system"] == "x-lz4" and document["tries"] == 2
     assert document["imported"]["memory_usage"] == "n/a"
     assert document["imported"]["other_keys"] == {"extra": 1}

@@ -69,7 +69,8 @@ def processes_of(directory: Path) -> list[int]:
         with contextlib.suppress(OSError):
             cwd = os.readlink(entry / "cwd")
             if process_start_time(pid) is not None and (
-                    str(directory) in process_cmdline(pid) or cwd.startswith(str(directory))):
+                str(directory) in process_cmdline(pid) or cwd.startswith(str(directory))
+            ):
                 found.append(pid)
     return found
 
@@ -91,11 +92,16 @@ class Docbench:
         self.home = base / "home"
         self.out = base / f"{name}.out"
         self.err = base / f"{name}.err"
-        env = {**os.environ, "DOCBENCH_HOME": str(self.home),
-               "DOCBENCH_RESULTS": str(base / "results")}
+        env = {**os.environ, "DOCBENCH_HOME": str(self.home), "DOCBENCH_RESULTS": str(base / "results")}
         with self.out.open("wb") as out, self.err.open("wb") as err:
-            self.proc = subprocess.Popen([sys.executable, "-m", "docbench.cli", *args], cwd=base,
-                                         env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "docbench.cli", *args],
+                cwd=base,
+                env=env,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+            )
 
     @property
     def pid(self) -> int:
@@ -128,10 +134,17 @@ def loading(home: Path) -> bool:
     try:
         port = int((workdir / "port").read_text())
         password = (workdir / "password").read_text().strip()
-        with psycopg.connect(host="127.0.0.1", port=port, user="docbench", dbname="postgres",
-                             password=password, connect_timeout=2) as conn:
-            row = conn.execute("SELECT count(*) FROM pg_stat_activity "
-                               "WHERE query LIKE 'COPY %%FROM STDIN%%'").fetchone()
+        with psycopg.connect(
+            host="127.0.0.1",
+            port=port,
+            user="docbench",
+            dbname="postgres",
+            password=password,
+            connect_timeout=2,
+        ) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'COPY %%FROM STDIN%%'"
+            ).fetchone()
             return bool(row and row[0])
     except (OSError, ValueError, psycopg.Error):
         return False
@@ -147,8 +160,7 @@ def started_load(run: Docbench) -> int:
 
 
 def last_result(base: Path) -> dict:
-    files = sorted((base / "results").glob("analytics.postgresql.*.json"),
-                   key=lambda p: p.stat().st_mtime)
+    files = sorted((base / "results").glob("analytics.postgresql.*.json"), key=lambda p: p.stat().st_mtime)
     assert files, "no result file written"
     return json.loads(files[-1].read_text())
 
@@ -183,7 +195,8 @@ def test_postmaster_dies_with_a_killed_docbench_and_resume_completes(data_100k: 
 
 
 def test_a_postmaster_that_survived_a_killed_docbench_is_stopped_by_the_next_run(
-        data_100k: Path, base: Path) -> None:
+    data_100k: Path, base: Path
+) -> None:
     """A postmaster that outlives a SIGKILLed docbench (here: stopped with SIGSTOP, so the
     death signal waits; as on a system without one) is the server the pid file records: the
     next `--resume` stops it, says so, and completes with every document."""
@@ -197,8 +210,9 @@ def test_a_postmaster_that_survived_a_killed_docbench_is_stopped_by_the_next_run
 
     resume = Docbench(base, *RUN, "--data", str(data_100k), "--resume", name="resume")
     assert_complete_and_exact(resume, base)
-    assert f"stopping server PID {postmaster} left running in {run.home}/work/{VARIANT_DIR}" \
-        in resume.stderr()
+    assert (
+        f"stopping server PID {postmaster} left running in {run.home}/work/{VARIANT_DIR}" in resume.stderr()
+    )
     assert process_start_time(postmaster) is None
     assert not processes_of(run.home)
 
@@ -206,7 +220,8 @@ def test_a_postmaster_that_survived_a_killed_docbench_is_stopped_by_the_next_run
 # ----- (b) SIGHUP / SIGTERM ------------------------------------------------------------------
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM], ids=["SIGHUP", "SIGTERM"])
 def test_hangup_and_terminate_stop_the_servers_and_exit_128_plus_signal(
-        signum: signal.Signals, data_100k: Path, base: Path) -> None:
+    signum: signal.Signals, data_100k: Path, base: Path
+) -> None:
     """SIGHUP (a dropped ssh session) and SIGTERM end the run like Ctrl-C: one line naming the
     signal, exit status 128+signal, and the postmaster already stopped by docbench when it
     exits (not left to its death signal)."""
@@ -222,8 +237,7 @@ def test_hangup_and_terminate_stop_the_servers_and_exit_128_plus_signal(
 
 
 # ----- (c) one run per home ------------------------------------------------------------------
-def test_a_second_run_on_the_same_home_stops_at_once_naming_the_first(
-        data_100k: Path, base: Path) -> None:
+def test_a_second_run_on_the_same_home_stops_at_once_naming_the_first(data_100k: Path, base: Path) -> None:
     """Two runs on one DOCBENCH_HOME: the second exits non-zero at once and names the first
     run's PID and command; the first is not disturbed and completes."""
     first = Docbench(base, *RUN, "--data", str(data_100k), name="first")
@@ -241,16 +255,27 @@ def test_a_second_run_on_the_same_home_stops_at_once_naming_the_first(
 
 
 def test_the_holder_is_named_without_the_password_of_a_url(
-        base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """While a run holds the home (here: this process, run as `docbench run ... --mariadb-url
     <url with a password>`), any other workload's run stops before it does anything, naming the
     holder's PID and command -- with the URL hidden, in the message and in the lock file."""
     from docbench import runlock
 
     secret = "s3cret-pw"
-    monkeypatch.setattr(sys, "argv", ["docbench", "run", "--systems", "mariadb", "--mariadb-url",
-                                      f"mysql://docbench:{secret}@127.0.0.1:3306/db",
-                                      f"--postgresql-url=postgresql://u:{secret}@127.0.0.1/x"])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "docbench",
+            "run",
+            "--systems",
+            "mariadb",
+            "--mariadb-url",
+            f"mysql://docbench:{secret}@127.0.0.1:3306/db",
+            f"--postgresql-url=postgresql://u:{secret}@127.0.0.1/x",
+        ],
+    )
     work = base / "home" / "work"
     with runlock.hold(work) as lock:
         assert secret not in lock.read_text()
@@ -261,8 +286,20 @@ def test_the_holder_is_named_without_the_password_of_a_url(
             assert f"PID {os.getpid()}" in message and "--mariadb-url '***'" in message, message
             assert secret not in message
         assert not (base / "results").exists() and sorted(p.name for p in work.iterdir()) == ["run.lock"]
-    again = Docbench(base, "run", "storage", "--systems", "sqlite", "--rows", "100",
-                     "--sizes", "1000", "--entropy", "random", name="after")
+    again = Docbench(
+        base,
+        "run",
+        "storage",
+        "--systems",
+        "sqlite",
+        "--rows",
+        "100",
+        "--sizes",
+        "1000",
+        "--entropy",
+        "random",
+        name="after",
+    )
     assert again.wait(300) == 0, again.output()
 
 
@@ -280,7 +317,8 @@ def test_the_lock_is_released_by_a_killed_run(data_100k: Path, base: Path) -> No
 # ----- (d) a stale pid file ------------------------------------------------------------------
 @pytest.mark.parametrize("same_start", [True, False], ids=["same-start-time", "other-start-time"])
 def test_a_stale_pid_file_naming_an_unrelated_process_leaves_it_alone(
-        same_start: bool, real_data_dir: Path, base: Path) -> None:
+    same_start: bool, real_data_dir: Path, base: Path
+) -> None:
     """The pid file names a PID that is now an unrelated live process (a `sleep`), recorded
     with its very start time or another one: it is not signalled, the file is replaced, and
     the run completes."""
@@ -289,10 +327,22 @@ def test_a_stale_pid_file_naming_an_unrelated_process_leaves_it_alone(
     sleeper = subprocess.Popen(["sleep", "600"])
     try:
         started = wait_for(lambda: process_start_time(sleeper.pid), 10, "sleep to start")
-        (workdir / PID_FILE_NAME).write_text(json.dumps({
-            "boot_id": boot_id(), "owner": {"pid": 1, "start_time": -1}, "stop_signal": 2,
-            "processes": [{"pid": sleeper.pid, "start_time": started if same_start else started - 7,
-                           "command": f"/usr/lib/postgresql/16/bin/postgres -D {workdir}/pgdata"}]}))
+        (workdir / PID_FILE_NAME).write_text(
+            json.dumps(
+                {
+                    "boot_id": boot_id(),
+                    "owner": {"pid": 1, "start_time": -1},
+                    "stop_signal": 2,
+                    "processes": [
+                        {
+                            "pid": sleeper.pid,
+                            "start_time": started if same_start else started - 7,
+                            "command": f"/usr/lib/postgresql/16/bin/postgres -D {workdir}/pgdata",
+                        }
+                    ],
+                }
+            )
+        )
         run = Docbench(base, *RUN, "--data", str(real_data_dir))
         assert run.wait() == 0, run.output()
         assert sleeper.poll() is None, "docbench signalled an unrelated process"
@@ -329,8 +379,13 @@ def test_every_managed_server_dies_with_the_process_that_started_it(name: str, b
     if not availability.ok:
         pytest.skip(f"{name}: {availability.reason}")
     workdir = base / "work" / name
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, name, str(workdir)], cwd=base,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, name, str(workdir)],
+        cwd=base,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = holder.stdout.readline()
         assert line, holder.stderr.read()
@@ -339,8 +394,11 @@ def test_every_managed_server_dies_with_the_process_that_started_it(name: str, b
         # The pid files (one per server: FerretDB's and its PostgreSQL's) record the servers
         # so that a later docbench would recognise them: same start time, a command line naming
         # the work directory. (PostgreSQL's backends are not recorded: they die with it.)
-        recorded = [entry for path in sorted(workdir.rglob(PID_FILE_NAME))
-                    for entry in json.loads(path.read_text())["processes"]]
+        recorded = [
+            entry
+            for path in sorted(workdir.rglob(PID_FILE_NAME))
+            for entry in json.loads(path.read_text())["processes"]
+        ]
         assert pids[0] in {entry["pid"] for entry in recorded}
         assert {entry["pid"] for entry in recorded} <= set(pids)
         for entry in recorded:
@@ -348,8 +406,11 @@ def test_every_managed_server_dies_with_the_process_that_started_it(name: str, b
             assert str(workdir) in process_cmdline(entry["pid"])
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait(30)
-        wait_for(lambda: not any(process_start_time(pid) for pid in pids), 120,
-                 f"{name} ({pids}) to stop after its parent died")
+        wait_for(
+            lambda: not any(process_start_time(pid) for pid in pids),
+            120,
+            f"{name} ({pids}) to stop after its parent died",
+        )
         wait_for(lambda: not processes_of(workdir), 60, f"every process of {workdir} to end")
     finally:
         with contextlib.suppress(ProcessLookupError):

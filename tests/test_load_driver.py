@@ -27,7 +27,8 @@ def sqlite(tmp_path: Path):
 
 @pytest.mark.parametrize("batch_size", [1, 3, 7, 100])
 def test_refused_lines_are_exactly_the_bad_ones_with_their_line_numbers(
-        sqlite, tmp_path: Path, batch_size: int) -> None:
+    sqlite, tmp_path: Path, batch_size: int
+) -> None:
     lines = [GOOD] * 40
     bad_at = {2, 7, 8, 21, 40}  # 1-based line numbers in the file, incl. first-of-batch and last
     for number in bad_at:
@@ -63,8 +64,7 @@ def test_line_numbers_continue_across_files_and_blocks(sqlite, tmp_path: Path) -
     assert sqlite.count() == 60_004
 
 
-def test_refusals_named_by_the_engine_are_recorded_without_bisection(tmp_path: Path,
-                                                                     server_url) -> None:
+def test_refusals_named_by_the_engine_are_recorded_without_bisection(tmp_path: Path, server_url) -> None:
     """A bulk API that names the refused items (here a real FerretDB, the session's:
     duplicate _id values) needs no bisection."""
     home = Path(tempfile.mkdtemp(prefix="docbench-ferretdb-"))
@@ -148,8 +148,7 @@ def test_the_live_line_knows_which_file_of_how_many(sqlite, tmp_path: Path) -> N
     assert sqlite.count() == 15
 
 
-def test_duckdb_takes_plain_files_two_per_statement_and_names_each_files_refusals(
-        tmp_path: Path) -> None:
+def test_duckdb_takes_plain_files_two_per_statement_and_names_each_files_refusals(tmp_path: Path) -> None:
     """DuckDB's reader runs its threads across files: the driver hands it two files per
     statement, commits them as one unit, and every refusal keeps its own file and line."""
     files = []
@@ -164,11 +163,15 @@ def test_duckdb_takes_plain_files_two_per_statement_and_names_each_files_refusal
     try:
         system.create()
         units: list[list[str]] = []
-        report = load_files(system.loader(), files, 7,
-                            on_committed=lambda paths, _: units.append([p.name for p in paths]))
+        report = load_files(
+            system.loader(), files, 7, on_committed=lambda paths, _: units.append([p.name for p in paths])
+        )
         assert units == [["file_0001.json", "file_0002.json"], ["file_0003.json"]]
         assert sorted((r.file, r.line) for r in report.refused) == [
-            ("file_0001.json", 10), ("file_0002.json", 20), ("file_0003.json", 30)]
+            ("file_0001.json", 10),
+            ("file_0002.json", 20),
+            ("file_0003.json", 30),
+        ]
         assert all("surrogate" in r.reason for r in report.refused)
         assert report.retried_batches == 0
         assert system.count() == 3 * 49

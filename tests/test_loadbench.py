@@ -13,7 +13,8 @@ from docbench.workloads.analytics.loadbench import bench_load_overhead
 
 
 def test_bench_load_compares_with_the_clean_twin_and_cleans_up(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DOCBENCH_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("DOCBENCH_HOME", str(tmp_path / "home"))
     data = tmp_path / "data" / "hard-6k"
@@ -21,8 +22,7 @@ def test_bench_load_compares_with_the_clean_twin_and_cleans_up(
     hard = read_manifest(data).hard_documents
     assert hard, "the dataset must hold hard documents"
 
-    rows = {row["system"]: row for row in bench_load_overhead(["sqlite", "duckdb"], data_dir=data,
-                                                              repeat=1)}
+    rows = {row["system"]: row for row in bench_load_overhead(["sqlite", "duckdb"], data_dir=data, repeat=1)}
 
     twin = read_manifest(tmp_path / "data" / "hard-6k-clean")
     assert twin.hard_rate == 0 and twin.docs == 6_000 and len(twin.files) == 2

@@ -19,8 +19,11 @@ from docbench.systems import adapter_class, engine_class, open_adapter
 from docbench.workloads.analytics.load import LoadReport, load_files
 
 # The systems docbench starts or embeds (what each refuses: its adapter's refused_hard_kinds).
-SYSTEMS = sorted(name for name in broad_systems()
-                 if adapter_class(name, "analytics") is not None and not engine_class(name).url_only)
+SYSTEMS = sorted(
+    name
+    for name in broad_systems()
+    if adapter_class(name, "analytics") is not None and not engine_class(name).url_only
+)
 # Engines with a native path that names refused documents (adapter.native_refusals): "skips"
 # them in one pass, or "stops" at each (PostgreSQL's COPY before 17: its block is sent again).
 NATIVE = sorted(name for name in SYSTEMS if adapter_class(name, "analytics").native_refusals)
@@ -70,13 +73,13 @@ def _expected(data: Path, system: str) -> dict[str, set[int]]:
 def _load(system, files: list[Path], batches_only: bool) -> LoadReport:
     system.create()
     loader = system.loader()
-    return load_files(BatchesOnly(loader) if batches_only else loader, files,
-                      type(system).load_batch_size)
+    return load_files(BatchesOnly(loader) if batches_only else loader, files, type(system).load_batch_size)
 
 
 @pytest.mark.parametrize("name", SYSTEMS)
-def test_native_capture_finds_exactly_the_hard_documents_bisection_finds(name: str, hard_data: Path,
-                                                                        server_url) -> None:
+def test_native_capture_finds_exactly_the_hard_documents_bisection_finds(
+    name: str, hard_data: Path, server_url
+) -> None:
     home = Path(tempfile.mkdtemp(prefix=f"docbench-refusals-{name}-"))
     home.chmod(0o755)
     system = open_adapter(name, "analytics", home / "db", url=server_url(name))
@@ -102,8 +105,9 @@ def test_native_capture_finds_exactly_the_hard_documents_bisection_finds(name: s
 
 
 @pytest.mark.parametrize("name", NATIVE)
-def test_compressed_files_load_exactly_what_plain_files_load(name: str, hard_data: Path,
-                                                             tmp_path: Path, server_url) -> None:
+def test_compressed_files_load_exactly_what_plain_files_load(
+    name: str, hard_data: Path, tmp_path: Path, server_url
+) -> None:
     import gzip
 
     import zstandard
@@ -125,8 +129,9 @@ def test_compressed_files_load_exactly_what_plain_files_load(name: str, hard_dat
         plain_count = system.count()
         packed = _load(system, compressed, batches_only=False)
         assert system.count() == plain_count
-        assert {Path(n).name.split(".json")[0]: lines for n, lines in packed.refused_lines.items()} == \
-            {Path(n).name.split(".json")[0]: lines for n, lines in plain.refused_lines.items()}
+        assert {Path(n).name.split(".json")[0]: lines for n, lines in packed.refused_lines.items()} == {
+            Path(n).name.split(".json")[0]: lines for n, lines in plain.refused_lines.items()
+        }
         assert packed.retried_batches == 0
     finally:
         system.release()
@@ -166,8 +171,9 @@ def test_a_file_mostly_refused_costs_no_query_per_line(name: str, tmp_path: Path
 
 
 @pytest.mark.parametrize("name", ["postgresql", "postgresql18"])
-def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(name: str, tmp_path: Path,
-                                                                            server_url) -> None:
+def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(
+    name: str, tmp_path: Path, server_url
+) -> None:
     """Refused lines at both ends of a COPY block, two in a row, a quote byte that makes a
     block go quoted; and a file mostly refused. PostgreSQL 15 hands it to bisection after
     MAX_REFUSED_PER_BLOCK refusals in one block (each one re-sends the block); 18's COPY ...
@@ -189,8 +195,10 @@ def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(name:
     system.engine.start()
     try:
         report = _load(system, [data, garbage], batches_only=False)
-        assert report.refused_lines == {"file_0001.json": {1, 2, 18, 21, 39, 40},
-                                        "file_0002.json": {i + 1 for i in range(300) if i % 6}}
+        assert report.refused_lines == {
+            "file_0001.json": {1, 2, 18, 21, 39, 40},
+            "file_0002.json": {i + 1 for i in range(300) if i % 6},
+        }
         assert system.count() == 34 + 50
         # the garbage file: bisected (15), named in one pass (18)
         assert report.whole_file_refusals == (1 if name == "postgresql" else 0)

@@ -92,11 +92,15 @@ def test_misc_real_events_by_hand(real_data_dir):
     assert doc["q1"] == [[None, 6], [POST, 3], [FOLLOW, 2], [LIKE, 1]]
     assert doc["q2"] == [[POST, 3, 2], [LIKE, 1, 1]]  # deletes are not creates
     assert doc["q3"] == [[POST, 4, 2], [POST, 8, 1], [LIKE, 19, 1]]
-    assert doc["q4"] == [["did:plc:vhwscbpufmtoekc5hyz73vpa", 1739074582960891],
-                         ["did:plc:k77e63e2jxhevskb75l2gpio", 1747728920491866]]
+    assert doc["q4"] == [
+        ["did:plc:vhwscbpufmtoekc5hyz73vpa", 1739074582960891],
+        ["did:plc:k77e63e2jxhevskb75l2gpio", 1747728920491866],
+    ]
     # 1742444562673094 - 1739074582960891 = 3369979712203 µs
-    assert doc["q5"] == [["did:plc:vhwscbpufmtoekc5hyz73vpa", 3369979712203],
-                         ["did:plc:k77e63e2jxhevskb75l2gpio", 0]]
+    assert doc["q5"] == [
+        ["did:plc:vhwscbpufmtoekc5hyz73vpa", 3369979712203],
+        ["did:plc:k77e63e2jxhevskb75l2gpio", 0],
+    ]
 
 
 def test_first1000_against_jq(real_data_dir):
@@ -104,21 +108,34 @@ def test_first1000_against_jq(real_data_dir):
     doc = answers_of(real_data_dir / "jsonbench_file_0001_first1000.jsonl")
     assert (doc["documents"], doc["invalid_lines"], doc["empty_lines"]) == (1000, 0, 0)
     assert doc["q1"] == [
-        [LIKE, 504], [FOLLOW, 282], [POST, 95], [REPOST, 66], ["app.bsky.graph.block", 19],
-        ["app.bsky.actor.profile", 13], [None, 10], ["app.bsky.graph.listitem", 9],
+        [LIKE, 504],
+        [FOLLOW, 282],
+        [POST, 95],
+        [REPOST, 66],
+        ["app.bsky.graph.block", 19],
+        ["app.bsky.actor.profile", 13],
+        [None, 10],
+        ["app.bsky.graph.listitem", 9],
         ["app.bsky.graph.listblock", 2],
     ]
     # select(.kind=="commit" and .commit.operation=="create") | group_by(collection) |
     # [coll, length, (map(.did)|unique|length)]
     assert doc["q2"] == [
-        [LIKE, 502, 493], [FOLLOW, 251, 217], [POST, 93, 93], [REPOST, 65, 65],
-        ["app.bsky.graph.block", 19, 19], ["app.bsky.graph.listitem", 9, 5],
-        ["app.bsky.actor.profile", 8, 8], ["app.bsky.graph.listblock", 2, 2],
+        [LIKE, 502, 493],
+        [FOLLOW, 251, 217],
+        [POST, 93, 93],
+        [REPOST, 65, 65],
+        ["app.bsky.graph.block", 19, 19],
+        ["app.bsky.graph.listitem", 9, 5],
+        ["app.bsky.actor.profile", 8, 8],
+        ["app.bsky.graph.listblock", 2, 2],
     ]
     assert doc["q3"] == [[LIKE, 16, 502], [POST, 16, 93], [REPOST, 16, 65]]
-    assert [r[0] for r in doc["q4"]] == ["did:plc:yj3sjq3blzpynh27cumnp5ks",
-                                         "did:plc:l5o3qjrmfztir54cpwlv2eme",
-                                         "did:plc:s4bwqchfzm6gjqfeb6mexgbu"]
+    assert [r[0] for r in doc["q4"]] == [
+        "did:plc:yj3sjq3blzpynh27cumnp5ks",
+        "did:plc:l5o3qjrmfztir54cpwlv2eme",
+        "did:plc:s4bwqchfzm6gjqfeb6mexgbu",
+    ]
     assert doc["q4_ties"]["next"][0] == ["did:plc:gf633cai2zlpbt63ohxnlehn", 1732206349087545]
     # 93 post creates by 93 dids: every span is 0, all 93 tie
     assert [r[1] for r in doc["q5"]] == [0, 0, 0]
@@ -128,19 +145,39 @@ def test_first1000_against_jq(real_data_dir):
 def test_whole_real_directory(real_data_dir):
     # All five files together (cat *.jsonl | jq -s ...): 1184 documents.
     doc = compute_answers(dataset_files(real_data_dir))
-    assert [f["name"] for f in doc["files"]] == sorted(p.name for p in
-                                                       real_data_dir.glob("*.jsonl"))
+    assert [f["name"] for f in doc["files"]] == sorted(p.name for p in real_data_dir.glob("*.jsonl"))
     assert doc["documents"] == 1184
-    assert doc["q1"][:6] == [[LIKE, 614], [FOLLOW, 297], [POST, 120], [REPOST, 83],
-                             ["app.bsky.graph.block", 21], [None, 20]]
-    assert doc["q2"][:5] == [[LIKE, 612, 600], [FOLLOW, 261, 224], [POST, 117, 111],
-                             [REPOST, 82, 81], ["app.bsky.graph.block", 21, 21]]
-    assert doc["q3"] == [[POST, 4, 2], [POST, 8, 1], [LIKE, 14, 106], [POST, 14, 18],
-                         [REPOST, 14, 16], [LIKE, 16, 505], [POST, 16, 96], [REPOST, 16, 66],
-                         [LIKE, 19, 1]]
+    assert doc["q1"][:6] == [
+        [LIKE, 614],
+        [FOLLOW, 297],
+        [POST, 120],
+        [REPOST, 83],
+        ["app.bsky.graph.block", 21],
+        [None, 20],
+    ]
+    assert doc["q2"][:5] == [
+        [LIKE, 612, 600],
+        [FOLLOW, 261, 224],
+        [POST, 117, 111],
+        [REPOST, 82, 81],
+        ["app.bsky.graph.block", 21, 21],
+    ]
+    assert doc["q3"] == [
+        [POST, 4, 2],
+        [POST, 8, 1],
+        [LIKE, 14, 106],
+        [POST, 14, 18],
+        [REPOST, 14, 16],
+        [LIKE, 16, 505],
+        [POST, 16, 96],
+        [REPOST, 16, 66],
+        [LIKE, 19, 1],
+    ]
     # did u4lm… posted at 1783175888186668, …189363, …193345: span 6677 µs
-    assert doc["q5"][:2] == [["did:plc:vhwscbpufmtoekc5hyz73vpa", 3369979712203],
-                             ["did:plc:u4lmvw4wwzaql3z5kcf3r7h4", 6677]]
+    assert doc["q5"][:2] == [
+        ["did:plc:vhwscbpufmtoekc5hyz73vpa", 3369979712203],
+        ["did:plc:u4lmvw4wwzaql3z5kcf3r7h4", 6677],
+    ]
     assert doc["q5"][2][1] == 0
     # 111 dids posted; 109 of them once (span 0)
     assert doc["q5_ties"]["value"] == 0 and doc["q5_ties"]["count"] == 109
@@ -151,9 +188,18 @@ def test_whole_real_directory(real_data_dir):
 
 
 def _ev(did, t, coll, op="create", kind="commit") -> dict:
-    return {"did": did, "time_us": t, "kind": kind,
-            "commit": {"rev": "3lbhtytnn2k2f", "operation": op, "collection": coll,
-                       "rkey": "3lbhtyteurk2y", "record": {"$type": coll}}}
+    return {
+        "did": did,
+        "time_us": t,
+        "kind": kind,
+        "commit": {
+            "rev": "3lbhtytnn2k2f",
+            "operation": op,
+            "collection": coll,
+            "rkey": "3lbhtyteurk2y",
+            "record": {"$type": coll},
+        },
+    }
 
 
 def _line(obj) -> bytes:
@@ -212,8 +258,7 @@ def test_hard_but_valid_documents(tmp_path):
         b'{"did":"did:inf","time_us":1,"kind":"identity","x":1e400}',
         # 1000-deep nesting (orjson's limit is 1024) and 3000-deep (beyond Python's recursion)
         b'{"did":"did:deep","time_us":' + str(T0).encode() + b',"kind":"commit",'
-        b'"commit":{"operation":"create","collection":"app.bsky.feed.post","record":'
-        + deep + b"}}",
+        b'"commit":{"operation":"create","collection":"app.bsky.feed.post","record":' + deep + b"}}",
         b'{"did":"did:deeper","kind":"account","x":' + b"[" * 3000 + b"]" * 3000 + b"}",
     ]
     path = tmp_path / "hard.jsonl"
@@ -237,22 +282,53 @@ def test_odd_fields_follow_query_semantics(tmp_path):
         {"did": "did:a", "time_us": T0, "kind": "commit"},  # commit missing -> null
         {"did": "did:a", "time_us": T0, "kind": "commit", "commit": "x"},  # not an object
         {"did": "did:a", "time_us": T0, "kind": "commit", "commit": {"operation": "create"}},
-        {"did": "did:b", "time_us": T0, "kind": "commit",
-         "commit": {"operation": "create", "collection": None}},
-        {"did": "did:c", "time_us": T0, "kind": "commit",
-         "commit": {"operation": "create", "collection": 123}},  # grouped as "123"
-        {"did": "did:d", "time_us": T0, "kind": "identity",  # not a commit: no create
-         "commit": {"operation": "create", "collection": POST}},
-        {"did": "did:e", "time_us": T0, "kind": "commit",
-         "commit": {"collection": POST}},  # no operation: not a create
-        {"time_us": T0 + 5, "kind": "commit",  # no did: null group in Q4/Q5, not distinct
-         "commit": {"operation": "create", "collection": POST}},
-        {"did": "did:f", "time_us": str(T0), "kind": "commit",  # time as a string: no time
-         "commit": {"operation": "create", "collection": POST}},
-        {"did": "did:g", "time_us": True, "kind": "commit",  # a bool is no time either
-         "commit": {"operation": "create", "collection": POST}},
-        {"did": 7, "time_us": T0 + 9, "kind": "commit",  # a numeric did groups as "7"
-         "commit": {"operation": "create", "collection": POST}},
+        {
+            "did": "did:b",
+            "time_us": T0,
+            "kind": "commit",
+            "commit": {"operation": "create", "collection": None},
+        },
+        {
+            "did": "did:c",
+            "time_us": T0,
+            "kind": "commit",
+            "commit": {"operation": "create", "collection": 123},
+        },  # grouped as "123"
+        {
+            "did": "did:d",
+            "time_us": T0,
+            "kind": "identity",  # not a commit: no create
+            "commit": {"operation": "create", "collection": POST},
+        },
+        {
+            "did": "did:e",
+            "time_us": T0,
+            "kind": "commit",
+            "commit": {"collection": POST},
+        },  # no operation: not a create
+        {
+            "time_us": T0 + 5,
+            "kind": "commit",  # no did: null group in Q4/Q5, not distinct
+            "commit": {"operation": "create", "collection": POST},
+        },
+        {
+            "did": "did:f",
+            "time_us": str(T0),
+            "kind": "commit",  # time as a string: no time
+            "commit": {"operation": "create", "collection": POST},
+        },
+        {
+            "did": "did:g",
+            "time_us": True,
+            "kind": "commit",  # a bool is no time either
+            "commit": {"operation": "create", "collection": POST},
+        },
+        {
+            "did": 7,
+            "time_us": T0 + 9,
+            "kind": "commit",  # a numeric did groups as "7"
+            "commit": {"operation": "create", "collection": POST},
+        },
     ]
     path = tmp_path / "odd.jsonl"
     path.write_bytes(b"\n".join(_line(x) for x in lines))  # no newline after the last line
@@ -279,17 +355,20 @@ def test_extreme_times(tmp_path):
     path = tmp_path / "times.jsonl"
     path.write_bytes(b"".join(_line(e) + b"\n" for e in events))
     doc = answers_of(path)
-    assert doc["q3"] == [[LIKE, 4, 1], [LIKE, 15, 1], [LIKE, 16, 1], [LIKE, 23, 1],
-                         [LIKE, None, 2]]
+    assert doc["q3"] == [[LIKE, 4, 1], [LIKE, 15, 1], [LIKE, 16, 1], [LIKE, 23, 1], [LIKE, None, 2]]
 
 
 def test_q4_q5_top3_and_ties(tmp_path):
     events = [
-        _ev("did:p1", T0 + 10, POST), _ev("did:p1", T0 + 5000, POST),  # span 4990
-        _ev("did:p2", T0 + 20, POST), _ev("did:p2", T0 + 9020, POST),  # span 9000
+        _ev("did:p1", T0 + 10, POST),
+        _ev("did:p1", T0 + 5000, POST),  # span 4990
+        _ev("did:p2", T0 + 20, POST),
+        _ev("did:p2", T0 + 9020, POST),  # span 9000
         _ev("did:p3", T0 + 30, POST),  # span 0
-        _ev("did:p4", T0 + 30, POST), _ev("did:p4", T0 + 4020, POST),  # span 3990
-        _ev("did:p5", T0 + 40, POST), _ev("did:p5", T0 + 4030, POST),  # span 3990
+        _ev("did:p4", T0 + 30, POST),
+        _ev("did:p4", T0 + 4020, POST),  # span 3990
+        _ev("did:p5", T0 + 40, POST),
+        _ev("did:p5", T0 + 4030, POST),  # span 3990
         _ev("did:p6", T0 + 1, POST, op="delete"),  # not a create
         _ev("did:p7", T0 + 2, LIKE),  # not a post
     ]
@@ -330,16 +409,26 @@ def test_iter_lines_across_blocks(tmp_path, monkeypatch):
 
 
 def test_dataset_files_selection(tmp_path):
-    names = ["file_0002.json.gz", "file_0001.json.gz", "a.jsonl", "b.ndjson.zst", "c.json.lz4",
-             "dataset.json", "answers.json", "baselines.json", "x.schema.json", "notes.txt",
-             "d.csv",
-             ".hidden.jsonl", "baselines.txt"]
+    names = [
+        "file_0002.json.gz",
+        "file_0001.json.gz",
+        "a.jsonl",
+        "b.ndjson.zst",
+        "c.json.lz4",
+        "dataset.json",
+        "answers.json",
+        "baselines.json",
+        "x.schema.json",
+        "notes.txt",
+        "d.csv",
+        ".hidden.jsonl",
+        "baselines.txt",
+    ]
     for name in names:
         (tmp_path / name).write_bytes(b"")
     (tmp_path / "sub.jsonl").mkdir()
     got = [p.name for p in dataset_files(tmp_path)]
-    assert got == ["a.jsonl", "b.ndjson.zst", "c.json.lz4", "file_0001.json.gz",
-                   "file_0002.json.gz"]
+    assert got == ["a.jsonl", "b.ndjson.zst", "c.json.lz4", "file_0001.json.gz", "file_0002.json.gz"]
     assert dataset_files(tmp_path / "a.jsonl") == [tmp_path / "a.jsonl"]
     with pytest.raises(FileNotFoundError):
         dataset_files(tmp_path / "missing")
@@ -389,8 +478,9 @@ def _copy_real(real_data_dir: Path, dest: Path, names: list[str]) -> Path:
 
 
 def test_cache_written_reused_and_invalidated(real_data_dir, tmp_path, monkeypatch):
-    d = _copy_real(real_data_dir, tmp_path / "ds",
-                   ["misc_real_events_12.jsonl", "jsonbench_file_0001_first10_raw.jsonl"])
+    d = _copy_real(
+        real_data_dir, tmp_path / "ds", ["misc_real_events_12.jsonl", "jsonbench_file_0001_first10_raw.jsonl"]
+    )
     doc, source = oracle._load_or_compute(d)
     assert source == "computed"
     assert not (d / "answers.json").exists()  # not docbench's directory: nothing written there
@@ -469,13 +559,14 @@ def test_read_only_directory_is_left_alone_even_for_root(real_data_dir, tmp_path
 
 
 def test_jobs_2_equals_jobs_1(real_data_dir, tmp_path, monkeypatch):
-    d = _copy_real(real_data_dir, tmp_path / "ds",
-                   [p.name for p in real_data_dir.glob("*.jsonl")])
+    d = _copy_real(real_data_dir, tmp_path / "ds", [p.name for p in real_data_dir.glob("*.jsonl")])
     big = d / "z_big.jsonl"
-    big.write_bytes((real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes() * 3
-                    + b"\nnot json\n")
-    (d / "y.json.gz").write_bytes(gzip.compress(
-        (real_data_dir / "jetstream_2026_capture_152.jsonl").read_bytes()))
+    big.write_bytes(
+        (real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes() * 3 + b"\nnot json\n"
+    )
+    (d / "y.json.gz").write_bytes(
+        gzip.compress((real_data_dir / "jetstream_2026_capture_152.jsonl").read_bytes())
+    )
     one = answers_of(d, jobs=1)
     # make the big file split into byte ranges among the workers
     monkeypatch.setattr(oracle, "SPLIT_MIN_BYTES", 100_000)
@@ -498,14 +589,21 @@ def test_split_ranges_cover_the_file(tmp_path):
     for pieces in (1, 2, 3, 7, 50):
         ranges = reader.split_ranges(path, pieces)
         assert ranges[0][0] == 0 and ranges[-1][1] == path.stat().st_size
-        got = [ln for a, b in ranges for batch in reader.iter_line_batches(path, start=a, end=b)
-               for ln in batch]
+        got = [
+            ln for a, b in ranges for batch in reader.iter_line_batches(path, start=a, end=b) for ln in batch
+        ]
         assert got == lines
 
 
 def test_deep_parser_matches_json():
-    samples = ['{"a": [1, 2.5, -3e2, "x\\u0041\\n", true, false, null, {}, []], "b": {"c": {}}}',
-               '[]', '"s"', "0", '{"k":"v" }', ' [ [ [ ] ] ] ']
+    samples = [
+        '{"a": [1, 2.5, -3e2, "x\\u0041\\n", true, false, null, {}, []], "b": {"c": {}}}',
+        "[]",
+        '"s"',
+        "0",
+        '{"k":"v" }',
+        " [ [ [ ] ] ] ",
+    ]
     for s in samples:
         assert oracle._parse_deep(s) == json.loads(s)
     for bad in ['{"a":1,}', "[1 2]", '{"a" 1}', "[", "01", '{"a":1}x', "tru"]:
@@ -530,15 +628,27 @@ def test_encode_decode_dids():
 
     rng = random.Random(7)
     plc = _random_plc(rng, 300)
-    odd = ["did:web:example.com", "did:plc:" + "A" * 24, "did:plc:" + "0" * 24,
-           "did:plc:" + "a" * 23, "did:plc:" + "a" * 25, "did:plc:" + "é" * 24,
-           "did:plc:" + "a" * 23 + "\ud83d", "did:plc:" + "a" * 12 + "\n" + "a" * 11,
-           "dix:plc:" + "a" * 24, "", "7"]
+    odd = [
+        "did:web:example.com",
+        "did:plc:" + "A" * 24,
+        "did:plc:" + "0" * 24,
+        "did:plc:" + "a" * 23,
+        "did:plc:" + "a" * 25,
+        "did:plc:" + "é" * 24,
+        "did:plc:" + "a" * 23 + "\ud83d",
+        "did:plc:" + "a" * 12 + "\n" + "a" * 11,
+        "dix:plc:" + "a" * 24,
+        "",
+        "7",
+    ]
     dids = plc[:100] + odd + plc[100:]
     hi, lo, idx, rest = oracle.encode_dids(dids)
     assert sorted(rest) == list(range(100, 100 + len(odd)))
-    assert [oracle.decode_did(h, x) for h, x in zip(hi.tolist(), lo.tolist(), strict=True)] \
-        == [dids[i] for i in idx.tolist()] == plc
+    assert (
+        [oracle.decode_did(h, x) for h, x in zip(hi.tolist(), lo.tolist(), strict=True)]
+        == [dids[i] for i in idx.tolist()]
+        == plc
+    )
     # a chunk of ordinary dids takes the fast path: same result
     hi2, lo2, idx2, rest2 = oracle.encode_dids(plc)
     assert rest2 == [] and (hi2 == hi).all() and (lo2 == lo).all()
@@ -550,8 +660,9 @@ def test_distinct_dids_equal_python_sets():
     rng = random.Random(11)
     population = _random_plc(rng, 3000) + ["did:web:a.example", "did:web:b.example"]
     # force shared 12-character prefixes (equal "hi" halves) into the data too
-    population += ["did:plc:" + "abcdefghijkl" + "".join(rng.choice("mnop") for _ in range(12))
-                   for _ in range(50)]
+    population += [
+        "did:plc:" + "abcdefghijkl" + "".join(rng.choice("mnop") for _ in range(12)) for _ in range(50)
+    ]
     a, b = oracle.DistinctDids(), oracle.DistinctDids()
     seen_a, seen_b = set(), set()
     for _ in range(60):
@@ -563,8 +674,9 @@ def test_distinct_dids_equal_python_sets():
     a.update(b)
     assert len(a) == len(seen_a | seen_b)
     hi, lo = a.arrays()
-    assert {oracle.decode_did(h, x) for h, x in zip(hi.tolist(), lo.tolist(), strict=True)} \
-        | a.other == seen_a | seen_b
+    assert {
+        oracle.decode_did(h, x) for h, x in zip(hi.tolist(), lo.tolist(), strict=True)
+    } | a.other == seen_a | seen_b
 
 
 def test_first_last_equal_dicts():
@@ -576,17 +688,19 @@ def test_first_last_equal_dicts():
     fl = oracle.FirstLast()
     for _ in range(40):
         dids = [rng.choice(population) for _ in range(rng.randint(1, 200))]
-        times = [rng.randint(-10**15, 2**62) for _ in dids]
+        times = [rng.randint(-(10**15), 2**62) for _ in dids]
         fl.add(dids, times)
         for d, t in zip(dids, times, strict=True):
             first[d] = min(first.get(d, t), t)
             last[d] = max(last.get(d, t), t)
     hi, lo, mn, mx = fl.runs.arrays()
-    got_first = {oracle.decode_did(h, x): int(m)
-                 for h, x, m in zip(hi.tolist(), lo.tolist(), mn.tolist(), strict=True)}
+    got_first = {
+        oracle.decode_did(h, x): int(m) for h, x, m in zip(hi.tolist(), lo.tolist(), mn.tolist(), strict=True)
+    }
     got_first.update(fl.mins)
-    got_last = {oracle.decode_did(h, x): int(m)
-                for h, x, m in zip(hi.tolist(), lo.tolist(), mx.tolist(), strict=True)}
+    got_last = {
+        oracle.decode_did(h, x): int(m) for h, x, m in zip(hi.tolist(), lo.tolist(), mx.tolist(), strict=True)
+    }
     got_last.update(fl.maxs)
     assert got_first == first and got_last == last
 
@@ -594,8 +708,10 @@ def test_first_last_equal_dicts():
 def test_post_distinct_counts_timed_and_untimed_creates(tmp_path):
     a, b, c = ("did:plc:" + ch * 24 for ch in "abc")
     events = [
-        _ev(a, T0, POST), _ev(a, "no time", POST),  # a: with and without a time
-        _ev(b, None, POST), _ev(b, None, POST),  # b: only without
+        _ev(a, T0, POST),
+        _ev(a, "no time", POST),  # a: with and without a time
+        _ev(b, None, POST),
+        _ev(b, None, POST),  # b: only without
         _ev(c, T0 + 7, POST),  # c: only with
         _ev(None, T0 + 9, POST),  # no did: not distinct, but its own Q4/Q5 group
         _ev("did:web:x.example", None, POST),  # a did kept as a string, untimed

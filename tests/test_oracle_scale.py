@@ -29,8 +29,7 @@ REPOST = "app.bsky.feed.repost"
 FOLLOW = "app.bsky.graph.follow"
 B32 = "abcdefghijklmnopqrstuvwxyz234567"
 T0 = 1732206349000167
-KEYS = ("documents", "invalid_lines", "empty_lines", "q1", "q2", "q3", "q4", "q5", "q4_ties",
-        "q5_ties")
+KEYS = ("documents", "invalid_lines", "empty_lines", "q1", "q2", "q3", "q4", "q5", "q4_ties", "q5_ties")
 
 
 @pytest.fixture(autouse=True)
@@ -74,26 +73,44 @@ def events(seed: int, n: int, population: int = 300) -> list[bytes]:
         did = _did(rng, population)
         r = rng.random()
         if r < 0.03:
-            ev = {"did": did, "time_us": t, "kind": "identity",
-                  "identity": {"did": did, "handle": "x.bsky.social", "seq": rng.randrange(10**9),
-                               "time": "2024-11-21T16:25:19.445Z"}}
+            ev = {
+                "did": did,
+                "time_us": t,
+                "kind": "identity",
+                "identity": {
+                    "did": did,
+                    "handle": "x.bsky.social",
+                    "seq": rng.randrange(10**9),
+                    "time": "2024-11-21T16:25:19.445Z",
+                },
+            }
         else:
             coll = rng.choice([LIKE, LIKE, LIKE, FOLLOW, FOLLOW, REPOST, POST])
             op = "delete" if rng.random() < 0.05 else "create"
             commit = {"rev": _tid(rng), "operation": op, "collection": coll, "rkey": _tid(rng)}
             if op == "create":
                 if coll == POST:
-                    text = " ".join(rng.choice(["hi", "bluesky", "a", "post", "ok"])
-                                    for _ in range(rng.randrange(1, 9)))
-                    record = {"$type": coll, "createdAt": "2024-11-21T16:25:19.445Z",
-                              "langs": ["en"], "text": text}
+                    text = " ".join(
+                        rng.choice(["hi", "bluesky", "a", "post", "ok"]) for _ in range(rng.randrange(1, 9))
+                    )
+                    record = {
+                        "$type": coll,
+                        "createdAt": "2024-11-21T16:25:19.445Z",
+                        "langs": ["en"],
+                        "text": text,
+                    }
                 elif coll == FOLLOW:
-                    record = {"$type": coll, "createdAt": "2024-11-21T16:25:19.445Z",
-                              "subject": _did(rng, population)}
+                    record = {
+                        "$type": coll,
+                        "createdAt": "2024-11-21T16:25:19.445Z",
+                        "subject": _did(rng, population),
+                    }
                 else:
-                    record = {"$type": coll, "createdAt": "2024-11-21T16:25:19.445Z",
-                              "subject": {"cid": _cid(rng), "uri": f"at://{did}/{POST}/"
-                                                                   f"{_tid(rng)}"}}
+                    record = {
+                        "$type": coll,
+                        "createdAt": "2024-11-21T16:25:19.445Z",
+                        "subject": {"cid": _cid(rng), "uri": f"at://{did}/{POST}/{_tid(rng)}"},
+                    }
                 commit["record"] = record
                 commit["cid"] = _cid(rng)
             ev = {"did": did, "time_us": t, "kind": "commit", "commit": commit}
@@ -126,8 +143,7 @@ def computed(data_dir: Path, **kw) -> tuple[dict, ComputeLog]:
 
 def answers(doc: dict) -> dict:
     """The answers and the files' identity (not their mtimes)."""
-    return {"files": [(f["name"], f["sha256"], f["size"]) for f in doc["files"]],
-            **{k: doc[k] for k in KEYS}}
+    return {"files": [(f["name"], f["sha256"], f["size"]) for f in doc["files"]], **{k: doc[k] for k in KEYS}}
 
 
 def slow_answers(lines: list[bytes]) -> dict:
@@ -136,7 +152,7 @@ def slow_answers(lines: list[bytes]) -> dict:
 
 
 def fast_answers(lines: list[bytes], batch: int = 5000) -> dict:
-    part = scan_batches([lines[i:i + batch] for i in range(0, len(lines), batch)], Partial())
+    part = scan_batches([lines[i : i + batch] for i in range(0, len(lines), batch)], Partial())
     return finalize(part, [])
 
 
@@ -172,8 +188,7 @@ def test_removing_a_file_needs_no_scan(tmp_path):
     assert doc == cold([files[0], files[2]])
     # the partial of the file that went is gone too
     partials = oracle.PartialCache.for_dataset(d).dir
-    assert sorted(p.name for p in partials.glob("*.npz")) == ["file_0001.json.npz",
-                                                              "file_0003.json.npz"]
+    assert sorted(p.name for p in partials.glob("*.npz")) == ["file_0001.json.npz", "file_0003.json.npz"]
 
 
 def _forget(d: Path) -> None:
@@ -233,8 +248,7 @@ def test_compressed_files_cached_per_file(tmp_path):
     plain = tmp_path / "plain"
     for i, data in enumerate(raw, 1):
         write_lines(plain / f"file_000{i}.json", data.split(b"\n")[:-1])
-    assert {k: doc[k] for k in KEYS} == {k: v for k, v in cold(dataset_files(plain)).items()
-                                         if k in KEYS}
+    assert {k: doc[k] for k in KEYS} == {k: v for k, v in cold(dataset_files(plain)).items() if k in KEYS}
     (d / "file_0003.json").unlink()
     doc2, log = computed(d)
     assert log.scanned == [] and doc2["documents"] == 600
@@ -294,8 +308,7 @@ def test_cached_partial_round_trip_keeps_odd_values(tmp_path):
     lines = [
         b'{"did":"did:sur\\ud83d","time_us":5,"kind":"commit","commit":{"operation":"create",'
         b'"collection":"app.bsky.feed.post"}}',
-        b'{"did":7,"time_us":-3,"kind":"commit","commit":{"operation":"create",'
-        b'"collection":{"a":1}}}',
+        b'{"did":7,"time_us":-3,"kind":"commit","commit":{"operation":"create","collection":{"a":1}}}',
         b'{"time_us":9,"kind":"commit","commit":{"operation":"create","collection":"x\\u0000"}}',
         *events(1, 50),
     ]
@@ -324,13 +337,29 @@ def test_templates_take_most_lines_and_change_nothing():
 
 
 def test_real_events_fast_equals_slow(real_data_dir):
-    lines = [ln for f in sorted(real_data_dir.glob("*.jsonl")) for b in iter_line_batches(f)
-             for ln in b]
+    lines = [ln for f in sorted(real_data_dir.glob("*.jsonl")) for b in iter_line_batches(f) for ln in b]
     assert fast_answers(lines * 3) == slow_answers(lines * 3)
 
 
-MUTANTS = [b'"', b"\\", b"\x00", b"\x1f", b"\x7f", b"\x80", b"\xff", b" ", b"0", b"9", b"-",
-           b"a", b"}", b",", b":", b"e", b"."]
+MUTANTS = [
+    b'"',
+    b"\\",
+    b"\x00",
+    b"\x1f",
+    b"\x7f",
+    b"\x80",
+    b"\xff",
+    b" ",
+    b"0",
+    b"9",
+    b"-",
+    b"a",
+    b"}",
+    b",",
+    b":",
+    b"e",
+    b".",
+]
 ESCAPES = [b'\\"', b"\\\\", b"\\/", b"\\n", b"\\u"]
 
 
@@ -353,7 +382,7 @@ def test_every_mutation_of_a_template_line_gives_the_parse_answer():
     for line in samples.values():
         for i in range(len(line)):
             for m in rng.sample(MUTANTS, 3) + [rng.choice(ESCAPES)]:
-                mut = line[:i] + m + line[i + len(m):]
+                mut = line[:i] + m + line[i + len(m) :]
                 if len(mut) == len(line):
                     mutated.append(mut)
     assert len(mutated) > 3000
@@ -436,14 +465,20 @@ def test_simdjson_reads_long_lines_exactly_as_the_full_parse(monkeypatch):
         long_post.replace(b"xxxx", b"\xc3(", 1),  # invalid UTF-8
         long_post.replace(b"xxxx", b"\\u0000", 1),
         long_post.replace(b"xxxx", b"\x01", 1),  # a raw control character
-        long_post.replace(b"xxxx", b'",1e400,"', 1).replace(b'"text":"', b'"text":["', 1)
+        long_post.replace(b"xxxx", b'",1e400,"', 1)
+        .replace(b'"text":"', b'"text":["', 1)
         .replace(b'x","createdAt"', b'x"],"createdAt"', 1),  # 1e400 in an array
         long_post + b" x",  # trailing garbage
         long_post[:-2],  # truncated
         long_post.replace(b'"did":"', b'"d\\u0069d":"', 1),  # an escaped key name: still "did"
-        compact(doc, time_us=2**64 - 1), compact(doc, time_us=2**70), compact(doc, time_us=-1),
-        compact(doc, time_us=float(t)), compact(doc, time_us=str(t)), compact(doc, did=None),
-        compact(doc, did=7), compact(doc, kind=None),
+        compact(doc, time_us=2**64 - 1),
+        compact(doc, time_us=2**70),
+        compact(doc, time_us=-1),
+        compact(doc, time_us=float(t)),
+        compact(doc, time_us=str(t)),
+        compact(doc, did=None),
+        compact(doc, did=7),
+        compact(doc, kind=None),
         compact(doc, commit={**commit, "collection": {"x": 1}}),
         compact(doc, commit={**commit, "record": {"x": [[[[1]]]], "n": 2**80}}),
         compact(doc, commit={**commit, "record": "[" * 2000 + "]" * 2000}),
@@ -493,8 +528,10 @@ def test_a_bad_or_foreign_partial_is_recomputed(tmp_path, monkeypatch):
 
 def test_an_error_in_a_worker_reaches_the_caller(tmp_path):
     good = write_lines(tmp_path / "good.jsonl", events(1, 50))
-    tasks = [("scan", str(tmp_path / "missing.jsonl"), 0, None, True),  # (the worker's)
-             ("scan", str(good), 0, None, True)]
+    tasks = [
+        ("scan", str(tmp_path / "missing.jsonl"), 0, None, True),  # (the worker's)
+        ("scan", str(good), 0, None, True),
+    ]
     with pytest.raises(FileNotFoundError):
         oracle._execute(tasks, 2, lambda result: None, None, ComputeLog())
 
@@ -521,39 +558,60 @@ def _hard_lines() -> list[bytes]:
         return json.dumps({**ev, **top}, separators=(",", ":"), ensure_ascii=False).encode()
 
     commit = doc["commit"]
-    return base + [
-        like.replace(did, did[:-6] + b"\\u0041", 1),  # escapes in the did
-        like.replace(did, did[:-6] + b"\\ud83d", 1),  # a lone surrogate: json takes it
-        like.replace(did, did[:-1] + b"\xc3", 1),  # invalid UTF-8
-        like.replace(did, did.upper(), 1),  # not a did:plc the packing takes
-        like.replace(b'"record":{', b'"record":{"z":"\xed\xa0\x80",', 1),  # UTF-8 surrogate
-        like.replace(b'"record":{', b'"record":{"z":"\\ud800",', 1),  # in the skipped part
-        like.replace(b'"record":{', b'"record":{"z":1e400,"y":123456789012345678901234,', 1),
-        like.replace(b'"record":{', b'"record":{"z":NaN,', 1),
-        like.replace(b'"record":{', b'"record":{"z":"\x01",', 1),  # a raw control character
-        like.replace(b'"record":{', b'"record":{"z":"\\x",', 1),  # a bad escape
-        like[:-1] + b',"did":"did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"}',  # did twice
-        like[:-1] + b',"kind":"identity"}',  # kind twice
-        like.replace(b'"rkey":', b'"collection":', 1),  # collection twice
-        like.replace(b'"did":"', b'"d\\u0069d":"', 1),  # an escaped key name
-        like.replace(b'"operation":"create"', b'"operation":"crea\\u0074e"', 1),
-        like + b"\r", like + b" \t", b" " + like, b"\xef\xbb\xbf" + like, like + b" x",
-        like[:-2], b"[" + like + b"]", b"", b"   ", b"\r", b"null", b"{}",
-        compact(doc, time_us=2**63), compact(doc, time_us=2**63 - 1), compact(doc, time_us=-1),
-        compact(doc, time_us=-(2**63)), compact(doc, time_us=float(doc["time_us"])),
-        compact(doc, time_us=str(doc["time_us"])), compact(doc, time_us=-0.0),
-        compact(doc, did=None), compact(doc, did=7), compact(doc, kind=None),
-        compact(doc, did="did:web:example.com"), compact(doc, did="é"),
-        compact(doc, commit={**commit, "collection": {"x": 1}}),
-        compact(doc, commit={**commit, "collection": "app.bsky.feed.post"}),
-        compact(doc, commit={**commit, "collection": "app.bsky.feed.post"}, did="x"),
-        compact(doc, commit={**commit, "collection": "é\u2028"}),
-        compact(doc, commit={**commit, "record": "[" * 200 + "]" * 200}),
-        compact(doc, commit={**commit, "record": json.loads("[" * 100 + "]" * 100)}),
-        compact(doc, commit=None), compact(doc, commit=[1]),
-        compact({k: v for k, v in doc.items() if k != "kind"}),
-        compact({k: v for k, v in doc.items() if k != "time_us"}),
-    ]
+    return (
+        base
+        + [
+            like.replace(did, did[:-6] + b"\\u0041", 1),  # escapes in the did
+            like.replace(did, did[:-6] + b"\\ud83d", 1),  # a lone surrogate: json takes it
+            like.replace(did, did[:-1] + b"\xc3", 1),  # invalid UTF-8
+            like.replace(did, did.upper(), 1),  # not a did:plc the packing takes
+            like.replace(b'"record":{', b'"record":{"z":"\xed\xa0\x80",', 1),  # UTF-8 surrogate
+            like.replace(b'"record":{', b'"record":{"z":"\\ud800",', 1),  # in the skipped part
+            like.replace(b'"record":{', b'"record":{"z":1e400,"y":123456789012345678901234,', 1),
+            like.replace(b'"record":{', b'"record":{"z":NaN,', 1),
+            like.replace(b'"record":{', b'"record":{"z":"\x01",', 1),  # a raw control character
+            like.replace(b'"record":{', b'"record":{"z":"\\x",', 1),  # a bad escape
+            like[:-1] + b',"did":"did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"}',  # did twice
+            like[:-1] + b',"kind":"identity"}',  # kind twice
+            like.replace(b'"rkey":', b'"collection":', 1),  # collection twice
+            like.replace(b'"did":"', b'"d\\u0069d":"', 1),  # an escaped key name
+            like.replace(b'"operation":"create"', b'"operation":"crea\\u0074e"', 1),
+            like + b"\r",
+            like + b" \t",
+            b" " + like,
+            b"\xef\xbb\xbf" + like,
+            like + b" x",
+            like[:-2],
+            b"[" + like + b"]",
+            b"",
+            b"   ",
+            b"\r",
+            b"null",
+            b"{}",
+            compact(doc, time_us=2**63),
+            compact(doc, time_us=2**63 - 1),
+            compact(doc, time_us=-1),
+            compact(doc, time_us=-(2**63)),
+            compact(doc, time_us=float(doc["time_us"])),
+            compact(doc, time_us=str(doc["time_us"])),
+            compact(doc, time_us=-0.0),
+            compact(doc, did=None),
+            compact(doc, did=7),
+            compact(doc, kind=None),
+            compact(doc, did="did:web:example.com"),
+            compact(doc, did="é"),
+            compact(doc, commit={**commit, "collection": {"x": 1}}),
+            compact(doc, commit={**commit, "collection": "app.bsky.feed.post"}),
+            compact(doc, commit={**commit, "collection": "app.bsky.feed.post"}, did="x"),
+            compact(doc, commit={**commit, "collection": "é\u2028"}),
+            compact(doc, commit={**commit, "record": "[" * 200 + "]" * 200}),
+            compact(doc, commit={**commit, "record": json.loads("[" * 100 + "]" * 100)}),
+            compact(doc, commit=None),
+            compact(doc, commit=[1]),
+            compact({k: v for k, v in doc.items() if k != "kind"}),
+            compact({k: v for k, v in doc.items() if k != "time_us"}),
+        ]
+    )
 
 
 def _native_and_python(files: list[Path], monkeypatch, **kw) -> tuple[dict, dict]:
@@ -567,8 +625,7 @@ def _native_and_python(files: list[Path], monkeypatch, **kw) -> tuple[dict, dict
 def test_native_scanner_gives_the_python_answers(tmp_path, monkeypatch, scanner, real_data_dir):
     """Hard lines, real events, plain and compressed files: the same document, the same
     refusals, the same sha256 as the Python scan."""
-    real = [ln for f in sorted(real_data_dir.glob("*.jsonl")) for b in iter_line_batches(f)
-            for ln in b]
+    real = [ln for f in sorted(real_data_dir.glob("*.jsonl")) for b in iter_line_batches(f) for ln in b]
     lines = _hard_lines() * 2 + real
     plain = write_lines(tmp_path / "d" / "a.json", lines)
     (tmp_path / "d" / "b.json.gz").write_bytes(gzip.compress(plain.read_bytes()))

@@ -31,8 +31,19 @@ def test_plan_extrapolates_from_a_result_here(real_data_dir: Path, tmp_path: Pat
     events = real_data_dir / "jsonbench_file_0001_first1000.jsonl"
     (data / "file_0001.json").write_bytes(events.read_bytes())
     results_dir = tmp_path / "results"
-    assert run_analytics(RunRequest(system_names=["sqlite"], variants=["jsonb"], data_dir=data,
-                                    results_dir=results_dir, tries=1, quiet=True)) == 0
+    assert (
+        run_analytics(
+            RunRequest(
+                system_names=["sqlite"],
+                variants=["jsonb"],
+                data_dir=data,
+                results_dir=results_dir,
+                tries=1,
+                quiet=True,
+            )
+        )
+        == 0
+    )
     [measured] = results.load_results([results_dir])
     assert measured["docbench_peak_rss_bytes"] > 10 << 20
     plan = make_plan("10m", ["sqlite"], ["jsonb"], [results_dir])
@@ -49,9 +60,13 @@ def test_plan_extrapolates_from_a_result_here(real_data_dir: Path, tmp_path: Pat
     # A second scale, 10x larger, where size and load time grew 10x and query memory not at
     # all: the figures follow the power law through both (memory stays flat, not x10,000).
     larger = json.loads(json.dumps(measured))
-    larger.update(num_loaded_documents=measured["num_loaded_documents"] * 10,
-                  dataset_size=measured["dataset_size"] * 10, load_time=measured["load_time"] * 10,
-                  total_size=size * 10, started_at="2099-01-01T00:00:00Z")
+    larger.update(
+        num_loaded_documents=measured["num_loaded_documents"] * 10,
+        dataset_size=measured["dataset_size"] * 10,
+        load_time=measured["load_time"] * 10,
+        total_size=size * 10,
+        started_at="2099-01-01T00:00:00Z",
+    )
     larger["storage"]["on_disk"] = size * 10
     (results_dir / "analytics.sqlite.jsonb.10k.test.json").write_text(json.dumps(larger))
     [need] = make_plan("10m", ["sqlite"], ["jsonb"], [results_dir]).needs
@@ -63,12 +78,16 @@ def test_plan_extrapolates_from_a_result_here(real_data_dir: Path, tmp_path: Pat
 
 
 def test_a_scale_that_does_not_fit_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
-    outcome = CliRunner().invoke(main, ["plan", "--scale", "1000000m", "--systems", "sqlite"],
-                                 terminal_width=200)
+    outcome = CliRunner().invoke(
+        main, ["plan", "--scale", "1000000m", "--systems", "sqlite"], terminal_width=200
+    )
     assert outcome.exit_code == 1
     assert "does not fit" in outcome.output and "GB are free" in outcome.output
-    outcome = CliRunner().invoke(main, ["run", "--scale", "1000000m", "--systems", "sqlite",
-                                        "--results", str(tmp_path / "results")], terminal_width=200)
+    outcome = CliRunner().invoke(
+        main,
+        ["run", "--scale", "1000000m", "--systems", "sqlite", "--results", str(tmp_path / "results")],
+        terminal_width=200,
+    )
     assert outcome.exit_code == 2, outcome.output
     assert not (tmp_path / "data").exists()  # no dataset generated
     assert not list((tmp_path / "results").glob("*.json"))

@@ -24,11 +24,15 @@ def png_size(path: Path) -> tuple[int, int]:
 def test_report_plots_command(tmp_path: Path) -> None:
     write_sample_results(tmp_path / "results")
     out = tmp_path / "plots"
-    outcome = CliRunner().invoke(main, ["report", "--plots", str(out), "--results",
-                                        str(tmp_path / "results")])
+    outcome = CliRunner().invoke(
+        main, ["report", "--plots", str(out), "--results", str(tmp_path / "results")]
+    )
     assert outcome.exit_code == 0, outcome.output
-    expected = {f"analytics-{label}-{chart}.png" for label in ("1m", "10m")
-                for chart in ("hot", "cold", "memory", "storage", "load-time", "data-quality")}
+    expected = {
+        f"analytics-{label}-{chart}.png"
+        for label in ("1m", "10m")
+        for chart in ("hot", "cold", "memory", "storage", "load-time", "data-quality")
+    }
     expected.add("analytics-scaling.png")
     assert {p.name for p in out.iterdir()} == expected
     for path in out.iterdir():
@@ -49,8 +53,10 @@ def test_plots_are_stable_and_single_scale_has_no_scaling_chart(tmp_path: Path) 
     second = write_plots([directory], tmp_path / "b")
     names = [p.name for p in first]
     assert names == [p.name for p in second]
-    assert names == [f"analytics-bluesky_real_2026-{c}.png"
-                     for c in ("hot", "cold", "storage", "load-time", "data-quality")]
+    assert names == [
+        f"analytics-bluesky_real_2026-{c}.png"
+        for c in ("hot", "cold", "storage", "load-time", "data-quality")
+    ]
     assert all(png_size(p)[0] > 400 for p in first)
     assert not list((tmp_path / "a").glob(".*"))
 

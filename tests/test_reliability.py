@@ -38,28 +38,32 @@ def real_small(real_data_dir: Path, tmp_path: Path) -> Path:
     return target
 
 
-@pytest.mark.parametrize(("argv", "says"), [
-    (["run", "--scale", "7q"], "not a count: '7q'"),
-    (["run", "--scale", "0"], "at least one document"),
-    (["run", "--systems", "nosuch"], "unknown system nosuch"),
-    (["run", "--systems", "sqlite,nosuch,other"], "unknown systems nosuch, other"),
-    (["run", "--tries", "0"], "0 is not in the range x>=1"),
-    (["run", "--tries", "-1"], "-1 is not in the range x>=1"),
-    (["run", "--timeout", "0"], "0.0 is not in the range x>0"),
-    (["run", "--systems", "sqlite", "--variants", "nosuch"], "no such variant nosuch"),
-    (["run", "updates", "--docs", "0"], "must be at least 1"),
-    (["run", "updates", "--distribution", "gaussian"], "one or more of uniform, zipfian"),
-    (["run", "storage", "--entropy", "noise"], "one or more of random, repetitive, text"),
-    (["run", "throughput", "--clients", "0"], "must be at least 1"),
-    (["run", "throughput", "--mix", "write-only"], "one or more of read-only"),
-    (["run", "throughput", "--scenario", "gpu"], "one or more of cpu, io"),
-    (["run", "--workload", "nosuch"], "No such command 'nosuch'"),
-    (["generate", "--docs", "1x", "--out", "x"], "not a count: '1x'"),
-    (["setup", "nosuch"], "unknown system nosuch"),
-])
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["run", "--scale", "7q"], "not a count: '7q'"),
+        (["run", "--scale", "0"], "at least one document"),
+        (["run", "--systems", "nosuch"], "unknown system nosuch"),
+        (["run", "--systems", "sqlite,nosuch,other"], "unknown systems nosuch, other"),
+        (["run", "--tries", "0"], "0 is not in the range x>=1"),
+        (["run", "--tries", "-1"], "-1 is not in the range x>=1"),
+        (["run", "--timeout", "0"], "0.0 is not in the range x>0"),
+        (["run", "--systems", "sqlite", "--variants", "nosuch"], "no such variant nosuch"),
+        (["run", "updates", "--docs", "0"], "must be at least 1"),
+        (["run", "updates", "--distribution", "gaussian"], "one or more of uniform, zipfian"),
+        (["run", "storage", "--entropy", "noise"], "one or more of random, repetitive, text"),
+        (["run", "throughput", "--clients", "0"], "must be at least 1"),
+        (["run", "throughput", "--mix", "write-only"], "one or more of read-only"),
+        (["run", "throughput", "--scenario", "gpu"], "one or more of cpu, io"),
+        (["run", "--workload", "nosuch"], "No such command 'nosuch'"),
+        (["generate", "--docs", "1x", "--out", "x"], "not a count: '1x'"),
+        (["setup", "nosuch"], "unknown system nosuch"),
+    ],
+)
 def test_bad_options_are_refused_with_a_message(argv: list[str], says: str, tmp_path: Path) -> None:
-    outcome = CliRunner().invoke(main, [*argv, "--results", str(tmp_path / "r")] if argv[0] == "run"
-                                 else argv)
+    outcome = CliRunner().invoke(
+        main, [*argv, "--results", str(tmp_path / "r")] if argv[0] == "run" else argv
+    )
     assert outcome.exit_code != 0
     text = outcome.output + (str(outcome.exception) if outcome.exception else "")
     assert says in text, text
@@ -75,7 +79,8 @@ def test_unwritable_results_directory_is_refused_before_anything_runs(tmp_path: 
 
 
 def test_a_result_that_cannot_be_written_is_kept_and_the_next_system_runs(
-        real_small: Path, tmp_path: Path, own_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_small: Path, tmp_path: Path, own_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The disk fills up after the first system: its result goes to docbench's work
     directory (said in the result and on the terminal) and the second system still runs."""
     results_dir = tmp_path / "results"
@@ -90,8 +95,14 @@ def test_a_result_that_cannot_be_written_is_kept_and_the_next_system_runs(
         real_write(path, document)
 
     monkeypatch.setattr(result_files, "write_atomically", write)
-    request = RunRequest(system_names=["sqlite", "duckdb"], variants=["jsonb", "default"],
-                         data_dir=real_small, results_dir=results_dir, tries=1, quiet=True)
+    request = RunRequest(
+        system_names=["sqlite", "duckdb"],
+        variants=["jsonb", "default"],
+        data_dir=real_small,
+        results_dir=results_dir,
+        tries=1,
+        quiet=True,
+    )
     assert run_analytics(request) == 0
     monkeypatch.setattr(result_files, "write_atomically", real_write)
     written = [d for d in results.load_results([results_dir]) if d.get("complete")]
@@ -103,15 +114,27 @@ def test_a_result_that_cannot_be_written_is_kept_and_the_next_system_runs(
 
 
 def test_exit_status_is_not_zero_when_a_named_system_cannot_run(real_small: Path, tmp_path: Path) -> None:
-    request = RunRequest(system_names=["sqlite", "mongodb"], variants=["jsonb"], data_dir=real_small,
-                         results_dir=tmp_path / "results", tries=1, quiet=True)
+    request = RunRequest(
+        system_names=["sqlite", "mongodb"],
+        variants=["jsonb"],
+        data_dir=real_small,
+        results_dir=tmp_path / "results",
+        tries=1,
+        quiet=True,
+    )
     assert run_analytics(request) == 1  # mongodb needs --mongodb-url: named, so it is a failure
 
 
 def test_resume_is_bound_to_the_data_not_the_directory_name(real_small: Path, tmp_path: Path) -> None:
     results_dir = tmp_path / "results"
-    request = RunRequest(system_names=["sqlite"], variants=["jsonb"], data_dir=real_small,
-                         results_dir=results_dir, tries=1, quiet=True)
+    request = RunRequest(
+        system_names=["sqlite"],
+        variants=["jsonb"],
+        data_dir=real_small,
+        results_dir=results_dir,
+        tries=1,
+        quiet=True,
+    )
     assert run_analytics(request) == 0
     first = results.load_results([results_dir])
     assert [d["num_loaded_documents"] for d in first] == [1000]
@@ -132,8 +155,14 @@ def test_resume_is_bound_to_the_data_not_the_directory_name(real_small: Path, tm
 
 def test_runs_never_overwrite_and_files_are_readable_by_all(real_small: Path, tmp_path: Path) -> None:
     results_dir = tmp_path / "results"
-    request = RunRequest(system_names=["sqlite"], variants=["jsonb"], data_dir=real_small,
-                         results_dir=results_dir, tries=1, quiet=True)
+    request = RunRequest(
+        system_names=["sqlite"],
+        variants=["jsonb"],
+        data_dir=real_small,
+        results_dir=results_dir,
+        tries=1,
+        quiet=True,
+    )
     assert run_analytics(request) == 0
     assert run_analytics(request) == 0
     paths = sorted(results_dir.glob("analytics.sqlite.jsonb.crlf.*.json"))
@@ -144,8 +173,9 @@ def test_runs_never_overwrite_and_files_are_readable_by_all(real_small: Path, tm
     assert not list(results_dir.glob("*.refused.tsv"))  # nothing refused: no empty log
     # The report shows the latest run of the identity once.
     latest = result_files.latest_documents(results.load_results([results_dir]))
-    assert [d["_path"] for d in latest] == [str(max(paths, key=lambda p: json.loads(
-        p.read_text())["started_at"] + p.name))]
+    assert [d["_path"] for d in latest] == [
+        str(max(paths, key=lambda p: json.loads(p.read_text())["started_at"] + p.name))
+    ]
 
 
 def test_old_format_results_still_report(tmp_path: Path) -> None:
@@ -158,41 +188,60 @@ def test_old_format_results_still_report(tmp_path: Path) -> None:
     assert documents["analytics"]["display_name"] == "SQLite (JSONB)"
     assert documents["storage"]["variant_settings"] == {"type": "jsonb"}
     assert documents["updates"]["finished_at"]
-    outcome = CliRunner().invoke(main, ["report", "--results", str(tmp_path / "results")],
-                                 terminal_width=200)
+    outcome = CliRunner().invoke(main, ["report", "--results", str(tmp_path / "results")], terminal_width=200)
     assert outcome.exit_code == 0, outcome.output
     assert "sqlite/jsonb" in outcome.output
 
 
 def test_a_run_that_never_started_is_not_ranked() -> None:
-    ran = {"system": "postgresql", "variant": "lz4", "result": [[1.0, 0.5, 0.4]] * 5,
-           "answers": [{"query": q + 1, "status": "ok"} for q in range(5)], "timeout_seconds": 600}
-    never = {"system": "postgresql", "variant": "pglz", "result": [[None] * 3] * 5,
-             "answers": [{"query": q + 1, "status": "error"} for q in range(5)],
-             "error": "RuntimeError: could not start", "timeout_seconds": 600}
+    ran = {
+        "system": "postgresql",
+        "variant": "lz4",
+        "result": [[1.0, 0.5, 0.4]] * 5,
+        "answers": [{"query": q + 1, "status": "ok"} for q in range(5)],
+        "timeout_seconds": 600,
+    }
+    never = {
+        "system": "postgresql",
+        "variant": "pglz",
+        "result": [[None] * 3] * 5,
+        "answers": [{"query": q + 1, "status": "error"} for q in range(5)],
+        "error": "RuntimeError: could not start",
+        "timeout_seconds": 600,
+    }
     text = "\n".join(verdicts([ran, never]))
     assert "faster than postgresql/pglz" not in text
     assert "failed: RuntimeError" in text
 
 
 def test_hot_time_from_fewer_tries_is_said() -> None:
-    document = {"system": "sqlite", "variant": "jsonb", "result": [[1.0, None, 0.4]] + [[1.0, 0.5, 0.4]] * 4,
-                "answers": [{"query": q + 1, "status": "ok"} for q in range(5)]}
+    document = {
+        "system": "sqlite",
+        "variant": "jsonb",
+        "result": [[1.0, None, 0.4]] + [[1.0, 0.5, 0.4]] * 4,
+        "answers": [{"query": q + 1, "status": "ok"} for q in range(5)],
+    }
     assert "hot time from fewer tries: Q1 1 of 2" in "\n".join(verdicts([document]))
 
 
 def test_a_password_typed_on_the_command_line_is_warned_about_and_never_stored(tmp_path: Path) -> None:
     url = "postgresql://rel:Secret@9@127.0.0.1:1/other"
-    outcome = CliRunner().invoke(main, ["run", "--systems", "postgresql", "--postgresql-url", url,
-                                        "--results", str(tmp_path / "r")])
+    outcome = CliRunner().invoke(
+        main, ["run", "--systems", "postgresql", "--postgresql-url", url, "--results", str(tmp_path / "r")]
+    )
     assert "visible to other users in `ps`" in outcome.output
     assert "DOCBENCH_POSTGRESQL_URL" in outcome.output
     assert "Secret" not in outcome.output
-    from_env = CliRunner().invoke(main, ["run", "--systems", "postgresql", "--results", str(tmp_path / "r")],
-                                  env={"DOCBENCH_POSTGRESQL_URL": url})
+    from_env = CliRunner().invoke(
+        main,
+        ["run", "--systems", "postgresql", "--results", str(tmp_path / "r")],
+        env={"DOCBENCH_POSTGRESQL_URL": url},
+    )
     assert "visible to other users" not in from_env.output and "Secret" not in from_env.output
-    document = {"error": f"OperationalError: could not connect to {url}",
-                "runs": [{"traceback": "password Secret@9 refused"}]}
+    document = {
+        "error": f"OperationalError: could not connect to {url}",
+        "runs": [{"traceback": "password Secret@9 refused"}],
+    }
     assert "Secret" not in json.dumps(results.scrub(document, url))
 
 
@@ -201,8 +250,13 @@ def test_an_upgraded_run_replaces_the_old_format_one_in_the_report(tmp_path: Pat
     on the same machine: the report shows the new one only."""
     old = json.loads((Path(__file__).parent / "fixtures" / "format1" / "sqlite.jsonb.1m.json").read_text())
     old["environment"]["hostname"] = "the-host"
-    new = {**results.upgrade_copy(old), "format": 2, "machine_slug": "the-host",
-           "dataset_fingerprint": "abc", "started_at": "2026-11-24T10:00:00+00:00"}
+    new = {
+        **results.upgrade_copy(old),
+        "format": 2,
+        "machine_slug": "the-host",
+        "dataset_fingerprint": "abc",
+        "started_at": "2026-11-24T10:00:00+00:00",
+    }
     found = result_files.latest_documents([results.upgrade_copy(old), new])
     assert found == [new]
 
@@ -216,19 +270,23 @@ def test_reserved_result_names_are_released_when_nothing_is_written(tmp_path: Pa
 
 
 def test_a_result_that_cannot_be_written_anywhere_goes_to_stderr(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def full(path: Path, document: dict) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(result_files, "write_atomically", full)
-    assert result_files.write_or_keep(tmp_path / "r.json", {"system": "sqlite", "x": 1},
-                                      tmp_path / "keep") is None
+    assert (
+        result_files.write_or_keep(tmp_path / "r.json", {"system": "sqlite", "x": 1}, tmp_path / "keep")
+        is None
+    )
     assert '"x":1' in capsys.readouterr().err
 
 
 def test_the_scale_is_one_dataset_whatever_its_spelling(tmp_path: Path) -> None:
-    outcome = CliRunner().invoke(main, ["plan", "--scale", "1000k", "--systems", "sqlite"],
-                                 terminal_width=200)
+    outcome = CliRunner().invoke(
+        main, ["plan", "--scale", "1000k", "--systems", "sqlite"], terminal_width=200
+    )
     assert "Plan for 1m (1,000,000 documents)" in outcome.output and "bluesky-1m" in outcome.output
     outcome = CliRunner().invoke(main, ["plan", "--scale", "1m", "--systems", "nosuch"])
     assert outcome.exit_code == 2 and "unknown system nosuch" in outcome.output
@@ -241,10 +299,30 @@ def test_updates_and_storage_results_follow_their_schemas(tmp_path: Path) -> Non
     from docbench.workloads.updates.runner import run_updates
 
     results_dir = tmp_path / "results"
-    assert run_updates(["sqlite"], docs=2000, ops=200, distributions=["uniform"], results_dir=results_dir,
-                       variants=["jsonb"]) == 0
-    assert run_storage(StorageRequest(system_names=["sqlite"], results_dir=results_dir, rows=50,
-                                      sizes=[1000], entropies=["random"], variants=["jsonb"])) == 0
+    assert (
+        run_updates(
+            ["sqlite"],
+            docs=2000,
+            ops=200,
+            distributions=["uniform"],
+            results_dir=results_dir,
+            variants=["jsonb"],
+        )
+        == 0
+    )
+    assert (
+        run_storage(
+            StorageRequest(
+                system_names=["sqlite"],
+                results_dir=results_dir,
+                rows=50,
+                sizes=[1000],
+                entropies=["random"],
+                variants=["jsonb"],
+            )
+        )
+        == 0
+    )
     documents = results.load_results([results_dir])
     assert sorted(d["workload"] for d in documents) == ["storage", "updates"]
     for document in documents:
@@ -253,9 +331,14 @@ def test_updates_and_storage_results_follow_their_schemas(tmp_path: Path) -> Non
 
 
 def test_every_post_load_step_is_timed_on_its_own(real_small: Path, tmp_path: Path) -> None:
-    request = RunRequest(system_names=["sqlite", "duckdb", "clickhouse"],
-                         variants=["jsonb", "default", "lz4"], data_dir=real_small,
-                         results_dir=tmp_path / "results", tries=1, quiet=True)
+    request = RunRequest(
+        system_names=["sqlite", "duckdb", "clickhouse"],
+        variants=["jsonb", "default", "lz4"],
+        data_dir=real_small,
+        results_dir=tmp_path / "results",
+        tries=1,
+        quiet=True,
+    )
     assert run_analytics(request) == 0
     for document in results.load_results([tmp_path / "results"]):
         steps = document["load"]["finish_steps"]
@@ -265,5 +348,7 @@ def test_every_post_load_step_is_timed_on_its_own(real_small: Path, tmp_path: Pa
     # ClickHouse forces no merge (OPTIMIZE FINAL grew faster than the data): it lets the
     # background merges settle and says so.
     assert [s["step"] for s in by_system["clickhouse"]] == [
-        "let the background merges settle (no OPTIMIZE FINAL)", "wait for replaced parts to be removed"]
+        "let the background merges settle (no OPTIMIZE FINAL)",
+        "wait for replaced parts to be removed",
+    ]
     assert by_system["sqlite"][-1]["step"] == "PRAGMA wal_checkpoint(TRUNCATE)"

@@ -31,13 +31,22 @@ def four_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _env(home: Path, results: Path) -> dict[str, str]:
     from docbench import paths
 
-    return {**os.environ, "DOCBENCH_HOME": str(home), "DOCBENCH_RESULTS": str(results),
-            "DOCBENCH_OPT": str(paths.opt_dir()), "COLUMNS": "400"}
+    return {
+        **os.environ,
+        "DOCBENCH_HOME": str(home),
+        "DOCBENCH_RESULTS": str(results),
+        "DOCBENCH_OPT": str(paths.opt_dir()),
+        "COLUMNS": "400",
+    }
 
 
 def _docbench(*argv: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "docbench.cli", *argv], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "docbench.cli", *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def _committed(checkpoint: Path) -> int:
@@ -70,14 +79,15 @@ def _assert_whole_and_once(document: dict, data: Path) -> None:
     assert [a["status"] for a in document["answers"]] == ["ok"] * 5, document["answers"]
 
 
-@pytest.mark.parametrize(("system", "variant"), [("clickhouse", "lz4"), ("duckdb", "default"),
-                                                 ("sqlite", "jsonb")])
-def test_sigkill_of_docbench_mid_load_then_resume(system: str, variant: str, four_files: Path,
-                                                   tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("system", "variant"), [("clickhouse", "lz4"), ("duckdb", "default"), ("sqlite", "jsonb")]
+)
+def test_sigkill_of_docbench_mid_load_then_resume(
+    system: str, variant: str, four_files: Path, tmp_path: Path
+) -> None:
     home, results = tmp_path / "home", tmp_path / "results"
     env = _env(home, results)
-    argv = ["run", "--data", str(four_files), "--systems", system, "--variants", variant,
-            "--tries", "1"]
+    argv = ["run", "--data", str(four_files), "--systems", system, "--variants", variant, "--tries", "1"]
     checkpoint = home / "work" / f"{system}-{variant}" / "load-checkpoint.json"
     first = _docbench(*argv, env=env)
     _wait_for_commit(checkpoint, first)
@@ -98,8 +108,18 @@ def test_a_killed_server_mid_load_then_resume(four_files: Path, tmp_path: Path) 
     home.mkdir()
     home.chmod(0o755)
     env = _env(home, results)
-    argv = ["run", "--data", str(four_files), "--systems", "postgresql", "--variants", "pglz",
-            "--tries", "1", "--no-restart"]  # about the load: no restart before each query
+    argv = [
+        "run",
+        "--data",
+        str(four_files),
+        "--systems",
+        "postgresql",
+        "--variants",
+        "pglz",
+        "--tries",
+        "1",
+        "--no-restart",
+    ]  # about the load: no restart before each query
     workdir = home / "work" / "postgresql-pglz"
     first = _docbench(*argv, env=env)
     _wait_for_commit(workdir / "load-checkpoint.json", first)

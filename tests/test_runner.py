@@ -29,8 +29,7 @@ KNOWN_DEFECTS: set[str] = set()
 def available_systems() -> list[str]:
     """The systems that can run here, but those that are another version of one (their smoke
     tests cover them: tests/test_system_elasticsearch.py)."""
-    return [name for name in REGISTERED
-            if name in broad_systems() and engine_class(name).availability().ok]
+    return [name for name in REGISTERED if name in broad_systems() and engine_class(name).availability().ok]
 
 
 @pytest.fixture(autouse=True)
@@ -72,15 +71,25 @@ def processes_under(path: Path) -> list[int]:
     return found
 
 
-def run(data_dir: Path, results_dir: Path, systems: list[str], expect_exit: int = 0,
-        **kwargs: object) -> list[dict]:
-    request = RunRequest(system_names=systems, data_dir=data_dir, results_dir=results_dir,
-                         tries=kwargs.pop("tries", 2), timeout=kwargs.pop("timeout", 120.0),
-                         quiet=True, **kwargs)  # type: ignore[arg-type]
+def run(
+    data_dir: Path, results_dir: Path, systems: list[str], expect_exit: int = 0, **kwargs: object
+) -> list[dict]:
+    request = RunRequest(
+        system_names=systems,
+        data_dir=data_dir,
+        results_dir=results_dir,
+        tries=kwargs.pop("tries", 2),
+        timeout=kwargs.pop("timeout", 120.0),
+        quiet=True,
+        **kwargs,
+    )  # type: ignore[arg-type]
     status = run_analytics(request)
     documents = results.load_results([results_dir])
-    assert status == expect_exit, [(d["system"], d["variant"], d.get("error"), d.get("query_errors"))
-                                   for d in documents if not d.get("complete")]
+    assert status == expect_exit, [
+        (d["system"], d["variant"], d.get("error"), d.get("query_errors"))
+        for d in documents
+        if not d.get("complete")
+    ]
     for document in documents:
         results.validate({k: v for k, v in document.items() if k != "_path"})
     return documents
@@ -118,8 +127,8 @@ def refusals_by_file(results_dir: Path, document: dict) -> dict[str, set[int]]:
 
 
 def test_every_system_answers_right_on_real_generated_and_dirty_events(
-        real_events: Path, real_data_dir: Path, generated_20k: Path, tmp_path: Path,
-        own_home: Path, server_url) -> None:
+    real_events: Path, real_data_dir: Path, generated_20k: Path, tmp_path: Path, own_home: Path, server_url
+) -> None:
     """One pass over every system (default and best variants) on one dataset: the real events
     (every one loaded), 20,000 generated documents with their hard documents (each engine
     loads or refuses them, counted), and a file with lines that are not documents (each
@@ -135,15 +144,23 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
         shutil.copy(path, data / f"generated_{path.name}")
     lines, bad_line_numbers, good_count = dirty_lines(real_data_dir)
     (data / "dirty_0001.json").write_bytes(b"\n".join(lines) + b"\n")
-    variants = [v.name for s in systems for v in adapter_variants(s, "analytics")
-                if v.role in ("default", "best") and not v.own_server_only]
+    variants = [
+        v.name
+        for s in systems
+        for v in adapter_variants(s, "analytics")
+        if v.role in ("default", "best") and not v.own_server_only
+    ]
     urls = {s: url for s in systems if (url := server_url(s))}
-    documents = run(data, tmp_path / "results", systems, variants=sorted(set(variants)),
-                    urls=urls)
-    assert len(documents) == sum(1 for s in systems for v in adapter_variants(s, "analytics")
-                                 if v.name in variants and not v.own_server_only)
-    real_count = sum(1 for name in real_names for line in (data / name).read_bytes().splitlines()
-                     if line.strip())
+    documents = run(data, tmp_path / "results", systems, variants=sorted(set(variants)), urls=urls)
+    assert len(documents) == sum(
+        1
+        for s in systems
+        for v in adapter_variants(s, "analytics")
+        if v.name in variants and not v.own_server_only
+    )
+    real_count = sum(
+        1 for name in real_names for line in (data / name).read_bytes().splitlines() if line.strip()
+    )
     generated_count = 20_000
     for document in documents:
         name = f"{document['system']}/{document['variant']}"
@@ -151,15 +168,18 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
         if document["system"] in KNOWN_DEFECTS:
             continue
         assert document["dataset_size"] == real_count + generated_count + good_count + len(
-            bad_line_numbers), name
+            bad_line_numbers
+        ), name
         refused = refusals_by_file(tmp_path / "results", document)
         assert refused.pop("dirty_0001.json") == set(bad_line_numbers), (name, document["load_errors"])
         assert not set(refused) & set(real_names), (name, refused)  # every real event loaded
         assert set(refused) <= {f"generated_{p.name}" for p in dataset_files(generated_20k)}
-        assert document["num_loaded_documents"] == document["dataset_size"] - document[
-            "load_errors"]["count"], name
+        assert (
+            document["num_loaded_documents"] == document["dataset_size"] - document["load_errors"]["count"]
+        ), name
         assert document["load_errors"]["count"] == len(bad_line_numbers) + sum(
-            len(lines) for lines in refused.values()), name
+            len(lines) for lines in refused.values()
+        ), name
         statuses = {a["query"]: (a["status"], a["detail"]) for a in document["answers"]}
         assert all(s in TRUSTED for s, _ in statuses.values()), (name, statuses)
         assert all(t is not None for row in document["result"] for t in row), name
@@ -167,8 +187,9 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
     assert processes_under(own_home) == []
 
 
-def test_cold_runs_restart_each_managed_server_kind(real_events: Path, tmp_path: Path,
-                                                    own_home: Path) -> None:
+def test_cold_runs_restart_each_managed_server_kind(
+    real_events: Path, tmp_path: Path, own_home: Path
+) -> None:
     """docbench's own servers, one of each kind that restarts cheaply (PostgreSQL, MariaDB,
     FerretDB on DocumentDB, the latter with its variant that reconfigures the server): started,
     restarted before every query (a true cold run), stopped, nothing left running. (The search
@@ -183,8 +204,7 @@ def test_cold_runs_restart_each_managed_server_kind(real_events: Path, tmp_path:
     for system in systems:  # (variant names are shared: PostgreSQL has an lz4 one too)
         run(real_events, tmp_path / "results", [system], variants=[wanted[system]], tries=1)
     documents = results.load_results([tmp_path / "results"])
-    assert sorted((d["system"], d["variant"]) for d in documents) == sorted(
-        (s, wanted[s]) for s in systems)
+    assert sorted((d["system"], d["variant"]) for d in documents) == sorted((s, wanted[s]) for s in systems)
     for document in documents:
         name = f"{document['system']}/{document['variant']}"
         assert document["complete"], name
@@ -195,10 +215,11 @@ def test_cold_runs_restart_each_managed_server_kind(real_events: Path, tmp_path:
     assert processes_under(own_home) == []
 
 
-@pytest.mark.skipif(not engine_class("postgresql").availability().ok,
-                    reason="PostgreSQL server binaries are installed by `make test`")
-def test_refused_documents_are_data_quality_not_wrong_answers(real_data_dir: Path,
-                                                              tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    not engine_class("postgresql").availability().ok,
+    reason="PostgreSQL server binaries are installed by `make test`",
+)
+def test_refused_documents_are_data_quality_not_wrong_answers(real_data_dir: Path, tmp_path: Path) -> None:
     """PostgreSQL refuses a \\u0000 escape: it is counted as refused, and the answers are judged
     against the oracle re-run without it (so the queries are still found correct)."""
     lines = (real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes().splitlines()[:300]
@@ -219,8 +240,13 @@ def test_refused_documents_are_data_quality_not_wrong_answers(real_data_dir: Pat
 
 
 def test_query_timeout_is_recorded_and_the_run_goes_on(generated_20k: Path, tmp_path: Path) -> None:
-    documents = run(generated_20k, tmp_path / "results", ["sqlite", "duckdb"], timeout=0.001,
-                    variants=["jsonb", "default"])
+    documents = run(
+        generated_20k,
+        tmp_path / "results",
+        ["sqlite", "duckdb"],
+        timeout=0.001,
+        variants=["jsonb", "default"],
+    )
     assert {d["system"] for d in documents} == {"sqlite", "duckdb"}
     for document in documents:
         assert document["complete"]
@@ -231,17 +257,23 @@ def test_query_timeout_is_recorded_and_the_run_goes_on(generated_20k: Path, tmp_
             assert document["answers"][q]["status"] == "error"
 
 
-@pytest.mark.skipif(not engine_class("postgresql").availability().ok,
-                    reason="PostgreSQL server binaries are installed by `make test`")
+@pytest.mark.skipif(
+    not engine_class("postgresql").availability().ok,
+    reason="PostgreSQL server binaries are installed by `make test`",
+)
 def test_killed_server_is_recorded_restarted_and_next_system_runs(
-        real_events: Path, tmp_path: Path, own_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_events: Path, tmp_path: Path, own_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_worker = runner.run_query_in_worker
     killed: list[int] = []
 
     def kill_server_before_q3(system_name: str, spec: dict, number: int, *args: object):
         if system_name == "postgresql" and number == 3 and not killed:
-            postmasters = [pid for pid in processes_under(own_home)
-                           if b"postgres" in Path(f"/proc/{pid}/comm").read_bytes()]
+            postmasters = [
+                pid
+                for pid in processes_under(own_home)
+                if b"postgres" in Path(f"/proc/{pid}/comm").read_bytes()
+            ]
             assert postmasters
             for pid in postmasters:
                 os.kill(pid, signal.SIGKILL)
@@ -250,8 +282,9 @@ def test_killed_server_is_recorded_restarted_and_next_system_runs(
 
     monkeypatch.setattr(runner, "run_query_in_worker", kill_server_before_q3)
     # A crash is not a measurement: the PostgreSQL run is incomplete, so the exit status is 1.
-    documents = run(real_events, tmp_path / "results", ["postgresql", "sqlite"], expect_exit=1,
-                    variants=["pglz", "jsonb"])
+    documents = run(
+        real_events, tmp_path / "results", ["postgresql", "sqlite"], expect_exit=1, variants=["pglz", "jsonb"]
+    )
     by_system = {d["system"]: d for d in documents}
     assert killed
     pg = by_system["postgresql"]

@@ -57,8 +57,11 @@ def test_parse_kill() -> None:
 
 
 def test_reports_name_the_shape_beside_the_system() -> None:
-    one = {"system": "opensearch", "variant": "default",
-           "cluster": {"nodes": 1, "shards": 1, "replicas": 0, "managed": True}}
+    one = {
+        "system": "opensearch",
+        "variant": "default",
+        "cluster": {"nodes": 1, "shards": 1, "replicas": 0, "managed": True},
+    }
     three = {**one, "cluster": {"nodes": 3, "shards": 3, "replicas": 1, "managed": True}}
     assert run_name(one) == "opensearch/default"
     assert run_name(three) == "opensearch/default [3n/3s/1r]"
@@ -75,16 +78,20 @@ def clean_cluster_env(monkeypatch: pytest.MonkeyPatch):
         os.environ.pop(name, None)
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--systems", "postgresql", "--nodes", "3"], "cannot run as a cluster"),
-    (["--systems", "opensearch,duckdb", "--replicas", "1"], "duckdb cannot run as a cluster"),
-    (["--nodes", "3"], "need --systems"),
-    (["--systems", "opensearch", "--nodes", "3", "--kill-node", "sideways"], "give load or queries"),
-    (["--systems", "opensearch", "--nodes", "0"], "0"),
-    (["--systems", "opensearch", "--kill-node", "load"], "give --nodes 2 or more"),
-])
-def test_cluster_options_are_checked_before_anything_runs(argv: list[str], message: str,
-                                                          clean_cluster_env: None) -> None:
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--systems", "postgresql", "--nodes", "3"], "cannot run as a cluster"),
+        (["--systems", "opensearch,duckdb", "--replicas", "1"], "duckdb cannot run as a cluster"),
+        (["--nodes", "3"], "need --systems"),
+        (["--systems", "opensearch", "--nodes", "3", "--kill-node", "sideways"], "give load or queries"),
+        (["--systems", "opensearch", "--nodes", "0"], "0"),
+        (["--systems", "opensearch", "--kill-node", "load"], "give --nodes 2 or more"),
+    ],
+)
+def test_cluster_options_are_checked_before_anything_runs(
+    argv: list[str], message: str, clean_cluster_env: None
+) -> None:
     from docbench.cli import main
 
     result = CliRunner().invoke(main, ["run", "analytics", *argv])
@@ -123,19 +130,36 @@ def cluster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
             os.chmod(part, part.stat().st_mode | 0o011)
     data = home / "data"
     if not (data / "dataset.json").exists():
-        subprocess.run([sys.executable, "-m", "docbench.cli", "generate", "--docs", DOCS,
-                        "--out", str(data)], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "docbench.cli", "generate", "--docs", DOCS, "--out", str(data)],
+            check=True,
+            capture_output=True,
+        )
     return home
 
 
-def docbench_run(home: Path, argv: list[str], results: Path) -> tuple[subprocess.CompletedProcess[str],
-                                                                       dict]:
+def docbench_run(home: Path, argv: list[str], results: Path) -> tuple[subprocess.CompletedProcess[str], dict]:
     env = {**os.environ, "DOCBENCH_HOME": str(home / "home"), "DOCBENCH_SEARCH_HEAP": NODE_HEAP}
     for name in SHAPE_VARIABLES:
         env.pop(name, None)
-    process = subprocess.run([sys.executable, "-m", "docbench.cli", "run", "analytics",
-                              "--variants", "default", "--results", str(results), *argv],
-                             env=env, capture_output=True, text=True, timeout=1200)
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "docbench.cli",
+            "run",
+            "analytics",
+            "--variants",
+            "default",
+            "--results",
+            str(results),
+            *argv,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     written = sorted(results.glob("analytics.*.json"))
     assert written, process.stdout[-3000:] + process.stderr[-3000:]
     return process, json.loads(written[-1].read_text())
@@ -145,16 +169,27 @@ def _statuses(document: dict) -> list[str]:
     return [answer["status"] for answer in document["answers"]]
 
 
-def test_node_killed_during_the_load_loses_and_duplicates_nothing(cluster_home: Path,
-                                                                  tmp_path: Path) -> None:
+def test_node_killed_during_the_load_loses_and_duplicates_nothing(cluster_home: Path, tmp_path: Path) -> None:
     """3 nodes, 3 shards, 1 replica; SIGKILL of one node 2 s into the load: the load finishes
     on the two others with every offered document exactly once, the answers are exact, and the
     result says what happened."""
     system = "opensearch"
     _installed(system)
-    process, document = docbench_run(cluster_home, [
-        "--systems", system, "--nodes", "3", "--kill-node", "load@2", "--no-restart",
-        "--data", str(cluster_home / "data")], tmp_path)
+    process, document = docbench_run(
+        cluster_home,
+        [
+            "--systems",
+            system,
+            "--nodes",
+            "3",
+            "--kill-node",
+            "load@2",
+            "--no-restart",
+            "--data",
+            str(cluster_home / "data"),
+        ],
+        tmp_path,
+    )
     output = process.stdout + process.stderr
     assert document["complete"], output[-3000:]
     assert _statuses(document) == ["ok"] * 5, document.get("query_errors")
@@ -175,9 +210,23 @@ def test_node_killed_during_the_queries_keeps_the_answers(cluster_home: Path, tm
     """Queries on 3 nodes with 1 replica; one node killed 1 s into them: every answer still
     exact (the searches fail over to the surviving copies)."""
     _installed("elasticsearch")
-    process, document = docbench_run(cluster_home, [
-        "--systems", "elasticsearch", "--nodes", "3", "--kill-node", "queries@1", "--no-restart",
-        "--tries", "6", "--data", str(cluster_home / "data")], tmp_path)
+    process, document = docbench_run(
+        cluster_home,
+        [
+            "--systems",
+            "elasticsearch",
+            "--nodes",
+            "3",
+            "--kill-node",
+            "queries@1",
+            "--no-restart",
+            "--tries",
+            "6",
+            "--data",
+            str(cluster_home / "data"),
+        ],
+        tmp_path,
+    )
     assert document["complete"], (process.stdout + process.stderr)[-3000:]
     assert _statuses(document) == ["ok"] * 5, document.get("query_errors")
     [event] = document["cluster"]["faults"]["events"]
@@ -188,9 +237,25 @@ def test_without_replicas_a_killed_node_is_lost_data(cluster_home: Path, tmp_pat
     """Replicas 0: the shard on the killed node has no copy. The run says so (failed queries
     naming the unavailable shards, a red cluster), it does not answer from what is left."""
     _installed("elasticsearch")
-    _process, document = docbench_run(cluster_home, [
-        "--systems", "elasticsearch", "--nodes", "3", "--replicas", "0", "--kill-node",
-        "queries@1", "--no-restart", "--tries", "6", "--data", str(cluster_home / "data")], tmp_path)
+    _process, document = docbench_run(
+        cluster_home,
+        [
+            "--systems",
+            "elasticsearch",
+            "--nodes",
+            "3",
+            "--replicas",
+            "0",
+            "--kill-node",
+            "queries@1",
+            "--no-restart",
+            "--tries",
+            "6",
+            "--data",
+            str(cluster_home / "data"),
+        ],
+        tmp_path,
+    )
     cluster = document["cluster"]
     assert cluster["replicas"] == 0
     assert cluster["faults"]["events"][0]["killed"]
@@ -203,8 +268,9 @@ def test_without_replicas_a_killed_node_is_lost_data(cluster_home: Path, tmp_pat
     assert "shard" in errors, errors
 
 
-def test_several_urls_fail_over_to_a_live_node(cluster_home: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_several_urls_fail_over_to_a_live_node(
+    cluster_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """URL mode: a managed 2-node cluster started here, given as three URLs of which the first
     does not answer: the run works on the live ones, records the cluster as not docbench's,
     and counts the nodes it found (two, not the three URLs)."""
@@ -221,9 +287,19 @@ def test_several_urls_fail_over_to_a_live_node(cluster_home: Path, tmp_path: Pat
         engine.start()
     try:
         urls = ",".join([f"http://127.0.0.1:{free_port()}", engine.base_url])
-        process, document = docbench_run(cluster_home, [
-            "--systems", "elasticsearch", "--elasticsearch-url", urls, "--no-restart",
-            "--data", str(cluster_home / "data")], tmp_path)
+        process, document = docbench_run(
+            cluster_home,
+            [
+                "--systems",
+                "elasticsearch",
+                "--elasticsearch-url",
+                urls,
+                "--no-restart",
+                "--data",
+                str(cluster_home / "data"),
+            ],
+            tmp_path,
+        )
         assert document["complete"], (process.stdout + process.stderr)[-3000:]
         assert _statuses(document) == ["ok"] * 5
         cluster = document["cluster"]

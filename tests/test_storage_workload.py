@@ -29,23 +29,35 @@ def _available(name: str) -> bool:
     return adapter_module(name, "storage") is not None and engine_class(name).availability().ok
 
 
-def _run(tmp_path: Path, systems: list[str], variants: list[str],
-         entropies: list[str], rows: int = ROWS, sizes: list[int] | None = None,
-         urls: dict[str, str] | None = None) -> Path:
+def _run(
+    tmp_path: Path,
+    systems: list[str],
+    variants: list[str],
+    entropies: list[str],
+    rows: int = ROWS,
+    sizes: list[int] | None = None,
+    urls: dict[str, str] | None = None,
+) -> Path:
     results = tmp_path / "results"
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     os.chmod(tmp_path, 0o755)
     os.chmod(work, 0o755)
-    request = StorageRequest(system_names=systems, results_dir=results, rows=rows,
-                             sizes=sizes or SIZES, entropies=entropies, variants=variants,
-                             work_dir=work, urls=urls or {})
+    request = StorageRequest(
+        system_names=systems,
+        results_dir=results,
+        rows=rows,
+        sizes=sizes or SIZES,
+        entropies=entropies,
+        variants=variants,
+        work_dir=work,
+        urls=urls or {},
+    )
     assert run_storage(request) == 0
     return results
 
 
-def _cells(results: Path, system: str, variant: str,
-           rows: int = ROWS) -> dict[tuple[int, str], dict]:
+def _cells(results: Path, system: str, variant: str, rows: int = ROWS) -> dict[tuple[int, str], dict]:
     latest = result_files.latest_run(results, "storage", system, variant, f"r{rows}")
     assert latest is not None
     document = json.loads(latest[0].read_text())
@@ -138,8 +150,9 @@ SERVER_ROWS = 300
 SERVER_SIZES = [1000, 7000]
 
 
-def _check_loaded(cells: dict[tuple[int, str], dict], rows: int = SERVER_ROWS,
-                  own_directory: bool = True) -> None:
+def _check_loaded(
+    cells: dict[tuple[int, str], dict], rows: int = SERVER_ROWS, own_directory: bool = True
+) -> None:
     """Every cell loaded all rows, and its total counts the data and the index (and is
     close to the data directory's size where docbench owns it)."""
     for cell in cells.values():
@@ -155,8 +168,10 @@ def _check_loaded(cells: dict[tuple[int, str], dict], rows: int = SERVER_ROWS,
 def test_matrix_variants_declared() -> None:
     """MongoDB: one variant per block compressor; the search engines mirror their analytics
     variants' names; FerretDB has a single one (DocumentDB's TOAST, no block compressor)."""
-    names = {name: [v.name for v in adapter_variants(name, "storage")]
-             for name in ("mongodb", "ferretdb", "elasticsearch", "opensearch")}
+    names = {
+        name: [v.name for v in adapter_variants(name, "storage")]
+        for name in ("mongodb", "ferretdb", "elasticsearch", "opensearch")
+    }
     assert names["mongodb"] == ["snappy", "zstd", "zlib", "none"]
     assert names["ferretdb"] == ["default"]
     for engine in ("elasticsearch", "opensearch"):
@@ -167,8 +182,9 @@ def test_matrix_variants_declared() -> None:
 
 @pytest.mark.skipif(not _available("ferretdb"), reason="FerretDB is not installed")
 def test_ferretdb_cells(tmp_path: Path) -> None:
-    results = _run(tmp_path, ["ferretdb"], ["default"], ["random", "repetitive"],
-                   rows=SERVER_ROWS, sizes=SERVER_SIZES)
+    results = _run(
+        tmp_path, ["ferretdb"], ["default"], ["random", "repetitive"], rows=SERVER_ROWS, sizes=SERVER_SIZES
+    )
     cells = _cells(results, "ferretdb", "default", rows=SERVER_ROWS)
     assert len(cells) == 4
     _check_loaded(cells)
@@ -190,8 +206,9 @@ def test_mongodb_target_by_url_on_ferretdb(tmp_path: Path, mongodb_url: str) -> 
     """The mongodb module (no mongod here) against a FerretDB server given by URL: the
     create option is sent (FerretDB ignores it), fsync is refused and recorded."""
     target = open_adapter("mongodb", "storage", tmp_path / "work", "zstd", url=mongodb_url)
-    request = StorageRequest(rows=SERVER_ROWS, sizes=[1000], entropies=["random"],
-                             work_dir=tmp_path / "documents")
+    request = StorageRequest(
+        rows=SERVER_ROWS, sizes=[1000], entropies=["random"], work_dir=tmp_path / "documents"
+    )
     target.start()
     try:
         if not target.version().startswith("FerretDB"):
@@ -229,8 +246,9 @@ def test_search_engine_cells(engine: str, search_tmp: Path) -> None:
     running_before = set(server.running_pids())  # the session's shared servers
     base = search_tmp / engine
     base.mkdir()
-    results = _run(base, [engine], ["best_compression"], ["random", "repetitive"],
-                   rows=SERVER_ROWS, sizes=SERVER_SIZES)
+    results = _run(
+        base, [engine], ["best_compression"], ["random", "repetitive"], rows=SERVER_ROWS, sizes=SERVER_SIZES
+    )
     cells = _cells(results, engine, "best_compression", rows=SERVER_ROWS)
     assert len(cells) == 4
     _check_loaded(cells)
@@ -246,8 +264,7 @@ def test_search_engine_cells(engine: str, search_tmp: Path) -> None:
 
     no_source_dir = search_tmp / f"{engine}-no-source"
     no_source_dir.mkdir()
-    results = _run(no_source_dir, [engine], ["no_source"], ["random"], rows=SERVER_ROWS,
-                   sizes=[7000])
+    results = _run(no_source_dir, [engine], ["no_source"], ["random"], rows=SERVER_ROWS, sizes=[7000])
     cell = _cells(results, engine, "no_source", rows=SERVER_ROWS)[(7000, "random")]
     _check_loaded({(7000, "random"): cell})
     assert cell["detail"]["recovery_source"]["pruned"] is True

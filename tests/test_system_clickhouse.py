@@ -22,11 +22,14 @@ from docbench.systems.clickhouse.engine import ClickHouseEngine
 from docbench.workloads.analytics.load import load_files
 from docbench.workloads.analytics.worker import run_query_in_worker
 
-pytestmark = pytest.mark.skipif(not ClickHouseEngine.availability().ok,
-                                reason="the chdb package is not installed")
+pytestmark = pytest.mark.skipif(
+    not ClickHouseEngine.availability().ok, reason="the chdb package is not installed"
+)
 
-BASE = b'{"did":"did:plc:hard","time_us":1732206349000167,"kind":"commit","commit":{"rev":"x",' \
-       b'"operation":"create","collection":"app.bsky.feed.post","record":'
+BASE = (
+    b'{"did":"did:plc:hard","time_us":1732206349000167,"kind":"commit","commit":{"rev":"x",'
+    b'"operation":"create","collection":"app.bsky.feed.post","record":'
+)
 
 
 def _post(record: bytes) -> bytes:
@@ -80,7 +83,6 @@ def _block_methods(system: ClickHouseAnalytics) -> set[int]:
         if len(header) == 17:
             methods.add(header[16])
     return methods
-
 
 
 class TestClickHouse(AnalyticsAdapterSuite):
@@ -142,9 +144,10 @@ class TestClickHouse(AnalyticsAdapterSuite):
     def test_session_timeout_setting(self, loaded) -> None:
         session = ClickHouseAnalytics.open_session({**loaded.session_spec(), "timeout": 12.5})
         try:
-            outcome = session.execute(0, "SELECT getSetting('max_execution_time'), "
-                                         "getSetting('use_query_cache')")
-            (timeout, query_cache), = outcome.rows
+            outcome = session.execute(
+                0, "SELECT getSetting('max_execution_time'), getSetting('use_query_cache')"
+            )
+            ((timeout, query_cache),) = outcome.rows
             assert timeout == 13 and not query_cache
         finally:
             session.close()

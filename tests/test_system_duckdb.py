@@ -11,8 +11,9 @@ from docbench.systems.duckdb.analytics import DuckDBAnalytics
 from docbench.systems.duckdb.engine import DuckDBEngine
 from docbench.systems.duckdb.session import _profile_metrics
 
-pytestmark = pytest.mark.skipif(not DuckDBEngine.availability().ok,
-                                reason="the duckdb package is not installed")
+pytestmark = pytest.mark.skipif(
+    not DuckDBEngine.availability().ok, reason="the duckdb package is not installed"
+)
 
 # Not JSON, but DuckDB's parser is lenient about them (the oracle counts them as invalid lines).
 LENIENT = {
@@ -46,16 +47,16 @@ ACCEPTED = {
     "backslashes": b'{"did": "did:plc:bs", "text": "a\\\\b \\"q\\" \\n \\t \\u00e9 \\ud83d\\ude00"}',
     # posts with odd time_us: "no time" (hour NULL, ignored by Q4/Q5) unless a 64-bit integer
     "time_us_fraction": b'{"did": "did:plc:frac", "time_us": 1.5, "kind": "commit", '
-                        b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
+    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
     "time_us_string": b'{"did": "did:plc:str", "time_us": "1732206349000167", "kind": "commit", '
-                      b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
+    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
     "time_us_beyond_64_bits": b'{"did": "did:plc:huge", "time_us": 9223372036854775808, '
-                              b'"kind": "commit", "commit": {"operation": "create", '
-                              b'"collection": "app.bsky.feed.like"}}',
+    b'"kind": "commit", "commit": {"operation": "create", '
+    b'"collection": "app.bsky.feed.like"}}',
     "time_us_negative": b'{"did": "did:plc:neg", "time_us": -1, "kind": "commit", '
-                        b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
+    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
     "collection_number": b'{"did": "did:plc:num", "kind": "commit", "commit": '
-                         b'{"operation": "create", "collection": 42}}',
+    b'{"operation": "create", "collection": 42}}',
 }
 
 
@@ -75,8 +76,10 @@ class TestDuckDB(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
         assert DuckDBAnalytics.load_batch_size == 122_880  # one DuckDB row group
 
     def check_stored(self, system, lines):
-        same_documents([row[0] for row in system.engine.connection().execute(
-            "SELECT doc FROM documents").fetchall()], lines)
+        same_documents(
+            [row[0] for row in system.engine.connection().execute("SELECT doc FROM documents").fetchall()],
+            lines,
+        )
 
     def check_outcome(self, number, outcome):
         super().check_outcome(number, outcome)
@@ -109,8 +112,10 @@ class TestDuckDB(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
             assert con.execute(f"SELECT current_setting('{name}')").fetchone()[0] is False
 
     def test_profile_metrics_formats(self):
-        assert _profile_metrics('{"query": {"total_time": 0.5}, "system": '
-                                '{"peak_buffer_memory": 1024}}') == (0.5, 1024)
+        assert _profile_metrics('{"query": {"total_time": 0.5}, "system": {"peak_buffer_memory": 1024}}') == (
+            0.5,
+            1024,
+        )
         assert _profile_metrics('{"latency": 0.25, "system_peak_buffer_memory": 0}') == (0.25, None)
         assert _profile_metrics("not json") == (None, None)
 

@@ -149,8 +149,7 @@ class SearchEngineSmoke:
             assert session.engine_pids() == [node.engine.node.server_pid]
             for number, text in enumerate(node.queries(), start=1):
                 outcome = session.execute(number, text)
-                check = check_answer(number, outcome.rows, answers,
-                                     time_precision_us=cls_.time_precision_us)
+                check = check_answer(number, outcome.rows, answers, time_precision_us=cls_.time_precision_us)
                 assert check.status == "ok", (number, check.detail, outcome.rows[:5])
                 assert outcome.engine_seconds is not None and outcome.engine_seconds >= 0
                 if number == 2:
@@ -174,7 +173,8 @@ class SearchEngineSmoke:
         from docbench.systems import adapter_class, adapter_variants
 
         target = adapter_class(self.system_name, "updates")(
-            node.engine, adapter_variants(self.system_name, "updates")[0])
+            node.engine, adapter_variants(self.system_name, "updates")[0]
+        )
         styles = target.bulk_update_styles()
         assert ("update_by_query" in styles) is self.update_by_query, styles
         target.create()
@@ -224,8 +224,7 @@ class SearchEngineSuite(SearchEngineSmoke):
         """The other variants load into the same node reached by URL: docbench touches only
         its own index there and cannot restart or stop that server."""
         client = HttpClient(node.engine.base_url)
-        client.request("PUT", "/not_docbench", {"settings": {"number_of_shards": 1,
-                                                             "number_of_replicas": 0}})
+        client.request("PUT", "/not_docbench", {"settings": {"number_of_shards": 1, "number_of_replicas": 0}})
         lines = _real_lines(files)
         assert engine_cls.availability(node.engine.base_url).ok
         sizes = {}

@@ -23,9 +23,11 @@ from docbench.systems.mongodb.analytics import INDEX_NAME
 
 pytest.importorskip("pymongo")
 
-GOOD = (b'{"did":"did:plc:a","time_us":1732206349000167,"kind":"commit","commit":{"operation":'
-        b'"create","collection":"app.bsky.feed.post","record":{"$type":"app.bsky.feed.post",'
-        b'"text":"$5 off"}}}')
+GOOD = (
+    b'{"did":"did:plc:a","time_us":1732206349000167,"kind":"commit","commit":{"operation":'
+    b'"create","collection":"app.bsky.feed.post","record":{"$type":"app.bsky.feed.post",'
+    b'"text":"$5 off"}}}'
+)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -46,6 +48,7 @@ def managed_engine(tmp_path_factory):
     finally:
         engine.stop()
     assert not engine.server.running()
+
 
 # name -> (line, refused?)
 BAD_LINES = {
@@ -91,8 +94,9 @@ class TestFerretDB(BadLinesCases, AnalyticsAdapterSuite):
 
     def check_stored(self, system, lines):
         """'$type' keys, dotted keys and all: every real document is stored as offered."""
-        doc = system.collection().find_one({"commit.collection": "app.bsky.feed.post",
-                                            "commit.operation": "create"})
+        doc = system.collection().find_one(
+            {"commit.collection": "app.bsky.feed.post", "commit.operation": "create"}
+        )
         assert doc["commit"]["record"]["$type"] == "app.bsky.feed.post"
 
     def check_outcome(self, number, outcome):
@@ -118,7 +122,8 @@ class TestFerretDB(BadLinesCases, AnalyticsAdapterSuite):
                 "SELECT a.attcompression FROM documentdb_api_catalog.collections c JOIN pg_attribute a "
                 "ON a.attrelid = ('documentdb_data.documents_' || c.collection_id)::regclass "
                 "AND a.attname = 'document' WHERE c.database_name = 'docbench' AND c.collection_name = %s",
-                (loaded.collection_name,)).fetchone()
+                (loaded.collection_name,),
+            ).fetchone()
         assert row[0] == {"pglz": "", "lz4": "l"}[loaded.variant.name]
 
     def test_engine_processes_measured(self, loaded):
@@ -140,8 +145,9 @@ class TestFerretDB(BadLinesCases, AnalyticsAdapterSuite):
         assert any(step["step"].startswith("ANALYZE") for step in loaded.finish_steps)
         table = loaded.engine.collection_table(loaded.collection_name)
         with loaded.engine.documentdb_connection() as conn:
-            row = conn.execute("SELECT count(*) FROM pg_stats "
-                               "WHERE schemaname || '.' || tablename = %s", (table,)).fetchone()
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stats WHERE schemaname || '.' || tablename = %s", (table,)
+            ).fetchone()
         assert row[0] > 0
 
     def test_versions(self, engine):

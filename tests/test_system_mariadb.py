@@ -37,6 +37,7 @@ def installed():
     if not MariaDBEngine.availability().ok:
         pytest.skip(f"MariaDB not installable here: {MariaDBEngine.availability().reason}")
 
+
 # Lines MariaDB refuses (-> BatchRejected) and lines it stores, by name.
 REFUSED = {
     "invalid_json": b'{"did": "did:plc:x", "kind": ',
@@ -105,14 +106,17 @@ class TestMariaDB(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
         assert "Warning" in among
 
     def stored_text(self, system, did):
-        return system.engine.execute(f"SELECT JSON_VALUE(doc, '$.text') FROM {system.table} "
-                                     "WHERE did = %s", (did,))[0][0]
+        return system.engine.execute(
+            f"SELECT JSON_VALUE(doc, '$.text') FROM {system.table} WHERE did = %s", (did,)
+        )[0][0]
 
     def check_hard_documents(self, system):
         # An odd time_us is "no time" (NULL), never an error (the index must not fail).
-        times = dict(system.engine.execute(
-            f"SELECT did, time_us FROM {system.table} "
-            "WHERE did IN ('did:plc:frac', 'did:plc:huge')"))
+        times = dict(
+            system.engine.execute(
+                f"SELECT did, time_us FROM {system.table} WHERE did IN ('did:plc:frac', 'did:plc:huge')"
+            )
+        )
         assert times == {"did:plc:frac": None, "did:plc:huge": None}
 
     def native_load_files(self, real_files, tmp_path):
@@ -131,19 +135,22 @@ class TestMariaDB(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
         assert json.loads(plan)  # EXPLAIN FORMAT=JSON
 
     def explain_without_index(self, system, session, query):
-        ignoring = query.replace(f"FROM {system.table}",
-                                 f"FROM {system.table} IGNORE INDEX ({system.index})")
+        ignoring = query.replace(f"FROM {system.table}", f"FROM {system.table} IGNORE INDEX ({system.index})")
         return session.explain(2, ignoring)
 
     def check_server_settings(self, system, srv):
-        values = dict(system.engine.execute(
-            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('bind_address', 'datadir', "
-            "'innodb_buffer_pool_size', 'innodb_buffer_pool_load_at_startup', 'local_infile', "
-            "'collation_server')"))
+        values = dict(
+            system.engine.execute(
+                "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('bind_address', 'datadir', "
+                "'innodb_buffer_pool_size', 'innodb_buffer_pool_load_at_startup', 'local_infile', "
+                "'collation_server')"
+            )
+        )
         assert values["bind_address"] == "127.0.0.1"
         assert Path(values["datadir"]) == srv.data_dir
         assert int(values["innodb_buffer_pool_size"]) == int(
-            mserver.tuned_options()["innodb-buffer-pool-size"])
+            mserver.tuned_options()["innodb-buffer-pool-size"]
+        )
         assert values["innodb_buffer_pool_load_at_startup"] == "OFF"
         assert values["collation_server"] == "utf8mb4_bin"
         # Only docbench's own account and root over the socket: no password-less TCP account.
@@ -179,5 +186,11 @@ class TestMariaDB(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
     def check_user_database(self, system):
         databases = {r[0] for r in system.engine.execute("SHOW DATABASES")}
         assert system.engine.execute("SELECT keep FROM userdata.bluesky_compressed") == [("mine",)]
-        assert databases == {"information_schema", "mysql", "performance_schema", "sys",
-                             "userdata", "docbench"}
+        assert databases == {
+            "information_schema",
+            "mysql",
+            "performance_schema",
+            "sys",
+            "userdata",
+            "docbench",
+        }

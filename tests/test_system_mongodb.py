@@ -27,9 +27,10 @@ def load(system: MongoDBAnalytics, lines: list[bytes]) -> None:
     system.create()
     loader = system.loader()
     for start in range(0, len(lines), system.load_batch_size):
-        loader.load_batch(lines[start:start + system.load_batch_size])
+        loader.load_batch(lines[start : start + system.load_batch_size])
     loader.close()
     system.finish_load()
+
 
 BAD_LINES = {
     "invalid_json": (b'{"did": "x", ', True),
@@ -46,8 +47,10 @@ class TestMongoDB(BadLinesCases, AnalyticsAdapterSuite):
     adapter_type = MongoDBAnalytics
     variant_roles = [("snappy", "default"), ("zstd", "best")]
     runs_by_default = False
-    good_line = (b'{"did":"did:plc:a","time_us":1732206349000167,"kind":"commit","commit":{"operation":'
-                 b'"create","collection":"app.bsky.feed.post","record":{"$type":"app.bsky.feed.post"}}}')
+    good_line = (
+        b'{"did":"did:plc:a","time_us":1732206349000167,"kind":"commit","commit":{"operation":'
+        b'"create","collection":"app.bsky.feed.post","record":{"$type":"app.bsky.feed.post"}}}'
+    )
     bad_lines = BAD_LINES
 
     # ----- the shared cases' hooks --------------------------------------------------------
@@ -109,7 +112,8 @@ class TestMongoDB(BadLinesCases, AnalyticsAdapterSuite):
                     system.engine.stop()
             assert client.someone_else.things.count_documents({"mine": True}) == 1
             assert set(client.docbench.list_collection_names()) - before <= {
-                f"bluesky_{v.name}" for v in MongoDBAnalytics.variants} | {MARKER_COLLECTION}
+                f"bluesky_{v.name}" for v in MongoDBAnalytics.variants
+            } | {MARKER_COLLECTION}
         finally:
             client.drop_database("someone_else")
             client.close()
@@ -118,8 +122,9 @@ class TestMongoDB(BadLinesCases, AnalyticsAdapterSuite):
         """Per-document refusals by the server (BulkWriteError, here a duplicate _id): the
         inserted rest of the batch is deleted, and the refusal names the line."""
         # a collection of its own beside the loaded one
-        system = MongoDBAnalytics(engine, dataclasses.replace(MongoDBAnalytics.variants[0],
-                                                              name="server_refusal"))
+        system = MongoDBAnalytics(
+            engine, dataclasses.replace(MongoDBAnalytics.variants[0], name="server_refusal")
+        )
         system.create()
         try:
             loader = system.loader()
@@ -133,21 +138,58 @@ class TestMongoDB(BadLinesCases, AnalyticsAdapterSuite):
 
 
 # Explain documents of a real MongoDB 7 (shape: aggregate explain, classic and SBE plans).
-COVERED = {"stages": [{"$cursor": {"queryPlanner": {"winningPlan": {
-    "stage": "PROJECTION_COVERED", "inputStage": {"stage": "IXSCAN", "indexName": INDEX_NAME}}}}},
-    {"$group": {}}]}
-SBE_COVERED = {"explainVersion": "2", "queryPlanner": {"winningPlan": {"queryPlan": {
-    "stage": "GROUP", "inputStage": {"stage": "PROJECTION_COVERED", "inputStage": {
-        "stage": "IXSCAN", "indexName": INDEX_NAME}}}, "slotBasedPlan": {"stages": "..."}}}}
-FETCHED = {"queryPlanner": {"winningPlan": {"queryPlan": {"stage": "GROUP", "inputStage": {
-    "stage": "FETCH", "inputStage": {"stage": "IXSCAN", "indexName": INDEX_NAME}}}}}}
-COLLSCAN = {"queryPlanner": {"winningPlan": {"stage": "COLLSCAN"}, "rejectedPlans": [
-    {"stage": "IXSCAN", "indexName": INDEX_NAME}]}}
+COVERED = {
+    "stages": [
+        {
+            "$cursor": {
+                "queryPlanner": {
+                    "winningPlan": {
+                        "stage": "PROJECTION_COVERED",
+                        "inputStage": {"stage": "IXSCAN", "indexName": INDEX_NAME},
+                    }
+                }
+            }
+        },
+        {"$group": {}},
+    ]
+}
+SBE_COVERED = {
+    "explainVersion": "2",
+    "queryPlanner": {
+        "winningPlan": {
+            "queryPlan": {
+                "stage": "GROUP",
+                "inputStage": {
+                    "stage": "PROJECTION_COVERED",
+                    "inputStage": {"stage": "IXSCAN", "indexName": INDEX_NAME},
+                },
+            },
+            "slotBasedPlan": {"stages": "..."},
+        }
+    },
+}
+FETCHED = {
+    "queryPlanner": {
+        "winningPlan": {
+            "queryPlan": {
+                "stage": "GROUP",
+                "inputStage": {"stage": "FETCH", "inputStage": {"stage": "IXSCAN", "indexName": INDEX_NAME}},
+            }
+        }
+    }
+}
+COLLSCAN = {
+    "queryPlanner": {
+        "winningPlan": {"stage": "COLLSCAN"},
+        "rejectedPlans": [{"stage": "IXSCAN", "indexName": INDEX_NAME}],
+    }
+}
 
 
 def test_check_plan(tmp_path):
-    system = MongoDBAnalytics(MongoDBEngine(tmp_path, url="mongodb://127.0.0.1:9/"),
-                              MongoDBAnalytics.variant_named("snappy"))
+    system = MongoDBAnalytics(
+        MongoDBEngine(tmp_path, url="mongodb://127.0.0.1:9/"), MongoDBAnalytics.variant_named("snappy")
+    )
     assert system.check_plan(1, json.dumps(COLLSCAN)) is None
     assert system.check_plan(2, json.dumps(COVERED)) is None
     assert system.check_plan(3, json.dumps(SBE_COVERED)) is None

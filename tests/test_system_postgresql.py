@@ -29,8 +29,9 @@ from docbench.systems.postgresql.analytics import PostgreSQLAnalytics, copy_buff
 from docbench.systems.postgresql.engine import PostgreSQLEngine
 from docbench.workloads.analytics.load import load_files
 
-pytestmark = pytest.mark.skipif(not PostgreSQLEngine.availability().ok,
-                                reason="PostgreSQL server binaries not installed")
+pytestmark = pytest.mark.skipif(
+    not PostgreSQLEngine.availability().ok, reason="PostgreSQL server binaries not installed"
+)
 
 # Lines PostgreSQL refuses (-> BatchRejected) and lines it stores, by name.
 REFUSED = {
@@ -74,8 +75,15 @@ class TestPostgreSQL(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
         assert "PostgreSQL" in version
 
     def check_stored(self, system, lines):
-        same_documents([row[0] for row in system.engine.admin_connection().execute(
-            f"SELECT data::text FROM {system.table}").fetchall()], lines)
+        same_documents(
+            [
+                row[0]
+                for row in system.engine.admin_connection()
+                .execute(f"SELECT data::text FROM {system.table}")
+                .fetchall()
+            ],
+            lines,
+        )
 
     def check_explain(self, system, number, plan):
         assert json.loads(plan)[0]["Plan"]["Node Type"]
@@ -95,15 +103,22 @@ class TestPostgreSQL(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
         assert "SQLSTATE" in alone
 
     def stored_text(self, system, did):
-        return system.engine.admin_connection().execute(
-            f"SELECT data ->> 'text' FROM {system.table} WHERE data ->> 'did' = %s",
-            (did,)).fetchone()[0]
+        return (
+            system.engine.admin_connection()
+            .execute(f"SELECT data ->> 'text' FROM {system.table} WHERE data ->> 'did' = %s", (did,))
+            .fetchone()[0]
+        )
 
     def check_hard_documents(self, system):
         # An odd time_us is "no time" (NULL), never an error (the index expression must not fail).
-        times = dict(system.engine.admin_connection().execute(
-            f"SELECT data ->> 'did', docbench_time_us(data) FROM {system.table} "
-            "WHERE data ->> 'did' IN ('did:plc:frac', 'did:plc:huge')").fetchall())
+        times = dict(
+            system.engine.admin_connection()
+            .execute(
+                f"SELECT data ->> 'did', docbench_time_us(data) FROM {system.table} "
+                "WHERE data ->> 'did' IN ('did:plc:frac', 'did:plc:huge')"
+            )
+            .fetchall()
+        )
         assert times == {"did:plc:frac": None, "did:plc:huge": None}
 
     def native_load_files(self, real_files, tmp_path):
@@ -118,8 +133,9 @@ class TestPostgreSQL(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
         session.conn.execute("SET statement_timeout = 0")
 
     def explain_without_index(self, system, session, query):
-        session.conn.execute("SET enable_seqscan = on; SET enable_indexscan = off; "
-                             "SET enable_bitmapscan = off")
+        session.conn.execute(
+            "SET enable_seqscan = on; SET enable_indexscan = off; SET enable_bitmapscan = off"
+        )
         return session.explain(2, query)
 
     def check_server_settings(self, system, cluster):
@@ -129,8 +145,9 @@ class TestPostgreSQL(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
         assert "pg_stat_statements" in conn.execute("SHOW shared_preload_libraries").fetchone()[0]
         expected = pgserver.tuned_settings()
         for name in ("shared_buffers", "work_mem", "maintenance_work_mem", "max_wal_size"):
-            assert conn.execute("SELECT pg_size_bytes(current_setting(%s)) = pg_size_bytes(%s)",
-                                (name, expected[name])).fetchone()[0], name
+            assert conn.execute(
+                "SELECT pg_size_bytes(current_setting(%s)) = pg_size_bytes(%s)", (name, expected[name])
+            ).fetchone()[0], name
 
     def server_socket(self, cluster):
         return cluster.run_dir / f".s.PGSQL.{cluster.port}"
@@ -158,8 +175,9 @@ class TestPostgreSQL(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
             assert conn.execute("SELECT keep FROM bluesky_lz4").fetchall() == [("mine",)]
         with system.engine.connect() as conn:
             # the documents over the TOAST threshold are compressed with the variant's codec
-            methods = {r[0] for r in conn.execute(
-                "SELECT DISTINCT pg_column_compression(data) FROM bluesky_lz4")}
+            methods = {
+                r[0] for r in conn.execute("SELECT DISTINCT pg_column_compression(data) FROM bluesky_lz4")
+            }
             assert "lz4" in methods and "pglz" not in methods
 
     # ----- PostgreSQL's own ---------------------------------------------------------------
@@ -168,11 +186,13 @@ class TestPostgreSQL(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
 
     @pytest.mark.skipif(os.geteuid() != 0, reason="the server user differs from ours only as root")
     def test_work_dir_behind_a_directory_the_server_user_cannot_enter(
-            self, tmp_path: Path, real_files: list[Path]):
+        self, tmp_path: Path, real_files: list[Path]
+    ):
         closed = tmp_path / "closed"
         closed.mkdir(mode=0o700)  # like /root, or pytest's own temp root
-        system = PostgreSQLAnalytics(PostgreSQLEngine(closed / "home" / "work"),
-                                     PostgreSQLAnalytics.variant_named("pglz"))
+        system = PostgreSQLAnalytics(
+            PostgreSQLEngine(closed / "home" / "work"), PostgreSQLAnalytics.variant_named("pglz")
+        )
         try:
             system.engine.start()
             cluster = system.engine.cluster

@@ -20,8 +20,9 @@ from docbench.systems.sqlite.analytics import INDEX, SQLiteAnalytics
 from docbench.systems.sqlite.engine import SQLiteEngine
 from docbench.systems.sqlite.session import format_query_plan
 
-pytestmark = pytest.mark.skipif(not SQLiteEngine.availability().ok,
-                                reason="sqlean.py with SQLite 3.45+ is not installed")
+pytestmark = pytest.mark.skipif(
+    not SQLiteEngine.availability().ok, reason="sqlean.py with SQLite 3.45+ is not installed"
+)
 
 VARIANTS = [v.name for v in SQLiteAnalytics.variants]
 
@@ -57,16 +58,16 @@ ACCEPTED = {
     "backslashes": b'{"did": "did:plc:bs", "text": "a\\\\b \\"q\\" \\n \\t \\u00e9 \\ud83d\\ude00"}',
     # posts with odd time_us: "no time" (hour NULL, ignored by Q4/Q5) unless a 64-bit integer
     "time_us_fraction": b'{"did": "did:plc:frac", "time_us": 1.5, "kind": "commit", '
-                        b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
+    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
     "time_us_string": b'{"did": "did:plc:str", "time_us": "1732206349000167", "kind": "commit", '
-                      b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
+    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
     "time_us_beyond_64_bits": b'{"did": "did:plc:huge", "time_us": 9223372036854775808, '
-                              b'"kind": "commit", "commit": {"operation": "create", '
-                              b'"collection": "app.bsky.feed.like"}}',
+    b'"kind": "commit", "commit": {"operation": "create", '
+    b'"collection": "app.bsky.feed.like"}}',
     "time_us_negative": b'{"did": "did:plc:neg", "time_us": -1, "kind": "commit", '
-                        b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
+    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
     "collection_number": b'{"did": "did:plc:num", "kind": "commit", "commit": '
-                         b'{"operation": "create", "collection": 42}}',
+    b'{"operation": "create", "collection": 42}}',
 }
 
 
@@ -95,8 +96,9 @@ class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
 
     def check_stored(self, system, lines):
         con = system.engine.connection()
-        same_documents([row[0] for row in con.execute(
-            "SELECT json(doc), typeof(doc) FROM documents").fetchall()], lines)
+        same_documents(
+            [row[0] for row in con.execute("SELECT json(doc), typeof(doc) FROM documents").fetchall()], lines
+        )
         kinds = {row[0] for row in con.execute("SELECT DISTINCT typeof(doc) FROM documents")}
         assert kinds == ({"blob"} if system.variant.name == "jsonb" else {"text"})
 
@@ -129,7 +131,8 @@ class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
 
     def native_load_files(self, real_files, tmp_path):
         return [real_files, real_files[:1]], len(non_empty_lines(real_files)) + len(
-            non_empty_lines(real_files[:1]))
+            non_empty_lines(real_files[:1])
+        )
 
     def check_one_loaded(self, system):
         system.finish_load()
@@ -161,7 +164,8 @@ class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
         assert "SEARCH documents USING COVERING INDEX" in plans[2]  # Q3
         for plan in (plans[1], plans[3], plans[4]):  # Q2, Q4, Q5
             assert f"SEARCH documents USING INDEX {INDEX}" in plan or (
-                f"SEARCH documents USING COVERING INDEX {INDEX}" in plan)
+                f"SEARCH documents USING COVERING INDEX {INDEX}" in plan
+            )
 
     def test_check_plan_warns_without_the_index(self, loaded: SQLiteAnalytics):
         plan = format_query_plan([(2, 0, 0, "SCAN documents"), (4, 0, 0, "USE TEMP B-TREE")])
@@ -172,8 +176,9 @@ class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
 
     def test_refusal_messages(self, tmp_path: Path):
         def fresh(variant: str):
-            system = SQLiteAnalytics(SQLiteEngine(tmp_path / variant / "work"),
-                                     SQLiteAnalytics.variant_named(variant))
+            system = SQLiteAnalytics(
+                SQLiteEngine(tmp_path / variant / "work"), SQLiteAnalytics.variant_named(variant)
+            )
             system.create()
             return system.loader()
 

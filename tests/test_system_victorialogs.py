@@ -97,8 +97,9 @@ class TestVictoriaLogs(AnalyticsAdapterSuite):
         lines = [GOOD, *REFUSED.values(), *ACCEPTED.values(), GOOD]
         path = tmp_path / "mixed.jsonl"
         path.write_bytes(b"\n".join(lines) + b"\n")
-        by_url = VictoriaLogsAnalytics(VictoriaLogsEngine(tmp_path / "url", url=loaded.engine.served_url()),
-                                       loaded.variant)
+        by_url = VictoriaLogsAnalytics(
+            VictoriaLogsEngine(tmp_path / "url", url=loaded.engine.served_url()), loaded.variant
+        )
         before = by_url.count()
         report = load_files(by_url.loader(), [path], 100)
         assert sorted(r.line for r in report.refused) == [2, 3, 4, 5], report.refused

@@ -56,9 +56,21 @@ def test_mix_weights_are_drawn_in_proportion() -> None:
 
 def test_driver_against_noop_target_counts_and_progress() -> None:
     lines: list[str] = []
-    summary = drive(DriveRequest("docbench.workloads.throughput.noop", {}, "read-write", "zipfian",
-                                 1_000, clients=3, processes=2, duration_s=2.0, warmup_s=0.5,
-                                 interval_s=0.5), on_progress=lines.append)
+    summary = drive(
+        DriveRequest(
+            "docbench.workloads.throughput.noop",
+            {},
+            "read-write",
+            "zipfian",
+            1_000,
+            clients=3,
+            processes=2,
+            duration_s=2.0,
+            warmup_s=0.5,
+            interval_s=0.5,
+        ),
+        on_progress=lines.append,
+    )
     assert summary["transactions"] > 1_000 and summary["failed"] == 0
     recorded = sum(op["service"]["count"] for op in summary["operations"].values())
     assert recorded == summary["transactions"]
@@ -74,9 +86,21 @@ def test_driver_against_noop_target_counts_and_progress() -> None:
 
 @pytest.mark.parametrize("loop", ["multiplexed", "threads"])
 def test_python_loops_still_run_on_request(loop: str) -> None:
-    summary = drive(DriveRequest("docbench.workloads.throughput.noop", {}, "ycsb-f", "uniform",
-                                 1_000, clients=2, processes=1, duration_s=1.0, warmup_s=0.2,
-                                 interval_s=0.5, loop=loop))
+    summary = drive(
+        DriveRequest(
+            "docbench.workloads.throughput.noop",
+            {},
+            "ycsb-f",
+            "uniform",
+            1_000,
+            clients=2,
+            processes=1,
+            duration_s=1.0,
+            warmup_s=0.2,
+            interval_s=0.5,
+            loop=loop,
+        )
+    )
     assert summary["driver"]["loop"] == loop and summary["transactions"] > 100
     recorded = sum(op["service"]["count"] for op in summary["operations"].values())
     assert recorded == summary["transactions"] and summary["failed"] == 0
@@ -88,8 +112,19 @@ def test_compiled_loop_refuses_a_system_without_compiled_sessions() -> None:
     from docbench.workloads.throughput.driver import DriverError
 
     with pytest.raises(DriverError, match="compiled client loop is not available"):
-        drive(DriveRequest("docbench.systems.sqlite.updates", {}, "read-only", "uniform", 10,
-                           clients=1, processes=1, duration_s=0.5, loop="compiled"))
+        drive(
+            DriveRequest(
+                "docbench.systems.sqlite.updates",
+                {},
+                "read-only",
+                "uniform",
+                10,
+                clients=1,
+                processes=1,
+                duration_s=0.5,
+                loop="compiled",
+            )
+        )
 
 
 def test_a_client_loop_a_system_cannot_serve_is_refused_before_anything_loads(tmp_path: Path) -> None:
@@ -97,8 +132,21 @@ def test_a_client_loop_a_system_cannot_serve_is_refused_before_anything_loads(tm
 
     from docbench.cli import main
 
-    result = CliRunner().invoke(main, ["run", "throughput", "--systems", "sqlite", "--client-loop",
-                                       "compiled", "--docs", "100k", "--results", str(tmp_path)])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "throughput",
+            "--systems",
+            "sqlite",
+            "--client-loop",
+            "compiled",
+            "--docs",
+            "100k",
+            "--results",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "sqlite: the compiled client loop cannot serve it (its sessions run in: threads)" in result.output
     assert not list(tmp_path.iterdir())  # nothing was loaded, nothing written
@@ -128,8 +176,11 @@ def test_record_many_is_record_value_in_bulk() -> None:
 
 def _server_cases() -> list:
     # A system that is another version of one is left to its smoke test (smoke_tests_only).
-    return [pytest.param(name, id=name) for name in REGISTERED
-            if adapter_module(name, "updates") is not None and name in broad_systems()]
+    return [
+        pytest.param(name, id=name)
+        for name in REGISTERED
+        if adapter_module(name, "updates") is not None and name in broad_systems()
+    ]
 
 
 @pytest.mark.parametrize("name", _server_cases())
@@ -142,10 +193,21 @@ def test_counts_add_up_on_real_engine(name: str, own_home: Path, server_url) -> 
     if not availability.ok:
         pytest.skip(f"{name}: {availability.reason}")
     docs = SMALL_DOCS.get(name, DOCS)
-    run_request = ThroughputRequest(system_names=[name], docs=docs, clients=[3], processes=2,
-                                    duration_s=2.0, warmup_s=0.5, interval_s=1.0,
-                                    mixes=["read-write"], results_dir=own_home / "results",
-                                    ceiling=False, native=False, quiet=True, urls=urls)
+    run_request = ThroughputRequest(
+        system_names=[name],
+        docs=docs,
+        clients=[3],
+        processes=2,
+        duration_s=2.0,
+        warmup_s=0.5,
+        interval_s=1.0,
+        mixes=["read-write"],
+        results_dir=own_home / "results",
+        ceiling=False,
+        native=False,
+        quiet=True,
+        urls=urls,
+    )
     run_throughput(run_request)
     paths = list((own_home / "results").glob(f"throughput.{name}.*.json"))
     document = results.read_result(next(p for p in paths if not p.name.endswith("intervals.json")))
@@ -184,9 +246,19 @@ def _postgresql_or_skip() -> None:
 def test_postgresql_native_reference_and_io_scenario(own_home: Path) -> None:
     _postgresql_or_skip()
     scenarios = ["cpu"] + ([] if memcap.availability() else ["io"])
-    request = ThroughputRequest(system_names=["postgresql"], docs=DOCS, clients=[2], processes=2,
-                                duration_s=2.0, warmup_s=0.5, interval_s=1.0, mixes=["read-only"],
-                                scenarios=scenarios, results_dir=own_home / "results", quiet=True)
+    request = ThroughputRequest(
+        system_names=["postgresql"],
+        docs=DOCS,
+        clients=[2],
+        processes=2,
+        duration_s=2.0,
+        warmup_s=0.5,
+        interval_s=1.0,
+        mixes=["read-only"],
+        scenarios=scenarios,
+        results_dir=own_home / "results",
+        quiet=True,
+    )
     assert run_throughput(request) == 0
     latest = results.latest_run(own_home / "results", "throughput", "postgresql", "jsonb-btree", "2k")
     assert latest is not None
@@ -226,9 +298,21 @@ def postgresql_target():
 @pytest.mark.parametrize("loop", LOOPS)
 def test_rate_is_held_and_response_includes_schedule(postgresql_target, loop: str) -> None:
     module_name, target = postgresql_target
-    summary = drive(DriveRequest(module_name, target.session_spec(), "read-only", "uniform",
-                                 DOCS, clients=2, processes=2, duration_s=3.0, interval_s=1.0,
-                                 rate=300.0, loop=loop))
+    summary = drive(
+        DriveRequest(
+            module_name,
+            target.session_spec(),
+            "read-only",
+            "uniform",
+            DOCS,
+            clients=2,
+            processes=2,
+            duration_s=3.0,
+            interval_s=1.0,
+            rate=300.0,
+            loop=loop,
+        )
+    )
     assert 240 <= summary["tps"] <= 360
     assert summary["response"]["avg_ms"] >= summary["service"]["avg_ms"]
     assert summary["response"]["max_ms"] >= summary["service"]["max_ms"]
@@ -252,9 +336,22 @@ def test_server_stall_shows_in_intended_time_p99(postgresql_target, loop: str) -
             state["resumed"] = True
 
     try:
-        summary = drive(DriveRequest(module_name, target.session_spec(), "read-only",
-                                     "uniform", DOCS, clients=2, processes=1, duration_s=4.0,
-                                     interval_s=1.0, rate=200.0, loop=loop), during=stall)
+        summary = drive(
+            DriveRequest(
+                module_name,
+                target.session_spec(),
+                "read-only",
+                "uniform",
+                DOCS,
+                clients=2,
+                processes=1,
+                duration_s=4.0,
+                interval_s=1.0,
+                rate=200.0,
+                loop=loop,
+            ),
+            during=stall,
+        )
     finally:
         for pid in state["stopped"]:
             with contextlib.suppress(ProcessLookupError):  # backends of closed sessions
@@ -285,9 +382,21 @@ def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target, lo
                 conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT docbench_refuse")
             state["dropped"] = True
 
-    summary = drive(DriveRequest(module_name, target.session_spec(), "read-write", "uniform",
-                                 DOCS, clients=3, processes=2, duration_s=4.0, interval_s=1.0,
-                                 loop=loop), during=constrain)
+    summary = drive(
+        DriveRequest(
+            module_name,
+            target.session_spec(),
+            "read-write",
+            "uniform",
+            DOCS,
+            clients=3,
+            processes=2,
+            duration_s=4.0,
+            interval_s=1.0,
+            loop=loop,
+        ),
+        during=constrain,
+    )
     assert state == {"added": True, "dropped": True}
     assert summary["driver"]["loop"] == loop
     operations = summary["operations"]
@@ -304,10 +413,28 @@ def test_bench_throughput_prints_the_table(own_home: Path) -> None:
 
     from docbench.cli import main
 
-    result = CliRunner().invoke(main, ["bench", "throughput", "--docs", "2k", "--clients", "2",
-                                       "--scenario", "cpu", "--mix", "read-only", "--duration", "2",
-                                       "--warmup", "0.5", "--results", str(own_home / "results")],
-                                env={"COLUMNS": "200"})
+    result = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "throughput",
+            "--docs",
+            "2k",
+            "--clients",
+            "2",
+            "--scenario",
+            "cpu",
+            "--mix",
+            "read-only",
+            "--duration",
+            "2",
+            "--warmup",
+            "0.5",
+            "--results",
+            str(own_home / "results"),
+        ],
+        env={"COLUMNS": "200"},
+    )
     assert result.exit_code == 0, result.output
     assert "docbench/native" in result.output and "driver CPU µs/op" in result.output
     rows = [line for line in result.output.splitlines() if "postgresql/jsonb-btree" in line]
@@ -329,12 +456,25 @@ def test_a_client_whose_connection_is_killed_stops_and_the_others_go_on(postgres
             with target.engine.connect() as conn:
                 row = conn.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
-                    "AND datname = current_database() AND query LIKE 'SELECT data::text%' LIMIT 1").fetchone()
+                    "AND datname = current_database() AND query LIKE 'SELECT data::text%' LIMIT 1"
+                ).fetchone()
             state["killed"] = int(bool(row and row[0]))
 
-    summary = drive(DriveRequest(module_name, target.session_spec(), "read-only", "uniform",
-                                 DOCS, clients=3, processes=1, duration_s=2.5, interval_s=0.5,
-                                 loop=loop), during=kill_one)
+    summary = drive(
+        DriveRequest(
+            module_name,
+            target.session_spec(),
+            "read-only",
+            "uniform",
+            DOCS,
+            clients=3,
+            processes=1,
+            duration_s=2.5,
+            interval_s=0.5,
+            loop=loop,
+        ),
+        during=kill_one,
+    )
     assert state == {"killed": 1}
     assert summary["aborted_clients"] == 1
     assert 1 <= summary["failed"] <= 2, summary["failed"]

@@ -20,12 +20,14 @@ from docbench.workloads.updates.runner import run_variant
 
 DOCS = 2_000
 OPS = 500
-SMALL = {"clickhouse": (DOCS, 150),
-         # One HTTP request per operation to a JVM on 2 cores: 200 keep them at a few seconds.
-         "elasticsearch": (DOCS, 200), "opensearch": (DOCS, 200)}
+SMALL = {
+    "clickhouse": (DOCS, 150),
+    # One HTTP request per operation to a JVM on 2 cores: 200 keep them at a few seconds.
+    "elasticsearch": (DOCS, 200),
+    "opensearch": (DOCS, 200),
+}
 # The bulk styles each system must run (more may run: the search engines ask their node).
-EXPECTED_STYLES = {"elasticsearch": {"bulk_partial"},
-                   "opensearch": {"update_by_query", "bulk_partial"}}
+EXPECTED_STYLES = {"elasticsearch": {"bulk_partial"}, "opensearch": {"update_by_query", "bulk_partial"}}
 SEARCH_ENGINES = ("elasticsearch", "opensearch")
 
 
@@ -137,8 +139,9 @@ def test_search_engine_sessions(name: str, server_url) -> None:
         key = expected["ycsb_key"]
         spawn = multiprocessing.get_context("spawn")
         with spawn.Pool(1) as pool:
-            got, changed = pool.apply(_read_and_update_in_child,
-                                      (type(target), target.session_spec(), key, "x" * 160))
+            got, changed = pool.apply(
+                _read_and_update_in_child, (type(target), target.session_spec(), key, "x" * 160)
+            )
         assert got == expected  # no _id or other system field
         assert changed == 1
         session = target.session()
@@ -164,8 +167,7 @@ def test_search_engine_sessions(name: str, server_url) -> None:
         target.client().request("DELETE", "/docbench_ycsb")
         session = target.session()
         try:
-            for operation in (lambda: session.read(key),
-                              lambda: session.update_field(key, "field1", "z")):
+            for operation in (lambda: session.read(key), lambda: session.update_field(key, "field1", "z")):
                 with pytest.raises(Exception, match="index_not_found"):
                     operation()
         finally:

@@ -53,25 +53,33 @@ OTHER_PASSWORD = "Reader@Other7pw"
 # ----- redaction (no server) -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("url", "shown"), [
-    ("mysql://rel:Secret@9@host", "mysql://rel:***@host"),
-    ("mysql://rel:Pass@Secret9@127.0.0.1:1/other", "mysql://rel:***@127.0.0.1:1/other"),
-    ("mysql://rel:Se%40cret@h:3306/db", "mysql://rel:***@h:3306/db"),
-    ("postgresql://u:p@ss/w#rd?x@h/db", "postgresql://u:***@h/db"),
-    ("postgresql://u:pw@[::1]:5432/db?sslmode=disable&password=zz",
-     "postgresql://u:***@[::1]:5432/db?sslmode=disable&password=***"),
-    ("postgresql://h/db?password=zz", "postgresql://h/db?password=***"),
-    ("mongodb://u:pw@h1:27017,h2:27017/?replicaSet=rs", "mongodb://u:***@h1:27017,h2:27017/?replicaSet=rs"),
-    ("elastic:changeme@localhost:9200", "elastic:***@localhost:9200"),
-    ("https://elastic:a:b@es.local:9200/prefix", "https://elastic:***@es.local:9200/prefix"),
-    ("mysql://rel:@h/db", "mysql://rel:***@h/db"),
-    # nothing to hide: unchanged
-    ("mysql://rel@h/db", "mysql://rel@h/db"),
-    ("http://localhost:9200", "http://localhost:9200"),
-    ("postgresql://u@h/db", "postgresql://u@h/db"),
-    ("not a url", "not a url"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("mysql://rel:Secret@9@host", "mysql://rel:***@host"),
+        ("mysql://rel:Pass@Secret9@127.0.0.1:1/other", "mysql://rel:***@127.0.0.1:1/other"),
+        ("mysql://rel:Se%40cret@h:3306/db", "mysql://rel:***@h:3306/db"),
+        ("postgresql://u:p@ss/w#rd?x@h/db", "postgresql://u:***@h/db"),
+        (
+            "postgresql://u:pw@[::1]:5432/db?sslmode=disable&password=zz",
+            "postgresql://u:***@[::1]:5432/db?sslmode=disable&password=***",
+        ),
+        ("postgresql://h/db?password=zz", "postgresql://h/db?password=***"),
+        (
+            "mongodb://u:pw@h1:27017,h2:27017/?replicaSet=rs",
+            "mongodb://u:***@h1:27017,h2:27017/?replicaSet=rs",
+        ),
+        ("elastic:changeme@localhost:9200", "elastic:***@localhost:9200"),
+        ("https://elastic:a:b@es.local:9200/prefix", "https://elastic:***@es.local:9200/prefix"),
+        ("mysql://rel:@h/db", "mysql://rel:***@h/db"),
+        # nothing to hide: unchanged
+        ("mysql://rel@h/db", "mysql://rel@h/db"),
+        ("http://localhost:9200", "http://localhost:9200"),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+        ("not a url", "not a url"),
+        ("", ""),
+    ],
+)
 def test_redact_url(url: str, shown: str) -> None:
     assert redact_url(url) == shown
 
@@ -94,8 +102,12 @@ def test_libpq_url_ends_the_password_at_the_last_at() -> None:
 
     params = conninfo_to_dict(libpq_url("postgresql://rel:Pg@Sec@ret@127.0.0.1:5/db"))
     assert (params["user"], params["password"], params["host"]) == ("rel", "Pg@Sec@ret", "127.0.0.1")
-    for same in ("postgresql://rel:x@h/db", "postgresql://h/db?user=u", "host=h password=p",
-                 "postgresql://u@h/mail@example"):
+    for same in (
+        "postgresql://rel:x@h/db",
+        "postgresql://h/db?user=u",
+        "host=h password=p",
+        "postgresql://u@h/mail@example",
+    ):
         assert libpq_url(same) == same
 
 
@@ -108,19 +120,27 @@ def test_mariadb_password_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("MYSQL_PWD", raising=False)
     url = "mysql://127.0.0.1:3307/x"
-    assert mengine.parse_url(url) == {"host": "127.0.0.1", "port": 3307, "user": "root",
-                                      "password": ""}
+    assert mengine.parse_url(url) == {"host": "127.0.0.1", "port": 3307, "user": "root", "password": ""}
     monkeypatch.setenv("MYSQL_PWD", "from-env")
     assert mengine.parse_url(url)["password"] == "from-env"
     (tmp_path / ".my.cnf").write_text(
         "# comment\n!includedir /etc/mysql/conf.d/\n[mysqld]\npassword=server-side\n"
-        "[client]\nuser = fileuser\npassword = \"pa#ss\\\"word\"  # trailing comment\n"
-        "ssl\n[mysql]\npassword=only-for-mysql\n")
-    assert mengine.parse_url(url) == {"host": "127.0.0.1", "port": 3307, "user": "fileuser",
-                                      "password": 'pa#ss"word'}
+        '[client]\nuser = fileuser\npassword = "pa#ss\\"word"  # trailing comment\n'
+        "ssl\n[mysql]\npassword=only-for-mysql\n"
+    )
+    assert mengine.parse_url(url) == {
+        "host": "127.0.0.1",
+        "port": 3307,
+        "user": "fileuser",
+        "password": 'pa#ss"word',
+    }
     assert mengine.parse_url("mysql://rel@h/x")["password"] == 'pa#ss"word'
     assert mengine.parse_url("mysql://rel:url%40pw@h/x") == {
-        "host": "h", "port": 3306, "user": "rel", "password": "url@pw"}
+        "host": "h",
+        "port": 3306,
+        "user": "rel",
+        "password": "url@pw",
+    }
     (tmp_path / ".my.cnf").write_text("[client-mariadb]\npassword=x\\sy\n")
     assert mengine.parse_url(url)["password"] == "x y"
 
@@ -136,6 +156,7 @@ def _demote(user):
         os.setgid(user.pw_gid)
         os.initgroups(user.pw_name, user.pw_gid)
         os.setuid(user.pw_uid)
+
     return drop
 
 
@@ -154,9 +175,15 @@ class OwnServer:
 
     def _spawn(self, argv: list[str], log: Path, user) -> None:
         with open(log, "ab") as handle:
-            self.proc = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, cwd="/",
-                                         preexec_fn=_demote(user), start_new_session=True)
+            self.proc = subprocess.Popen(
+                argv,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd="/",
+                preexec_fn=_demote(user),
+                start_new_session=True,
+            )
 
     def _wait(self, ready, log: Path, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
@@ -194,33 +221,73 @@ class ForeignPostgres(OwnServer):
         pwfile = self.base / "pwfile"
         pwfile.write_text(PG_PASSWORD + "\n")
         server.chown_tree(self.base, self.user)
-        out = subprocess.run([str(self.bin_dir / "initdb"), "-D", str(self.data), "-U", "rel",
-                              f"--pwfile={pwfile}", "--auth-local=trust",
-                              "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C",
-                              "--no-instructions"], capture_output=True, text=True, cwd="/",
-                             preexec_fn=_demote(self.user), check=False)
+        out = subprocess.run(
+            [
+                str(self.bin_dir / "initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                "rel",
+                f"--pwfile={pwfile}",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                "--encoding=UTF8",
+                "--locale=C",
+                "--no-instructions",
+            ],
+            capture_output=True,
+            text=True,
+            cwd="/",
+            preexec_fn=_demote(self.user),
+            check=False,
+        )
         pwfile.unlink()
         assert out.returncode == 0, out.stderr
         self.port = server.free_port()
-        self._spawn([str(self.bin_dir / "postgres"), "-D", str(self.data),
-                     "-c", "listen_addresses=127.0.0.1", "-c", f"port={self.port}",
-                     "-c", f"unix_socket_directories={self.run}", "-c", "shared_buffers=32MB",
-                     "-c", "max_connections=40", "-c", "fsync=off"], self.log, self.user)
+        self._spawn(
+            [
+                str(self.bin_dir / "postgres"),
+                "-D",
+                str(self.data),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                f"port={self.port}",
+                "-c",
+                f"unix_socket_directories={self.run}",
+                "-c",
+                "shared_buffers=32MB",
+                "-c",
+                "max_connections=40",
+                "-c",
+                "fsync=off",
+            ],
+            self.log,
+            self.user,
+        )
         self._wait(lambda: self.connect("postgres").close() or True, self.log)
 
     def stop(self, sig: int = signal.SIGINT) -> None:  # fast shutdown
         super().stop(sig)
 
-    def url(self, password: str | None = PG_PASSWORD, port: int | None = None,
-            database: str = "postgres") -> str:
+    def url(
+        self, password: str | None = PG_PASSWORD, port: int | None = None, database: str = "postgres"
+    ) -> str:
         secret = f":{password}" if password is not None else ""
         return f"postgresql://rel{secret}@127.0.0.1:{port or self.port}/{database}"
 
     def connect(self, dbname: str):
         import psycopg
 
-        return psycopg.connect(host="127.0.0.1", port=self.port, user="rel", password=PG_PASSWORD,
-                               dbname=dbname, autocommit=True, connect_timeout=5)
+        return psycopg.connect(
+            host="127.0.0.1",
+            port=self.port,
+            user="rel",
+            password=PG_PASSWORD,
+            dbname=dbname,
+            autocommit=True,
+            connect_timeout=5,
+        )
 
     def fresh(self, with_foreign_database: bool) -> None:
         """No database docbench; or the user's own one, with a table named like docbench's."""
@@ -236,8 +303,10 @@ class ForeignPostgres(OwnServer):
     def docbench_database(self) -> tuple[int, str | None] | None:
         """(oid, comment) of the database docbench, or None."""
         with self.connect("postgres") as conn:
-            return conn.execute("SELECT oid, shobj_description(oid, 'pg_database') "
-                                "FROM pg_database WHERE datname = 'docbench'").fetchone()
+            return conn.execute(
+                "SELECT oid, shobj_description(oid, 'pg_database') "
+                "FROM pg_database WHERE datname = 'docbench'"
+            ).fetchone()
 
     def other_data(self) -> None:
         """The user's own things on the server (made once): a role that logs in and one that
@@ -259,8 +328,7 @@ class ForeignPostgres(OwnServer):
         with self.connect("appdata") as conn:
             for statement in (
                 "CREATE SCHEMA sales AUTHORIZATION app_owner",
-                "CREATE TABLE sales.customers (id serial PRIMARY KEY, name text NOT NULL, "
-                "profile jsonb)",
+                "CREATE TABLE sales.customers (id serial PRIMARY KEY, name text NOT NULL, profile jsonb)",
                 "INSERT INTO sales.customers (name, profile) SELECT 'customer ' || i, "
                 "jsonb_build_object('tier', i % 3, 'tags', jsonb_build_array('a', i)) "
                 "FROM generate_series(1, 300) i",
@@ -278,7 +346,7 @@ class ForeignPostgres(OwnServer):
                 "GRANT SELECT ON ALL TABLES IN SCHEMA sales TO app_reader",
                 # the names docbench uses in its own database, here the user's
                 "CREATE TABLE public.bluesky_pglz (data jsonb)",
-                "INSERT INTO public.bluesky_pglz VALUES ('{\"kind\": \"mine\"}')",
+                'INSERT INTO public.bluesky_pglz VALUES (\'{"kind": "mine"}\')',
             ):
                 conn.execute(statement)
 
@@ -296,53 +364,77 @@ class ForeignPostgres(OwnServer):
                 "SELECT datname, pg_get_userbyid(datdba), pg_encoding_to_char(encoding), "
                 "datcollate, datctype, datistemplate, datallowconn, datconnlimit, datacl::text, "
                 "shobj_description(oid, 'pg_database') FROM pg_database "
-                "WHERE datname <> 'docbench' ORDER BY 1").fetchall()
+                "WHERE datname <> 'docbench' ORDER BY 1"
+            ).fetchall()
             found["roles"] = conn.execute(
                 "SELECT rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, "
                 "rolreplication, rolbypassrls, rolconnlimit, rolpassword, rolvaliduntil "
-                "FROM pg_authid ORDER BY 1").fetchall()
+                "FROM pg_authid ORDER BY 1"
+            ).fetchall()
             found["memberships"] = conn.execute(
                 "SELECT pg_get_userbyid(roleid), pg_get_userbyid(member), admin_option "
-                "FROM pg_auth_members ORDER BY 1, 2").fetchall()
+                "FROM pg_auth_members ORDER BY 1, 2"
+            ).fetchall()
             found["db_role_settings"] = conn.execute(
                 "SELECT d.datname, pg_get_userbyid(s.setrole), s.setconfig::text "
                 "FROM pg_db_role_setting s LEFT JOIN pg_database d ON d.oid = s.setdatabase "
-                "WHERE d.datname IS DISTINCT FROM 'docbench' ORDER BY 1, 2").fetchall()
-            found.update({f"setting {name}": rest for name, *rest in conn.execute(
-                "SELECT name, setting, source FROM pg_settings "
-                "WHERE source NOT IN ('client', 'session')")})
-            names = [r[0] for r in conn.execute("SELECT datname FROM pg_database WHERE "
-                                                "datallowconn AND datname <> 'docbench' ORDER BY 1")]
+                "WHERE d.datname IS DISTINCT FROM 'docbench' ORDER BY 1, 2"
+            ).fetchall()
+            found.update(
+                {
+                    f"setting {name}": rest
+                    for name, *rest in conn.execute(
+                        "SELECT name, setting, source FROM pg_settings "
+                        "WHERE source NOT IN ('client', 'session')"
+                    )
+                }
+            )
+            names = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT datname FROM pg_database WHERE datallowconn AND datname <> 'docbench' ORDER BY 1"
+                )
+            ]
         found["auto.conf"] = (self.data / "postgresql.auto.conf").read_bytes()
-        user_objects = ("n.nspname NOT IN ('pg_catalog', 'information_schema') "
-                        "AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'")
+        user_objects = (
+            "n.nspname NOT IN ('pg_catalog', 'information_schema') "
+            "AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'"
+        )
         for name in names:
             with self.connect(name) as conn:
                 found[f"{name}: schemas"] = conn.execute(
                     "SELECT nspname, pg_get_userbyid(nspowner), nspacl::text FROM pg_namespace n "
-                    f"WHERE {user_objects} ORDER BY 1").fetchall()
+                    f"WHERE {user_objects} ORDER BY 1"
+                ).fetchall()
                 relations = conn.execute(
                     "SELECT n.nspname, c.relname, c.relkind, pg_get_userbyid(c.relowner), "
                     "c.relacl::text, c.reloptions::text, obj_description(c.oid, 'pg_class'), "
                     "CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid) END "
                     "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                    f"WHERE {user_objects} ORDER BY 1, 2").fetchall()
+                    f"WHERE {user_objects} ORDER BY 1, 2"
+                ).fetchall()
                 found[f"{name}: relations"] = relations
                 found[f"{name}: functions"] = conn.execute(
                     "SELECT n.nspname, p.proname, pg_get_function_identity_arguments(p.oid), "
                     "md5(p.prosrc) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-                    f"WHERE {user_objects} ORDER BY 1, 2, 3").fetchall()
+                    f"WHERE {user_objects} ORDER BY 1, 2, 3"
+                ).fetchall()
                 found[f"{name}: extensions"] = conn.execute(
-                    "SELECT extname, extversion FROM pg_extension ORDER BY 1").fetchall()
+                    "SELECT extname, extversion FROM pg_extension ORDER BY 1"
+                ).fetchall()
                 for schema, relation, kind, *_ in relations:
                     target = sql.Identifier(schema, relation)
                     if kind in ("r", "p", "m"):
-                        found[f"{name}: {schema}.{relation}"] = conn.execute(sql.SQL(
-                            "SELECT count(*), md5(coalesce(string_agg(t::text, E'\\n' "
-                            "ORDER BY t::text), '')) FROM {} t").format(target)).fetchone()
+                        found[f"{name}: {schema}.{relation}"] = conn.execute(
+                            sql.SQL(
+                                "SELECT count(*), md5(coalesce(string_agg(t::text, E'\\n' "
+                                "ORDER BY t::text), '')) FROM {} t"
+                            ).format(target)
+                        ).fetchone()
                     elif kind == "S":
-                        found[f"{name}: {schema}.{relation}"] = conn.execute(sql.SQL(
-                            "SELECT last_value, is_called FROM {}").format(target)).fetchone()
+                        found[f"{name}: {schema}.{relation}"] = conn.execute(
+                            sql.SQL("SELECT last_value, is_called FROM {}").format(target)
+                        ).fetchone()
         return found
 
 
@@ -358,19 +450,39 @@ class ForeignMariaDB(OwnServer):
     def start(self) -> None:
         install, binary = mserver.install_db_binary(), mserver.server_binary()
         assert install and binary
-        argv = [install, "--no-defaults", f"--datadir={self.data}", "--skip-test-db",
-                "--auth-root-authentication-method=normal", "--skip-name-resolve"]
+        argv = [
+            install,
+            "--no-defaults",
+            f"--datadir={self.data}",
+            "--skip-test-db",
+            "--auth-root-authentication-method=normal",
+            "--skip-name-resolve",
+        ]
         if self.user is not None:
             argv.append(f"--user={self.user.pw_name}")
         out = subprocess.run(argv, capture_output=True, text=True, cwd="/", check=False)
         assert out.returncode == 0, out.stderr
         server.chown_tree(self.base, self.user)
         self.port = server.free_port()
-        self._spawn([binary, "--no-defaults", f"--datadir={self.data}", f"--socket={self.socket}",
-                     f"--port={self.port}", "--bind-address=127.0.0.1", "--skip-name-resolve",
-                     "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M",
-                     f"--pid-file={self.base}/mariadbd.pid", f"--tmpdir={self.base}",
-                     "--performance-schema=0", "--local-infile=1"], self.log, self.user)
+        self._spawn(
+            [
+                binary,
+                "--no-defaults",
+                f"--datadir={self.data}",
+                f"--socket={self.socket}",
+                f"--port={self.port}",
+                "--bind-address=127.0.0.1",
+                "--skip-name-resolve",
+                "--innodb-buffer-pool-size=64M",
+                "--innodb-log-file-size=48M",
+                f"--pid-file={self.base}/mariadbd.pid",
+                f"--tmpdir={self.base}",
+                "--performance-schema=0",
+                "--local-infile=1",
+            ],
+            self.log,
+            self.user,
+        )
         self._wait(lambda: self._root().close() or True, self.log)
         with self._root() as conn, conn.cursor() as cur:
             cur.execute("CREATE USER 'rel'@'127.0.0.1' IDENTIFIED BY %s", (MY_PASSWORD,))
@@ -380,11 +492,13 @@ class ForeignMariaDB(OwnServer):
         import pymysql
 
         # root over TCP from 127.0.0.1 has no password before the test's user exists.
-        return pymysql.connect(host="127.0.0.1", port=self.port, user="root", password="",
-                               autocommit=True, connect_timeout=5)
+        return pymysql.connect(
+            host="127.0.0.1", port=self.port, user="root", password="", autocommit=True, connect_timeout=5
+        )
 
-    def url(self, password: str | None = MY_PASSWORD, port: int | None = None,
-            database: str = "mysql") -> str:
+    def url(
+        self, password: str | None = MY_PASSWORD, port: int | None = None, database: str = "mysql"
+    ) -> str:
         secret = f":{password}" if password is not None else ""
         return f"mysql://rel{secret}@127.0.0.1:{port or self.port}/{database}"
 
@@ -402,8 +516,9 @@ class ForeignMariaDB(OwnServer):
             return list(cur.fetchall())
 
     def schema_comment(self) -> str | None:
-        rows = self.query("SELECT SCHEMA_COMMENT FROM information_schema.SCHEMATA "
-                          "WHERE SCHEMA_NAME = 'docbench'")
+        rows = self.query(
+            "SELECT SCHEMA_COMMENT FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'docbench'"
+        )
         return rows[0][0] if rows else None
 
     def other_data(self) -> None:
@@ -433,7 +548,7 @@ class ForeignMariaDB(OwnServer):
                 "GRANT SELECT ON shop.* TO 'shop_reader'@'127.0.0.1'",
                 # the name docbench uses in its own database, here the user's
                 "CREATE TABLE shop.bluesky_default (doc JSON)",
-                "INSERT INTO shop.bluesky_default VALUES ('{\"kind\": \"mine\"}')",
+                'INSERT INTO shop.bluesky_default VALUES (\'{"kind": "mine"}\')',
                 "ANALYZE TABLE shop.customers, shop.orders, shop.bluesky_default",
             ):
                 cur.execute(statement)
@@ -441,11 +556,14 @@ class ForeignMariaDB(OwnServer):
 
     # The server's statistics tables: rows about docbench's tables are docbench's own (ANALYZE
     # TABLE writes them), and their time of update is the server's.
-    STATISTICS = {"innodb_table_stats", "innodb_index_stats", "table_stats", "column_stats",
-                  "index_stats"}
+    STATISTICS = {"innodb_table_stats", "innodb_index_stats", "table_stats", "column_stats", "index_stats"}
     # Global variables that move by themselves.
-    VOLATILE = {"gtid_binlog_pos", "gtid_current_pos", "gtid_binlog_state",
-                "innodb_buffer_pool_resize_status"}
+    VOLATILE = {
+        "gtid_binlog_pos",
+        "gtid_current_pos",
+        "gtid_binlog_state",
+        "innodb_buffer_pool_resize_status",
+    }
 
     def inventory(self) -> dict[str, object]:
         """Everything on the server but docbench's own database: the databases, the global
@@ -455,35 +573,56 @@ class ForeignMariaDB(OwnServer):
 
         outside = "NOT IN ('docbench', 'information_schema', 'performance_schema')"
         found: dict[str, object] = {
-            "databases": self.query("SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, "
-                                    "DEFAULT_COLLATION_NAME, SCHEMA_COMMENT FROM "
-                                    "information_schema.SCHEMATA WHERE SCHEMA_NAME <> 'docbench' "
-                                    "ORDER BY 1"),
-            "columns": self.query("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, "
-                                  "IS_NULLABLE, COLUMN_DEFAULT, EXTRA, GENERATION_EXPRESSION FROM "
-                                  f"information_schema.COLUMNS WHERE TABLE_SCHEMA {outside} "
-                                  "ORDER BY 1, 2, ORDINAL_POSITION"),
-            "indexes": self.query("SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, "
-                                  "COLUMN_NAME FROM information_schema.STATISTICS "
-                                  f"WHERE TABLE_SCHEMA {outside} ORDER BY 1, 2, 3, 4"),
-            "views": self.query("SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM "
-                                f"information_schema.VIEWS WHERE TABLE_SCHEMA {outside} "
-                                "ORDER BY 1, 2"),
-            "routines": self.query("SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_DEFINITION FROM "
-                                   f"information_schema.ROUTINES WHERE ROUTINE_SCHEMA {outside} "
-                                   "ORDER BY 1, 2"),
-            "triggers": self.query("SELECT TRIGGER_SCHEMA, TRIGGER_NAME, ACTION_STATEMENT FROM "
-                                   "information_schema.TRIGGERS WHERE TRIGGER_SCHEMA "
-                                   f"{outside} ORDER BY 1, 2"),
-            "events": self.query("SELECT EVENT_SCHEMA, EVENT_NAME FROM information_schema.EVENTS "
-                                 f"WHERE EVENT_SCHEMA {outside} ORDER BY 1, 2"),
+            "databases": self.query(
+                "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, "
+                "DEFAULT_COLLATION_NAME, SCHEMA_COMMENT FROM "
+                "information_schema.SCHEMATA WHERE SCHEMA_NAME <> 'docbench' "
+                "ORDER BY 1"
+            ),
+            "columns": self.query(
+                "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, "
+                "IS_NULLABLE, COLUMN_DEFAULT, EXTRA, GENERATION_EXPRESSION FROM "
+                f"information_schema.COLUMNS WHERE TABLE_SCHEMA {outside} "
+                "ORDER BY 1, 2, ORDINAL_POSITION"
+            ),
+            "indexes": self.query(
+                "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, "
+                "COLUMN_NAME FROM information_schema.STATISTICS "
+                f"WHERE TABLE_SCHEMA {outside} ORDER BY 1, 2, 3, 4"
+            ),
+            "views": self.query(
+                "SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM "
+                f"information_schema.VIEWS WHERE TABLE_SCHEMA {outside} "
+                "ORDER BY 1, 2"
+            ),
+            "routines": self.query(
+                "SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_DEFINITION FROM "
+                f"information_schema.ROUTINES WHERE ROUTINE_SCHEMA {outside} "
+                "ORDER BY 1, 2"
+            ),
+            "triggers": self.query(
+                "SELECT TRIGGER_SCHEMA, TRIGGER_NAME, ACTION_STATEMENT FROM "
+                "information_schema.TRIGGERS WHERE TRIGGER_SCHEMA "
+                f"{outside} ORDER BY 1, 2"
+            ),
+            "events": self.query(
+                "SELECT EVENT_SCHEMA, EVENT_NAME FROM information_schema.EVENTS "
+                f"WHERE EVENT_SCHEMA {outside} ORDER BY 1, 2"
+            ),
         }
-        found.update({f"variable {name}": value for name, value in
-                      self.query("SHOW GLOBAL VARIABLES") if name not in self.VOLATILE})
-        tables = self.query("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, ROW_FORMAT, "
-                            "TABLE_COLLATION, CREATE_OPTIONS, TABLE_COMMENT FROM "
-                            f"information_schema.TABLES WHERE TABLE_SCHEMA {outside} "
-                            "ORDER BY 1, 2")
+        found.update(
+            {
+                f"variable {name}": value
+                for name, value in self.query("SHOW GLOBAL VARIABLES")
+                if name not in self.VOLATILE
+            }
+        )
+        tables = self.query(
+            "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, ROW_FORMAT, "
+            "TABLE_COLLATION, CREATE_OPTIONS, TABLE_COMMENT FROM "
+            f"information_schema.TABLES WHERE TABLE_SCHEMA {outside} "
+            "ORDER BY 1, 2"
+        )
         found["tables"] = tables
         for schema, table, kind, *_ in tables:
             if kind not in ("BASE TABLE", "SYSTEM VERSIONED"):
@@ -546,12 +685,19 @@ def small_data(real_data_dir: Path, tmp_path: Path) -> Path:
     return target
 
 
-def docbench(argv: list[str], env: dict[str, str] | None = None,
-             timeout: float = 900) -> subprocess.CompletedProcess:
+def docbench(
+    argv: list[str], env: dict[str, str] | None = None, timeout: float = 900
+) -> subprocess.CompletedProcess:
     """``docbench ARGV`` in a process of its own (as a person runs it)."""
     command = [sys.executable, "-c", "from docbench.cli import main; main()", *argv]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "COLUMNS": "250", **(env or {})}, check=False)
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "250", **(env or {})},
+        check=False,
+    )
 
 
 def _files_holding(folders: list[Path], secrets: tuple[str, ...]) -> list[str]:
@@ -565,11 +711,32 @@ def _files_holding(folders: list[Path], secrets: tuple[str, ...]) -> list[str]:
     return found
 
 
-def _analytics(url_option: str, url: str, variant: str, data: Path, results: Path,
-               env: dict[str, str] | None = None, by_env: bool = False) -> subprocess.CompletedProcess:
+def _analytics(
+    url_option: str,
+    url: str,
+    variant: str,
+    data: Path,
+    results: Path,
+    env: dict[str, str] | None = None,
+    by_env: bool = False,
+) -> subprocess.CompletedProcess:
     system = url_option.split("-")[2]
-    argv = ["run", "analytics", "--systems", system, "--variants", variant, "--data", str(data),
-            "--tries", "1", "--timeout", "60", "--results", str(results)]
+    argv = [
+        "run",
+        "analytics",
+        "--systems",
+        system,
+        "--variants",
+        variant,
+        "--data",
+        str(data),
+        "--tries",
+        "1",
+        "--timeout",
+        "60",
+        "--results",
+        str(results),
+    ]
     if by_env:
         env = {**(env or {}), f"DOCBENCH_{system.upper()}_URL": url}
     else:
@@ -580,8 +747,9 @@ def _analytics(url_option: str, url: str, variant: str, data: Path, results: Pat
 # ----- PostgreSQL ---------------------------------------------------------------------------
 
 
-def test_postgresql_foreign_database_stops_the_run_untouched(pg: ForeignPostgres, home: Path,
-                                                             small_data: Path, tmp_path: Path):
+def test_postgresql_foreign_database_stops_the_run_untouched(
+    pg: ForeignPostgres, home: Path, small_data: Path, tmp_path: Path
+):
     pg.fresh(with_foreign_database=True)
     before = pg.docbench_database()
     out = _analytics("--postgresql-url", pg.url(), "pglz", small_data, tmp_path / "results")
@@ -591,18 +759,22 @@ def test_postgresql_foreign_database_stops_the_run_untouched(pg: ForeignPostgres
     assert "DROP DATABASE docbench" in said  # how to proceed
     with pg.connect("docbench") as conn:
         assert conn.execute("SELECT id, note FROM bluesky_pglz ORDER BY id").fetchall() == FOREIGN_ROWS
-        tables = conn.execute("SELECT relname FROM pg_class WHERE relkind IN ('r', 'i', 'v', 'm') "
-                              "AND relnamespace = 'public'::regnamespace ORDER BY 1").fetchall()
+        tables = conn.execute(
+            "SELECT relname FROM pg_class WHERE relkind IN ('r', 'i', 'v', 'm') "
+            "AND relnamespace = 'public'::regnamespace ORDER BY 1"
+        ).fetchall()
         assert tables == [("bluesky_pglz",), ("bluesky_pglz_pkey",)]
-        assert conn.execute("SELECT count(*) FROM pg_extension WHERE extname = "
-                            "'pg_stat_statements'").fetchone() == (0,)
+        assert conn.execute(
+            "SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'"
+        ).fetchone() == (0,)
     assert pg.docbench_database() == before and before[1] is None  # not even marked
     assert not any(p in said for p in PIECES)
     assert not _files_holding([tmp_path], PIECES)
 
 
-def test_postgresql_database_is_created_marked_and_reused(pg: ForeignPostgres, home: Path,
-                                                          small_data: Path, tmp_path: Path):
+def test_postgresql_database_is_created_marked_and_reused(
+    pg: ForeignPostgres, home: Path, small_data: Path, tmp_path: Path
+):
     pg.fresh(with_foreign_database=False)
     results = tmp_path / "results"
     first = _analytics("--postgresql-url", pg.url(), "pglz", small_data, results)
@@ -622,7 +794,8 @@ def test_postgresql_database_is_created_marked_and_reused(pg: ForeignPostgres, h
 
 
 def test_postgresql_url_without_password_uses_pgpassword_and_pgpass(
-        pg: ForeignPostgres, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    pg: ForeignPostgres, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     pg.fresh(with_foreign_database=False)
     url = pg.url(password=None)
     monkeypatch.delenv("PGPASSWORD", raising=False)
@@ -647,8 +820,13 @@ def test_postgresql_url_without_password_uses_pgpassword_and_pgpass(
     script.write_text("SELECT 1;\n")
     with pgbench_connection(engine, "docbench") as (conninfo, env):
         assert "password" not in conninfo and env.get("PGPASSFILE") == str(passfile)
-        out = subprocess.run([engine.pgbench_path(), "-n", "-t", "1", "-f", str(script), conninfo],
-                             capture_output=True, text=True, env=env, check=False)
+        out = subprocess.run(
+            [engine.pgbench_path(), "-n", "-t", "1", "-f", str(script), conninfo],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
     assert out.returncode == 0, out.stderr
     engine.stop()
 
@@ -666,8 +844,7 @@ class _PsWatcher:
 
     def _watch(self) -> None:
         while not self._stop.is_set():
-            out = subprocess.run(["ps", "-eww", "-o", "args="], capture_output=True, text=True,
-                                 check=False)
+            out = subprocess.run(["ps", "-eww", "-o", "args="], capture_output=True, text=True, check=False)
             self.lines.update(out.stdout.splitlines())
             for path in self.home.rglob("password") if self.home else []:
                 with contextlib.suppress(OSError):
@@ -684,9 +861,29 @@ class _PsWatcher:
 
 
 def _throughput(results: Path, env: dict[str, str], extra: list[str] | None = None):
-    return docbench(["run", "throughput", "--systems", "postgresql", "--docs", "2000",
-                     "--clients", "2", "--duration", "3", "--warmup", "0", "--mix", "read-write",
-                     "--no-ceiling", "--results", str(results), *(extra or [])], env)
+    return docbench(
+        [
+            "run",
+            "throughput",
+            "--systems",
+            "postgresql",
+            "--docs",
+            "2000",
+            "--clients",
+            "2",
+            "--duration",
+            "3",
+            "--warmup",
+            "0",
+            "--mix",
+            "read-write",
+            "--no-ceiling",
+            "--results",
+            str(results),
+            *(extra or []),
+        ],
+        env,
+    )
 
 
 class _FileWatcher:
@@ -720,8 +917,7 @@ def _pgbench_runs(lines: set[str]) -> list[str]:
     return [line for line in lines if "pgbench" in line.split(" ", 1)[0]]
 
 
-def test_pgbench_gets_no_password_on_its_command_line_by_url(pg: ForeignPostgres, home: Path,
-                                                               tmp_path: Path):
+def test_pgbench_gets_no_password_on_its_command_line_by_url(pg: ForeignPostgres, home: Path, tmp_path: Path):
     pg.fresh(with_foreign_database=False)
     results = tmp_path / "results"
     # The URL from the environment (DOCBENCH_POSTGRESQL_URL): not on docbench's command line.
@@ -754,18 +950,36 @@ def test_pgbench_gets_no_password_on_its_command_line_managed(home: Path, tmp_pa
     assert all("password=" not in line for line in runs), runs
 
 
-def test_connection_errors_hide_a_password_with_at(pg: ForeignPostgres, home: Path,
-                                                   tmp_path: Path, small_data: Path):
+def test_connection_errors_hide_a_password_with_at(
+    pg: ForeignPostgres, home: Path, tmp_path: Path, small_data: Path
+):
     closed = server.free_port()
-    cases = [("--postgresql-url", f"postgresql://rel:Pass@Secret9url@127.0.0.1:{closed}/other",
-              f"postgresql://rel:***@127.0.0.1:{closed}/other"),
-             ("--mariadb-url", "mysql://rel:Pass@Secret9url@127.0.0.1:1/other",
-              "mysql://rel:***@127.0.0.1:1/other"),
-             ("--postgresql-url", f"postgresql://rel:Wrong@Secret9url@127.0.0.1:{pg.port}/postgres",
-              f"postgresql://rel:***@127.0.0.1:{pg.port}/postgres")]
+    cases = [
+        (
+            "--postgresql-url",
+            f"postgresql://rel:Pass@Secret9url@127.0.0.1:{closed}/other",
+            f"postgresql://rel:***@127.0.0.1:{closed}/other",
+        ),
+        (
+            "--mariadb-url",
+            "mysql://rel:Pass@Secret9url@127.0.0.1:1/other",
+            "mysql://rel:***@127.0.0.1:1/other",
+        ),
+        (
+            "--postgresql-url",
+            f"postgresql://rel:Wrong@Secret9url@127.0.0.1:{pg.port}/postgres",
+            f"postgresql://rel:***@127.0.0.1:{pg.port}/postgres",
+        ),
+    ]
     for option, url, shown in cases:
-        out = _analytics(option, url, "default" if "mariadb" in option else "pglz", small_data,
-                         tmp_path / "results", by_env=True)
+        out = _analytics(
+            option,
+            url,
+            "default" if "mariadb" in option else "pglz",
+            small_data,
+            tmp_path / "results",
+            by_env=True,
+        )
         said = out.stdout + out.stderr
         assert out.returncode != 0 and shown in " ".join(said.split()), said
         assert "Secret9url" not in said and "Pass@" not in said and "Wrong@" not in said
@@ -776,17 +990,18 @@ def test_connection_errors_hide_a_password_with_at(pg: ForeignPostgres, home: Pa
 # ----- MariaDB ------------------------------------------------------------------------------
 
 
-def test_mariadb_foreign_database_stops_the_run_untouched(my: ForeignMariaDB, home: Path,
-                                                          small_data: Path, tmp_path: Path):
+def test_mariadb_foreign_database_stops_the_run_untouched(
+    my: ForeignMariaDB, home: Path, small_data: Path, tmp_path: Path
+):
     my.fresh(with_foreign_database=True)
-    out = _analytics("--mariadb-url", my.url(), "default", small_data, tmp_path / "results",
-                     by_env=True)
+    out = _analytics("--mariadb-url", my.url(), "default", small_data, tmp_path / "results", by_env=True)
     said = " ".join((out.stdout + out.stderr).split())  # the terminal's line breaks
     assert out.returncode != 0, said
     assert "MariaDB database 'docbench' on 127.0.0.1" in said and "not created by docbench" in said
     assert my.query("SELECT id, note FROM docbench.bluesky_default ORDER BY id") == FOREIGN_ROWS
-    assert my.query("SELECT TABLE_NAME FROM information_schema.TABLES "
-                    "WHERE TABLE_SCHEMA = 'docbench'") == [("bluesky_default",)]
+    assert my.query("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'docbench'") == [
+        ("bluesky_default",)
+    ]
     assert not my.schema_comment()
     with pytest.raises(ForeignDatabase):
         mengine.MariaDBEngine(tmp_path / "w", url=my.url()).start()
@@ -795,8 +1010,8 @@ def test_mariadb_foreign_database_stops_the_run_untouched(my: ForeignMariaDB, ho
 
 
 def test_mariadb_database_is_created_marked_and_reused_with_password_from_the_environment(
-        my: ForeignMariaDB, home: Path, small_data: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch):
+    my: ForeignMariaDB, home: Path, small_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     my.fresh(with_foreign_database=False)
     url = my.url(password=None)
     monkeypatch.setenv("HOME", str(tmp_path / "userhome"))
@@ -804,7 +1019,7 @@ def test_mariadb_database_is_created_marked_and_reused_with_password_from_the_en
     assert not mengine.MariaDBEngine.availability(url).ok  # no password: refused
     # ~/.my.cnf [client]
     (tmp_path / "userhome").mkdir()
-    (tmp_path / "userhome" / ".my.cnf").write_text(f"[client]\npassword=\"{MY_PASSWORD}\"\n")
+    (tmp_path / "userhome" / ".my.cnf").write_text(f'[client]\npassword="{MY_PASSWORD}"\n')
     engine = mengine.MariaDBEngine(tmp_path / "w1", url=url)
     engine.start()
     engine.stop()
@@ -813,9 +1028,15 @@ def test_mariadb_database_is_created_marked_and_reused_with_password_from_the_en
     (tmp_path / "userhome" / ".my.cnf").unlink()
     # MYSQL_PWD, through a whole run whose URL comes from the environment too
     results = tmp_path / "results"
-    out = _analytics("--mariadb-url", url, "default", small_data, results,
-                     env={"MYSQL_PWD": MY_PASSWORD, "HOME": str(tmp_path / "userhome")},
-                     by_env=True)
+    out = _analytics(
+        "--mariadb-url",
+        url,
+        "default",
+        small_data,
+        results,
+        env={"MYSQL_PWD": MY_PASSWORD, "HOME": str(tmp_path / "userhome")},
+        by_env=True,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert my.schema_comment() == comment
     assert my.query("SELECT COUNT(*) FROM docbench.bluesky_default")[0][0] > 900
@@ -827,12 +1048,16 @@ def test_mariadb_database_is_created_marked_and_reused_with_password_from_the_en
 
 
 def _changes(before: dict[str, object], after: dict[str, object]) -> list[str]:
-    return [f"{key}: {before.get(key)!r} -> {after.get(key)!r}"
-            for key in sorted(before.keys() | after.keys()) if before.get(key) != after.get(key)]
+    return [
+        f"{key}: {before.get(key)!r} -> {after.get(key)!r}"
+        for key in sorted(before.keys() | after.keys())
+        if before.get(key) != after.get(key)
+    ]
 
 
 def test_analytics_by_url_touches_nothing_but_its_own_database(
-        pg: ForeignPostgres, my: ForeignMariaDB, home: Path, small_data: Path, tmp_path: Path):
+    pg: ForeignPostgres, my: ForeignMariaDB, home: Path, small_data: Path, tmp_path: Path
+):
     """``docbench run analytics`` with --postgresql-url / --mariadb-url on servers that hold
     the user's other databases, schemas, roles and users: every answer right, docbench's
     database ``docbench`` the only thing added (and kept, marked, after the run), everything
@@ -843,15 +1068,36 @@ def test_analytics_by_url_touches_nothing_but_its_own_database(
     before = {"postgresql": pg.inventory(), "mariadb": my.inventory()}
     results = tmp_path / "results"
     # every 6 characters in a row of docbench's passwords (a half-shown password is shown)
-    secrets = (*sorted({password[i:i + 6] for password in (PG_PASSWORD, MY_PASSWORD)
-                        for i in range(len(password) - 5)}), OTHER_PASSWORD)
+    secrets = (
+        *sorted(
+            {password[i : i + 6] for password in (PG_PASSWORD, MY_PASSWORD) for i in range(len(password) - 5)}
+        ),
+        OTHER_PASSWORD,
+    )
     # The URLs name the user's databases: docbench connects there only to create its own.
     with _FileWatcher([results, home], secrets) as watcher:
-        out = docbench(["run", "analytics", "--systems", "postgresql,mariadb",
-                        "--variants", "pglz,default", "--data", str(small_data), "--tries", "2",
-                        "--timeout", "60", "--results", str(results),
-                        "--postgresql-url", pg.url(database="appdata"),
-                        "--mariadb-url", my.url(database="shop")])
+        out = docbench(
+            [
+                "run",
+                "analytics",
+                "--systems",
+                "postgresql,mariadb",
+                "--variants",
+                "pglz,default",
+                "--data",
+                str(small_data),
+                "--tries",
+                "2",
+                "--timeout",
+                "60",
+                "--results",
+                str(results),
+                "--postgresql-url",
+                pg.url(database="appdata"),
+                "--mariadb-url",
+                my.url(database="shop"),
+            ]
+        )
     said = out.stdout + out.stderr
     assert out.returncode == 0, said
     documents = {}
@@ -872,41 +1118,56 @@ def test_analytics_by_url_touches_nothing_but_its_own_database(
         assert not _changes(before[name], after[name]), (name, _changes(before[name], after[name]))
     # (what was compared: the user's data, users and settings among it)
     assert before["postgresql"]["appdata: sales.orders"][0] == 2000
-    assert {"appdata: public.bluesky_pglz", "appdata: sales.orders_id_seq", "postgres: public.notes",
-            "template1: public.template_note", "setting work_mem"} <= before["postgresql"].keys()
+    assert {
+        "appdata: public.bluesky_pglz",
+        "appdata: sales.orders_id_seq",
+        "postgres: public.notes",
+        "template1: public.template_note",
+        "setting work_mem",
+    } <= before["postgresql"].keys()
     assert "app_reader" in {role[0] for role in before["postgresql"]["roles"]}
     assert before["mariadb"]["shop.orders"][0] == 2000
-    assert {"shop.customers", "shop.bluesky_default", "mysql.global_priv", "mysql.innodb_table_stats",
-            "variable local_infile"} <= before["mariadb"].keys()
+    assert {
+        "shop.customers",
+        "shop.bluesky_default",
+        "mysql.global_priv",
+        "mysql.innodb_table_stats",
+        "variable local_infile",
+    } <= before["mariadb"].keys()
 
     # (b) docbench's own database is the one thing added, marked, and stays after the run with
     # the variant's table (the next run drops and re-creates the table)
     with pg.connect("postgres") as conn:
         added = conn.execute("SELECT datname FROM pg_database").fetchall()
-    assert sorted(set(added) - {(row[0],) for row in before["postgresql"]["databases"]}) == [
-        ("docbench",)]
+    assert sorted(set(added) - {(row[0],) for row in before["postgresql"]["databases"]}) == [("docbench",)]
     assert pg.docbench_database()[1].startswith(MARKER)
     with pg.connect("docbench") as conn:
         assert conn.execute("SELECT count(*) FROM bluesky_pglz").fetchone() == (1000,)
-        tables = conn.execute("SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n "
-                              "ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm') "
-                              "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
-                              "ORDER BY 2").fetchall()
+        tables = conn.execute(
+            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm') "
+            "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+            "ORDER BY 2"
+        ).fetchall()
         assert [t for t in tables if not t[1].startswith("pg_stat_statements")] == [
-            ("public", "bluesky_pglz")], tables
+            ("public", "bluesky_pglz")
+        ], tables
         extensions = conn.execute("SELECT extname FROM pg_extension ORDER BY 1").fetchall()
         assert set(extensions) <= {("plpgsql",), ("pg_stat_statements",)}, extensions
     shown = [row[0] for row in my.query("SHOW DATABASES")]
     assert sorted(set(shown) - {row[0] for row in before["mariadb"]["databases"]}) == ["docbench"]
     assert my.schema_comment().startswith(MARKER)
-    assert my.query("SELECT TABLE_NAME FROM information_schema.TABLES "
-                    "WHERE TABLE_SCHEMA = 'docbench'") == [("bluesky_default",)]
+    assert my.query("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'docbench'") == [
+        ("bluesky_default",)
+    ]
     assert my.query("SELECT COUNT(*) FROM docbench.bluesky_default") == [(1000,)]
 
     # (c) no password, nor a piece of one, in what docbench printed, its results, its work
     # and log directories (DOCBENCH_HOME) -- during the run or after it
     assert {p.parent.name for p in home.glob("work/*/load-checkpoint.json")} == {
-        "postgresql-pglz", "mariadb-default"}  # the variants' work directories stay
+        "postgresql-pglz",
+        "mariadb-default",
+    }  # the variants' work directories stay
     assert not [p for p in secrets if p in said], said
     assert watcher.reads > 3 and not watcher.found, watcher.found
     assert not _files_holding([tmp_path], secrets)  # results/, home/ (DOCBENCH_HOME), data/

@@ -173,8 +173,7 @@ def parse_iso_us(text: str) -> int:
         raise _Unreadable(repr(text))
     year, month, day, hh, mi, ss, frac, zone = m.groups()
     try:
-        dt = datetime(int(year), int(month), int(day), int(hh or 0), int(mi or 0), int(ss or 0),
-                      tzinfo=UTC)
+        dt = datetime(int(year), int(month), int(day), int(hh or 0), int(mi or 0), int(ss or 0), tzinfo=UTC)
     except ValueError as exc:
         raise _Unreadable(repr(text)) from exc
     us = (dt - _EPOCH) // _US + (int((frac or "0")[:6].ljust(6, "0")))
@@ -185,8 +184,7 @@ def parse_iso_us(text: str) -> int:
     return us
 
 
-def normalize_time_us(value: Any, *, time_precision_us: int = 1, reference_us: int | None = None
-                      ) -> int:
+def normalize_time_us(value: Any, *, time_precision_us: int = 1, reference_us: int | None = None) -> int:
     """A timestamp as int microseconds UTC.
 
     Numbers are microseconds, or milliseconds when the system keeps milliseconds
@@ -305,8 +303,15 @@ def _compare_value(issues: _Issues, label: str, got, exp, approximate: bool) -> 
 # Per query
 
 
-def _check_grouped(query: int, rows: list[list], expected: list[list], issues: _Issues,
-                   approximate: bool, key_len: int, names: tuple[str, ...]) -> None:
+def _check_grouped(
+    query: int,
+    rows: list[list],
+    expected: list[list],
+    issues: _Issues,
+    approximate: bool,
+    key_len: int,
+    names: tuple[str, ...],
+) -> None:
     """Q1/Q2/Q3: a set of groups keyed by the first ``key_len`` columns."""
     exp = {tuple(r[:key_len]): r[key_len:] for r in expected}
     got: dict[tuple, list] = {}
@@ -316,11 +321,9 @@ def _check_grouped(query: int, rows: list[list], expected: list[list], issues: _
             issues.add("wrong", f"duplicate row for {'/'.join(map(_label, key))}")
         got[key] = r[key_len:]
     for key in (k for k in exp if k not in got):  # in expected order: deterministic detail
-        issues.add("wrong", f"missing {'/'.join(map(_label, key))} "
-                            f"({', '.join(map(str, exp[key]))})")
+        issues.add("wrong", f"missing {'/'.join(map(_label, key))} ({', '.join(map(str, exp[key]))})")
     for key in (k for k in got if k not in exp):
-        issues.add("wrong", f"extra {'/'.join(map(_label, key))} "
-                            f"({', '.join(map(str, got[key]))})")
+        issues.add("wrong", f"extra {'/'.join(map(_label, key))} ({', '.join(map(str, got[key]))})")
     for key in (k for k in exp if k in got):  # in expected order
         for name, g, e in zip(names, got[key], exp[key], strict=True):
             _compare_value(issues, f"{'/'.join(map(_label, key))} {name}", g, e, approximate)
@@ -329,8 +332,11 @@ def _check_grouped(query: int, rows: list[list], expected: list[list], issues: _
 def _check_q12_order(rows: list[list], issues: _Issues) -> None:
     for i in range(1, len(rows)):
         if rows[i][1] > rows[i - 1][1]:
-            issues.add("wrong", f"not ordered by count desc at row {i + 1} "
-                                f"({_label(rows[i][0])} {rows[i][1]} after {rows[i - 1][1]})")
+            issues.add(
+                "wrong",
+                f"not ordered by count desc at row {i + 1} "
+                f"({_label(rows[i][0])} {rows[i][1]} after {rows[i - 1][1]})",
+            )
             return
 
 
@@ -342,8 +348,10 @@ def _q3_key(row: list) -> tuple:
 def _check_q3_order(rows: list[list], issues: _Issues) -> None:
     for i in range(1, len(rows)):
         if _q3_key(rows[i]) < _q3_key(rows[i - 1]):
-            issues.add("wrong", f"not ordered by hour, collection at row {i + 1} "
-                                f"({_label(rows[i][0])} {_label(rows[i][1])})")
+            issues.add(
+                "wrong",
+                f"not ordered by hour, collection at row {i + 1} ({_label(rows[i][0])} {_label(rows[i][1])})",
+            )
             return
 
 
@@ -351,8 +359,7 @@ def _span_close(got_ms: float, true_us: int) -> bool:
     """Truncated, rounded (half up or half even) or exact: all ok."""
     if isinstance(got_ms, int):
         return got_ms in (true_us // 1000, (true_us + 500) // 1000, round(true_us / 1000))
-    return abs(got_ms * 1000 - true_us) < 0.5 or (
-        got_ms.is_integer() and _span_close(int(got_ms), true_us))
+    return abs(got_ms * 1000 - true_us) < 0.5 or (got_ms.is_integer() and _span_close(int(got_ms), true_us))
 
 
 def _check_top(query: int, rows: list[list], doc: dict, issues: _Issues, p: int) -> None:
@@ -389,20 +396,20 @@ def _check_top(query: int, rows: list[list], doc: dict, issues: _Issues, p: int)
             continue
         seen.add(did)
         if i and (rows[i - 1][1] < got if descending else rows[i - 1][1] > got):
-            issues.add("wrong", f"not ordered by {noun} {'desc' if descending else 'asc'} "
-                                f"at row {i + 1}")
+            issues.add("wrong", f"not ordered by {noun} {'desc' if descending else 'asc'} at row {i + 1}")
         got_us = got * 1000 if descending else got
         true = known.get(did)
         if true is None:
             boundary = ties.get("value")
-            if ties_truncated and boundary is not None and (
-                    abs(got_us - boundary) <= value_tol
-                    or (descending and _span_close(got, boundary))):
+            if (
+                ties_truncated
+                and boundary is not None
+                and (abs(got_us - boundary) <= value_tol or (descending and _span_close(got, boundary)))
+            ):
                 true = boundary  # one of the many tied dids the oracle did not list
             else:
                 last = f"; #{n} is {show(expected[-1][1])}" if expected else ""
-                issues.add("wrong", f"{_label(did)} ({noun} {show_got(got)}) is not in the "
-                                    f"top {n}{last}")
+                issues.add("wrong", f"{_label(did)} ({noun} {show_got(got)}) is not in the top {n}{last}")
                 continue
         chosen.append((true, did))
         if descending and _span_close(got, true) or not descending and got == true:
@@ -412,8 +419,10 @@ def _check_top(query: int, rows: list[list], doc: dict, issues: _Issues, p: int)
         else:
             issues.add("wrong", f"{_label(did)} {noun} {show_got(got)} != {show(true)}")
     if imprecise:
-        issues.add("precision", f"{len(imprecise)} {noun}(s) within the system's precision "
-                                f"({p} µs), e.g. {imprecise[0]}")
+        issues.add(
+            "precision",
+            f"{len(imprecise)} {noun}(s) within the system's precision ({p} µs), e.g. {imprecise[0]}",
+        )
 
     # the choice of dids: their true values must be the top values
     want = sorted((v for _, v in expected), reverse=descending)
@@ -424,11 +433,13 @@ def _check_top(query: int, rows: list[list], doc: dict, issues: _Issues, p: int)
         if descending and (w // 1000 == h // 1000 or (w + 500) // 1000 == (h + 500) // 1000):
             continue  # equal in ms: a tie at the answer's precision
         if p > 1 and abs(w - h) < (2 * p if descending else p):
-            issues.add("precision", f"{_label(did)} ({noun} {show(h)}) chosen where "
-                                    f"{show(w)} was due: a tie at the system's precision")
+            issues.add(
+                "precision",
+                f"{_label(did)} ({noun} {show(h)}) chosen where "
+                f"{show(w)} was due: a tie at the system's precision",
+            )
         else:
-            issues.add("wrong", f"{_label(did)} ({noun} {show(h)}) chosen where {show(w)} "
-                                "was due")
+            issues.add("wrong", f"{_label(did)} ({noun} {show(h)}) chosen where {show(w)} was due")
 
 
 def _normalize(query: int, rows: Sequence[Sequence], doc: dict, p: int) -> list[list]:
@@ -440,21 +451,23 @@ def _normalize(query: int, rows: Sequence[Sequence], doc: dict, p: int) -> list[
             row = list(row.values())
         row = list(row)
         if len(row) != width:
-            raise _Unreadable(f"row {i + 1} has {len(row)} columns, expected {width} "
-                              f"({', '.join(QUERY_COLUMNS[query])})")
+            raise _Unreadable(
+                f"row {i + 1} has {len(row)} columns, expected {width} ({', '.join(QUERY_COLUMNS[query])})"
+            )
         try:
             if query == 1:
                 out.append([normalize_collection(row[0]), normalize_count(row[1])])
             elif query == 2:
-                out.append([normalize_collection(row[0]), normalize_count(row[1]),
-                            normalize_count(row[2])])
+                out.append([normalize_collection(row[0]), normalize_count(row[1]), normalize_count(row[2])])
             elif query == 3:
-                out.append([normalize_collection(row[0]), normalize_hour(row[1]),
-                            normalize_count(row[2])])
+                out.append([normalize_collection(row[0]), normalize_hour(row[1]), normalize_count(row[2])])
             elif query == 4:
-                out.append([normalize_did(row[0]),
-                            normalize_time_us(row[1], time_precision_us=p,
-                                              reference_us=reference)])
+                out.append(
+                    [
+                        normalize_did(row[0]),
+                        normalize_time_us(row[1], time_precision_us=p, reference_us=reference),
+                    ]
+                )
             else:
                 out.append([normalize_did(row[0]), normalize_span_ms(row[1])])
         except _Unreadable as exc:
@@ -462,8 +475,14 @@ def _normalize(query: int, rows: Sequence[Sequence], doc: dict, p: int) -> list[
     return out
 
 
-def check_answer(query: int, rows: Sequence[Sequence] | None, expected: dict, *,
-                 time_precision_us: int = 1, approximate: bool = False) -> AnswerCheck:
+def check_answer(
+    query: int,
+    rows: Sequence[Sequence] | None,
+    expected: dict,
+    *,
+    time_precision_us: int = 1,
+    approximate: bool = False,
+) -> AnswerCheck:
     """Compare a system's rows for ``query`` (1-5) with the oracle's answer document.
 
     ``expected`` is the whole answer document (``answers.json``; the tie information lives

@@ -39,10 +39,10 @@ class WorkloadGroup(click.Group):
         named = False
         for index, arg in enumerate(args):
             if arg == "--workload" and index + 1 < len(args):
-                args, named = [args[index + 1], *args[:index], *args[index + 2:]], True
+                args, named = [args[index + 1], *args[:index], *args[index + 2 :]], True
                 break
             if arg.startswith("--workload="):
-                args, named = [arg.split("=", 1)[1], *args[:index], *args[index + 1:]], True
+                args, named = [arg.split("=", 1)[1], *args[:index], *args[index + 1 :]], True
                 break
         if not named and (not args or (args[0] not in self.commands and args[0] not in ("--help", "-h"))):
             args.insert(0, DEFAULT)
@@ -74,25 +74,56 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--docs", "docs", required=True, callback=_count,
-              help="Number of documents: 1m, 10m, 100m, 1000m, 20k, ...")
+@click.option(
+    "--docs",
+    "docs",
+    required=True,
+    callback=_count,
+    help="Number of documents: 1m, 10m, 100m, 1000m, 20k, ...",
+)
 @click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False), required=True)
 @click.option("--seed", default=1, show_default=True, type=int)
-@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1),
-              help="Files generated in parallel.")
+@click.option(
+    "--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Files generated in parallel."
+)
 @click.option("--compress", type=click.Choice(["none", "gzip", "zstd"]), default="none", show_default=True)
-@click.option("--dirty-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1),
-              help="Share of invalid lines mixed in (truncated JSON, invalid UTF-8, empty lines).")
-@click.option("--hard-rate", default=None, type=click.FloatRange(0, 1),
-              help="Share of valid-but-hard documents (default: the generator's documented rate).")
+@click.option(
+    "--dirty-rate",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Share of invalid lines mixed in (truncated JSON, invalid UTF-8, empty lines).",
+)
+@click.option(
+    "--hard-rate",
+    default=None,
+    type=click.FloatRange(0, 1),
+    help="Share of valid-but-hard documents (default: the generator's documented rate).",
+)
 @click.option("--files", default=None, help="Generate only these file numbers (e.g. 1,3-5).")
-def generate(docs: int, out: Path, seed: int, jobs: int, compress: str, dirty_rate: float,
-             hard_rate: float | None, files: str | None) -> None:
+def generate(
+    docs: int,
+    out: Path,
+    seed: int,
+    jobs: int,
+    compress: str,
+    dirty_rate: float,
+    hard_rate: float | None,
+    files: str | None,
+) -> None:
     """Generate Bluesky Jetstream events in JSONBench's file layout."""
     from docbench.dataset.generate import generate_dataset
 
-    generate_dataset(docs, out, seed=seed, jobs=jobs, compress=compress,
-                     dirty_rate=dirty_rate, hard_rate=hard_rate, only_files=files)
+    generate_dataset(
+        docs,
+        out,
+        seed=seed,
+        jobs=jobs,
+        compress=compress,
+        dirty_rate=dirty_rate,
+        hard_rate=hard_rate,
+        only_files=files,
+    )
 
 
 @main.command()
@@ -138,12 +169,14 @@ def run() -> None:
 def _holding_the_run_lock(callback: Callable[..., Any]) -> Callable[..., Any]:
     """Every `docbench run <workload>` holds the work directory's run lock (one run at a time
     per DOCBENCH_HOME); taken here, once, so that a new workload has it too."""
+
     @functools.wraps(callback)
     def locked(*args: Any, **kwargs: Any) -> Any:
         from docbench import runlock
 
         with runlock.hold(paths.work_dir()):
             return callback(*args, **kwargs)
+
     return locked
 
 
@@ -156,10 +189,20 @@ for _workload in all_workloads():
 
 @main.command()
 @click.option("--results", "results_dirs", type=click.Path(path_type=Path), multiple=True)
-@click.option("--html", "html_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Write the dashboard: one self-contained HTML file (works offline).")
-@click.option("--plots", "plots_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Write the charts as PNG files into this directory.")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the dashboard: one self-contained HTML file (works offline).",
+)
+@click.option(
+    "--plots",
+    "plots_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Write the charts as PNG files into this directory.",
+)
 def report(results_dirs: tuple[Path, ...], html_file: Path | None, plots_dir: Path | None) -> None:
     """Compare what is in the results directory (in the terminal, or as --html / --plots)."""
     dirs = list(results_dirs) or [paths.results_dir()]
@@ -185,8 +228,13 @@ def report(results_dirs: tuple[Path, ...], html_file: Path | None, plots_dir: Pa
 
 @main.command("import-jsonbench")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Where to write the docbench result files (default: results/imported/).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where to write the docbench result files (default: results/imported/).",
+)
 def import_jsonbench(sources: tuple[Path, ...], out_dir: Path | None) -> None:
     """Import JSONBench result files (or directories of them) as docbench results.
 
@@ -214,11 +262,16 @@ def bench() -> None:
 @bench.command("generate")
 @click.option("--docs", default="1m", show_default=True, callback=_count)
 @click.option("--jobs", default=2, show_default=True, type=click.IntRange(min=1))
-@click.option("--faithfulness", "faithfulness_scale", default=None, callback=_count,
-              metavar="SCALE",
-              help="Instead: generate SCALE documents (e.g. 100m) into pipes the oracle's "
-                   "scanner reads (nothing on disk) and print them against the real stream's "
-                   "published figures.")
+@click.option(
+    "--faithfulness",
+    "faithfulness_scale",
+    default=None,
+    callback=_count,
+    metavar="SCALE",
+    help="Instead: generate SCALE documents (e.g. 100m) into pipes the oracle's "
+    "scanner reads (nothing on disk) and print them against the real stream's "
+    "published figures.",
+)
 def bench_generate(docs: int, jobs: int, faithfulness_scale: int | None) -> None:
     """Print generator and oracle throughput and peak memory (or, with --faithfulness, the
     generated stream at that scale against the real one)."""

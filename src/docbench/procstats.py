@@ -122,11 +122,20 @@ def os_name() -> str:
 
 def git_revision(path: Path) -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5, check=False)
+        out = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
         dirty = subprocess.run(
             ["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=5, check=False)
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if out.returncode != 0:

@@ -62,18 +62,28 @@ def hold(work_dir: Path, command: str | None = None) -> Iterator[Path]:
         # Not truncated before the lock is ours: the holder's record is what a second run reads.
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as error:
-        print(f"docbench: cannot take the run lock {path}: {error.strerror or error}",
-              file=sys.stderr, flush=True)
+        print(
+            f"docbench: cannot take the run lock {path}: {error.strerror or error}",
+            file=sys.stderr,
+            flush=True,
+        )
         raise SystemExit(2) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            print(f"docbench: another run is using {work_dir}: {describe_holder(path)}; wait for it "
-                  "to end, or give this run its own DOCBENCH_HOME", file=sys.stderr, flush=True)
+            print(
+                f"docbench: another run is using {work_dir}: {describe_holder(path)}; wait for it "
+                "to end, or give this run its own DOCBENCH_HOME",
+                file=sys.stderr,
+                flush=True,
+            )
             raise SystemExit(BUSY_EXIT_STATUS) from None
-        record = {"pid": os.getpid(), "command": command or command_line(),
-                  "started": datetime.now(UTC).isoformat(timespec="seconds")}
+        record = {
+            "pid": os.getpid(),
+            "command": command or command_line(),
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
         try:
@@ -120,8 +130,12 @@ def _on_exit_signal(signum: int, _frame: object) -> None:
         return
     _received.append(signum)
     name = signal.Signals(signum).name
-    print(f"docbench: {name} received: stopping the servers this run started and exiting "
-          f"(status {128 + signum})", file=sys.stderr, flush=True)
+    print(
+        f"docbench: {name} received: stopping the servers this run started and exiting "
+        f"(status {128 + signum})",
+        file=sys.stderr,
+        flush=True,
+    )
     raise SystemExit(128 + signum)
 
 

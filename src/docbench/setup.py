@@ -46,9 +46,12 @@ def install(name: str, tolerate_machine: bool = False) -> bool:
         console.print(f"[green]{name}: ready, {availability.version} (setup {seconds:.0f} s)[/green]")
         return True
     if result.returncode == 0 and availability.machine_lacks and tolerate_machine:
-        console.print(f"[yellow]{name}: not available on this machine: {availability.reason} "
-                      f"({availability.install_hint}); its tests skip[/yellow]")
+        console.print(
+            f"[yellow]{name}: not available on this machine: {availability.reason} "
+            f"({availability.install_hint}); its tests skip[/yellow]"
+        )
         return True
-    console.print(f"[red]{name}: setup failed after {seconds:.0f} s "
-                  f"({availability.reason or result.returncode})[/red]")
+    console.print(
+        f"[red]{name}: setup failed after {seconds:.0f} s ({availability.reason or result.returncode})[/red]"
+    )
     return False

@@ -76,8 +76,7 @@ class Loader(ABC):
     # as fast as its native multi-file load and one file at a time at half that speed.
     files_per_statement: int = 1
 
-    def load_files_skipping(self, paths: list[Path],
-                            documents: list[int]) -> list[dict[int, str]] | None:
+    def load_files_skipping(self, paths: list[Path], documents: list[int]) -> list[dict[int, str]] | None:
         """:meth:`load_file_skipping` for several files in one statement and one transaction
         (``files_per_statement`` of them): the refusals of each file, in order, or None
         (declined: the driver then takes the files one by one). All or nothing, like one
@@ -92,8 +91,9 @@ class Loader(ABC):
         :meth:`load_file_skipping`): only then does the driver scan a file to see whether it
         may be handed over whole."""
         cls = type(self)
-        return (cls.load_file is not Loader.load_file
-                or cls.load_file_skipping is not Loader.load_file_skipping)
+        return (
+            cls.load_file is not Loader.load_file or cls.load_file_skipping is not Loader.load_file_skipping
+        )
 
     def begin_file(self, name: str) -> None:
         """A file's load starts (before its first batch or whole-file load); for a group of

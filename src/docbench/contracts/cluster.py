@@ -47,10 +47,17 @@ class ClusterShape:
 
     def label(self) -> str:
         """``3 nodes, 3 shards, 1 replica`` (what the report shows beside the system)."""
+
         def plural(n: int, word: str) -> str:
             return f"{n} {word}{'' if n == 1 else 's'}"
-        return ", ".join([plural(self.nodes, "node"), plural(self.index_shards, "shard"),
-                          plural(self.index_replicas, "replica")])
+
+        return ", ".join(
+            [
+                plural(self.nodes, "node"),
+                plural(self.index_shards, "shard"),
+                plural(self.index_replicas, "replica"),
+            ]
+        )
 
     def short_label(self) -> str:
         """``3n/3s/1r``."""
@@ -62,11 +69,14 @@ class ClusterShape:
 
 def requested_shape() -> ClusterShape:
     """The shape the command line asked for (one node, one shard, no replica by default)."""
+
     def number(name: str) -> int | None:
         value = os.environ.get(name, "").strip()
         return int(value) if value else None
-    return ClusterShape(nodes=number(NODES_ENV) or 1, shards=number(SHARDS_ENV),
-                        replicas=number(REPLICAS_ENV))
+
+    return ClusterShape(
+        nodes=number(NODES_ENV) or 1, shards=number(SHARDS_ENV), replicas=number(REPLICAS_ENV)
+    )
 
 
 @dataclass(frozen=True)

@@ -66,8 +66,11 @@ class Engine(ABC):
         (postgresql18) shares its files unless it has its own (BenchBase's per-dialect files
         with a generic fallback)."""
         for klass in cls.__mro__:
-            if isinstance(klass, type) and issubclass(klass, Engine) and \
-                    klass.__module__.startswith("docbench.systems."):
+            if (
+                isinstance(klass, type)
+                and issubclass(klass, Engine)
+                and klass.__module__.startswith("docbench.systems.")
+            ):
                 path = klass.folder() / name
                 if path.exists():
                     return path

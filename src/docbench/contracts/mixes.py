@@ -53,16 +53,21 @@ class OperationChooser:
         return self.names[bisect.bisect_right(self.cumulative, self.rng.random() * self.total)]
 
 
-MIXES: dict[str, Mix] = {mix.name: mix for mix in (
-    Mix("read-only", "100% reads by key (pgbench -S)", ((READ, 1.0),)),
-    Mix("read-write", "50% reads, 30% one-field updates, 10% inserts, 10% read-modify-write",
-        ((READ, 0.5), (UPDATE, 0.3), (INSERT, 0.1), (READ_MODIFY_WRITE, 0.1))),
-    Mix("ycsb-a", "YCSB A (update heavy): 50% reads, 50% updates", ((READ, 0.5), (UPDATE, 0.5))),
-    Mix("ycsb-b", "YCSB B (read mostly): 95% reads, 5% updates", ((READ, 0.95), (UPDATE, 0.05))),
-    Mix("ycsb-c", "YCSB C (read only): 100% reads", ((READ, 1.0),)),
-    Mix("ycsb-f", "YCSB F: 50% reads, 50% read-modify-write",
-        ((READ, 0.5), (READ_MODIFY_WRITE, 0.5))),
-)}
+MIXES: dict[str, Mix] = {
+    mix.name: mix
+    for mix in (
+        Mix("read-only", "100% reads by key (pgbench -S)", ((READ, 1.0),)),
+        Mix(
+            "read-write",
+            "50% reads, 30% one-field updates, 10% inserts, 10% read-modify-write",
+            ((READ, 0.5), (UPDATE, 0.3), (INSERT, 0.1), (READ_MODIFY_WRITE, 0.1)),
+        ),
+        Mix("ycsb-a", "YCSB A (update heavy): 50% reads, 50% updates", ((READ, 0.5), (UPDATE, 0.5))),
+        Mix("ycsb-b", "YCSB B (read mostly): 95% reads, 5% updates", ((READ, 0.95), (UPDATE, 0.05))),
+        Mix("ycsb-c", "YCSB C (read only): 100% reads", ((READ, 1.0),)),
+        Mix("ycsb-f", "YCSB F: 50% reads, 50% read-modify-write", ((READ, 0.5), (READ_MODIFY_WRITE, 0.5))),
+    )
+}
 
 
 def mix_named(name: str) -> Mix:

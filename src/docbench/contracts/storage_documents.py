@@ -32,16 +32,127 @@ RANDOM_ALPHABET = bytes(c for c in range(0x21, 0x7F) if c not in (0x22, 0x5C))
 REPEATED_CHARACTER = "x"
 
 _VOCABULARY_SIZE = 4096
-_SYLLABLES = ["ba", "be", "bi", "bo", "ca", "ce", "co", "da", "de", "di", "do", "en", "er",
-              "fa", "fe", "ga", "ge", "ha", "he", "hi", "in", "is", "la", "le", "li", "lo",
-              "ma", "me", "mi", "mo", "na", "ne", "ni", "no", "on", "or", "pa", "pe", "po",
-              "ra", "re", "ri", "ro", "sa", "se", "si", "so", "st", "ta", "te", "th", "ti",
-              "to", "tr", "un", "va", "ve", "wa", "we", "wi"]
-_COMMON = ["the", "of", "and", "to", "a", "in", "is", "that", "it", "was", "for", "on", "as",
-           "with", "his", "they", "at", "be", "this", "from", "have", "or", "by", "one", "had",
-           "not", "but", "what", "all", "were", "when", "we", "there", "can", "an", "your",
-           "which", "their", "said", "if", "do", "will", "each", "about", "how", "up", "out",
-           "them", "then", "she", "many", "some", "so", "these", "would", "other", "into"]
+_SYLLABLES = [
+    "ba",
+    "be",
+    "bi",
+    "bo",
+    "ca",
+    "ce",
+    "co",
+    "da",
+    "de",
+    "di",
+    "do",
+    "en",
+    "er",
+    "fa",
+    "fe",
+    "ga",
+    "ge",
+    "ha",
+    "he",
+    "hi",
+    "in",
+    "is",
+    "la",
+    "le",
+    "li",
+    "lo",
+    "ma",
+    "me",
+    "mi",
+    "mo",
+    "na",
+    "ne",
+    "ni",
+    "no",
+    "on",
+    "or",
+    "pa",
+    "pe",
+    "po",
+    "ra",
+    "re",
+    "ri",
+    "ro",
+    "sa",
+    "se",
+    "si",
+    "so",
+    "st",
+    "ta",
+    "te",
+    "th",
+    "ti",
+    "to",
+    "tr",
+    "un",
+    "va",
+    "ve",
+    "wa",
+    "we",
+    "wi",
+]
+_COMMON = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "a",
+    "in",
+    "is",
+    "that",
+    "it",
+    "was",
+    "for",
+    "on",
+    "as",
+    "with",
+    "his",
+    "they",
+    "at",
+    "be",
+    "this",
+    "from",
+    "have",
+    "or",
+    "by",
+    "one",
+    "had",
+    "not",
+    "but",
+    "what",
+    "all",
+    "were",
+    "when",
+    "we",
+    "there",
+    "can",
+    "an",
+    "your",
+    "which",
+    "their",
+    "said",
+    "if",
+    "do",
+    "will",
+    "each",
+    "about",
+    "how",
+    "up",
+    "out",
+    "them",
+    "then",
+    "she",
+    "many",
+    "some",
+    "so",
+    "these",
+    "would",
+    "other",
+    "into",
+]
 
 
 def key_of(row: int) -> str:
@@ -67,7 +178,7 @@ def _vocabulary(seed: int) -> tuple[list[bytes], np.ndarray]:
         for capital in (word, word[:1].upper() + word[1:]):
             spellings.extend([capital, capital + b".", capital + b","])
     ranks = np.arange(1, len(words) + 1, dtype=np.float64)
-    weights = 1.0 / ranks ** 1.1
+    weights = 1.0 / ranks**1.1
     cumulative = np.cumsum(weights / weights.sum())
     cumulative[-1] = 1.0
     # A 65536-entry table from a uniform 16-bit number to a word index (the Zipf law
@@ -107,8 +218,9 @@ def payload(entropy: str, size: int, rng: np.random.Generator, seed: int = DEFAU
     raise ValueError(f"unknown entropy {entropy!r} (known: {', '.join(ENTROPIES)})")
 
 
-def rows(entropy: str, size: int, count: int, seed: int = DEFAULT_SEED,
-         start: int = 0) -> Iterator[tuple[str, str]]:
+def rows(
+    entropy: str, size: int, count: int, seed: int = DEFAULT_SEED, start: int = 0
+) -> Iterator[tuple[str, str]]:
     """(key, payload) for rows start..start+count-1; deterministic in (seed, entropy, size)."""
     if entropy not in ENTROPIES:
         raise ValueError(f"unknown entropy {entropy!r} (known: {', '.join(ENTROPIES)})")
@@ -117,8 +229,9 @@ def rows(entropy: str, size: int, count: int, seed: int = DEFAULT_SEED,
         yield key_of(row), payload(entropy, size, rng, seed)
 
 
-def batches(entropy: str, size: int, count: int, batch_rows: int,
-            seed: int = DEFAULT_SEED) -> Iterator[list[tuple[str, str]]]:
+def batches(
+    entropy: str, size: int, count: int, batch_rows: int, seed: int = DEFAULT_SEED
+) -> Iterator[list[tuple[str, str]]]:
     for start in range(0, count, batch_rows):
         yield list(rows(entropy, size, min(batch_rows, count - start), seed, start))
 

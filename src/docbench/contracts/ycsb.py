@@ -55,7 +55,7 @@ def document(i: int, seed: int = 1) -> dict[str, str]:
     text = random_text(rng, FIELD_COUNT * FIELD_LENGTH)
     doc = {"ycsb_key": key_of(i, seed)}
     for n, name in enumerate(FIELDS):
-        doc[name] = text[n * FIELD_LENGTH:(n + 1) * FIELD_LENGTH]
+        doc[name] = text[n * FIELD_LENGTH : (n + 1) * FIELD_LENGTH]
     return doc
 
 
@@ -100,14 +100,15 @@ class ZipfianChooser:
     databases"), theta 0.99, ranks 0..n-1 (0 the most popular); ``scrambled`` hashes the rank
     (YCSB's ScrambledZipfianGenerator)."""
 
-    def __init__(self, items: int, seed: int = 1, theta: float = ZIPFIAN_THETA,
-                 scrambled: bool = True) -> None:
+    def __init__(
+        self, items: int, seed: int = 1, theta: float = ZIPFIAN_THETA, scrambled: bool = True
+    ) -> None:
         self.items = items
         self.theta = theta
         self.scrambled = scrambled
         self.rng = random.Random(seed)
-        self.zetan = sum(1.0 / (i ** theta) for i in range(1, items + 1))
-        self.zeta2 = 1.0 + 1.0 / (2 ** theta)
+        self.zetan = sum(1.0 / (i**theta) for i in range(1, items + 1))
+        self.zeta2 = 1.0 + 1.0 / (2**theta)
         self.alpha = 1.0 / (1.0 - theta)
         self.eta = (1 - (2.0 / items) ** (1 - theta)) / (1 - self.zeta2 / self.zetan)
 
@@ -116,7 +117,7 @@ class ZipfianChooser:
         uz = u * self.zetan
         if uz < 1.0:
             return 0
-        if uz < 1.0 + 0.5 ** self.theta:
+        if uz < 1.0 + 0.5**self.theta:
             return 1
         rank = int(self.items * (self.eta * u - self.eta + 1) ** self.alpha)
         return min(rank, self.items - 1)
@@ -134,8 +135,7 @@ def chooser(distribution: str, items: int, seed: int = 1) -> UniformChooser | Zi
     raise ValueError(f"unknown distribution {distribution!r} (uniform, zipfian)")
 
 
-def top_share(distribution: str, items: int, draws: int = 10_000, top: int = 10,
-              seed: int = 7) -> float:
+def top_share(distribution: str, items: int, draws: int = 10_000, top: int = 10, seed: int = 7) -> float:
     """Share of draws that hit the `top` most drawn items (to describe the skew)."""
     from collections import Counter
 
@@ -144,5 +144,13 @@ def top_share(distribution: str, items: int, draws: int = 10_000, top: int = 10,
     return sum(c for _, c in counts.most_common(top)) / draws
 
 
-__all__ = ["FIELDS", "NEW_FIELD", "NEW_FIELD_VALUE", "chooser", "document", "document_line",
-           "document_lines", "key_of"]
+__all__ = [
+    "FIELDS",
+    "NEW_FIELD",
+    "NEW_FIELD_VALUE",
+    "chooser",
+    "document",
+    "document_line",
+    "document_lines",
+    "key_of",
+]

@@ -33,7 +33,9 @@ def foreign_message(what: str, where: str, remedy: str, mark: str) -> str:
     ``remedy``: how to drop it; ``mark``: how to mark it as docbench's, if it is a leftover of
     a docbench that did not mark yet.
     """
-    return (f"{what} on {where} exists and was not created by docbench (it has no "
-            f"'{MARKER}' mark), so docbench leaves it alone and stops here. Either point docbench "
-            f"at another server, or, if nothing in it is needed, drop it yourself ({remedy}) and "
-            f"run again. If it is docbench's own from a version before the mark, mark it: {mark}.")
+    return (
+        f"{what} on {where} exists and was not created by docbench (it has no "
+        f"'{MARKER}' mark), so docbench leaves it alone and stops here. Either point docbench "
+        f"at another server, or, if nothing in it is needed, drop it yourself ({remedy}) and "
+        f"run again. If it is docbench's own from a version before the mark, mark it: {mark}."
+    )

@@ -21,8 +21,7 @@ def _hide_query(query: str) -> str:
     pieces = []
     for piece in query.split("&"):
         name = piece.split("=", 1)[0]
-        pieces.append(f"{name}={MASK}" if "=" in piece and name.lower() in _SECRET_PARAMS
-                      else piece)
+        pieces.append(f"{name}={MASK}" if "=" in piece and name.lower() in _SECRET_PARAMS else piece)
     return "&".join(pieces)
 
 
@@ -74,8 +73,9 @@ def url_secrets(url: str | None) -> list[str]:
         query = urlsplit(url).query
     except ValueError:
         query = rest.partition("?")[2]
-    found += [value for name, value in parse_qsl(query, keep_blank_values=False)
-              if name.lower() in _SECRET_PARAMS]
+    found += [
+        value for name, value in parse_qsl(query, keep_blank_values=False) if name.lower() in _SECRET_PARAMS
+    ]
     found += [unquote(secret) for secret in found]
     return sorted({s for s in found if s}, key=len, reverse=True)
 

@@ -49,8 +49,7 @@ def file_baselines(path: Path) -> dict[str, int]:
     zstd_sink = _Counter()
     # zstandard's stubs ask for an IO[bytes]; the writer only calls write() (and flush() when
     # the sink has one), which is all _Counter has.
-    zstd_writer = zstandard.ZstdCompressor(level=3).stream_writer(cast(IO[bytes], zstd_sink),
-                                                                  closefd=False)
+    zstd_writer = zstandard.ZstdCompressor(level=3).stream_writer(cast(IO[bytes], zstd_sink), closefd=False)
     lz4_ctx = lz4.frame.LZ4FrameCompressor()
     lz4_bytes = len(lz4_ctx.begin())
     buffer: list[bytes] = []
@@ -59,11 +58,9 @@ def file_baselines(path: Path) -> dict[str, int]:
         buffer.append(line)
         size += len(line) + 1
         if size >= 8 << 20:
-            raw, gzip_bytes, lz4_bytes = _feed(buffer, raw, gzip, gzip_bytes, zstd_writer,
-                                               lz4_ctx, lz4_bytes)
+            raw, gzip_bytes, lz4_bytes = _feed(buffer, raw, gzip, gzip_bytes, zstd_writer, lz4_ctx, lz4_bytes)
             buffer, size = [], 0
-    raw, gzip_bytes, lz4_bytes = _feed(buffer, raw, gzip, gzip_bytes, zstd_writer, lz4_ctx,
-                                       lz4_bytes)
+    raw, gzip_bytes, lz4_bytes = _feed(buffer, raw, gzip, gzip_bytes, zstd_writer, lz4_ctx, lz4_bytes)
     gzip_bytes += len(gzip.flush())
     zstd_writer.flush(zstandard.FLUSH_FRAME)
     lz4_bytes += len(lz4_ctx.flush())
@@ -87,9 +84,12 @@ def sample_of(files: list[Path], count: int = SAMPLE_FILES) -> list[Path]:
     return [files[int(i * step)] for i in range(count)]
 
 
-def compute_baselines(files: list[Path], jobs: int = 1, known: dict[str, dict[str, int]] | None = None,
-                      raw_known: dict[str, int] | None = None,
-                      ) -> tuple[dict[str, int], dict[str, dict[str, int]], str]:
+def compute_baselines(
+    files: list[Path],
+    jobs: int = 1,
+    known: dict[str, dict[str, int]] | None = None,
+    raw_known: dict[str, int] | None = None,
+) -> tuple[dict[str, int], dict[str, dict[str, int]], str]:
     """(sizes of the dataset, sizes per file computed, how). Up to SAMPLE_FILES files every
     file is compressed; beyond, an evenly spread sample of SAMPLE_FILES files is, and the
     dataset's compressed sizes are its raw bytes (all files, exact) times the sample's
@@ -114,16 +114,26 @@ def compute_baselines(files: list[Path], jobs: int = 1, known: dict[str, dict[st
     if len(chosen) == len(files):
         return totals, known, f"every file ({len(files)}) compressed"
     raw_known = raw_known or {}
-    raw = sum(known[p.name]["raw"] if p.name in known else raw_known.get(p.name) or raw_bytes(p)
-              for p in files)
-    sizes = {"raw": raw, **{name: round(raw * totals[name] / totals["raw"])
-                             for name in ("gzip", "zstd", "lz4")}}
-    return sizes, known, (f"raw bytes of all {len(files)} files; compressed sizes from "
-                          f"{len(chosen)} evenly spread files ({totals['raw'] / 1e9:.1f} GB)")
+    raw = sum(
+        known[p.name]["raw"] if p.name in known else raw_known.get(p.name) or raw_bytes(p) for p in files
+    )
+    sizes = {
+        "raw": raw,
+        **{name: round(raw * totals[name] / totals["raw"]) for name in ("gzip", "zstd", "lz4")},
+    }
+    return (
+        sizes,
+        known,
+        (
+            f"raw bytes of all {len(files)} files; compressed sizes from "
+            f"{len(chosen)} evenly spread files ({totals['raw'] / 1e9:.1f} GB)"
+        ),
+    )
 
 
-def _feed(buffer: list[bytes], raw: int, gzip: Any, gzip_bytes: int, zstd_writer: Any,
-          lz4_ctx: Any, lz4_bytes: int) -> tuple[int, int, int]:
+def _feed(
+    buffer: list[bytes], raw: int, gzip: Any, gzip_bytes: int, zstd_writer: Any, lz4_ctx: Any, lz4_bytes: int
+) -> tuple[int, int, int]:
     if not buffer:
         return raw, gzip_bytes, lz4_bytes
     chunk = b"\n".join(buffer) + b"\n"
@@ -138,8 +148,11 @@ def _generated_raw_bytes(data_dir: Path, digests: dict[str, str]) -> dict[str, i
     manifest = read_manifest(data_dir) if Path(data_dir).is_dir() else None
     if manifest is None:
         return {}
-    return {entry.name: entry.uncompressed_bytes for entry in manifest.files
-            if digests.get(entry.name) == entry.sha256 and entry.uncompressed_bytes}
+    return {
+        entry.name: entry.uncompressed_bytes
+        for entry in manifest.files
+        if digests.get(entry.name) == entry.sha256 and entry.uncompressed_bytes
+    }
 
 
 def dataset_baselines(data_dir: Path, jobs: int = 1) -> dict[str, int]:
@@ -152,21 +165,36 @@ def dataset_baselines(data_dir: Path, jobs: int = 1) -> dict[str, int]:
     try:
         cached = json.loads(cache.read_text())
         if cached.get("format") == FORMAT:
-            known = {name: entry["sizes"] for name, entry in cached["files"].items()
-                     if digests.get(name) == entry["sha256"]}
+            known = {
+                name: entry["sizes"]
+                for name, entry in cached["files"].items()
+                if digests.get(name) == entry["sha256"]
+            }
             if cached.get("dataset") == sorted(digests.items()):
                 return cached["sizes"]
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    sizes, per_file, basis = compute_baselines(files, jobs=jobs, known=known,
-                                               raw_known=_generated_raw_bytes(data_dir, digests))
+    sizes, per_file, basis = compute_baselines(
+        files, jobs=jobs, known=known, raw_known=_generated_raw_bytes(data_dir, digests)
+    )
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({
-            "format": FORMAT, "dataset": sorted(digests.items()), "sizes": sizes, "basis": basis,
-            "files": {name: {"sha256": digests[name], "sizes": figures}
-                      for name, figures in per_file.items() if name in digests}}))
+        tmp.write_text(
+            json.dumps(
+                {
+                    "format": FORMAT,
+                    "dataset": sorted(digests.items()),
+                    "sizes": sizes,
+                    "basis": basis,
+                    "files": {
+                        name: {"sha256": digests[name], "sizes": figures}
+                        for name, figures in per_file.items()
+                        if name in digests
+                    },
+                }
+            )
+        )
         os.replace(tmp, cache)
     except OSError:
         pass  # nowhere writable: keep the figures in memory only

@@ -40,8 +40,9 @@ print(json.dumps({"seconds": seconds, "peak_rss_bytes": hwm}))
 
 def _generate(n_docs: int, out: Path, jobs: int, docs_per_file: int | None) -> RunStats:
     stats = RunStats()
-    generate_dataset(n_docs, out, jobs=jobs, quiet=True, answers=False,
-                     docs_per_file=docs_per_file, stats=stats)
+    generate_dataset(
+        n_docs, out, jobs=jobs, quiet=True, answers=False, docs_per_file=docs_per_file, stats=stats
+    )
     return stats
 
 
@@ -55,8 +56,9 @@ def _oracle(files: list[Path]) -> dict | None:
         return None
     started = time.perf_counter()
     with tempfile.TemporaryFile() as errfile:
-        proc = subprocess.Popen([sys.executable, "-c", _ORACLE_SNIPPET, *map(str, files)],
-                                stdout=subprocess.PIPE, stderr=errfile)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _ORACLE_SNIPPET, *map(str, files)], stdout=subprocess.PIPE, stderr=errfile
+        )
         out = proc.stdout.read() if proc.stdout else b""
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak RSS
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -78,8 +80,9 @@ def _fmt_rate(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def bench_dataset_tools(n_docs: int, jobs: int, console: Console | None = None,
-                        workdir: Path | None = None) -> dict:
+def bench_dataset_tools(
+    n_docs: int, jobs: int, console: Console | None = None, workdir: Path | None = None
+) -> dict:
     """Measure and print: generation docs/s and MB/s with --jobs 1 and --jobs J, the
     generator's peak RSS, the oracle's docs/s and peak RSS on one core, and the faithfulness
     figures of the generated data against the published 1M ones."""
@@ -107,12 +110,21 @@ def bench_dataset_tools(n_docs: int, jobs: int, console: Console | None = None,
         for col in ("run", "files", "seconds", "docs/s", "MB/s", "peak RSS (MB)"):
             table.add_column(col, justify="right" if col != "run" else "left")
         for label, s, nfiles in runs:
-            table.add_row(f"generate {label}", str(nfiles), f"{s.seconds:.2f}",
-                          _fmt_rate(s.docs / s.seconds), f"{s.uncompressed_bytes / 1e6 / s.seconds:,.0f}",
-                          f"{s.peak_rss_bytes / 1e6:,.1f}")
-            result[label] = {"seconds": s.seconds, "docs_per_second": s.docs / s.seconds,
-                             "mb_per_second": s.uncompressed_bytes / 1e6 / s.seconds,
-                             "peak_rss_bytes": s.peak_rss_bytes, "files": nfiles}
+            table.add_row(
+                f"generate {label}",
+                str(nfiles),
+                f"{s.seconds:.2f}",
+                _fmt_rate(s.docs / s.seconds),
+                f"{s.uncompressed_bytes / 1e6 / s.seconds:,.0f}",
+                f"{s.peak_rss_bytes / 1e6:,.1f}",
+            )
+            result[label] = {
+                "seconds": s.seconds,
+                "docs_per_second": s.docs / s.seconds,
+                "mb_per_second": s.uncompressed_bytes / 1e6 / s.seconds,
+                "peak_rss_bytes": s.peak_rss_bytes,
+                "files": nfiles,
+            }
 
         from docbench.dataset.manifest import read_manifest
 
@@ -125,35 +137,53 @@ def bench_dataset_tools(n_docs: int, jobs: int, console: Console | None = None,
             table.add_row("oracle (1 core)", "-", "-", "failed", "-", "-")
             result["oracle"] = orc
         else:
-            table.add_row("oracle (1 core)", str(len(files)), f"{orc['seconds']:.2f}",
-                          _fmt_rate(n_docs / orc["seconds"]),
-                          f"{s1.uncompressed_bytes / 1e6 / orc['seconds']:,.0f}",
-                          f"{orc['peak_rss_bytes'] / 1e6:,.1f}")
+            table.add_row(
+                "oracle (1 core)",
+                str(len(files)),
+                f"{orc['seconds']:.2f}",
+                _fmt_rate(n_docs / orc["seconds"]),
+                f"{s1.uncompressed_bytes / 1e6 / orc['seconds']:,.0f}",
+                f"{orc['peak_rss_bytes'] / 1e6:,.1f}",
+            )
             result["oracle"] = {**orc, "docs_per_second": n_docs / orc["seconds"]}
         console.print(table)
         if jobs > 1:
             speedup = result[f"--jobs {jobs}"]["docs_per_second"] / result["--jobs 1"]["docs_per_second"]
-            console.print(f"speed-up with --jobs {jobs}: {speedup:.2f}x "
-                          f"(on {os.cpu_count()} cores)")
+            console.print(f"speed-up with --jobs {jobs}: {speedup:.2f}x (on {os.cpu_count()} cores)")
 
         measured = faithfulness.measure(files)
         result["faithfulness"] = measured
         checks = faithfulness.compare(measured)
-        result["checks"] = [{"name": c.name, "measured": c.measured, "published": c.published,
-                             "deviation": c.deviation, "bound": c.bound, "ok": c.ok}
-                            for c in checks]
+        result["checks"] = [
+            {
+                "name": c.name,
+                "measured": c.measured,
+                "published": c.published,
+                "deviation": c.deviation,
+                "bound": c.bound,
+                "ok": c.ok,
+            }
+            for c in checks
+        ]
         ft = Table(title="faithfulness vs the published JSONBench 1M figures (methodology §3)")
         for col in ("figure", "generated", "published", "deviation", "bound", ""):
             ft.add_column(col, justify="left" if col == "figure" else "right")
         for c in checks:
             dev = c.deviation
-            ft.add_row(c.name, f"{c.measured:,.3f}" if c.measured is not None else "-",
-                       f"{c.published:,.3f}", f"{100 * dev:+.1f}%" if dev is not None else "-",
-                       f"±{100 * c.bound:.0f}%", "[green]pass" if c.ok else "[red]FAIL")
+            ft.add_row(
+                c.name,
+                f"{c.measured:,.3f}" if c.measured is not None else "-",
+                f"{c.published:,.3f}",
+                f"{100 * dev:+.1f}%" if dev is not None else "-",
+                f"±{100 * c.bound:.0f}%",
+                "[green]pass" if c.ok else "[red]FAIL",
+            )
         console.print(ft)
         if n_docs != 1_000_000:
-            console.print("[yellow]note: the published figures are for 1M documents; counts "
-                          "are scaled, distinct users do not scale linearly.")
+            console.print(
+                "[yellow]note: the published figures are for 1M documents; counts "
+                "are scaled, distinct users do not scale linearly."
+            )
         _print_details(console, measured)
     return result
 
@@ -166,12 +196,17 @@ def _print_details(console: Console, m: dict) -> None:
     t.add_column("published", justify="right")
     rows = [
         ("events per second", f"{m['events_per_second']:,.0f}", f"{p['events_per_second']:,.0f}"),
-        ("commits: create share", f"{m['create_share_of_commits']:.3f}",
-         f"{p['create_share_of_commits']:.3f}"),
-        ("delete : update", f"{m['delete_to_update']:.1f}" if m["delete_to_update"] else "-",
-         f"{p['delete_to_update']:.0f}"),
-        ("createdAt lag median (s)", f"{m['created_lag_median_s']:.1f}",
-         f"{p['created_lag_median_s']:.0f}"),
+        (
+            "commits: create share",
+            f"{m['create_share_of_commits']:.3f}",
+            f"{p['create_share_of_commits']:.3f}",
+        ),
+        (
+            "delete : update",
+            f"{m['delete_to_update']:.1f}" if m["delete_to_update"] else "-",
+            f"{p['delete_to_update']:.0f}",
+        ),
+        ("createdAt lag median (s)", f"{m['created_lag_median_s']:.1f}", f"{p['created_lag_median_s']:.0f}"),
         ("createdAt lag p90 (s)", f"{m['created_lag_p90_s']:.0f}", f"{p['created_lag_p90_s']:.0f}"),
         ("largest batch commit", str(m["max_batch"]), "20"),
     ]
@@ -183,8 +218,9 @@ def _print_details(console: Console, m: dict) -> None:
         rows.append((f"post {k}", f"{got:.3f}" if isinstance(got, float) else str(got), str(v)))
     for coll, (n_pub, u_pub) in p["creates_users"].items():
         n, u = m["creates_users"].get(coll, (0, 0))
-        rows.append((f"Q2 {coll.rsplit('.', 1)[-1]} creates / users", f"{n:,} / {u:,}",
-                     f"{n_pub:,} / {u_pub:,}"))
+        rows.append(
+            (f"Q2 {coll.rsplit('.', 1)[-1]} creates / users", f"{n:,} / {u:,}", f"{n_pub:,} / {u_pub:,}")
+        )
     for r in rows:
         t.add_row(*r)
     console.print(t)

@@ -58,12 +58,21 @@ PUBLISHED_1M: dict = {
         "app.bsky.actor.profile": (5_337, 5_337),
     },
     "doc_bytes": {
-        "like": 503, "repost": 507, "follow": 396, "block": 393, "delete": 198,
-        "identity": 227, "post": 770,
+        "like": 503,
+        "repost": 507,
+        "follow": 396,
+        "block": 393,
+        "delete": 198,
+        "identity": 227,
+        "post": 770,
     },
     "post": {
-        "text_median_bytes": 54, "reply_share": 0.53, "embed_share": 0.34,
-        "facets_share": 0.19, "langs_share": 0.94, "en_share_of_langs": 0.71,
+        "text_median_bytes": 54,
+        "reply_share": 0.53,
+        "embed_share": 0.34,
+        "facets_share": 0.19,
+        "langs_share": 0.94,
+        "en_share_of_langs": 0.71,
         "non_ascii_share": 0.41,
     },
     "created_lag_median_s": 26.0,
@@ -72,17 +81,26 @@ PUBLISHED_1M: dict = {
 
 #: Collections whose share and distinct users are acceptance checks.
 TOP7 = [
-    "app.bsky.feed.like", "app.bsky.graph.follow", "app.bsky.feed.post", "app.bsky.feed.repost",
-    "app.bsky.graph.block", "app.bsky.actor.profile", "app.bsky.graph.listitem",
+    "app.bsky.feed.like",
+    "app.bsky.graph.follow",
+    "app.bsky.feed.post",
+    "app.bsky.feed.repost",
+    "app.bsky.graph.block",
+    "app.bsky.actor.profile",
+    "app.bsky.graph.listitem",
 ]
 #: Q2 distinct-user figures that are acceptance checks (within 20%).
 Q2_CHECKED = [
-    "app.bsky.feed.like", "app.bsky.graph.follow", "app.bsky.feed.post", "app.bsky.feed.repost",
+    "app.bsky.feed.like",
+    "app.bsky.graph.follow",
+    "app.bsky.feed.post",
+    "app.bsky.feed.repost",
     "app.bsky.graph.block",
 ]
 
 
 # --------------------------------------------------------------------------- reading
+
 
 def open_lines(path: Path) -> Iterator[bytes]:
     """Yield raw lines (with newline) of a plain, .gz or .zst ndjson file."""
@@ -120,6 +138,7 @@ def _iso_us(s: str) -> int | None:
 
 
 # --------------------------------------------------------------------------- measuring
+
 
 @dataclass
 class Measured:
@@ -165,8 +184,11 @@ class Measured:
             "kinds": dict(self.kinds),
             "operations": dict(self.operations),
             "create_share_of_commits": self.operations.get("create", 0) / commits if commits else 0,
-            "delete_to_update": (self.operations.get("delete", 0) / self.operations["update"]
-                                 if self.operations.get("update") else None),
+            "delete_to_update": (
+                self.operations.get("delete", 0) / self.operations["update"]
+                if self.operations.get("update")
+                else None
+            ),
             "no_collection": self.docs - sum(self.collections.values()),
             "collections": dict(self.collections.most_common()),
             "creates_users": {c: (n, len(self.users.get(c, ()))) for c, n in self.creates.most_common()},
@@ -175,8 +197,9 @@ class Measured:
             "doc_bytes": {k: self.size_sum[k] / self.size_n[k] for k in self.size_n},
             "post": {
                 "count": self.post_counts.get("posts", 0),
-                "text_median_bytes": (statistics.median(self.post_text_bytes)
-                                      if self.post_text_bytes else None),
+                "text_median_bytes": (
+                    statistics.median(self.post_text_bytes) if self.post_text_bytes else None
+                ),
                 "text_max_bytes": max(self.post_text_bytes) if self.post_text_bytes else None,
                 "reply_share": self.post_counts["reply"] / posts,
                 "embed_share": self.post_counts["embed"] / posts,
@@ -192,8 +215,7 @@ class Measured:
         }
 
 
-def measure(files: Iterable[Path], gzip_sample_bytes: int | None = None,
-            lag_sample_every: int = 10) -> dict:
+def measure(files: Iterable[Path], gzip_sample_bytes: int | None = None, lag_sample_every: int = 10) -> dict:
     """Figures of a set of ndjson files (in order). ``gzip_sample_bytes`` limits how many bytes
     (from the start) the gzip ratio is computed on (None: everything; level 6 like gzip's
     default). createdAt lags are sampled on every ``lag_sample_every``-th create."""
@@ -341,6 +363,7 @@ def _post(m: Measured, rec: dict) -> None:
 
 # --------------------------------------------------------------------------- checks
 
+
 @dataclass
 class Check:
     name: str
@@ -374,17 +397,32 @@ def compare(measured: dict, scale_docs: int | None = None) -> list[Check]:
     ]
     for coll in TOP7:
         share = measured["collections"].get(coll, 0) / docs
-        checks.append(Check(f"share {coll.rsplit('.', 1)[-1]}", share,
-                            p["collections"][coll] / p["docs"], 0.10))
+        checks.append(
+            Check(f"share {coll.rsplit('.', 1)[-1]}", share, p["collections"][coll] / p["docs"], 0.10)
+        )
     for coll in Q2_CHECKED:
         n_users = measured["creates_users"].get(coll, (0, 0))[1]
-        checks.append(Check(f"distinct users {coll.rsplit('.', 1)[-1]}", n_users * 1.0,
-                            p["creates_users"][coll][1] / factor, 0.20,
-                            "Q2 distinct did among creates"))
-    checks.append(Check("span (minutes)", measured["span_minutes"],
-                        p["span_minutes"] / factor, 0.05, "13-14 min at 1M"))
-    checks.append(Check("no-collection events", measured["no_collection"] * 1.0,
-                        p["no_collection"] / factor, 0.10, "identity + account"))
+        checks.append(
+            Check(
+                f"distinct users {coll.rsplit('.', 1)[-1]}",
+                n_users * 1.0,
+                p["creates_users"][coll][1] / factor,
+                0.20,
+                "Q2 distinct did among creates",
+            )
+        )
+    checks.append(
+        Check("span (minutes)", measured["span_minutes"], p["span_minutes"] / factor, 0.05, "13-14 min at 1M")
+    )
+    checks.append(
+        Check(
+            "no-collection events",
+            measured["no_collection"] * 1.0,
+            p["no_collection"] / factor,
+            0.10,
+            "identity + account",
+        )
+    )
     return checks
 
 

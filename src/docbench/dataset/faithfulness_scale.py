@@ -54,20 +54,32 @@ PUBLISHED_CREATES: dict[int, dict[str, tuple[int, int]]] = {
 PUBLISHED_EVENTS: dict[int, dict[str | None, int]] = {
     1_000_000: {**PUBLISHED_1M["collections"], None: PUBLISHED_1M["no_collection"]},
     100_000_000: {
-        "app.bsky.feed.like": 44_994_712, "app.bsky.graph.follow": 36_362_556,
-        "app.bsky.feed.post": 8_740_921, "app.bsky.feed.repost": 5_625_691,
-        "app.bsky.graph.block": 1_433_188, "app.bsky.actor.profile": 1_118_161,
-        "app.bsky.graph.listitem": 913_702, None: 603_435,
-        "app.bsky.graph.listblock": 86_211, "app.bsky.graph.list": 35_906,
-        "app.bsky.graph.starterpack": 35_656, "app.bsky.feed.threadgate": 28_676,
-        "app.bsky.feed.postgate": 12_751, "app.bsky.feed.generator": 7_636,
-        "app.top8.theme": 684, "app.bsky.labeler.service": 40,
-        "app.kollective.catalog": 39, "app.kollective.profile": 3,
+        "app.bsky.feed.like": 44_994_712,
+        "app.bsky.graph.follow": 36_362_556,
+        "app.bsky.feed.post": 8_740_921,
+        "app.bsky.feed.repost": 5_625_691,
+        "app.bsky.graph.block": 1_433_188,
+        "app.bsky.actor.profile": 1_118_161,
+        "app.bsky.graph.listitem": 913_702,
+        None: 603_435,
+        "app.bsky.graph.listblock": 86_211,
+        "app.bsky.graph.list": 35_906,
+        "app.bsky.graph.starterpack": 35_656,
+        "app.bsky.feed.threadgate": 28_676,
+        "app.bsky.feed.postgate": 12_751,
+        "app.bsky.feed.generator": 7_636,
+        "app.top8.theme": 684,
+        "app.bsky.labeler.service": 40,
+        "app.kollective.catalog": 39,
+        "app.kollective.profile": 3,
     },
 }
 # max - min time_us of the first N events, in hours.
 PUBLISHED_SPAN_HOURS: dict[int, float] = {
-    1_000_000: 13.55 / 60, 10_000_000: 2.2, 100_000_000: 18.5, 1_000_000_000: 12.34 * 24,
+    1_000_000: 13.55 / 60,
+    10_000_000: 2.2,
+    100_000_000: 18.5,
+    1_000_000_000: 12.34 * 24,
 }
 
 
@@ -84,8 +96,9 @@ class Figure:
         return self.generated / self.published - 1.0
 
 
-def generated_stream(docs: int, jobs: int, seed: int = 1,
-                     progress=None) -> tuple[oracle.Partial, int | None, int | None, float]:
+def generated_stream(
+    docs: int, jobs: int, seed: int = 1, progress=None
+) -> tuple[oracle.Partial, int | None, int | None, float]:
     """The merged partial of the ``docs`` documents, their time span, and the seconds."""
     scanner = native_scan.find_scanner()
     if scanner is None:
@@ -99,10 +112,23 @@ def generated_stream(docs: int, jobs: int, seed: int = 1,
 
     def one(k: int) -> native_scan.NativeResult:
         count = min(per_file, docs - (k - 1) * per_file)
-        command = [str(generator), "--file", str(k), "--seed", str(seed), "--docs-per-file",
-                   str(per_file), "--count", str(count), "--out", "-",
-                   "--hard-rate", repr(float(DEFAULT_HARD_RATE)),
-                   "--progress-every", str(10**12)]
+        command = [
+            str(generator),
+            "--file",
+            str(k),
+            "--seed",
+            str(seed),
+            "--docs-per-file",
+            str(per_file),
+            "--count",
+            str(count),
+            "--out",
+            "-",
+            "--hard-rate",
+            repr(float(DEFAULT_HARD_RATE)),
+            "--progress-every",
+            str(10**12),
+        ]
         return native_scan.scan_output_of(scanner, command, oracle.POST)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -116,8 +142,9 @@ def generated_stream(docs: int, jobs: int, seed: int = 1,
     return total, min(span, default=None), max(span, default=None), time.perf_counter() - started
 
 
-def figures(docs: int, part: oracle.Partial, t_min: int | None,
-            t_max: int | None) -> tuple[list[Figure], list[float]]:
+def figures(
+    docs: int, part: oracle.Partial, t_min: int | None, t_max: int | None
+) -> tuple[list[Figure], list[float]]:
     """The figures against the published ones (where there are some), and the share of the
     timed creates (Q3's collections) per UTC hour."""
     answers = oracle.finalize(part, [])
@@ -136,8 +163,7 @@ def figures(docs: int, part: oracle.Partial, t_min: int | None,
             out.append(Figure(f"Q1 {coll or '(no collection)'}", q1.get(coll, 0), published))
         out.append(Figure("Q1 groups", len(q1), len(events)))
     if t_min is not None and t_max is not None:
-        out.append(Figure("time span (hours)", (t_max - t_min) / HOUR_US,
-                          PUBLISHED_SPAN_HOURS.get(docs)))
+        out.append(Figure("time span (hours)", (t_max - t_min) / HOUR_US, PUBLISHED_SPAN_HOURS.get(docs)))
     hours = [0] * 24
     for _, hour, n in answers["q3"]:
         if hour is not None:
@@ -166,13 +192,24 @@ def print_faithfulness(docs: int, jobs: int, console: Console | None = None) -> 
             shown = f"[red]{shown}[/red]"
         table.add_row(fig.name, _number(fig.generated), _number(fig.published), shown)
     console.print(table)
-    console.print("creates per UTC hour (post/repost/like, share of the day): "
-                  + " ".join(f"{h:02d}:{share:.3f}" for h, share in enumerate(profile)))
+    console.print(
+        "creates per UTC hour (post/repost/like, share of the day): "
+        + " ".join(f"{h:02d}:{share:.3f}" for h, share in enumerate(profile))
+    )
     rate = docs / seconds if seconds else 0.0
-    console.print(f"{docs:,} documents generated and counted in {seconds:.1f} s "
-                  f"({rate:,.0f} docs/s, jobs={jobs}); nothing written to disk")
+    console.print(
+        f"{docs:,} documents generated and counted in {seconds:.1f} s "
+        f"({rate:,.0f} docs/s, jobs={jobs}); nothing written to disk"
+    )
     return out
 
 
-__all__ = ["PUBLISHED_CREATES", "PUBLISHED_EVENTS", "PUBLISHED_SPAN_HOURS", "Figure",
-           "figures", "generated_stream", "print_faithfulness"]
+__all__ = [
+    "PUBLISHED_CREATES",
+    "PUBLISHED_EVENTS",
+    "PUBLISHED_SPAN_HOURS",
+    "Figure",
+    "figures",
+    "generated_stream",
+    "print_faithfulness",
+]

@@ -74,6 +74,7 @@ class GenerateArgumentError(GeneratorError, ValueError):
 
 # --------------------------------------------------------------------------- the binary
 
+
 def _crate_dir() -> Path:
     return paths.repo_root() / CRATE_DIR
 
@@ -96,7 +97,8 @@ def build_binary(quiet: bool = False) -> Path:
     if not Path(cargo).exists():
         raise GeneratorError(
             "the native generator (docbench-gen) is not built and cargo is not installed: "
-            "install Rust (https://rustup.rs), then run scripts/build-native.sh")
+            "install Rust (https://rustup.rs), then run scripts/build-native.sh"
+        )
     dest = paths.opt_dir() / "bin"
     if not quiet:
         print(f"building the native generator ({_crate_dir()}) ...", flush=True)
@@ -119,6 +121,7 @@ def generator_version(binary: Path) -> str:
 
 
 # --------------------------------------------------------------------------- helpers
+
 
 def docs_per_file_default() -> int:
     value = os.environ.get(DOCS_PER_FILE_ENV)
@@ -198,12 +201,30 @@ def _read_stderr(job: _Job, lock: threading.Lock) -> None:
             job.stderr_tail = (job.stderr_tail + [line])[-20:]
 
 
-def _command(binary: Path, job: _Job, seed: int, dpf: int, compress: str, hard_rate: float,
-             dirty_rate: float) -> list[str]:
-    return [str(binary), "--file", str(job.number), "--seed", str(seed), "--docs-per-file",
-            str(dpf), "--count", str(job.count), "--out", str(job.path), "--compress", compress,
-            "--hard-rate", repr(float(hard_rate)), "--dirty-rate", repr(float(dirty_rate)),
-            "--progress-every", str(PROGRESS_EVERY)]
+def _command(
+    binary: Path, job: _Job, seed: int, dpf: int, compress: str, hard_rate: float, dirty_rate: float
+) -> list[str]:
+    return [
+        str(binary),
+        "--file",
+        str(job.number),
+        "--seed",
+        str(seed),
+        "--docs-per-file",
+        str(dpf),
+        "--count",
+        str(job.count),
+        "--out",
+        str(job.path),
+        "--compress",
+        compress,
+        "--hard-rate",
+        repr(float(hard_rate)),
+        "--dirty-rate",
+        repr(float(dirty_rate)),
+        "--progress-every",
+        str(PROGRESS_EVERY),
+    ]
 
 
 def _reap(job: _Job, block: bool) -> bool:
@@ -240,19 +261,36 @@ def _make_progress(total_docs: int, quiet: bool):
             speed = task.finished_speed or task.speed
             return Text(f"{speed / 1000:,.0f}k docs/s" if speed else "- docs/s", style="cyan")
 
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    DocsPerSecond(), TimeElapsedColumn(), TimeRemainingColumn(),
-                    transient=False)
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        DocsPerSecond(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        transient=False,
+    )
 
 
 # --------------------------------------------------------------------------- generation
 
-def generate_dataset(n_docs: int, out: Path, *, seed: int = 1, jobs: int = 1,
-                     compress: str = "none", dirty_rate: float = 0.0,
-                     hard_rate: float | None = None, only_files: str | None = None,
-                     docs_per_file: int | None = None, quiet: bool = False,
-                     answers: bool = True, stats: RunStats | None = None,
-                     force: bool = False) -> Manifest:
+
+def generate_dataset(
+    n_docs: int,
+    out: Path,
+    *,
+    seed: int = 1,
+    jobs: int = 1,
+    compress: str = "none",
+    dirty_rate: float = 0.0,
+    hard_rate: float | None = None,
+    only_files: str | None = None,
+    docs_per_file: int | None = None,
+    quiet: bool = False,
+    answers: bool = True,
+    stats: RunStats | None = None,
+    force: bool = False,
+) -> Manifest:
     """Generate ``n_docs`` documents into ``out`` (``file_0001.json`` ...) and return the
     manifest (also written to ``out/dataset.json``).
 
@@ -287,9 +325,17 @@ def generate_dataset(n_docs: int, out: Path, *, seed: int = 1, jobs: int = 1,
     binary = ensure_binary(quiet=quiet)
     version = generator_version(binary)
 
-    fresh = Manifest(generator="docbench-gen", generator_version=version, seed=int(seed),
-                     docs=int(n_docs), docs_per_file=dpf, compress=compress,
-                     hard_rate=hard_rate, dirty_rate=float(dirty_rate), files_total=files_total)
+    fresh = Manifest(
+        generator="docbench-gen",
+        generator_version=version,
+        seed=int(seed),
+        docs=int(n_docs),
+        docs_per_file=dpf,
+        compress=compress,
+        hard_rate=hard_rate,
+        dirty_rate=float(dirty_rate),
+        files_total=files_total,
+    )
     existing = read_manifest(out)
     if existing is not None:
         existing.keep_present(out)
@@ -299,8 +345,11 @@ def generate_dataset(n_docs: int, out: Path, *, seed: int = 1, jobs: int = 1,
         # new dataset needs (e.g. growing 10m to 20m keeps files 1-10); the others go.
         for f in existing.files:
             if f.number <= files_total and f.docs == fresh.expected_docs(f.number):
-                fresh.put_file(f, [h for h in existing.hard_documents if h.file == f.name],
-                               [d for d in existing.dirty_lines if d.file == f.name])
+                fresh.put_file(
+                    f,
+                    [h for h in existing.hard_documents if h.file == f.name],
+                    [d for d in existing.dirty_lines if d.file == f.name],
+                )
             else:
                 (out / f.name).unlink(missing_ok=True)
     elif existing is not None and existing.files:
@@ -309,7 +358,8 @@ def generate_dataset(n_docs: int, out: Path, *, seed: int = 1, jobs: int = 1,
                 f"{out} holds a different dataset (seed {existing.seed}, {existing.docs} docs, "
                 f"{existing.docs_per_file}/file, compress {existing.compress}, rates "
                 f"{existing.hard_rate}/{existing.dirty_rate}, generator "
-                f"{existing.generator_version}); generate all its files or use another directory")
+                f"{existing.generator_version}); generate all its files or use another directory"
+            )
         # A new dataset replaces the old one: remove the old files it listed.
         keep = {file_name(n, compress) for n in numbers}
         for f in existing.files:
@@ -320,8 +370,11 @@ def generate_dataset(n_docs: int, out: Path, *, seed: int = 1, jobs: int = 1,
 
     present = {f.number for f in manifest.files} if not force else set()
     skipped = [n for n in numbers if n in present]
-    todo = [_Job(number=n, count=manifest.expected_docs(n), path=out / file_name(n, compress))
-            for n in numbers if n not in present]
+    todo = [
+        _Job(number=n, count=manifest.expected_docs(n), path=out / file_name(n, compress))
+        for n in numbers
+        if n not in present
+    ]
     if skipped and not quiet:
         print(f"{len(skipped)} file(s) already generated, kept (force=True regenerates them)")
     total_docs = sum(j.count for j in todo)
@@ -332,8 +385,9 @@ def generate_dataset(n_docs: int, out: Path, *, seed: int = 1, jobs: int = 1,
     if progress is not None:
         progress.start()
         what = f"{len(todo)} file{'s' if len(todo) != 1 else ''}"
-        task_id = progress.add_task(f"generating {what} ({jobs} job{'s' if jobs > 1 else ''})",
-                                    total=total_docs)
+        task_id = progress.add_task(
+            f"generating {what} ({jobs} job{'s' if jobs > 1 else ''})", total=total_docs
+        )
     restore_sigterm = _sigterm_raises()
     started = time.perf_counter()
     pending = list(todo)
@@ -353,7 +407,9 @@ def generate_dataset(n_docs: int, out: Path, *, seed: int = 1, jobs: int = 1,
                 job.started = time.perf_counter()
                 job.proc = subprocess.Popen(
                     _command(binary, job, seed, dpf, compress, hard_rate, dirty_rate),
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
                 job.reader = threading.Thread(target=_read_stderr, args=(job, lock), daemon=True)
                 job.reader.start()
                 job.stdout_reader = threading.Thread(target=_read_stdout, args=(job,), daemon=True)
@@ -388,24 +444,37 @@ def generate_dataset(n_docs: int, out: Path, *, seed: int = 1, jobs: int = 1,
     run.files = len(todo)
     if todo:
         done_numbers = [j.number for j in todo]
-        manifest = _record_file(out, manifest, None, [], [], notes={"last_run": {
-            "files": done_numbers if len(done_numbers) <= 50 else f"{len(done_numbers)} files",
-            "jobs": jobs,
-            "seconds": round(run.seconds, 3),
-            "docs_per_second": round(run.docs / run.seconds) if run.seconds else None,
-        }})
+        manifest = _record_file(
+            out,
+            manifest,
+            None,
+            [],
+            [],
+            notes={
+                "last_run": {
+                    "files": done_numbers if len(done_numbers) <= 50 else f"{len(done_numbers)} files",
+                    "jobs": jobs,
+                    "seconds": round(run.seconds, 3),
+                    "docs_per_second": round(run.docs / run.seconds) if run.seconds else None,
+                }
+            },
+        )
         if not quiet:
             rate = run.docs / run.seconds if run.seconds else 0
-            print(f"{run.docs:,} documents, {run.bytes / 1e6:,.1f} MB in {run.seconds:.2f} s "
-                  f"({rate:,.0f} docs/s) -> {out}")
+            print(
+                f"{run.docs:,} documents, {run.bytes / 1e6:,.1f} MB in {run.seconds:.2f} s "
+                f"({rate:,.0f} docs/s) -> {out}"
+            )
     else:
         manifest = _record_file(out, manifest, None, [], [])
     if answers and manifest.is_complete():
         if todo or not (out / "answers.json").exists():
             _write_answers(out, jobs, quiet)
     elif answers and not quiet:
-        print(f"dataset incomplete ({len(manifest.files)}/{manifest.files_total} files): "
-              "answers.json not written")
+        print(
+            f"dataset incomplete ({len(manifest.files)}/{manifest.files_total} files): "
+            "answers.json not written"
+        )
     return manifest
 
 
@@ -447,8 +516,14 @@ def _sigterm_raises() -> Callable[[], None]:
     return restore
 
 
-def _record_file(out: Path, manifest: Manifest, entry: FileEntry | None, hard: list[Marked],
-                 dirty: list[Marked], notes: dict | None = None) -> Manifest:
+def _record_file(
+    out: Path,
+    manifest: Manifest,
+    entry: FileEntry | None,
+    hard: list[Marked],
+    dirty: list[Marked],
+    notes: dict | None = None,
+) -> Manifest:
     """Add a finished file to ``dataset.json``: under a lock, re-read the manifest (another
     ``docbench generate --files`` may be filling the same directory), merge, write atomically."""
     import fcntl
@@ -461,8 +536,11 @@ def _record_file(out: Path, manifest: Manifest, entry: FileEntry | None, hard: l
                 current.keep_present(out)
                 for f in manifest.files:  # what this run knows and the file does not (yet)
                     if f.number not in {c.number for c in current.files}:
-                        current.put_file(f, [h for h in manifest.hard_documents if h.file == f.name],
-                                         [d for d in manifest.dirty_lines if d.file == f.name])
+                        current.put_file(
+                            f,
+                            [h for h in manifest.hard_documents if h.file == f.name],
+                            [d for d in manifest.dirty_lines if d.file == f.name],
+                        )
                 manifest = current
             if entry is not None:
                 manifest.put_file(entry, hard, dirty)
@@ -483,8 +561,9 @@ def _finish(job: _Job, run: RunStats) -> dict:
             reader.join(timeout=30)
     stdout = job.stdout
     if code != 0:
-        raise GeneratorError(f"docbench-gen failed on file {job.number} (exit {code}):\n"
-                             + "\n".join(job.stderr_tail))
+        raise GeneratorError(
+            f"docbench-gen failed on file {job.number} (exit {code}):\n" + "\n".join(job.stderr_tail)
+        )
     try:
         summary = orjson.loads(stdout.strip().splitlines()[-1])
     except (IndexError, orjson.JSONDecodeError) as exc:
@@ -496,17 +575,30 @@ def _finish(job: _Job, run: RunStats) -> dict:
     # Python before exec, so it is only the fallback.
     rss = summary.get("peak_rss_bytes") or rss
     run.peak_rss_bytes = max(run.peak_rss_bytes, rss)
-    run.per_file.append({"file": job.number, "seconds": summary.get("seconds"),
-                         "peak_rss_bytes": rss, "docs": summary["docs"]})
+    run.per_file.append(
+        {
+            "file": job.number,
+            "seconds": summary.get("seconds"),
+            "peak_rss_bytes": rss,
+            "docs": summary["docs"],
+        }
+    )
     return summary
 
 
 def _entry_from_summary(job: _Job, s: dict) -> tuple[FileEntry, list[Marked], list[Marked]]:
     name = job.path.name
-    entry = FileEntry(number=job.number, name=name, bytes=s["bytes"], docs=s["docs"],
-                      lines=s["lines"], sha256=s["sha256"],
-                      uncompressed_bytes=s["uncompressed_bytes"],
-                      first_time_us=s["first_time_us"], last_time_us=s["last_time_us"])
+    entry = FileEntry(
+        number=job.number,
+        name=name,
+        bytes=s["bytes"],
+        docs=s["docs"],
+        lines=s["lines"],
+        sha256=s["sha256"],
+        uncompressed_bytes=s["uncompressed_bytes"],
+        first_time_us=s["first_time_us"],
+        last_time_us=s["last_time_us"],
+    )
     hard = [Marked(file=name, line=h["line"], kind=h["kind"]) for h in s.get("hard", [])]
     dirty = [Marked(file=name, line=d["line"], kind=d["kind"]) for d in s.get("dirty", [])]
     return entry, hard, dirty
@@ -543,11 +635,13 @@ def _write_answers(out: Path, jobs: int, quiet: bool) -> None:
             print("answer oracle not available: answers.json not written")
         return
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _ANSWERS_SNIPPET, str(out), str(jobs)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _ANSWERS_SNIPPET, str(out), str(jobs)], capture_output=True, text=True
+    )
     if proc.returncode != 0:
-        raise GeneratorError(f"the data was generated but computing answers.json failed:\n"
-                             f"{proc.stderr[-3000:]}")
+        raise GeneratorError(
+            f"the data was generated but computing answers.json failed:\n{proc.stderr[-3000:]}"
+        )
     if not quiet:
         path = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else out / "answers.json"
         print(f"answers written to {path} in {time.perf_counter() - started:.1f} s")

@@ -25,7 +25,7 @@ def read_numbered_lines(path: Path, numbers: Iterable[int]) -> dict[int, bytes]:
     for chunk in iter_decompressed(path, 16 << 20):
         newlines = chunk.count(b"\n")
         if wanted[index] >= next_number + newlines:  # no wanted line ends in this chunk
-            carry = carry + chunk if newlines == 0 else chunk[chunk.rfind(b"\n") + 1:]
+            carry = carry + chunk if newlines == 0 else chunk[chunk.rfind(b"\n") + 1 :]
             next_number += newlines
             continue
         lines = (carry + chunk).split(b"\n")

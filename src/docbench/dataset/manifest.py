@@ -21,8 +21,16 @@ MANIFEST_NAME = "dataset.json"
 FORMAT = 1
 
 #: Parameters that identify a dataset: two manifests can be merged only if these agree.
-IDENTITY_KEYS = ("generator", "generator_version", "seed", "docs", "docs_per_file", "compress",
-                 "hard_rate", "dirty_rate")
+IDENTITY_KEYS = (
+    "generator",
+    "generator_version",
+    "seed",
+    "docs",
+    "docs_per_file",
+    "compress",
+    "hard_rate",
+    "dirty_rate",
+)
 #: Parameters that determine each file's bytes (the document count only decides how many
 #: files there are and how many documents the last one holds).
 CONTENT_KEYS = tuple(k for k in IDENTITY_KEYS if k != "docs")
@@ -182,7 +190,10 @@ def merge(existing: Manifest | None, new: Manifest) -> Manifest:
         return new
     out = Manifest.from_dict(existing.to_dict())
     for f in new.files:
-        out.put_file(f, [h for h in new.hard_documents if h.file == f.name],
-                     [d for d in new.dirty_lines if d.file == f.name])
+        out.put_file(
+            f,
+            [h for h in new.hard_documents if h.file == f.name],
+            [d for d in new.dirty_lines if d.file == f.name],
+        )
     out.notes.update(new.notes)
     return out

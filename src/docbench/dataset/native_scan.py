@@ -55,8 +55,7 @@ def find_native(name: str) -> Path | None:
     or the crate's release build, whichever exists first and is not older than the sources
     (a stale build is not used)."""
     src = _sources_mtime()
-    for cand in (paths.opt_dir() / "bin" / name,
-                 paths.repo_root() / _CRATE / "target" / "release" / name):
+    for cand in (paths.opt_dir() / "bin" / name, paths.repo_root() / _CRATE / "target" / "release" / name):
         if cand.is_file() and os.access(cand, os.X_OK) and cand.stat().st_mtime >= src:
             return cand
     return None
@@ -69,8 +68,16 @@ def find_scanner() -> Path | None:
     return find_native(BINARY_NAME)
 
 
-def scan_file(binary: Path, path: Path, compression: str, post_collection: str, *,
-              start: int = 0, end: int | None = None, want_sha: bool = False) -> NativeResult:
+def scan_file(
+    binary: Path,
+    path: Path,
+    compression: str,
+    post_collection: str,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    want_sha: bool = False,
+) -> NativeResult:
     command = [str(binary), str(path), "--compression", compression, "--post", post_collection]
     if start or end is not None:
         command += ["--start", str(start), "--end", str(end)]
@@ -85,18 +92,23 @@ def scan_file(binary: Path, path: Path, compression: str, post_collection: str, 
 def scan_output_of(binary: Path, producer: list[str], post_collection: str) -> NativeResult:
     """Scan what ``producer`` (a command) writes to its stdout, through a pipe: nothing on
     disk (the generator's faithfulness at scales whose data would not fit)."""
-    with subprocess.Popen(producer, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE) as source:
+    with subprocess.Popen(
+        producer, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE
+    ) as source:
         assert source.stdout is not None
-        proc = subprocess.run([str(binary), "/dev/stdin", "--compression", "none", "--post",
-                               post_collection], stdin=source.stdout, capture_output=True,
-                              check=False)
+        proc = subprocess.run(
+            [str(binary), "/dev/stdin", "--compression", "none", "--post", post_collection],
+            stdin=source.stdout,
+            capture_output=True,
+            check=False,
+        )
         source.stdout.close()
         errors = source.stderr.read() if source.stderr else b""
         source.wait()
     if source.returncode != 0:
-        raise NativeScanError(f"{producer[0]} exited {source.returncode}: "
-                              f"{errors.decode('utf-8', 'replace').strip()[-500:]}")
+        raise NativeScanError(
+            f"{producer[0]} exited {source.returncode}: {errors.decode('utf-8', 'replace').strip()[-500:]}"
+        )
     if proc.returncode != 0:
         raise NativeScanError(proc.stderr.decode("utf-8", "replace").strip()[-500:])
     return _decode(proc.stdout)
@@ -118,14 +130,18 @@ def _decode(out: bytes) -> NativeResult:
         n = entry[4]
         colls.append((entry, take(n, "<u8").astype(np.uint64), take(n, "<u8").astype(np.uint64)))
     n = header["posts"]
-    posts = (take(n, "<u8").astype(np.uint64), take(n, "<u8").astype(np.uint64),
-             take(n, "<i8").astype(np.int64), take(n, "<i8").astype(np.int64))
+    posts = (
+        take(n, "<u8").astype(np.uint64),
+        take(n, "<u8").astype(np.uint64),
+        take(n, "<i8").astype(np.int64),
+        take(n, "<i8").astype(np.int64),
+    )
     k = header["handed_back"]
     lengths = np.frombuffer(out, dtype="<u4", count=k, offset=pos).tolist()
     pos += 4 * k
     lines = []
     for length in lengths:
-        lines.append(out[pos:pos + length])
+        lines.append(out[pos : pos + length])
         pos += length
     if pos != len(out):
         raise NativeScanError(f"output of {len(out)} bytes, {pos} decoded")

@@ -130,8 +130,7 @@ def _open_stream(raw, compression: str):
     if compression == "zstd":
         import zstandard
 
-        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True,
-                                                          read_size=BLOCK_SIZE)
+        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, read_size=BLOCK_SIZE)
     if compression == "lz4":
         import lz4.frame
 
@@ -144,8 +143,9 @@ def _open_decompressed(raw, compression: str) -> Callable[[int], bytes]:
     return _open_stream(raw, compression).read
 
 
-def iter_line_batches(path: Path, *, start: int = 0, end: int | None = None,
-                      digest: hashlib._Hash | None = None) -> Iterator[list[bytes]]:
+def iter_line_batches(
+    path: Path, *, start: int = 0, end: int | None = None, digest: hashlib._Hash | None = None
+) -> Iterator[list[bytes]]:
     """Lists of raw lines (no ``\\n``, no trailing ``\\r``), one list per block read.
 
     ``start``/``end`` restrict reading to a byte range of an UNCOMPRESSED file; the range must
@@ -193,8 +193,14 @@ def iter_line_batches(path: Path, *, start: int = 0, end: int | None = None,
             hashing.finish()
 
 
-def iter_blocks(path: Path, *, start: int = 0, end: int | None = None,
-                digest: hashlib._Hash | None = None, size: int = BLOCK_SIZE) -> Iterator[memoryview]:
+def iter_blocks(
+    path: Path,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    digest: hashlib._Hash | None = None,
+    size: int = BLOCK_SIZE,
+) -> Iterator[memoryview]:
     """The bytes :func:`iter_line_batches` splits into lines, in blocks of whole lines, read
     into one reused buffer (no copy, no allocation per block): each block ends with
     ``\\n``, except the last one when the file's last line has none. Lines are left as they
@@ -227,7 +233,7 @@ def iter_blocks(path: Path, *, start: int = 0, end: int | None = None,
                 buf[:have] = view
                 view = memoryview(buf)
             want = len(buf) - have if remaining is None else min(len(buf) - have, remaining)
-            n = stream.readinto(view[have:have + want])
+            n = stream.readinto(view[have : have + want])
             if not n:
                 break
             if remaining is not None:

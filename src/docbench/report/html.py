@@ -48,8 +48,12 @@ def generic_table(workload: str, docs: list[dict[str, Any]]) -> dict[str, Any]:
             value = d.get(column)
             row.append(value if _scalar(value) else None)
         rows.append(row)
-    return {"workload": workload, "columns": columns, "rows": rows,
-            "docs": [trimmed_document(d) | {"_path": d.get("_path")} for d in docs]}
+    return {
+        "workload": workload,
+        "columns": columns,
+        "rows": rows,
+        "docs": [trimmed_document(d) | {"_path": d.get("_path")} for d in docs],
+    }
 
 
 # ----- the page ---------------------------------------------------------------------------
@@ -58,8 +62,12 @@ def generic_table(workload: str, docs: list[dict[str, Any]]) -> dict[str, Any]:
 def build_payload(documents: list[dict[str, Any]]) -> dict[str, Any]:
     """The page's data: the main view's keys at the top, the other workloads' tables in
     ``workloads`` (one each, in registry order)."""
-    payload: dict[str, Any] = {"generated_at": now_iso(), "docbench_version": __version__,
-                               **EMPTY_MAIN, "workloads": []}
+    payload: dict[str, Any] = {
+        "generated_at": now_iso(),
+        "docbench_version": __version__,
+        **EMPTY_MAIN,
+        "workloads": [],
+    }
     for workload in all_workloads():
         docs = [d for d in documents if d.get("workload") == workload.name]
         if not docs:
@@ -68,8 +76,9 @@ def build_payload(documents: list[dict[str, Any]]) -> dict[str, Any]:
         if "main" in section:
             payload.update(section["main"])
         else:
-            payload["workloads"].append({"workload": workload.name, "label": workload.summary.split(":")[0],
-                                         **section})
+            payload["workloads"].append(
+                {"workload": workload.name, "label": workload.summary.split(":")[0], **section}
+            )
     return payload
 
 
@@ -90,17 +99,25 @@ def _finite(value: Any) -> Any:
 
 def _json_for_script(payload: dict[str, Any]) -> str:
     """JSON that is safe inside <script>: no '</script>', no '<!--', no U+2028/2029 surprises."""
-    text = json.dumps(_finite(payload), ensure_ascii=False, allow_nan=False, default=str,
-                      separators=(",", ":"))
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    text = json.dumps(
+        _finite(payload), ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":")
+    )
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def render_dashboard(payload: dict[str, Any]) -> str:
     page = _template("dashboard.html")
-    parts = {"/*DOCBENCH_STYLE*/": _template("dashboard.css"),
-             "/*DOCBENCH_SCRIPT*/": _template("dashboard.js"),
-             "/*DOCBENCH_DATA*/": _json_for_script(payload)}
+    parts = {
+        "/*DOCBENCH_STYLE*/": _template("dashboard.css"),
+        "/*DOCBENCH_SCRIPT*/": _template("dashboard.js"),
+        "/*DOCBENCH_DATA*/": _json_for_script(payload),
+    }
     for placeholder, text in parts.items():
         before, found, after = page.partition(placeholder)
         if not found:

@@ -104,10 +104,13 @@ def convert(source: dict[str, Any], source_name: str) -> dict[str, Any]:
         "data_size": _int_or_none(source.get("data_size")),
         "index_size": _int_or_none(source.get("index_size")),
         "result": result,
-        "load_time": source["load_time"] if isinstance(source.get("load_time"), int | float)
-        and not isinstance(source.get("load_time"), bool) else None,
-        "comment": (f"Imported from {SOURCE_NAME} ({source_name}); measured on {machine}."
-                    + (f" {comment}" if comment else "")),
+        "load_time": source["load_time"]
+        if isinstance(source.get("load_time"), int | float) and not isinstance(source.get("load_time"), bool)
+        else None,
+        "comment": (
+            f"Imported from {SOURCE_NAME} ({source_name}); measured on {machine}."
+            + (f" {comment}" if comment else "")
+        ),
         # docbench's additions
         "format": RESULT_FORMAT,
         "workload": "analytics",
@@ -199,5 +202,6 @@ def import_files(paths: list[Path], out_dir: Path) -> tuple[list[Path], list[tup
 
 def _imported_path(out_dir: Path, document: dict[str, Any]) -> Path:
     """One file per (system, machine, scale): importing again replaces it with the same data."""
-    return out_dir / (f"analytics.{document['system']}.{document['variant']}."
-                      f"{document['dataset_label']}.imported.json")
+    return out_dir / (
+        f"analytics.{document['system']}.{document['variant']}.{document['dataset_label']}.imported.json"
+    )

@@ -36,7 +36,26 @@ from docbench.results.files import (
 from docbench.results.header import result_header
 from docbench.results.schema import validate
 
-__all__ = ["RESULT_FORMAT", "ResultsUnwritable", "check_writable", "cluster_label", "environment",
-           "is_complete", "latest_run", "load_results", "machine_label", "new_result_path",
-           "now_iso", "read_result", "reserved", "result_header", "run_name", "scrub", "today",
-           "upgrade_copy", "validate", "write_atomically", "write_or_keep"]
+__all__ = [
+    "RESULT_FORMAT",
+    "ResultsUnwritable",
+    "check_writable",
+    "cluster_label",
+    "environment",
+    "is_complete",
+    "latest_run",
+    "load_results",
+    "machine_label",
+    "new_result_path",
+    "now_iso",
+    "read_result",
+    "reserved",
+    "result_header",
+    "run_name",
+    "scrub",
+    "today",
+    "upgrade_copy",
+    "validate",
+    "write_atomically",
+    "write_or_keep",
+]

@@ -15,8 +15,11 @@ def upgrade(document: dict[str, Any]) -> dict[str, Any]:
     if workload == "analytics" and document.get("system_name"):
         document.setdefault("display_name", document["system"])
         document["system"] = document["system_name"]
-    for old, new in (("settings", "variant_settings"), ("started", "started_at"),
-                     ("finished", "finished_at")):
+    for old, new in (
+        ("settings", "variant_settings"),
+        ("started", "started_at"),
+        ("finished", "finished_at"),
+    ):
         if old in document and new not in document:
             document[new] = document.pop(old)
     if "dataset_label" not in document:

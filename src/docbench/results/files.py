@@ -71,14 +71,18 @@ def write_or_keep(path: Path, document: dict[str, Any], keep_dir: Path) -> Path 
     except OSError as error:
         kept = keep_dir / path.name
         document.setdefault("warnings", []).append(
-            f"could not write {path} ({error.strerror or error}); kept at {kept}")
+            f"could not write {path} ({error.strerror or error}); kept at {kept}"
+        )
         _unlink_if_empty(path)
         try:
             write_atomically(kept, document)
             return kept
         except OSError as second:
-            print(f"could not write the result to {path} nor to {kept} ({second.strerror or second}); "
-                  "here it is:", file=sys.stderr)
+            print(
+                f"could not write the result to {path} nor to {kept} ({second.strerror or second}); "
+                "here it is:",
+                file=sys.stderr,
+            )
             print(orjson.dumps(document, option=orjson.OPT_NON_STR_KEYS).decode(), file=sys.stderr)
             return None
 
@@ -107,8 +111,9 @@ def check_writable(results_dir: Path, min_free: int = MIN_FREE_BYTES) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as error:
-        raise ResultsUnwritable(f"results directory {results_dir} is not writable: "
-                                f"{error.strerror or error}") from error
+        raise ResultsUnwritable(
+            f"results directory {results_dir} is not writable: {error.strerror or error}"
+        ) from error
     free = shutil.disk_usage(results_dir).free
     if free < min_free:
         raise ResultsUnwritable(f"results directory {results_dir} has only {free:,} bytes free")
@@ -151,8 +156,9 @@ def cluster_label(document: dict[str, Any]) -> str:
     """``3n/3s/1r`` for a run on several nodes, shards or replicas; "" for one node with one
     shard (and for systems that do not run as clusters)."""
     cluster = document.get("cluster") or {}
-    nodes, shards, replicas = (int(cluster.get(k) or d) for k, d in
-                               (("nodes", 1), ("shards", 1), ("replicas", 0)))
+    nodes, shards, replicas = (
+        int(cluster.get(k) or d) for k, d in (("nodes", 1), ("shards", 1), ("replicas", 0))
+    )
     if nodes == 1 and shards == 1 and replicas == 0:
         return ""
     return f"{nodes}n/{shards}s/{replicas}r"
@@ -168,13 +174,23 @@ def run_name(document: dict[str, Any]) -> str:
 def run_identity(document: dict[str, Any]) -> tuple[str, str, str, str, str]:
     """(workload, system, variant, data, cluster shape): what --resume and the report treat as
     the same run (a 3-node run is never the same as a 1-node one)."""
-    return (document.get("workload", "analytics"), str(document.get("system")),
-            str(document.get("variant")), str(document.get("dataset_label")),
-            cluster_label(document))
+    return (
+        document.get("workload", "analytics"),
+        str(document.get("system")),
+        str(document.get("variant")),
+        str(document.get("dataset_label")),
+        cluster_label(document),
+    )
 
 
-def latest_run(results_dir: Path, workload: str, system: str, variant: str, label: str,
-               dataset_fingerprint: str | None = None) -> tuple[Path, dict[str, Any]] | None:
+def latest_run(
+    results_dir: Path,
+    workload: str,
+    system: str,
+    variant: str,
+    label: str,
+    dataset_fingerprint: str | None = None,
+) -> tuple[Path, dict[str, Any]] | None:
     """The latest run of this identity on this machine, or None.
 
     With ``dataset_fingerprint`` only runs on exactly that data count (a directory of the same
@@ -207,9 +223,13 @@ def latest_documents(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     the latest run when none is complete. Imported results are each their own identity; a
     document without a data fingerprint (older formats) counts as the same data as the newest
     fingerprinted run of its identity."""
+
     def place(document: dict[str, Any]) -> tuple[Any, ...]:
-        return (*run_identity(document), document.get("machine_slug") or document.get("machine"),
-                document.get("_path") if document.get("imported") else None)
+        return (
+            *run_identity(document),
+            document.get("machine_slug") or document.get("machine"),
+            document.get("_path") if document.get("imported") else None,
+        )
 
     newest: dict[tuple[Any, ...], tuple[str, str]] = {}
     for document in documents:
@@ -222,8 +242,11 @@ def latest_documents(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for document in documents:
         fingerprint = document.get("dataset_fingerprint") or newest.get(place(document), ("", None))[1]
         key = (*place(document), fingerprint)
-        rank = (bool(document.get("complete")), str(document.get("started_at") or ""),
-                str(document.get("_path")))
+        rank = (
+            bool(document.get("complete")),
+            str(document.get("started_at") or ""),
+            str(document.get("_path")),
+        )
         if key not in best or rank > best[key][0]:
             best[key] = (rank, document)
     chosen = {id(entry[1]) for entry in best.values()}
@@ -240,11 +263,15 @@ def trimmed_document(document: dict[str, Any]) -> dict[str, Any]:
     """The document as a details panel shows it: without the figures and the bulky parts."""
     trimmed = {k: v for k, v in document.items() if k not in _DROPPED_KEYS}
     if isinstance(trimmed.get("answers"), list):
-        trimmed["answers"] = [{k: v for k, v in a.items() if k != "rows"}
-                              if isinstance(a, dict) else a for a in trimmed["answers"]]
+        trimmed["answers"] = [
+            {k: v for k, v in a.items() if k != "rows"} if isinstance(a, dict) else a
+            for a in trimmed["answers"]
+        ]
     if isinstance(trimmed.get("plans"), list):
-        trimmed["plans"] = [p[:_LONG_TEXT] + ("…" if len(p) > _LONG_TEXT else "")
-                            if isinstance(p, str) else p for p in trimmed["plans"]]
+        trimmed["plans"] = [
+            p[:_LONG_TEXT] + ("…" if len(p) > _LONG_TEXT else "") if isinstance(p, str) else p
+            for p in trimmed["plans"]
+        ]
     if isinstance(trimmed.get("error_traceback"), str):
         trimmed["error_traceback"] = trimmed["error_traceback"][-_LONG_TEXT:]
     return trimmed

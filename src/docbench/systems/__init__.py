@@ -22,9 +22,21 @@ from docbench.contracts.common import Variant, variant_named
 from docbench.contracts.engine import Engine
 
 # Order is the order of tables and reports.
-REGISTERED: list[str] = ["clickhouse", "duckdb", "sqlite", "postgresql", "postgresql18", "mariadb",
-                         "mongodb", "ferretdb", "elasticsearch", "elasticsearch9", "opensearch",
-                         "opensearch2", "victorialogs"]
+REGISTERED: list[str] = [
+    "clickhouse",
+    "duckdb",
+    "sqlite",
+    "postgresql",
+    "postgresql18",
+    "mariadb",
+    "mongodb",
+    "ferretdb",
+    "elasticsearch",
+    "elasticsearch9",
+    "opensearch",
+    "opensearch2",
+    "victorialogs",
+]
 
 
 class UnknownSystem(KeyError):
@@ -36,8 +48,10 @@ def check_names(names: list[str]) -> None:
     """Raise UnknownSystem naming every unknown system and the known ones."""
     unknown = [name for name in names if name not in REGISTERED]
     if unknown:
-        raise UnknownSystem(f"unknown system{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-                            f"(known: {', '.join(REGISTERED)})")
+        raise UnknownSystem(
+            f"unknown system{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+            f"(known: {', '.join(REGISTERED)})"
+        )
 
 
 def engine_class(name: str) -> type[Engine]:
@@ -85,8 +99,13 @@ def open_engine(name: str, workdir: Path, url: str | None = None) -> Engine:
     return engine_class(name)(workdir, url)
 
 
-def open_adapter(name: str, workload_module: str, workdir: Path, variant: Variant | str | None = None,
-                 url: str | None = None) -> Any:
+def open_adapter(
+    name: str,
+    workload_module: str,
+    workdir: Path,
+    variant: Variant | str | None = None,
+    url: str | None = None,
+) -> Any:
     """The system's adapter for a workload, on a new engine handle (the first variant unless
     one is named)."""
     cls = required_adapter_class(name, workload_module)

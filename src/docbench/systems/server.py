@@ -82,8 +82,11 @@ def ensure_unprivileged_user(name: str = UNPRIVILEGED_USER) -> pwd.struct_passwd
     try:
         return pwd.getpwnam(name)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-                        name], check=True, capture_output=True)
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+            check=True,
+            capture_output=True,
+        )
         return pwd.getpwnam(name)
 
 
@@ -91,8 +94,7 @@ def chown_tree(path: Path, user: pwd.struct_passwd | None) -> None:
     if user is None:
         return
     for root, dirs, files in os.walk(path):
-        for entry in [root, *(os.path.join(root, d) for d in dirs),
-                      *(os.path.join(root, f) for f in files)]:
+        for entry in [root, *(os.path.join(root, d) for d in dirs), *(os.path.join(root, f) for f in files)]:
             with contextlib.suppress(FileNotFoundError):
                 os.lchown(entry, user.pw_uid, user.pw_gid)
 
@@ -159,8 +161,7 @@ def boot_id() -> str:
 
 
 def _identity(pid: int, command: str = "") -> dict[str, Any]:
-    return {"pid": pid, "start_time": process_start_time(pid),
-            "command": process_cmdline(pid) or command}
+    return {"pid": pid, "start_time": process_start_time(pid), "command": process_cmdline(pid) or command}
 
 
 def _open_same(pid: int, start_time: int | None) -> int | None:
@@ -178,8 +179,7 @@ def _open_same(pid: int, start_time: int | None) -> int | None:
     return fd
 
 
-def stop_process(pid: int, start_time: int | None, sig: int = signal.SIGTERM,
-                 timeout: float = 30.0) -> bool:
+def stop_process(pid: int, start_time: int | None, sig: int = signal.SIGTERM, timeout: float = 30.0) -> bool:
     """Stop the process (pid, start_time) that is not our child: ``sig`` (and SIGCONT, so that
     a stopped process acts on it), SIGKILL after ``timeout``. Nothing happens when that process
     is gone (the PID may be another process's by now). Returns whether it was signalled."""
@@ -226,9 +226,12 @@ def _read_pid_file(path: Path) -> dict[str, Any] | None:
 
 
 def _same_process(entry: dict[str, Any], record: dict[str, Any]) -> bool:
-    return (record.get("boot_id") == boot_id() and isinstance(entry.get("pid"), int)
-            and entry.get("start_time") is not None
-            and process_start_time(entry["pid"]) == entry["start_time"])
+    return (
+        record.get("boot_id") == boot_id()
+        and isinstance(entry.get("pid"), int)
+        and entry.get("start_time") is not None
+        and process_start_time(entry["pid"]) == entry["start_time"]
+    )
 
 
 def reap_leftovers(pid_file: Path) -> None:
@@ -242,8 +245,9 @@ def reap_leftovers(pid_file: Path) -> None:
         return
     owner = record.get("owner") or {}
     if owner.get("pid") != os.getpid() and _same_process(owner, record):
-        raise RuntimeError(f"{pid_file.parent} has a server of docbench process {owner['pid']}, "
-                           "which is still running")
+        raise RuntimeError(
+            f"{pid_file.parent} has a server of docbench process {owner['pid']}, which is still running"
+        )
     for entry in record["processes"]:
         _reap_entry(entry, record, pid_file)
     pid_file.unlink(missing_ok=True)
@@ -254,17 +258,19 @@ def _reap_entry(entry: dict[str, Any], record: dict[str, Any], pid_file: Path) -
     if not isinstance(pid, int) or process_start_time(pid) is None:
         return  # gone
     if not _same_process(entry, record) or str(pid_file.parent) not in process_cmdline(pid):
-        _say(f"stale {pid_file}: PID {pid} is now another process ({process_cmdline(pid)[:80]}), "
-             "left alone")
+        _say(f"stale {pid_file}: PID {pid} is now another process ({process_cmdline(pid)[:80]}), left alone")
         return
     mine = _RUNNING.get(pid)
     if mine is not None:  # this very process runs it: stop it the ordinary way
         mine.stop()
         return
-    _say(f"stopping server PID {pid} left running in {pid_file.parent} by docbench process "
-         f"{(record.get('owner') or {}).get('pid')} ({entry.get('command', '')[:80]})")
-    stop_process(pid, entry["start_time"], int(record.get("stop_signal", signal.SIGTERM)),
-                 LEFTOVER_STOP_TIMEOUT)
+    _say(
+        f"stopping server PID {pid} left running in {pid_file.parent} by docbench process "
+        f"{(record.get('owner') or {}).get('pid')} ({entry.get('command', '')[:80]})"
+    )
+    stop_process(
+        pid, entry["start_time"], int(record.get("stop_signal", signal.SIGTERM)), LEFTOVER_STOP_TIMEOUT
+    )
 
 
 # ----- jails: a server of another distribution's userland ------------------------------------
@@ -331,8 +337,9 @@ def _prctl() -> Callable[..., int] | None:
         return None
 
 
-def child_setup(user: pwd.struct_passwd | None, death_signal: int,
-                jail: Jail | None = None) -> Callable[[], None]:
+def child_setup(
+    user: pwd.struct_passwd | None, death_signal: int, jail: Jail | None = None
+) -> Callable[[], None]:
     """The preexec_fn of every server: enter its ``jail`` if it has one, drop root to ``user``,
     then ask the kernel for ``death_signal`` when docbench's process ends (PR_SET_PDEATHSIG,
     kept across exec).
@@ -371,10 +378,18 @@ class ManagedProcess:
     # The signal of a normal, prompt shutdown; also the one the server gets when docbench dies.
     stop_signal: int = signal.SIGTERM
 
-    def __init__(self, argv: Sequence[str], log_path: Path, *,
-                 user: pwd.struct_passwd | None = None, env: dict[str, str] | None = None,
-                 cwd: Path | None = None, pass_fds: Sequence[int] = (),
-                 pid_file: Path | None = None, jail: Jail | None = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        log_path: Path,
+        *,
+        user: pwd.struct_passwd | None = None,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        pass_fds: Sequence[int] = (),
+        pid_file: Path | None = None,
+        jail: Jail | None = None,
+    ) -> None:
         self.argv = list(argv)
         self.jail = jail
         self.log_path = log_path
@@ -394,10 +409,17 @@ class ManagedProcess:
         reap_leftovers(self.pid_file)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd,
-                                         preexec_fn=child_setup(self.user, self.stop_signal, self.jail),
-                                         start_new_session=True, pass_fds=self.pass_fds)
+            self.proc = subprocess.Popen(
+                self.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.env,
+                cwd=self.cwd,
+                preexec_fn=child_setup(self.user, self.stop_signal, self.jail),
+                start_new_session=True,
+                pass_fds=self.pass_fds,
+            )
         _RUNNING[self.proc.pid] = self
         self._recorded = [_identity(self.proc.pid, shlex.join(self.argv))]
         self._write_pid_file()
@@ -412,8 +434,12 @@ class ManagedProcess:
     def _write_pid_file(self) -> None:
         # The owner by PID and start time only: its command line may hold a URL's password.
         owner = {"pid": os.getpid(), "start_time": process_start_time(os.getpid())}
-        record = {"boot_id": boot_id(), "owner": owner,
-                  "stop_signal": int(self.stop_signal), "processes": self._recorded}
+        record = {
+            "boot_id": boot_id(),
+            "owner": owner,
+            "stop_signal": int(self.stop_signal),
+            "processes": self._recorded,
+        }
         partial = self.pid_file.with_name(self.pid_file.name + ".tmp")
         partial.write_text(json.dumps(record, indent=1) + "\n")
         os.replace(partial, self.pid_file)
@@ -549,8 +575,7 @@ class PortedServer:
                 late = give_up is not None and time.monotonic() >= give_up
                 if attempt >= self.start_tries or late or not self.retryable(error):
                     tries = "1 try" if attempt == 1 else f"{attempt} tries"
-                    raise RuntimeError(f"{self.display_name} did not start after {tries}: "
-                                       f"{error}") from error
+                    raise RuntimeError(f"{self.display_name} did not start after {tries}: {error}") from error
                 time.sleep(min(float(attempt), 5.0))
                 continue
             self.ports = ports
@@ -572,8 +597,15 @@ class ManagedServer(PortedServer):
     process_class: type[ManagedProcess] = ManagedProcess
     stop_timeout = 30.0  # seconds from the stop signal to SIGKILL
 
-    def __init__(self, workdir: Path, log_path: Path, *, port_file: Path | None = None,
-                 user: pwd.struct_passwd | None = None, cwd: Path | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        log_path: Path,
+        *,
+        port_file: Path | None = None,
+        user: pwd.struct_passwd | None = None,
+        cwd: Path | None = None,
+    ) -> None:
         super().__init__(workdir, port_file)
         self.log_path = log_path
         self.user = user  # the unprivileged user it runs as (None: docbench's own)
@@ -602,8 +634,9 @@ class ManagedServer(PortedServer):
 
     def launch(self, ports: tuple[int, ...]) -> ManagedProcess:
         """Start the server's process on ``ports``, without waiting for it."""
-        process = self.process_class(self.command(ports), self.log_path, user=self.user,
-                                     env=self.environment(), cwd=self.cwd)
+        process = self.process_class(
+            self.command(ports), self.log_path, user=self.user, env=self.environment(), cwd=self.cwd
+        )
         process.start()
         return process
 

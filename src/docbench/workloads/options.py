@@ -45,31 +45,41 @@ def _cluster_systems() -> list[str]:
 def _check_cluster_systems(names: list[str] | None) -> None:
     """--nodes above 1 (or --shards/--replicas) only for systems that run as a cluster."""
     shape = requested_shape()
-    asked = shape.nodes > 1 or shape.shards is not None or shape.replicas is not None \
+    asked = (
+        shape.nodes > 1
+        or shape.shards is not None
+        or shape.replicas is not None
         or requested_kill() is not None
+    )
     if not asked:
         return
     clusters = _cluster_systems()
     if requested_kill() is not None and shape.nodes < 2:
         raise click.BadParameter("--kill-node needs a managed cluster: give --nodes 2 or more")
     if not names:
-        raise click.BadParameter(f"--nodes/--shards/--replicas/--kill-node need --systems naming "
-                                 f"systems that run as a cluster ({', '.join(clusters)})")
+        raise click.BadParameter(
+            f"--nodes/--shards/--replicas/--kill-node need --systems naming "
+            f"systems that run as a cluster ({', '.join(clusters)})"
+        )
     single = [name for name in names if name not in clusters]
     if single:
-        raise click.BadParameter(f"{', '.join(single)} cannot run as a cluster here "
-                                 f"(--nodes/--shards/--replicas apply to {', '.join(clusters)})")
+        raise click.BadParameter(
+            f"{', '.join(single)} cannot run as a cluster here "
+            f"(--nodes/--shards/--replicas apply to {', '.join(clusters)})"
+        )
 
 
 def _export(variable: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
     """Put the option's value into the environment, where every process of the run (load and
     query workers) reads it; an option not given clears it."""
+
     def callback(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
         if value is None:
             os.environ.pop(variable, None)
         else:
             os.environ[variable] = str(value)
         return value
+
     return callback
 
 
@@ -86,24 +96,47 @@ def cluster_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--nodes, --shards, --replicas, --kill-node (processed before --systems, which checks
     that the systems can run as a cluster)."""
     command = click.option(
-        "--kill-node", default=None, metavar="PHASE[@S]", expose_value=False, is_eager=True,
+        "--kill-node",
+        default=None,
+        metavar="PHASE[@S]",
+        expose_value=False,
+        is_eager=True,
         callback=_kill_callback,
         help="Fault injection on a managed cluster: SIGKILL one node S seconds (default 5) "
-             "after PHASE (load or queries) started; the result records what the cluster went "
-             "through.")(command)
+        "after PHASE (load or queries) started; the result records what the cluster went "
+        "through.",
+    )(command)
     command = click.option(
-        "--replicas", type=click.IntRange(min=0), default=None, expose_value=False,
-        is_eager=True, envvar=REPLICAS_ENV, callback=_export(REPLICAS_ENV),
-        help="Replicas of each index [1 on several nodes, else 0].")(command)
+        "--replicas",
+        type=click.IntRange(min=0),
+        default=None,
+        expose_value=False,
+        is_eager=True,
+        envvar=REPLICAS_ENV,
+        callback=_export(REPLICAS_ENV),
+        help="Replicas of each index [1 on several nodes, else 0].",
+    )(command)
     command = click.option(
-        "--shards", type=click.IntRange(min=1), default=None, expose_value=False,
-        is_eager=True, envvar=SHARDS_ENV, callback=_export(SHARDS_ENV),
-        help="Primary shards of each index [the number of nodes].")(command)
+        "--shards",
+        type=click.IntRange(min=1),
+        default=None,
+        expose_value=False,
+        is_eager=True,
+        envvar=SHARDS_ENV,
+        callback=_export(SHARDS_ENV),
+        help="Primary shards of each index [the number of nodes].",
+    )(command)
     command = click.option(
-        "--nodes", type=click.IntRange(min=1), default=None, expose_value=False,
-        is_eager=True, envvar=NODES_ENV, callback=_export(NODES_ENV),
+        "--nodes",
+        type=click.IntRange(min=1),
+        default=None,
+        expose_value=False,
+        is_eager=True,
+        envvar=NODES_ENV,
+        callback=_export(NODES_ENV),
         help="Start a cluster of this many nodes on 127.0.0.1 (systems that run as a "
-             "cluster: Elasticsearch, OpenSearch) [1].")(command)
+        "cluster: Elasticsearch, OpenSearch) [1].",
+    )(command)
     return command
 
 
@@ -116,6 +149,7 @@ def count_type(minimum: int = 0) -> Callable[[click.Context, click.Parameter, An
         if number < minimum:
             raise click.BadParameter(f"must be at least {minimum}")
         return number
+
     return convert
 
 
@@ -127,6 +161,7 @@ def count_list(minimum: int = 1) -> Callable[[click.Context, click.Parameter, An
         if not values:
             raise click.BadParameter("give at least one value")
         return values
+
     return convert_list
 
 
@@ -142,10 +177,12 @@ def _warn_password_in_argv(ctx: click.Context, param: click.Parameter, value: st
         except ValueError:
             has_password = False
         if has_password:
-            click.echo(f"warning: the password in --{str(param.name).replace('_', '-')} is visible to other "
-                       f"users in `ps`; give the URL as {param.envvar} instead, or leave the password "
-                       "out and use the client's own files (PGPASSWORD/.pgpass, MYSQL_PWD/~/.my.cnf)",
-                       err=True)
+            click.echo(
+                f"warning: the password in --{str(param.name).replace('_', '-')} is visible to other "
+                f"users in `ps`; give the URL as {param.envvar} instead, or leave the password "
+                "out and use the client's own files (PGPASSWORD/.pgpass, MYSQL_PWD/~/.my.cnf)",
+                err=True,
+            )
     return value
 
 
@@ -154,44 +191,69 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for engine in reversed(all_engines()):
         if engine.url_example:
             command = click.option(
-                f"--{engine.name}-url", default=None, metavar="URL", show_envvar=True,
+                f"--{engine.name}-url",
+                default=None,
+                metavar="URL",
+                show_envvar=True,
                 callback=_warn_password_in_argv,
                 envvar=f"DOCBENCH_{engine.name.upper()}_URL",
                 help=f"Run against this {engine.display_name} server (e.g. {engine.url_example}"
-                     f"{'; several node URLs comma-separated' if engine.runs_as_cluster else ''}); "
-                     "docbench only touches its own database/index there.")(command)
-    command = click.option("--resume", is_flag=True,
-                           help="Continue the latest run of each (system, variant, data) on this "
-                                "machine: skip it when complete, finish it when not.")(command)
-    command = click.option("--results", "results_dir", type=click.Path(path_type=Path, file_okay=False),
-                           default=None, help="Results directory [results/].")(command)
-    command = click.option("--variants", default=None, callback=lambda c, p, v: split_list(v),
-                           help="Comma-separated variants (default: all of each system).")(command)
-    command = click.option("--systems", "system_names", default=None, callback=systems_callback,
-                           help=f"Comma-separated systems ({', '.join(REGISTERED)}); default: every "
-                                "one that can run here without setup.")(command)
+                f"{'; several node URLs comma-separated' if engine.runs_as_cluster else ''}); "
+                "docbench only touches its own database/index there.",
+            )(command)
+    command = click.option(
+        "--resume",
+        is_flag=True,
+        help="Continue the latest run of each (system, variant, data) on this "
+        "machine: skip it when complete, finish it when not.",
+    )(command)
+    command = click.option(
+        "--results",
+        "results_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="Results directory [results/].",
+    )(command)
+    command = click.option(
+        "--variants",
+        default=None,
+        callback=lambda c, p, v: split_list(v),
+        help="Comma-separated variants (default: all of each system).",
+    )(command)
+    command = click.option(
+        "--systems",
+        "system_names",
+        default=None,
+        callback=systems_callback,
+        help=f"Comma-separated systems ({', '.join(REGISTERED)}); default: every "
+        "one that can run here without setup.",
+    )(command)
     return cluster_options(command)
 
 
 def urls_from(options: dict[str, Any]) -> dict[str, str]:
     """The --<system>-url values given, by system name."""
-    return {key.removesuffix("_url"): value for key, value in options.items()
-            if key.endswith("_url") and value}
+    return {
+        key.removesuffix("_url"): value for key, value in options.items() if key.endswith("_url") and value
+    }
 
 
 def results_dir_or_default(value: Path | None) -> Path:
     return value or paths.results_dir()
 
 
-def choices(allowed: tuple[str, ...] | list[str]) -> Callable[[click.Context, click.Parameter, str],
-                                                               list[str]]:
+def choices(
+    allowed: tuple[str, ...] | list[str],
+) -> Callable[[click.Context, click.Parameter, str], list[str]]:
     """A comma-separated list whose every item is one of ``allowed``."""
+
     def convert(_ctx: click.Context, _param: click.Parameter, value: str) -> list[str]:
         names = split_list(value) or []
         unknown = [n for n in names if n not in allowed]
         if unknown or not names:
             raise click.BadParameter(f"one or more of {', '.join(allowed)} (got {value!r})")
         return names
+
     return convert
 
 
@@ -204,5 +266,7 @@ def check_variants(adapter_module: str, system_names: list[str] | None, variants
     known = {v.name for name in system_names or REGISTERED for v in adapter_variants(name, adapter_module)}
     unknown = [v for v in variants if v not in known]
     if unknown:
-        raise click.BadParameter(f"no such variant {', '.join(unknown)} for these systems "
-                                 f"(known: {', '.join(sorted(known))})", param_hint="--variants")
+        raise click.BadParameter(
+            f"no such variant {', '.join(unknown)} for these systems (known: {', '.join(sorted(known))})",
+            param_hint="--variants",
+        )

@@ -72,16 +72,61 @@ from docbench.dataset.oracle.tasks import READ_BYTES, Task, native_partial, plan
 from docbench.dataset.oracle.templates import TEMPLATE_MAX_LEN, Template, TemplateStore, derive_template
 
 __all__ = [
-    "ANSWERS_NAME", "FORMAT", "HOUR_US", "INT64_MAX", "INT64_MIN", "INVALID", "LIKE",
-    "MAX_TIED_DIDS", "NEXT_ROWS", "NO_HOUR", "PARTIALS_DIR", "PARTIAL_FORMAT", "POST",
-    "Q3_COLLECTIONS", "READ_BYTES", "REPOST", "SIMD_MIN_BYTES",
-    "TEMPLATE_MAX_LEN", "TOP_N", "CollectionState", "ComputeLog", "DistinctDids", "FirstLast",
-    "Partial", "PartialCache", "Task", "Template", "TemplateStore", "answers_cache_path",
-    "answers_command", "compute_answers", "decode_did", "derive_template", "directory_writable",
-    "dumps_answers", "encode_dids", "execute", "finalize", "format_time_us", "load_or_compute",
-    "load_or_compute_answers", "native_partial", "oracle_version", "pack_did_rows", "parse_deep",
-    "parse_document", "parse_fallback", "plan_tasks", "print_answers", "read_cached_answers",
-    "scan_batches", "scan_blocks", "simd_parse", "worker_main", "write_answers",
+    "ANSWERS_NAME",
+    "FORMAT",
+    "HOUR_US",
+    "INT64_MAX",
+    "INT64_MIN",
+    "INVALID",
+    "LIKE",
+    "MAX_TIED_DIDS",
+    "NEXT_ROWS",
+    "NO_HOUR",
+    "PARTIALS_DIR",
+    "PARTIAL_FORMAT",
+    "POST",
+    "Q3_COLLECTIONS",
+    "READ_BYTES",
+    "REPOST",
+    "SIMD_MIN_BYTES",
+    "TEMPLATE_MAX_LEN",
+    "TOP_N",
+    "CollectionState",
+    "ComputeLog",
+    "DistinctDids",
+    "FirstLast",
+    "Partial",
+    "PartialCache",
+    "Task",
+    "Template",
+    "TemplateStore",
+    "answers_cache_path",
+    "answers_command",
+    "compute_answers",
+    "decode_did",
+    "derive_template",
+    "directory_writable",
+    "dumps_answers",
+    "encode_dids",
+    "execute",
+    "finalize",
+    "format_time_us",
+    "load_or_compute",
+    "load_or_compute_answers",
+    "native_partial",
+    "oracle_version",
+    "pack_did_rows",
+    "parse_deep",
+    "parse_document",
+    "parse_fallback",
+    "plan_tasks",
+    "print_answers",
+    "read_cached_answers",
+    "scan_batches",
+    "scan_blocks",
+    "simd_parse",
+    "worker_main",
+    "write_answers",
 ]
 
 # The names these functions had when the oracle was one module (the tests use them).
@@ -94,8 +139,7 @@ _execute = execute
 
 def _forwarded(module: types.ModuleType, name: str) -> property:
     """``name`` of this package as ``module.name``: read there, assigned there."""
-    return property(lambda _: getattr(module, name),
-                    lambda _, value: setattr(module, name, value))
+    return property(lambda _: getattr(module, name), lambda _, value: setattr(module, name, value))
 
 
 class _Package(types.ModuleType):

@@ -132,17 +132,23 @@ def _remembered(data_dir: Path, files: list[Path], single: bool) -> Answers | No
         return None
     # the files were just hashed as they are now: record their current mtimes
     memo = dict(memo)
-    memo["files"] = [dict(entry, size=file_key[1], mtime_ns=file_key[2]) for entry, file_key
-                     in zip(memo["files"], map(sha_cache_key, files), strict=True)]
+    memo["files"] = [
+        dict(entry, size=file_key[1], mtime_ns=file_key[2])
+        for entry, file_key in zip(memo["files"], map(sha_cache_key, files), strict=True)
+    ]
     _MEMO[_doc_key(memo)] = memo
     if not single:
         _store(data_dir, memo)
     return memo
 
 
-def load_or_compute(data_dir: Path, jobs: int = 1, refresh: bool = False,
-                    progress: Callable[[int], None] | None = None,
-                    log: ComputeLog | None = None) -> tuple[Answers, str]:
+def load_or_compute(
+    data_dir: Path,
+    jobs: int = 1,
+    refresh: bool = False,
+    progress: Callable[[int], None] | None = None,
+    log: ComputeLog | None = None,
+) -> tuple[Answers, str]:
     """(answers, source) with source ``"answers.json"``, ``"memory"`` or ``"computed"``."""
     data_dir = Path(data_dir)
     files = dataset_files(data_dir)
@@ -157,8 +163,7 @@ def load_or_compute(data_dir: Path, jobs: int = 1, refresh: bool = False,
     elif cached is not None:
         _remember_recorded(cached, files)
     cache = None if single else PartialCache.for_dataset(data_dir)
-    doc = compute_answers(files, jobs=jobs, progress=progress, cache=cache, refresh=refresh,
-                          log=log)
+    doc = compute_answers(files, jobs=jobs, progress=progress, cache=cache, refresh=refresh, log=log)
     _MEMO[_doc_key(doc)] = doc
     if not single:
         _store(data_dir, doc)
@@ -181,8 +186,7 @@ def write_answers(data_dir: Path, jobs: int = 1) -> Path:
     data_dir = Path(data_dir)
     if data_dir.is_file():
         raise ValueError("write_answers needs a dataset directory, not a file")
-    doc = compute_answers(dataset_files(data_dir), jobs=jobs,
-                          cache=PartialCache.for_dataset(data_dir))
+    doc = compute_answers(dataset_files(data_dir), jobs=jobs, cache=PartialCache.for_dataset(data_dir))
     _MEMO[_doc_key(doc)] = doc
     path = data_dir / ANSWERS_NAME
     _write_atomic(path, dumps_answers(doc))

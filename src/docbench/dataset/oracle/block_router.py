@@ -54,7 +54,7 @@ def _times(rows: np.ndarray, rule: TimeSlot) -> np.ndarray:
     read 8 digits per uint64 (first digit in the lowest byte) by pairs, fours, eights."""
     s, e = rule.start, rule.end
     digits = np.full((len(rows), 24), 0x30, dtype=np.uint8)
-    digits[:, 24 - (e - s):] = rows[:, s:e]
+    digits[:, 24 - (e - s) :] = rows[:, s:e]
     x = digits.view(np.uint64)
     x = ((x & _D4) * np.uint64(2561)) >> np.uint64(8)
     x = ((x & _D8) * np.uint64(6553601)) >> np.uint64(16)
@@ -67,15 +67,15 @@ def _slot_dids(rows: np.ndarray, rule: DidSlot) -> tuple[np.ndarray, np.ndarray,
     """Packed did:plc keys of the did slot: ``(hi, lo, ok)``; the other rows' dids are read
     as text by the caller."""
     if rule.end - rule.start == 32:
-        return pack_did_rows(rows[:, rule.start:rule.end])
+        return pack_did_rows(rows[:, rule.start : rule.end])
     return EMPTY_U64, EMPTY_U64, np.zeros(len(rows), dtype=bool)
 
 
 def _texts(rows: np.ndarray, rule: DidSlot, ok: np.ndarray) -> list[str]:
-    rest = rows[~ok, rule.start:rule.end]
+    rest = rows[~ok, rule.start : rule.end]
     data = rest.tobytes()
     w = rule.end - rule.start
-    return [data[i:i + w].decode("ascii") for i in range(0, len(data), w)]
+    return [data[i : i + w].decode("ascii") for i in range(0, len(data), w)]
 
 
 def _row_times(tpl: Template, rows: np.ndarray, hours: list[int]) -> np.ndarray | None:
@@ -194,8 +194,9 @@ class BlockRouter:
             starts[1:] = ends[:-1] + 1
         return starts, ends
 
-    def _queue(self, a: np.ndarray, first: np.ndarray, lengths: np.ndarray, part: Partial,
-               lines: list[Line]) -> None:
+    def _queue(
+        self, a: np.ndarray, first: np.ndarray, lengths: np.ndarray, part: Partial, lines: list[Line]
+    ) -> None:
         """Queue the lines of ``a`` at ``first`` (of those lengths) as rows per length;
         lengths with enough rows are checked at once (lines no template took go to
         ``lines``)."""
@@ -249,7 +250,7 @@ def _matching_templates(allrows: np.ndarray, tpls: list[Template]) -> np.ndarray
     which = np.full(count, -1, dtype=np.int16)
     step = max(1, CHUNK_BYTES // n)
     for i in range(0, count, step):
-        rows = allrows[i:i + step]
+        rows = allrows[i : i + step]
         left = np.arange(i, i + len(rows))
         for k, tpl in enumerate(tpls):
             ok = tpl.match(rows)
@@ -264,8 +265,9 @@ def _matching_templates(allrows: np.ndarray, tpls: list[Template]) -> np.ndarray
     return which
 
 
-def _escaped_lines(src: bytes | bytearray, a: np.ndarray, ends: np.ndarray, lo: int,
-                   hi: int) -> np.ndarray | None:
+def _escaped_lines(
+    src: bytes | bytearray, a: np.ndarray, ends: np.ndarray, lo: int, hi: int
+) -> np.ndarray | None:
     """The indexes of the lines with a backslash (None when there is none). Few: found with
     ``find``; many: one numpy pass over the block."""
     i = src.find(b"\\", lo, hi)
@@ -278,12 +280,14 @@ def _escaped_lines(src: bytes | bytearray, a: np.ndarray, ends: np.ndarray, lo: 
     return np.searchsorted(ends, marks)
 
 
-def _slices(src: bytes | bytearray, starts: np.ndarray, ends: np.ndarray, which: np.ndarray,
-            lo: int, hi: int) -> list[Line]:
+def _slices(
+    src: bytes | bytearray, starts: np.ndarray, ends: np.ndarray, which: np.ndarray, lo: int, hi: int
+) -> list[Line]:
     """The lines ``which`` of ``src[lo:hi]`` (slices of the buffer itself: one copy; a
     bytearray where blocks are memoryviews), without a ``\\r`` before the newline."""
-    lines: list[Line] = [src[s:e] for s, e in zip((starts[which] + lo).tolist(),
-                                                   (ends[which] + lo).tolist(), strict=True)]
+    lines: list[Line] = [
+        src[s:e] for s, e in zip((starts[which] + lo).tolist(), (ends[which] + lo).tolist(), strict=True)
+    ]
     if src.find(b"\r", lo, hi) >= 0:  # (CRLF line ends: the reader drops the \r)
         lines = [line[:-1] if line[-1:] == b"\r" else line for line in lines]
     return lines

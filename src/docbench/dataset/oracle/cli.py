@@ -38,8 +38,9 @@ def _label(value: object) -> str:
     return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _print_table(console: Console, q: int, columns: list[tuple[str, JustifyMethod]],
-                 rows: list[list[str]]) -> None:
+def _print_table(
+    console: Console, q: int, columns: list[tuple[str, JustifyMethod]], rows: list[list[str]]
+) -> None:
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -64,52 +65,84 @@ def print_answers(doc: dict[str, Any], console: Console | None = None) -> None:
     from rich.text import Text
 
     out = console or Console()
-    _print_table(out, 1, [("collection", "left"), ("count", "right")],
-                 [[_label(c), f"{n:,}"] for c, n in doc["q1"]])
-    _print_table(out, 2, [("collection", "left"), ("count", "right"), ("distinct dids", "right")],
-                 [[_label(c), f"{n:,}", f"{d:,}"] for c, n, d in doc["q2"]])
-    _print_table(out, 3, [("collection", "left"), ("hour (UTC)", "right"), ("count", "right")],
-                 [[_label(c), _label(h), f"{n:,}"] for c, h, n in doc["q3"]])
-    _print_table(out, 4, [("did", "left"), ("first post (UTC)", "left"), ("time_us", "right")],
-                 [[_label(d), format_time_us(t), str(t)] for d, t in doc["q4"]])
-    _print_table(out, 5, [("did", "left"), ("span (ms)", "right"), ("span_us", "right")],
-                 [[_label(d), f"{s / 1000:,.3f}", str(s)] for d, s in doc["q5"]])
+    _print_table(
+        out, 1, [("collection", "left"), ("count", "right")], [[_label(c), f"{n:,}"] for c, n in doc["q1"]]
+    )
+    _print_table(
+        out,
+        2,
+        [("collection", "left"), ("count", "right"), ("distinct dids", "right")],
+        [[_label(c), f"{n:,}", f"{d:,}"] for c, n, d in doc["q2"]],
+    )
+    _print_table(
+        out,
+        3,
+        [("collection", "left"), ("hour (UTC)", "right"), ("count", "right")],
+        [[_label(c), _label(h), f"{n:,}"] for c, h, n in doc["q3"]],
+    )
+    _print_table(
+        out,
+        4,
+        [("did", "left"), ("first post (UTC)", "left"), ("time_us", "right")],
+        [[_label(d), format_time_us(t), str(t)] for d, t in doc["q4"]],
+    )
+    _print_table(
+        out,
+        5,
+        [("did", "left"), ("span (ms)", "right"), ("span_us", "right")],
+        [[_label(d), f"{s / 1000:,.3f}", str(s)] for d, s in doc["q5"]],
+    )
     for q in (4, 5):
         ties = doc.get(f"q{q}_ties")
         if ties and ties["count"] > 1:
-            out.print(Text(f"Q{q}: {ties['count']:,} dids share the value of the last row "
-                           f"({ties['value']}); any of them is a valid answer there."))
+            out.print(
+                Text(
+                    f"Q{q}: {ties['count']:,} dids share the value of the last row "
+                    f"({ties['value']}); any of them is a valid answer there."
+                )
+            )
 
 
-def _computed_summary(console: Console, data_dir: Path, log: ComputeLog, jobs: int,
-                      elapsed: float, cpu: float) -> None:
+def _computed_summary(
+    console: Console, data_dir: Path, log: ComputeLog, jobs: int, elapsed: float, cpu: float
+) -> None:
     """What a computation read, how fast, and the memory and CPU it took."""
     scanned = log.scanned_documents
     rate = scanned / elapsed if elapsed > 0 else 0.0
     cache = answers_cache_path(data_dir)
-    where = (f"written to {cache}" if not data_dir.is_file() and cache.exists()
-             else "kept in memory")
+    where = f"written to {cache}" if not data_dir.is_file() and cache.exists() else "kept in memory"
     reused = f", {len(log.reused)} from cached partials" if log.reused else ""
-    console.print(f"computed in {elapsed:.2f} s: {len(log.scanned)} file(s) scanned"
-                  f"{reused}; {scanned:,} documents scanned, {rate:,.0f} documents/s "
-                  f"(jobs={jobs}); {where}")
+    console.print(
+        f"computed in {elapsed:.2f} s: {len(log.scanned)} file(s) scanned"
+        f"{reused}; {scanned:,} documents scanned, {rate:,.0f} documents/s "
+        f"(jobs={jobs}); {where}"
+    )
     helper = log.helpers
     peaks = "".join(f" + {helper} {p / MIB:,.0f} MiB" for p in log.worker_peaks)
     cpus = "".join(f" + {helper} {c:.2f} s" for c in log.worker_cpu)
-    console.print(f"peak RSS: this process {(peak_rss(os.getpid()) or 0) / MIB:,.0f} MiB"
-                  f"{peaks}; CPU: this process {cpu:.2f} s{cpus}")
+    console.print(
+        f"peak RSS: this process {(peak_rss(os.getpid()) or 0) / MIB:,.0f} MiB"
+        f"{peaks}; CPU: this process {cpu:.2f} s{cpus}"
+    )
 
 
-def _with_progress(console: Console, n_files: int,
-                   compute: Callable[[Callable[[int], None]], tuple[dict[str, Any], str]],
-                   ) -> tuple[dict[str, Any], str]:
+def _with_progress(
+    console: Console,
+    n_files: int,
+    compute: Callable[[Callable[[int], None]], tuple[dict[str, Any], str]],
+) -> tuple[dict[str, Any], str]:
     """``compute(progress)`` under a progress bar of lines; an unreadable file is named, not
     a traceback."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"),
-                  TextColumn("{task.completed:,.0f} lines"), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TextColumn("{task.completed:,.0f} lines"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         task = bar.add_task(f"answers for {n_files} file(s)", total=None)
         try:
             return compute(lambda n: bar.advance(task, n))
@@ -128,14 +161,16 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
     data_dir = Path(data_dir)
     files = dataset_files(data_dir)
     if not files:
-        console.print(f"[red]no data files (*.json, *.jsonl, *.ndjson[.gz|.zst|.lz4]) in "
-                      f"{data_dir}[/red]")
+        console.print(f"[red]no data files (*.json, *.jsonl, *.ndjson[.gz|.zst|.lz4]) in {data_dir}[/red]")
         raise SystemExit(1)
     log = ComputeLog()
     started = time.perf_counter()
     cpu_started = time.process_time()
-    doc, source = _with_progress(console, len(files), lambda progress: load_or_compute(
-        data_dir, jobs=jobs, refresh=refresh, progress=progress, log=log))
+    doc, source = _with_progress(
+        console,
+        len(files),
+        lambda progress: load_or_compute(data_dir, jobs=jobs, refresh=refresh, progress=progress, log=log),
+    )
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
     print_answers(doc, console)
@@ -146,5 +181,7 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
     if source == "computed":
         _computed_summary(console, data_dir, log, jobs, elapsed, cpu)
     else:
-        console.print(f"read from {source} in {elapsed:.2f} s (computed originally in "
-                      f"{doc.get('compute_seconds', '?')} s); --refresh recomputes")
+        console.print(
+            f"read from {source} in {elapsed:.2f} s (computed originally in "
+            f"{doc.get('compute_seconds', '?')} s); --refresh recomputes"
+        )

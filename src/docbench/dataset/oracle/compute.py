@@ -23,9 +23,16 @@ class _Merger:
     (its byte ranges) into its partial, which is cached and merged into the total once
     every piece and the file's sha256 are in."""
 
-    def __init__(self, todo: list[Path], tasks_left: Counter[str], keys: dict[str, FileKey],
-                 shas: dict[str, str], total: Partial, cache: PartialCache | None,
-                 log: ComputeLog) -> None:
+    def __init__(
+        self,
+        todo: list[Path],
+        tasks_left: Counter[str],
+        keys: dict[str, FileKey],
+        shas: dict[str, str],
+        total: Partial,
+        cache: PartialCache | None,
+        log: ComputeLog,
+    ) -> None:
         self.by_path = {str(f): f for f in todo}
         self.tasks_left = tasks_left  # scan tasks not done yet, per file
         self.keys = keys
@@ -63,8 +70,9 @@ class _Merger:
         self.total.merge(part)
 
 
-def _known_shas(todo: list[Path], keys: dict[str, FileKey], cache: PartialCache | None,
-                shas: dict[str, str]) -> None:
+def _known_shas(
+    todo: list[Path], keys: dict[str, FileKey], cache: PartialCache | None, shas: dict[str, str]
+) -> None:
     """The sha256 of the files to scan that this process or the cache already knows."""
     for f in todo:
         sha = known_sha256(f, keys[f.name])
@@ -74,9 +82,16 @@ def _known_shas(todo: list[Path], keys: dict[str, FileKey], cache: PartialCache 
             shas[f.name] = sha
 
 
-def _scan(todo: list[Path], jobs: int, progress: Callable[[int], None] | None,
-          keys: dict[str, FileKey], shas: dict[str, str], total: Partial,
-          cache: PartialCache | None, log: ComputeLog) -> None:
+def _scan(
+    todo: list[Path],
+    jobs: int,
+    progress: Callable[[int], None] | None,
+    keys: dict[str, FileKey],
+    shas: dict[str, str],
+    total: Partial,
+    cache: PartialCache | None,
+    log: ComputeLog,
+) -> None:
     """Scan the files without a cached partial (hashing those whose sha256 is not known)
     into ``total``."""
     for f in todo:
@@ -91,10 +106,15 @@ def _scan(todo: list[Path], jobs: int, progress: Callable[[int], None] | None,
     execute(tasks, jobs, merger, progress, log)
 
 
-def compute_answers(files: list[Path], jobs: int = 1,
-                    progress: Callable[[int], None] | None = None, *,
-                    cache: PartialCache | None = None, refresh: bool = False,
-                    log: ComputeLog | None = None) -> dict[str, Any]:
+def compute_answers(
+    files: list[Path],
+    jobs: int = 1,
+    progress: Callable[[int], None] | None = None,
+    *,
+    cache: PartialCache | None = None,
+    refresh: bool = False,
+    log: ComputeLog | None = None,
+) -> dict[str, Any]:
     """The canonical answer document for these data files (see :mod:`.document`).
 
     One partial aggregate per file, merged. With a ``cache``, a file whose partial is cached
@@ -128,8 +148,7 @@ def compute_answers(files: list[Path], jobs: int = 1,
     if cache is not None:
         cache.prune(set(names))
     file_entries: list[dict[str, Any]] = [
-        {"name": f.name, "sha256": shas[f.name], "size": keys[f.name][1],
-         "mtime_ns": keys[f.name][2]}
+        {"name": f.name, "sha256": shas[f.name], "size": keys[f.name][1], "mtime_ns": keys[f.name][2]}
         for f in files
     ]
     doc = finalize(total, file_entries)

@@ -94,8 +94,9 @@ def encode_dids(dids: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, li
     return _with_rest(hi, lo, which, n)
 
 
-def _with_rest(hi: np.ndarray, lo: np.ndarray, packed: np.ndarray,
-               n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
+def _with_rest(
+    hi: np.ndarray, lo: np.ndarray, packed: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
     rest = np.ones(n, dtype=bool)
     rest[packed] = False
     return hi, lo, packed, np.flatnonzero(rest).tolist()
@@ -108,8 +109,9 @@ def decode_did(hi: int, lo: int) -> str:
     return chars.decode("ascii")
 
 
-def _sort_keys(hi: np.ndarray, lo: np.ndarray,
-               kind: SortKind = "stable") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _sort_keys(
+    hi: np.ndarray, lo: np.ndarray, kind: SortKind = "stable"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(order, hi, lo)`` sorted by (hi, lo). ``stable`` (timsort) is fast on sorted runs
     (merging two runs); ``quicksort`` on keys in no order."""
     order = np.argsort(hi, kind=kind)
@@ -133,8 +135,7 @@ def _group_starts(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return np.flatnonzero(new)
 
 
-def sorted_unique(hi: np.ndarray, lo: np.ndarray,
-                  kind: SortKind = "stable") -> tuple[np.ndarray, np.ndarray]:
+def sorted_unique(hi: np.ndarray, lo: np.ndarray, kind: SortKind = "stable") -> tuple[np.ndarray, np.ndarray]:
     _, hi, lo = _sort_keys(hi, lo, kind)
     starts = _group_starts(hi, lo)
     if len(starts) == len(hi):
@@ -142,15 +143,15 @@ def sorted_unique(hi: np.ndarray, lo: np.ndarray,
     return hi[starts], lo[starts]
 
 
-def sorted_minmax(hi: np.ndarray, lo: np.ndarray, mn: np.ndarray, mx: np.ndarray,
-                  kind: SortKind = "stable") -> Run:
+def sorted_minmax(
+    hi: np.ndarray, lo: np.ndarray, mn: np.ndarray, mx: np.ndarray, kind: SortKind = "stable"
+) -> Run:
     order, hi, lo = _sort_keys(hi, lo, kind)
     mn, mx = mn[order], mx[order]
     starts = _group_starts(hi, lo)
     if len(starts) == len(hi):
         return hi, lo, mn, mx
-    return (hi[starts], lo[starts], np.minimum.reduceat(mn, starts),
-            np.maximum.reduceat(mx, starts))
+    return (hi[starts], lo[starts], np.minimum.reduceat(mn, starts), np.maximum.reduceat(mx, starts))
 
 
 def _bucket_bounds(hi: np.ndarray) -> np.ndarray:

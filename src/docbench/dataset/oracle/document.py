@@ -68,7 +68,7 @@ def _candidates(parts: list[ValueRun], others: dict[Did, int], descending: bool)
             continue
         k = min(want, n)
         if descending:
-            best = np.argpartition(values, n - k)[n - k:]
+            best = np.argpartition(values, n - k)[n - k :]
             threshold = values[best].min()
         else:
             best = np.argpartition(values, k - 1)[:k]
@@ -78,8 +78,9 @@ def _candidates(parts: list[ValueRun], others: dict[Did, int], descending: bool)
     return cand
 
 
-def _ties(parts: list[ValueRun], others: dict[Did, int], boundary: int,
-          ranked: list[Ranked]) -> dict[str, Any]:
+def _ties(
+    parts: list[ValueRun], others: dict[Did, int], boundary: int, ranked: list[Ranked]
+) -> dict[str, Any]:
     """The dids sharing the last row's value, and the rows after the top."""
     tied = [d for d, v in others.items() if v == boundary]
     count = len(tied)
@@ -96,8 +97,9 @@ def _ties(parts: list[ValueRun], others: dict[Did, int], boundary: int,
     }
 
 
-def top_rows(parts: list[ValueRun], others: dict[Did, int],
-             descending: bool) -> tuple[list[list[Any]], dict[str, Any] | None]:
+def top_rows(
+    parts: list[ValueRun], others: dict[Did, int], descending: bool
+) -> tuple[list[list[Any]], dict[str, Any] | None]:
     """The top rows of (did, value) by value, ties by did; plus the tie information.
 
     ``parts`` are (hi, lo, values) arrays of packed dids (one per bucket); ``others`` the dids
@@ -107,7 +109,7 @@ def top_rows(parts: list[ValueRun], others: dict[Did, int],
     cand = _candidates(parts, others, descending)
     sign = -1 if descending else 1
     cand.sort(key=lambda c: (sign * c[0], key_sort(c[1])))
-    ranked = cand[:TOP_N + NEXT_ROWS]
+    ranked = cand[: TOP_N + NEXT_ROWS]
     rows: list[list[Any]] = [[d, v] for v, d in ranked[:TOP_N]]
     return rows, _ties(parts, others, rows[-1][1], ranked)
 
@@ -124,8 +126,9 @@ def post_distinct(part: Partial, untimed: DistinctDids) -> int:
         if not theirs:
             count += len(mine[0])
         else:  # packed dids without a time that are not among those with one
-            hi, _ = sorted_unique(np.concatenate((theirs[0][0], mine[0])),
-                                  np.concatenate((theirs[0][1], mine[1])))
+            hi, _ = sorted_unique(
+                np.concatenate((theirs[0][0], mine[0])), np.concatenate((theirs[0][1], mine[1]))
+            )
             count += len(hi) - len(theirs[0][0])
     others = {d for d in part.posts.mins if d is not None} | untimed.other
     return count + len(others)
@@ -160,13 +163,13 @@ def finalize(part: Partial, files: list[dict[str, Any]]) -> dict[str, Any]:
     q1, q2, q3 = _counts(part)
     posts = part.posts
     parts = posts.runs.parts()
-    q4, q4_ties = top_rows([(hi, lo, mn) for hi, lo, mn, _ in parts], posts.mins,
-                           descending=False)
+    q4, q4_ties = top_rows([(hi, lo, mn) for hi, lo, mn, _ in parts], posts.mins, descending=False)
     # spans as uint64: exact even for times at both ends of the int64 range
-    q5, q5_ties = top_rows([(hi, lo, mx.view(np.uint64) - mn.view(np.uint64))
-                            for hi, lo, mn, mx in parts],
-                           {d: posts.maxs[d] - t for d, t in posts.mins.items()},
-                           descending=True)
+    q5, q5_ties = top_rows(
+        [(hi, lo, mx.view(np.uint64) - mn.view(np.uint64)) for hi, lo, mn, mx in parts],
+        {d: posts.maxs[d] - t for d, t in posts.mins.items()},
+        descending=True,
+    )
     return {
         "format": FORMAT,
         "files": files,

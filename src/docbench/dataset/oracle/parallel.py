@@ -34,8 +34,9 @@ Progress = Callable[[int], None]
 WORKER_EXIT_SECONDS = 5  # a worker's last message and its exit, awaited this long
 
 
-def execute(tasks: list[Task], jobs: int, on_result: OnResult, progress: Progress | None,
-            log: ComputeLog) -> None:
+def execute(
+    tasks: list[Task], jobs: int, on_result: OnResult, progress: Progress | None, log: ComputeLog
+) -> None:
     """Run the tasks in this process and in ``jobs - 1`` worker processes; ``on_result``
     gets each task's result (in this process, in completion order). This process takes
     tasks too (no worker to wait for at the start; the workers take over as they come up).
@@ -52,8 +53,14 @@ def execute(tasks: list[Task], jobs: int, on_result: OnResult, progress: Progres
     _Workers(deque(tasks), on_result, progress, log).run(n_workers)
 
 
-def execute_native(binary: Path, tasks: list[Task], jobs: int, on_result: OnResult,
-                   progress: Progress | None, log: ComputeLog) -> None:
+def execute_native(
+    binary: Path,
+    tasks: list[Task],
+    jobs: int,
+    on_result: OnResult,
+    progress: Progress | None,
+    log: ComputeLog,
+) -> None:
     """:func:`execute` with native scanners: ``jobs`` of them at once, each started and
     awaited by a thread of this process (the waits release the GIL); results are merged
     here as they come. At most ``jobs`` tasks are in flight, so that no more than that
@@ -130,8 +137,12 @@ def _start_worker() -> tuple[subprocess.Popen[bytes], Connection]:
     mine, theirs = Pipe()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     code = "from docbench.dataset.oracle import worker_main; worker_main()"
-    proc = subprocess.Popen([sys.executable, "-c", code, str(theirs.fileno())],
-                            pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(theirs.fileno())],
+        pass_fds=(theirs.fileno(),),
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
     theirs.close()
     return proc, mine
 
@@ -146,8 +157,9 @@ class _Worker:
 class _Workers:
     """The worker processes of one :func:`execute`, fed from a shared queue."""
 
-    def __init__(self, queue: deque[Task], on_result: OnResult, progress: Progress | None,
-                 log: ComputeLog) -> None:
+    def __init__(
+        self, queue: deque[Task], on_result: OnResult, progress: Progress | None, log: ComputeLog
+    ) -> None:
         self.queue = queue
         self.on_result = on_result
         self.progress = progress

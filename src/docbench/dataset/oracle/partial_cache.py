@@ -74,8 +74,15 @@ def partial_arrays(part: Partial, meta: Meta) -> dict[str, np.ndarray]:
         arrays[name] = a
     posts = part.posts
     others = [[d, t, posts.maxs[d]] for d, t in posts.mins.items()]
-    doc = dict(meta, lines=part.lines, documents=part.documents, invalid=part.invalid,
-               empty=part.empty, colls=colls, post_others=others)
+    doc = dict(
+        meta,
+        lines=part.lines,
+        documents=part.documents,
+        invalid=part.invalid,
+        empty=part.empty,
+        colls=colls,
+        post_others=others,
+    )
     # ensure_ascii: lone surrogates (valid JSON escapes in the data) survive as escapes
     arrays["meta"] = np.frombuffer(json.dumps(doc, ensure_ascii=True).encode(), np.uint8)
     return arrays
@@ -91,8 +98,7 @@ def _array(arrays: Mapping[str, np.ndarray], name: str, dtype: type[np.generic])
 def partial_from_arrays(doc: Meta, arrays: Mapping[str, np.ndarray]) -> Partial:
     """The partial :func:`partial_arrays` stored (``doc``: its meta, ``arrays``: name ->
     array); ValueError if the arrays are not what it stores."""
-    part = Partial(lines=doc["lines"], documents=doc["documents"], invalid=doc["invalid"],
-                   empty=doc["empty"])
+    part = Partial(lines=doc["lines"], documents=doc["documents"], invalid=doc["invalid"], empty=doc["empty"])
     for i, (coll, n_all, n_creates, hours, other) in enumerate(doc["colls"]):
         st = part.collection(coll)
         st.documents, st.creates = n_all, n_creates
@@ -105,8 +111,12 @@ def partial_from_arrays(doc: Meta, arrays: Mapping[str, np.ndarray]) -> Partial:
             raise ValueError("packed dids of different lengths")
         st.distinct.push_sorted((hi, lo))
         st.distinct.other = set(other)
-    runs = (_array(arrays, "p_hi", np.uint64), _array(arrays, "p_lo", np.uint64),
-            _array(arrays, "p_mn", np.int64), _array(arrays, "p_mx", np.int64))
+    runs = (
+        _array(arrays, "p_hi", np.uint64),
+        _array(arrays, "p_lo", np.uint64),
+        _array(arrays, "p_mn", np.int64),
+        _array(arrays, "p_mx", np.int64),
+    )
     if len({len(a) for a in runs}) != 1:
         raise ValueError("post arrays of different lengths")
     part.posts.runs.push_sorted(runs)
@@ -136,8 +146,7 @@ class PartialCache:
             with contextlib.suppress(OSError):
                 base.mkdir(parents=True, exist_ok=True)
         directory = base / PARTIALS_DIR
-        writable = directory_writable(directory) if directory.is_dir() else (
-            directory_writable(base))
+        writable = directory_writable(directory) if directory.is_dir() else (directory_writable(base))
         return cls(directory, writable)
 
     def path(self, name: str) -> Path:
@@ -156,8 +165,12 @@ class PartialCache:
         except (KeyError, OSError, ValueError):
             arrays.close()
             return None
-        if (not isinstance(meta, dict) or meta.get("format") != PARTIAL_FORMAT
-                or meta.get("oracle") != oracle_version() or meta.get("name") != name):
+        if (
+            not isinstance(meta, dict)
+            or meta.get("format") != PARTIAL_FORMAT
+            or meta.get("oracle") != oracle_version()
+            or meta.get("name") != name
+        ):
             arrays.close()
             return None
         return meta, arrays
@@ -200,8 +213,14 @@ class PartialCache:
     def save(self, path: Path, key: FileKey, sha: str, part: Partial) -> None:
         if not self.writable:
             return
-        meta = {"format": PARTIAL_FORMAT, "oracle": oracle_version(), "name": path.name,
-                "sha256": sha, "size": key[1], "mtime_ns": key[2]}
+        meta = {
+            "format": PARTIAL_FORMAT,
+            "oracle": oracle_version(),
+            "name": path.name,
+            "sha256": sha,
+            "size": key[1],
+            "mtime_ns": key[2],
+        }
         target = self.path(path.name)
         tmp = self.dir / f".{path.name}.{os.getpid()}.tmp.npz"
         try:

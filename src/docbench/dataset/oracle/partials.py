@@ -46,8 +46,9 @@ class CollectionState:
             self.pending.clear()
         if self.packed:
             packed = self.packed
-            self.distinct.add_packed(np.concatenate([p[0] for p in packed]),
-                                     np.concatenate([p[1] for p in packed]))
+            self.distinct.add_packed(
+                np.concatenate([p[0] for p in packed]), np.concatenate([p[1] for p in packed])
+            )
             packed.clear()
 
     def merge(self, other: CollectionState) -> None:

@@ -49,16 +49,20 @@ def plain_fields(parse: SimdParse, line: Line) -> Fields | None:
     try:
         doc = parse(line)
         commit = doc["commit"]
-        fields = (commit["collection"], commit["operation"], doc["kind"], doc["did"],
-                  doc["time_us"])
-        if not (len(doc) == 4 and len(commit) == 6 and "rev" in commit and "rkey" in commit
-                and "record" in commit and "cid" in commit):
+        fields = (commit["collection"], commit["operation"], doc["kind"], doc["did"], doc["time_us"])
+        if not (
+            len(doc) == 4
+            and len(commit) == 6
+            and "rev" in commit
+            and "rkey" in commit
+            and "record" in commit
+            and "cid" in commit
+        ):
             return None
     except Exception:  # noqa: BLE001 - whatever simdjson refuses, the full parse judges
         return None
     coll, op, kind, did, t = fields
-    if (type(coll) is str and type(op) is str and type(kind) is str and type(did) is str
-            and type(t) is int):
+    if type(coll) is str and type(op) is str and type(kind) is str and type(did) is str and type(t) is int:
         return coll, op, kind, did, t
     return None
 
@@ -206,8 +210,9 @@ def _route_block(router: BlockRouter, block: Block, part: Partial) -> None:
             _TEMPLATES.learn(missed)
 
 
-def scan_blocks(blocks: Iterable[Block], part: Partial,
-                progress: Callable[[int], None] | None = None, fast: bool = True) -> Partial:
+def scan_blocks(
+    blocks: Iterable[Block], part: Partial, progress: Callable[[int], None] | None = None, fast: bool = True
+) -> Partial:
     """Aggregate the lines of raw blocks (see :func:`docbench.dataset.reader.iter_blocks`)
     into ``part``: each line through a template (see :mod:`.templates`) when one takes it,
     else through the full parse. Exact either way; ``fast=False`` parses every line (for
@@ -231,8 +236,12 @@ def scan_blocks(blocks: Iterable[Block], part: Partial,
     return part
 
 
-def scan_batches(batches: Iterable[list[bytes]], part: Partial,
-                 progress: Callable[[int], None] | None = None, fast: bool = True) -> Partial:
+def scan_batches(
+    batches: Iterable[list[bytes]],
+    part: Partial,
+    progress: Callable[[int], None] | None = None,
+    fast: bool = True,
+) -> Partial:
     """:func:`scan_blocks` for lists of lines (as :func:`docbench.dataset.reader.
     iter_line_batches` yields them)."""
     blocks = (b"\n".join(lines) + b"\n" for lines in batches if lines)

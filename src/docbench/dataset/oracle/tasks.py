@@ -144,8 +144,9 @@ def run_native_task(binary: Path, task: Task) -> tuple[Result, int | None]:
         return run_task(task), None
     key = sha_cache_key(path) if want_sha else None
     try:
-        result = native_scan.scan_file(binary, path, compression, POST, start=start, end=end,
-                                       want_sha=want_sha)
+        result = native_scan.scan_file(
+            binary, path, compression, POST, start=start, end=end, want_sha=want_sha
+        )
     except native_scan.NativeScanError:
         return run_task(task), None
     sha = result.header["sha256"]

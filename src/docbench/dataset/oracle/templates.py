@@ -54,8 +54,10 @@ LEARN_EVERY_BLOCK = 32  # learn from each of a process's first blocks, then from
 CHUNK_BYTES = 256 << 10  # bytes of rows per numpy pass (temporaries stay in the cache)
 _QUOTE = 0x22
 _STR_LO, _STR_SPAN = 0x23, 0x7E - 0x23  # a string-slot byte: printable ASCII after '"'
-_TOKEN = re.compile(rb'"[^"]*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null'
-                    rb"|[{}\[\]:,]|[ \t\r]+")
+_TOKEN = re.compile(
+    rb'"[^"]*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null'
+    rb"|[{}\[\]:,]|[ \t\r]+"
+)
 _INT_TOKEN = re.compile(rb"-?[0-9]+")
 _NOT_TEMPLATE_BYTE = re.compile(rb"[^\x20-\x7e]|\\")
 _MAX_DEPTH = 64
@@ -104,8 +106,16 @@ class Template:
 
     __slots__ = ("length", "lo", "span", "no_commit", "coll", "creates", "did", "time", "hits")
 
-    def __init__(self, line: bytes, slots: list[Slot], no_commit: bool, coll: Collection,
-                 creates: bool, did: DidSlot | DidValue, time_: TimeSlot | TimeValue) -> None:
+    def __init__(
+        self,
+        line: bytes,
+        slots: list[Slot],
+        no_commit: bool,
+        coll: Collection,
+        creates: bool,
+        did: DidSlot | DidValue,
+        time_: TimeSlot | TimeValue,
+    ) -> None:
         self.length = len(line)
         lo = np.frombuffer(line, dtype=np.uint8).copy()
         span = np.zeros(len(line), dtype=np.uint8)
@@ -202,7 +212,7 @@ def _object(line: bytes, toks: _Tokens, i: int, depth: int) -> tuple[_Object, in
         if line[ks] != _QUOTE or line[toks[i + 1][0]] != 0x3A:  # "key" :
             raise _NoTemplate
         child, i = _tree(line, toks, i + 2, depth + 1)
-        members.append((line[ks + 1:ke - 1], child))
+        members.append((line[ks + 1 : ke - 1], child))
         closed, i = _after_item(line, toks, i, 0x7D)
         if closed:
             return _Object(members), i
@@ -326,12 +336,15 @@ def _time_rule(line: bytes, layout: _Layout, t: object) -> TimeSlot | TimeValue 
     """A slot for an integer time of at most 18 digits (appended to the layout's slots),
     else the time's value; None when the slot's digits do not read as the time."""
     node = layout.top.get(b"time_us")
-    if (type(t) is int and isinstance(node, _Token)
-            and _INT_TOKEN.fullmatch(line, node.start, node.end)
-            and node.end - node.start - (line[node.start] == 0x2D) <= _MAX_DIGITS):
+    if (
+        type(t) is int
+        and isinstance(node, _Token)
+        and _INT_TOKEN.fullmatch(line, node.start, node.end)
+        and node.end - node.start - (line[node.start] == 0x2D) <= _MAX_DIGITS
+    ):
         negative = line[node.start] == 0x2D
         s, e = node.start + negative, node.end
-        if int(line[node.start:e]) != t:
+        if int(line[node.start : e]) != t:
             return None
         layout.slots.append((s, e, "int"))
         return TimeSlot(negative, s, e)
@@ -367,8 +380,7 @@ def derive_template(line: Line) -> Template | None:
     time_rule = _time_rule(line, layout, doc.get("time_us"))
     if time_rule is None:
         return None
-    tpl = Template(line, layout.slots, layout.no_commit, layout.coll, layout.creates, did_rule,
-                   time_rule)
+    tpl = Template(line, layout.slots, layout.no_commit, layout.coll, layout.creates, did_rule, time_rule)
     if tpl.match(np.frombuffer(line, dtype=np.uint8).reshape(1, -1)) is not None:
         return None  # (cannot happen: a template matches its own line)
     return tpl
@@ -415,15 +427,20 @@ class TemplateStore:
                 continue
             self._try_length(n, same)
             tries += 1
-            if (tries >= (LEARN_FIRST_BLOCKS if self.blocks <= 4 else LEARN_PER_BLOCK)
-                    or self.count >= MAX_TEMPLATES):
+            if (
+                tries >= (LEARN_FIRST_BLOCKS if self.blocks <= 4 else LEARN_PER_BLOCK)
+                or self.count >= MAX_TEMPLATES
+            ):
                 return
 
     def _worth_trying(self, n: int, same: list[Line]) -> bool:
         """Whether to try a template for the missed lines ``same`` of length ``n``."""
-        return not (len(same) < LEARN_MIN or n > TEMPLATE_MAX_LEN
-                    or self.failures.get(n, 0) >= LEARN_TRIES
-                    or len(self.by_len.get(n, ())) >= TEMPLATES_PER_LEN)
+        return not (
+            len(same) < LEARN_MIN
+            or n > TEMPLATE_MAX_LEN
+            or self.failures.get(n, 0) >= LEARN_TRIES
+            or len(self.by_len.get(n, ())) >= TEMPLATES_PER_LEN
+        )
 
     def _try_length(self, n: int, same: list[Line]) -> None:
         """A template from two lines of the most common quote layout, if they make one."""

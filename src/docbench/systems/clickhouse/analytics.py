@@ -32,8 +32,9 @@ INDEXED_QUERIES = frozenset({2, 3, 4, 5})
 
 
 def _variant(name: str, description: str, role: str, json_parameters: str, codec: str) -> Variant:
-    return Variant(name, description, role=role,
-                   settings={"json_parameters": json_parameters, "codec": codec})
+    return Variant(
+        name, description, role=role, settings={"json_parameters": json_parameters, "codec": codec}
+    )
 
 
 # Both variants use JSONBench's published JSON type parameters (max_dynamic_paths = 0: the
@@ -45,12 +46,22 @@ def _variant(name: str, description: str, role: str, json_parameters: str, codec
 JSONBENCH_JSON_PARAMETERS = "max_dynamic_paths = 0,"
 
 VARIANTS: list[Variant] = [
-    _variant("lz4", "JSON column with the JSONBench paths typed (max_dynamic_paths = 0, as "
-             "JSONBench), CODEC(LZ4) (JSONBench's LZ4 configuration; ClickHouse 26.9 without a "
-             "codec writes parts of 100 MB or more with ZSTD(3))", "default",
-             JSONBENCH_JSON_PARAMETERS, "CODEC(LZ4)"),
-    _variant("zstd", "the same with CODEC(ZSTD(3)), the smallest measured (JSONBench's "
-             "published DDL has ZSTD(1))", "best", JSONBENCH_JSON_PARAMETERS, "CODEC(ZSTD(3))"),
+    _variant(
+        "lz4",
+        "JSON column with the JSONBench paths typed (max_dynamic_paths = 0, as "
+        "JSONBench), CODEC(LZ4) (JSONBench's LZ4 configuration; ClickHouse 26.9 without a "
+        "codec writes parts of 100 MB or more with ZSTD(3))",
+        "default",
+        JSONBENCH_JSON_PARAMETERS,
+        "CODEC(LZ4)",
+    ),
+    _variant(
+        "zstd",
+        "the same with CODEC(ZSTD(3)), the smallest measured (JSONBench's published DDL has ZSTD(1))",
+        "best",
+        JSONBENCH_JSON_PARAMETERS,
+        "CODEC(ZSTD(3))",
+    ),
 ]
 
 
@@ -85,10 +96,14 @@ class ClickHouseAnalytics(AnalyticsAdapter):
         itself settle (no merge running for a few seconds), wait until the parts they
         replaced are gone from the disk, and record the number of active parts (storage
         detail ``parts``)."""
-        self.finish_step("let the background merges settle (no OPTIMIZE FINAL)",
-                         lambda: self.engine.wait_for_merges(DATABASE, TABLE))
-        self.finish_step("wait for replaced parts to be removed",
-                         lambda: self.engine.wait_for_outdated_parts(DATABASE, TABLE))
+        self.finish_step(
+            "let the background merges settle (no OPTIMIZE FINAL)",
+            lambda: self.engine.wait_for_merges(DATABASE, TABLE),
+        )
+        self.finish_step(
+            "wait for replaced parts to be removed",
+            lambda: self.engine.wait_for_outdated_parts(DATABASE, TABLE),
+        )
 
     def native_load(self, files: list[Path]) -> None:
         """JSONBench's load_data.sh: ``INSERT INTO ... FORMAT JSONAsObject`` per file (here
@@ -120,12 +135,14 @@ class ClickHouseAnalytics(AnalyticsAdapter):
             "sum(primary_key_bytes_in_memory), groupUniqArray(part_type), "
             "groupUniqArray(default_compression_codec) "
             f"FROM system.parts WHERE database = '{DATABASE}' AND table = '{TABLE}' AND active",
-            "JSONCompact")
+            "JSONCompact",
+        )
         row = orjson.loads(text)["data"][0]
         parts, rows, total, data, uncompressed, pk, marks, pk_memory, part_types, part_codecs = row
         codec = self.engine.query(
             f"SELECT compression_codec FROM system.columns WHERE database = '{DATABASE}' "
-            f"AND table = '{TABLE}' AND name = 'data'").strip()
+            f"AND table = '{TABLE}' AND name = 'data'"
+        ).strip()
         detail = {
             "parts": int(parts),
             "rows": int(rows),
@@ -139,8 +156,13 @@ class ClickHouseAnalytics(AnalyticsAdapter):
             "parts_default_codec": sorted(part_codecs),
             "json_parameters": self.variant.settings.get("json_parameters", "").strip(" ,"),
         }
-        return StorageSize(total=int(total), data=int(data), index=int(pk) + int(marks),
-                           on_disk=directory_size(self.engine.workdir), detail=detail)
+        return StorageSize(
+            total=int(total),
+            data=int(data),
+            index=int(pk) + int(marks),
+            on_disk=directory_size(self.engine.workdir),
+            detail=detail,
+        )
 
     # ----- queries -------------------------------------------------------------------------
     def session_spec(self) -> dict[str, Any]:

@@ -36,13 +36,23 @@ MERGES_WAIT = 3600.0
 
 # ClickHouse error names (the "(NAME)" at the end of its messages) that mean "the data was
 # refused"; anything else (disk full, memory limit, missing file...) is a failure of the system.
-CONTENT_ERRORS = frozenset({
-    "INCORRECT_DATA", "CANNOT_READ_ALL_DATA", "ATTEMPT_TO_READ_AFTER_EOF", "TYPE_MISMATCH",
-    "CANNOT_CONVERT_TYPE", "TOO_DEEP_RECURSION", "TOO_LARGE_STRING_SIZE",
-    "VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE", "ARGUMENT_OUT_OF_BOUND", "INCORRECT_JSON",
-    "CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN", "CANNOT_READ_ARRAY_FROM_TEXT",
-    "TOO_LARGE_ARRAY_SIZE",
-})
+CONTENT_ERRORS = frozenset(
+    {
+        "INCORRECT_DATA",
+        "CANNOT_READ_ALL_DATA",
+        "ATTEMPT_TO_READ_AFTER_EOF",
+        "TYPE_MISMATCH",
+        "CANNOT_CONVERT_TYPE",
+        "TOO_DEEP_RECURSION",
+        "TOO_LARGE_STRING_SIZE",
+        "VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE",
+        "ARGUMENT_OUT_OF_BOUND",
+        "INCORRECT_JSON",
+        "CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN",
+        "CANNOT_READ_ARRAY_FROM_TEXT",
+        "TOO_LARGE_ARRAY_SIZE",
+    }
+)
 _ERROR_NAME = re.compile(r"\(([A-Z][A-Z0-9_]+)\)")
 
 
@@ -145,7 +155,7 @@ def write_lines(path: Path, lines: list[bytes]) -> None:
     try:
         for start in range(0, len(lines), IOV_LINES):
             iov: list[bytes] = []
-            for line in lines[start:start + IOV_LINES]:
+            for line in lines[start : start + IOV_LINES]:
                 iov.append(line)
                 iov.append(newline)
             expected = sum(len(part) for part in iov)
@@ -161,10 +171,12 @@ class ClickHouseEngine(Engine):
     display_name = "ClickHouse (chDB)"
     embedded = True
     install_hint = "pip install chdb"
-    notes = ("Embedded ClickHouse (chDB) with a persistent database directory; one JSON column "
-             "with kind, commit.operation, commit.collection, did, time_us as typed paths; "
-             "MergeTree sorted by them (time_us as a timestamp). OPTIMIZE TABLE FINAL after the "
-             "load. Engine time from chDB's elapsed(); chDB reports no per-query memory.")
+    notes = (
+        "Embedded ClickHouse (chDB) with a persistent database directory; one JSON column "
+        "with kind, commit.operation, commit.collection, did, time_us as typed paths; "
+        "MergeTree sorted by them (time_us as a timestamp). OPTIMIZE TABLE FINAL after the "
+        "load. Engine time from chDB's elapsed(); chDB reports no per-query memory."
+    )
 
     @property
     def path(self) -> Path:
@@ -176,8 +188,9 @@ class ClickHouseEngine(Engine):
         try:
             chdb = chdb_module()
         except ImportError as error:
-            return Availability(False, reason=f"the chdb Python package is missing ({error})",
-                                install_hint=cls.install_hint)
+            return Availability(
+                False, reason=f"the chdb Python package is missing ({error})", install_hint=cls.install_hint
+            )
         engine = getattr(chdb, "engine_version", None)
         version = f"{engine} (chDB {chdb.__version__})" if engine else f"chDB {chdb.__version__}"
         return Availability(True, version=version)
@@ -209,24 +222,34 @@ class ClickHouseEngine(Engine):
 
     def outdated_parts(self, database: str, table: str) -> int:
         """Parts a merge replaced that are still on disk (the cleanup thread deletes them)."""
-        return int(self.query(
-            f"SELECT count() FROM system.parts WHERE database = '{sql_string(database)}' "
-            f"AND table = '{sql_string(table)}' AND NOT active").strip() or 0)
+        return int(
+            self.query(
+                f"SELECT count() FROM system.parts WHERE database = '{sql_string(database)}' "
+                f"AND table = '{sql_string(table)}' AND NOT active"
+            ).strip()
+            or 0
+        )
 
-    def wait_for_outdated_parts(self, database: str, table: str,
-                                timeout: float = OUTDATED_PARTS_WAIT) -> None:
+    def wait_for_outdated_parts(
+        self, database: str, table: str, timeout: float = OUTDATED_PARTS_WAIT
+    ) -> None:
         """Wait (at most ``timeout`` s) until the parts a merge replaced have left the disk."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.outdated_parts(database, table) > 0:
             time.sleep(0.2)
 
     def merges_running(self, database: str, table: str) -> int:
-        return int(self.query(
-            f"SELECT count() FROM system.merges WHERE database = '{sql_string(database)}' "
-            f"AND table = '{sql_string(table)}'").strip() or 0)
+        return int(
+            self.query(
+                f"SELECT count() FROM system.merges WHERE database = '{sql_string(database)}' "
+                f"AND table = '{sql_string(table)}'"
+            ).strip()
+            or 0
+        )
 
-    def wait_for_merges(self, database: str, table: str, quiet: float = MERGES_QUIET,
-                        timeout: float = MERGES_WAIT) -> None:
+    def wait_for_merges(
+        self, database: str, table: str, quiet: float = MERGES_QUIET, timeout: float = MERGES_WAIT
+    ) -> None:
         """Wait until no merge of the table has run for ``quiet`` seconds (the background
         merges have settled), at most ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
@@ -242,8 +265,7 @@ class ClickHouseEngine(Engine):
         self.release()
 
     def limit_cache(self, cache_bytes: int) -> str:
-        raise NotSupported("ClickHouse (chDB): docbench cannot make the embedded engine's "
-                           "caches small")
+        raise NotSupported("ClickHouse (chDB): docbench cannot make the embedded engine's caches small")
 
 
 ENGINE = ClickHouseEngine

@@ -84,19 +84,21 @@ class ClickHouseLoader(Loader):
         if not self.in_file:
             return None  # the count check needs the file alone in the staging table
         self.errors_path.unlink(missing_ok=True)
-        self._insert(self.skipping_statement, path, self.target,
-                     errors=sql_string(str(self.errors_path)))
+        self._insert(self.skipping_statement, path, self.target, errors=sql_string(str(self.errors_path)))
         skipped = self._skipped_rows()
         loaded = self._staged_rows()
         if loaded + len(skipped) != documents or any(not 1 <= n <= documents for n in skipped):
             self._discard_staged()
-            raise BatchRejected(f"chDB loaded {loaded} rows and skipped {len(skipped)} of "
-                                f"{documents} lines: the skipped lines cannot be named")
+            raise BatchRejected(
+                f"chDB loaded {loaded} rows and skipped {len(skipped)} of "
+                f"{documents} lines: the skipped lines cannot be named"
+            )
         reasons = self._reasons(path, skipped)
         if reasons is None:
             self._discard_staged()
-            raise BatchRejected("a line chDB skipped parses on its own: the skipped rows' "
-                                "numbers are not their lines")
+            raise BatchRejected(
+                "a line chDB skipped parses on its own: the skipped rows' numbers are not their lines"
+            )
         return reasons
 
     def _reasons(self, path: Path, skipped: list[int]) -> dict[int, str] | None:
@@ -105,9 +107,13 @@ class ClickHouseLoader(Loader):
         chDB gave no reason."""
         probed = skipped[:MAX_PROBED]
         lines = read_numbered_lines(path, probed)
-        reasons = {number: (f"skipped by chDB's parser, which gives no reason (the first "
-                            f"{MAX_PROBED} skipped lines of the file were checked one by one)")
-                   for number in skipped[MAX_PROBED:]}
+        reasons = {
+            number: (
+                f"skipped by chDB's parser, which gives no reason (the first "
+                f"{MAX_PROBED} skipped lines of the file were checked one by one)"
+            )
+            for number in skipped[MAX_PROBED:]
+        }
         for number in probed:
             write_lines(self.batch_path, [lines.get(number, b"")])
             try:
@@ -143,8 +149,9 @@ class ClickHouseLoader(Loader):
 
     def commit_file(self) -> None:
         if self._staged_rows():
-            self.engine.query(f"ALTER TABLE {DATABASE}.{STAGING} MOVE PARTITION ID 'all' "
-                              f"TO TABLE {QUALIFIED}")
+            self.engine.query(
+                f"ALTER TABLE {DATABASE}.{STAGING} MOVE PARTITION ID 'all' TO TABLE {QUALIFIED}"
+            )
         self.in_file = False
 
     def _insert(self, template: str, path: Path, table: str, errors: str = "") -> None:

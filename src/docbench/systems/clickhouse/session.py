@@ -51,8 +51,9 @@ class ClickHouseSession(QuerySession):
         seconds = None
         with contextlib.suppress(Exception):
             seconds = float(result.elapsed())
-        return QueryOutcome(rows=[tuple(row) for row in rows], engine_seconds=seconds,
-                            engine_memory=None, extra=extra)
+        return QueryOutcome(
+            rows=[tuple(row) for row in rows], engine_seconds=seconds, engine_memory=None, extra=extra
+        )
 
     def explain(self, query_number: int, text: str) -> str | None:
         plan = str(self.con.query(f"EXPLAIN indexes = 1 {text}", "TSVRaw")).rstrip()

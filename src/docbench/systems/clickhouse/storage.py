@@ -33,14 +33,17 @@ QUALIFIED = f"{DATABASE}.{TABLE}"
 BATCH_FILE = "storage-batch.ndjson"
 
 VARIANTS: list[Variant] = [
-    Variant("none", "JSON column, CODEC(NONE): no compression", role="other",
-            settings={"codec": "CODEC(NONE)"}),
-    Variant("lz4", "JSON column, ClickHouse's default codec (LZ4)", role="default",
-            settings={"codec": ""}),
-    Variant("zstd1", "JSON column, CODEC(ZSTD(1)) (JSONBench's codec)", role="best",
-            settings={"codec": "CODEC(ZSTD(1))"}),
-    Variant("zstd9", "JSON column, CODEC(ZSTD(9))", role="other",
-            settings={"codec": "CODEC(ZSTD(9))"}),
+    Variant(
+        "none", "JSON column, CODEC(NONE): no compression", role="other", settings={"codec": "CODEC(NONE)"}
+    ),
+    Variant("lz4", "JSON column, ClickHouse's default codec (LZ4)", role="default", settings={"codec": ""}),
+    Variant(
+        "zstd1",
+        "JSON column, CODEC(ZSTD(1)) (JSONBench's codec)",
+        role="best",
+        settings={"codec": "CODEC(ZSTD(1))"},
+    ),
+    Variant("zstd9", "JSON column, CODEC(ZSTD(9))", role="other", settings={"codec": "CODEC(ZSTD(9))"}),
 ]
 
 
@@ -72,7 +75,8 @@ class ClickHouseStorage(StorageMatrixTarget):
             f"CREATE TABLE {QUALIFIED} (doc JSON(key String, payload String) {codec}) "
             "ENGINE = MergeTree ORDER BY doc.key "
             "SETTINGS cleanup_delay_period = 1, max_cleanup_delay_period = 1, "
-            "cleanup_delay_period_random_add = 0")
+            "cleanup_delay_period_random_add = 0"
+        )
 
     def insert(self, rows: list[tuple[str, str]]) -> None:
         data = "".join(document_json(key, payload) + "\n" for key, payload in rows).encode()
@@ -80,7 +84,7 @@ class ClickHouseStorage(StorageMatrixTarget):
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
         try:
@@ -88,7 +92,8 @@ class ClickHouseStorage(StorageMatrixTarget):
                 f"INSERT INTO {QUALIFIED} FROM INFILE '{sql_string(str(self.batch_path))}' "
                 "SETTINGS max_insert_block_size = 1000000000, "
                 "min_insert_block_size_rows = 1000000000, min_insert_block_size_bytes = 0 "
-                "FORMAT JSONAsObject")
+                "FORMAT JSONAsObject"
+            )
         except Exception as error:
             if is_content_error(error):
                 raise BatchRejected(error_text(error)) from error
@@ -103,15 +108,21 @@ class ClickHouseStorage(StorageMatrixTarget):
         self.engine.wait_for_outdated_parts(DATABASE, TABLE)
 
     def sizes(self) -> StorageSize:
-        row = orjson.loads(self.query(
-            "SELECT count(), sum(rows), sum(bytes_on_disk), sum(data_compressed_bytes), "
-            "sum(data_uncompressed_bytes), sum(primary_key_size), sum(marks_bytes) "
-            f"FROM system.parts WHERE database = '{DATABASE}' AND table = '{TABLE}' AND active",
-            "JSONCompact"))["data"][0]
+        row = orjson.loads(
+            self.query(
+                "SELECT count(), sum(rows), sum(bytes_on_disk), sum(data_compressed_bytes), "
+                "sum(data_uncompressed_bytes), sum(primary_key_size), sum(marks_bytes) "
+                f"FROM system.parts WHERE database = '{DATABASE}' AND table = '{TABLE}' AND active",
+                "JSONCompact",
+            )
+        )["data"][0]
         parts, rows, total, data, uncompressed, pk, marks = (int(v or 0) for v in row)
-        paths = orjson.loads(self.query(
-            f"SELECT data_paths FROM system.tables WHERE database = '{DATABASE}' "
-            f"AND name = '{TABLE}'", "JSONCompact"))["data"]
+        paths = orjson.loads(
+            self.query(
+                f"SELECT data_paths FROM system.tables WHERE database = '{DATABASE}' AND name = '{TABLE}'",
+                "JSONCompact",
+            )
+        )["data"]
         on_disk = None
         if paths:
             on_disk = 0
@@ -119,14 +130,14 @@ class ClickHouseStorage(StorageMatrixTarget):
                 with contextlib.suppress(OSError):
                     on_disk += directory_size(Path(path))
         detail: dict[str, Any] = {
-            "table": data, "index": pk + marks, "parts": parts, "rows": rows,
+            "table": data,
+            "index": pk + marks,
+            "parts": parts,
+            "rows": rows,
             "data_uncompressed_bytes": uncompressed,
             "codec": self.variant.settings.get("codec") or "default (LZ4)",
         }
-        return StorageSize(total=total, data=data, index=pk + marks, on_disk=on_disk,
-                           detail=detail)
-
-
+        return StorageSize(total=total, data=data, index=pk + marks, on_disk=on_disk, detail=detail)
 
 
 ADAPTER = ClickHouseStorage

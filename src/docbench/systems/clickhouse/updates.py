@@ -32,8 +32,11 @@ from docbench.contracts.updates import KeyValueSession, UpdatesTarget
 from docbench.systems.clickhouse.engine import ClickHouseEngine, chdb_module, sql_string, write_lines
 
 VARIANTS: list[Variant] = [
-    Variant("default", "JSON column + ycsb_key String column (DEFAULT data.ycsb_key), "
-            "MergeTree ORDER BY ycsb_key", settings={"type": "JSON", "index": "order-by"}),
+    Variant(
+        "default",
+        "JSON column + ycsb_key String column (DEFAULT data.ycsb_key), MergeTree ORDER BY ycsb_key",
+        settings={"type": "JSON", "index": "order-by"},
+    ),
 ]
 DATABASE = "docbench"
 TABLE = "ycsb"
@@ -58,9 +61,12 @@ class ClickHouseKeyValueSession(KeyValueSession):
             return self.engine.connect().query(sql, fmt)
 
     def read(self, key: str) -> dict[str, Any] | None:
-        text = str(self._query(
-            f"SELECT toJSONString(data) FROM {QUALIFIED} WHERE ycsb_key = '{sql_string(key)}' "
-            "LIMIT 1", "TSVRaw")).strip()
+        text = str(
+            self._query(
+                f"SELECT toJSONString(data) FROM {QUALIFIED} WHERE ycsb_key = '{sql_string(key)}' LIMIT 1",
+                "TSVRaw",
+            )
+        ).strip()
         return json.loads(text) if text else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
@@ -90,7 +96,8 @@ class ClickHouseUpdates(UpdatesTarget):
     concurrency_note: ClassVar[str] = (
         "chDB: one embedded ClickHouse per process, bound to one path; the clients are threads "
         "of one worker process and their queries run one at a time (a process-wide lock: the "
-        "chDB session is not safe for concurrent queries)")
+        "chDB session is not safe for concurrent queries)"
+    )
 
     def q(self, sql: str, fmt: str = "TSVRaw") -> str:
         return self.engine.query(sql, fmt).strip()
@@ -113,10 +120,12 @@ class ClickHouseUpdates(UpdatesTarget):
         batch = self.engine.workdir / "load.ndjson"
         write_lines(batch, docs)
         try:
-            self.q(f"INSERT INTO {QUALIFIED} (data) FROM INFILE '{sql_string(str(batch))}' "
-                   "SETTINGS max_insert_block_size = 1000000000, "
-                   "min_insert_block_size_rows = 1000000000, min_insert_block_size_bytes = 0 "
-                   "FORMAT JSONAsObject")
+            self.q(
+                f"INSERT INTO {QUALIFIED} (data) FROM INFILE '{sql_string(str(batch))}' "
+                "SETTINGS max_insert_block_size = 1000000000, "
+                "min_insert_block_size_rows = 1000000000, min_insert_block_size_bytes = 0 "
+                "FORMAT JSONAsObject"
+            )
         finally:
             batch.unlink(missing_ok=True)
 
@@ -127,8 +136,9 @@ class ClickHouseUpdates(UpdatesTarget):
         return int(self.q(f"SELECT count() FROM {QUALIFIED}"))
 
     def count_field(self, field: str, value: str) -> int:
-        return int(self.q(f"SELECT count() FROM {QUALIFIED} "
-                          f"WHERE toString(data.`{field}`) = '{sql_string(value)}'"))
+        return int(
+            self.q(f"SELECT count() FROM {QUALIFIED} WHERE toString(data.`{field}`) = '{sql_string(value)}'")
+        )
 
     def bulk_update_styles(self) -> list[str]:
         return list(self.styles)
@@ -137,8 +147,10 @@ class ClickHouseUpdates(UpdatesTarget):
         if style == "lightweight":
             self.q(f"UPDATE {QUALIFIED} SET data = {_patch(field, value)} WHERE 1")
         elif style == "mutation":
-            self.q(f"ALTER TABLE {QUALIFIED} UPDATE data = {_patch(field, value)} WHERE 1 "
-                   "SETTINGS mutations_sync = 2")
+            self.q(
+                f"ALTER TABLE {QUALIFIED} UPDATE data = {_patch(field, value)} WHERE 1 "
+                "SETTINGS mutations_sync = 2"
+            )
         else:
             raise ValueError(f"unknown style {style!r}")
         return -1  # ClickHouse does not report rows changed by an update
@@ -149,22 +161,34 @@ class ClickHouseUpdates(UpdatesTarget):
         return "OPTIMIZE TABLE FINAL"
 
     def sizes(self) -> StorageSize:
-        row = orjson.loads(self.q(
-            "SELECT count(), sum(bytes_on_disk), sum(data_compressed_bytes), "
-            "sum(primary_key_size) + sum(marks_bytes), countIf(startsWith(name, 'patch-')), "
-            "sumIf(bytes_on_disk, startsWith(name, 'patch-')) "
-            f"FROM system.parts WHERE database = '{DATABASE}' AND table = '{TABLE}' AND active",
-            "JSONCompact"))["data"][0]
+        row = orjson.loads(
+            self.q(
+                "SELECT count(), sum(bytes_on_disk), sum(data_compressed_bytes), "
+                "sum(primary_key_size) + sum(marks_bytes), countIf(startsWith(name, 'patch-')), "
+                "sumIf(bytes_on_disk, startsWith(name, 'patch-')) "
+                f"FROM system.parts WHERE database = '{DATABASE}' AND table = '{TABLE}' AND active",
+                "JSONCompact",
+            )
+        )["data"][0]
         parts, total, data, index, patches, patch_bytes = row
-        return StorageSize(total=int(total), data=int(data), index=int(index),
-                           on_disk=directory_size(self.engine.path),
-                           detail={"parts": int(parts), "patch_parts": int(patches),
-                                   "patch_bytes": int(patch_bytes)})
+        return StorageSize(
+            total=int(total),
+            data=int(data),
+            index=int(index),
+            on_disk=directory_size(self.engine.path),
+            detail={"parts": int(parts), "patch_parts": int(patches), "patch_bytes": int(patch_bytes)},
+        )
 
     def extra_stats(self) -> dict[str, Any]:
-        return {"mutations": int(self.q(
-            f"SELECT count() FROM system.mutations WHERE database = '{DATABASE}' "
-            f"AND table = '{TABLE}'") or 0)}
+        return {
+            "mutations": int(
+                self.q(
+                    f"SELECT count() FROM system.mutations WHERE database = '{DATABASE}' "
+                    f"AND table = '{TABLE}'"
+                )
+                or 0
+            )
+        }
 
     def session_spec(self) -> dict[str, Any]:
         return {"workdir": str(self.engine.workdir)}

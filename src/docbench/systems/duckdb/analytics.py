@@ -20,8 +20,9 @@ from docbench.systems.duckdb.session import DuckDBSession
 TABLE = "documents"
 
 VARIANTS: list[Variant] = [
-    Variant("default", "JSON column, DuckDB's automatic compression (dictionary/FSST), "
-            "no index", role="default"),
+    Variant(
+        "default", "JSON column, DuckDB's automatic compression (dictionary/FSST), no index", role="default"
+    ),
 ]
 
 
@@ -90,12 +91,16 @@ class DuckDBAnalytics(AnalyticsAdapter):
             "metadata_bytes": max(used - data, 0),
             "database_file_bytes": path.stat().st_size if path.exists() else None,
             "wal_size": size.get("wal_size"),
-            "compression": [r[0] for r in con.execute(
-                f"SELECT DISTINCT compression FROM pragma_storage_info('{TABLE}') ORDER BY 1"
-            ).fetchall()],
+            "compression": [
+                r[0]
+                for r in con.execute(
+                    f"SELECT DISTINCT compression FROM pragma_storage_info('{TABLE}') ORDER BY 1"
+                ).fetchall()
+            ],
         }
-        return StorageSize(total=used, data=data, index=0,
-                           on_disk=directory_size(self.engine.workdir), detail=detail)
+        return StorageSize(
+            total=used, data=data, index=0, on_disk=directory_size(self.engine.workdir), detail=detail
+        )
 
     # ----- queries -------------------------------------------------------------------------
     def session_spec(self) -> dict[str, Any]:

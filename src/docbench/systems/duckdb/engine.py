@@ -40,8 +40,11 @@ def duckdb_module():
 def is_content_error(error: Exception) -> bool:
     """True when DuckDB refused the documents themselves (not an I/O or internal failure)."""
     duckdb = duckdb_module()
-    content = tuple(getattr(duckdb, name) for name in
-                    ("InvalidInputException", "ConversionException") if hasattr(duckdb, name))
+    content = tuple(
+        getattr(duckdb, name)
+        for name in ("InvalidInputException", "ConversionException")
+        if hasattr(duckdb, name)
+    )
     return isinstance(error, content)
 
 
@@ -52,9 +55,9 @@ def write_lines(path: Path, lines: list[bytes]) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         for start in range(0, len(lines), WRITE_CHUNK_LINES):
-            view = memoryview(newline.join(lines[start:start + WRITE_CHUNK_LINES]) + newline)
+            view = memoryview(newline.join(lines[start : start + WRITE_CHUNK_LINES]) + newline)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 
@@ -64,9 +67,11 @@ class DuckDBEngine(Engine):
     display_name = "DuckDB"
     embedded = True
     install_hint = "pip install duckdb"
-    notes = ("Embedded (in-process) DuckDB with a database file; one JSON column, no index; "
-             "default threads (one per core). Engine time and peak buffer memory come from "
-             "DuckDB's query-level profiling.")
+    notes = (
+        "Embedded (in-process) DuckDB with a database file; one JSON column, no index; "
+        "default threads (one per core). Engine time and peak buffer memory come from "
+        "DuckDB's query-level profiling."
+    )
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
@@ -86,8 +91,9 @@ class DuckDBEngine(Engine):
         try:
             duckdb = duckdb_module()
         except ImportError as error:
-            return Availability(False, reason=f"the duckdb Python package is missing ({error})",
-                                install_hint=cls.install_hint)
+            return Availability(
+                False, reason=f"the duckdb Python package is missing ({error})", install_hint=cls.install_hint
+            )
         return Availability(True, version=duckdb.__version__)
 
     def versions(self) -> dict[str, str]:

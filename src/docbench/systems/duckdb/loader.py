@@ -55,8 +55,7 @@ class DuckDBLoader(Loader):
         refused = self.load_files_skipping([path], [documents])
         return None if refused is None else refused[0]
 
-    def load_files_skipping(self, paths: list[Path],
-                            documents: list[int]) -> list[dict[int, str]] | None:
+    def load_files_skipping(self, paths: list[Path], documents: list[int]) -> list[dict[int, str]] | None:
         """The files in one statement and one transaction; the lines the JSON cast refuses are
         skipped and named (file and line) by DuckDB's rejects tables. Each is then cast alone
         (outside the table) to log the parser's own reason. Loaded + rejected must be the
@@ -68,15 +67,19 @@ class DuckDBLoader(Loader):
         self._drop_rejects()
         self.con.execute("BEGIN TRANSACTION")
         try:
-            loaded = int(self.con.execute(self.skipping_statement,
-                                          {"path": [str(p) for p in paths]}).fetchone()[0])
+            loaded = int(
+                self.con.execute(self.skipping_statement, {"path": [str(p) for p in paths]}).fetchone()[0]
+            )
             rejected = self.con.execute(
                 """SELECT s.file_path, e.line, e.error_message, e.csv_line
                    FROM docbench_rejects e JOIN docbench_reject_scans s USING (scan_id, file_id)
-                   ORDER BY s.file_path, e.line""").fetchall()
+                   ORDER BY s.file_path, e.line"""
+            ).fetchall()
             if loaded + len(rejected) != sum(documents):
-                raise BatchRejected(f"DuckDB loaded {loaded} and rejected {len(rejected)} of "
-                                    f"{sum(documents)} lines: the rejected lines cannot be named")
+                raise BatchRejected(
+                    f"DuckDB loaded {loaded} and rejected {len(rejected)} of "
+                    f"{sum(documents)} lines: the rejected lines cannot be named"
+                )
             self.con.execute("COMMIT")
         except Exception as error:
             with contextlib.suppress(Exception):

@@ -15,11 +15,14 @@ from docbench.systems.duckdb.engine import DuckDBEngine, duckdb_module
 # DuckDB >= 2.0 names metrics `group.metric` in `tracked_metrics`; 1.1-1.4 used
 # `custom_profiling_settings` with upper-case names. The first that works is used.
 PROFILING_SETUPS: list[list[str]] = [
-    ["SET enable_profiling = 'no_output'",
-     "SET tracked_metrics = ['query.total_time', 'system.peak_buffer_memory']"],
-    ["SET enable_profiling = 'no_output'",
-     "SET custom_profiling_settings = '{\"LATENCY\": \"true\", "
-     "\"SYSTEM_PEAK_BUFFER_MEMORY\": \"true\"}'"],
+    [
+        "SET enable_profiling = 'no_output'",
+        "SET tracked_metrics = ['query.total_time', 'system.peak_buffer_memory']",
+    ],
+    [
+        "SET enable_profiling = 'no_output'",
+        'SET custom_profiling_settings = \'{"LATENCY": "true", "SYSTEM_PEAK_BUFFER_MEMORY": "true"}\'',
+    ],
 ]
 
 
@@ -73,8 +76,7 @@ class DuckDBSession(QuerySession):
         # it goes to `extra`: the worker's measured RSS stays the memory figure, comparable
         # with the other embedded engines.
         extra = {"peak_buffer_memory": memory} if memory is not None else {}
-        return QueryOutcome(rows=[tuple(row) for row in rows], engine_seconds=seconds,
-                            extra=extra)
+        return QueryOutcome(rows=[tuple(row) for row in rows], engine_seconds=seconds, extra=extra)
 
     def explain(self, query_number: int, text: str) -> str | None:
         rows = self.con.execute(f"EXPLAIN {text}").fetchall()

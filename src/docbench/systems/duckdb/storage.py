@@ -27,12 +27,21 @@ from docbench.systems.duckdb.engine import DuckDBEngine, duckdb_module, is_conte
 BATCH_FILE = "storage-batch.ndjson"
 
 VARIANTS: list[Variant] = [
-    Variant("auto", "JSON column, DuckDB's automatic compression (default)", role="default",
-            settings={"force_compression": "auto"}),
-    Variant("uncompressed", "JSON column, force_compression = 'uncompressed'", role="other",
-            settings={"force_compression": "uncompressed"}),
-    Variant("zstd", "JSON column, force_compression = 'zstd'", role="best",
-            settings={"force_compression": "zstd"}),
+    Variant(
+        "auto",
+        "JSON column, DuckDB's automatic compression (default)",
+        role="default",
+        settings={"force_compression": "auto"},
+    ),
+    Variant(
+        "uncompressed",
+        "JSON column, force_compression = 'uncompressed'",
+        role="other",
+        settings={"force_compression": "uncompressed"},
+    ),
+    Variant(
+        "zstd", "JSON column, force_compression = 'zstd'", role="best", settings={"force_compression": "zstd"}
+    ),
 ]
 
 
@@ -73,13 +82,16 @@ class DuckDBStorage(StorageMatrixTarget):
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
         self.con.execute("BEGIN TRANSACTION")
         try:
-            self.con.execute(f"INSERT INTO {TABLE} SELECT json FROM read_ndjson_objects($path, "
-                             "maximum_object_size = 1073741824)", {"path": str(self.batch_path)})
+            self.con.execute(
+                f"INSERT INTO {TABLE} SELECT json FROM read_ndjson_objects($path, "
+                "maximum_object_size = 1073741824)",
+                {"path": str(self.batch_path)},
+            )
             self.con.execute("COMMIT")
         except Exception as error:
             with contextlib.suppress(Exception):
@@ -104,16 +116,19 @@ class DuckDBStorage(StorageMatrixTarget):
         compressions: dict[str, int] = {}
         with contextlib.suppress(Exception):
             for compression, count in self.con.execute(
-                    f"SELECT compression, count(*) FROM pragma_storage_info('{TABLE}') "
-                    "GROUP BY ALL").fetchall():
+                f"SELECT compression, count(*) FROM pragma_storage_info('{TABLE}') GROUP BY ALL"
+            ).fetchall():
                 compressions[str(compression)] = int(count)
         on_disk = 0
         for path in (self.engine.path, self.engine.wal_path):
             with contextlib.suppress(FileNotFoundError):
                 on_disk += path.stat().st_blocks * 512
         detail: dict[str, Any] = {
-            "table": used, "index": 0, "block_size": block_size,
-            "used_blocks": int(info["used_blocks"]), "free_blocks": int(info["free_blocks"]),
+            "table": used,
+            "index": 0,
+            "block_size": block_size,
+            "used_blocks": int(info["used_blocks"]),
+            "free_blocks": int(info["free_blocks"]),
             "segments_by_compression": compressions,
             "force_compression": self.variant.settings.get("force_compression", "auto"),
         }

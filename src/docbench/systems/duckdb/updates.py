@@ -18,8 +18,11 @@ from docbench.contracts.updates import KeyValueSession, UpdatesTarget
 from docbench.systems.duckdb.engine import DuckDBEngine, duckdb_module, write_lines
 
 VARIANTS: list[Variant] = [
-    Variant("default", "JSON column + extracted ycsb_key column with an ART index",
-            settings={"type": "json", "index": "art"}),
+    Variant(
+        "default",
+        "JSON column + extracted ycsb_key column with an ART index",
+        settings={"type": "json", "index": "art"},
+    ),
 ]
 TABLE = "ycsb"
 KEY = "ycsb_key"
@@ -38,12 +41,12 @@ class DuckDBKeyValueSession(KeyValueSession):
     def update_field(self, key: str, field: str, value: str) -> int:
         row = self.con.execute(
             f"UPDATE {TABLE} SET doc = json_merge_patch(doc, json_object(?, ?)) WHERE {KEY} = ?",
-            [field, value, key]).fetchone()
+            [field, value, key],
+        ).fetchone()
         return int(row[0]) if row else 0
 
     def insert(self, doc: dict[str, Any]) -> None:
-        self.con.execute(f"INSERT INTO {TABLE} VALUES (?, ?::JSON)",
-                         [doc["ycsb_key"], json.dumps(doc)])
+        self.con.execute(f"INSERT INTO {TABLE} VALUES (?, ?::JSON)", [doc["ycsb_key"], json.dumps(doc)])
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -58,7 +61,8 @@ class DuckDBUpdates(UpdatesTarget):
     concurrency_note: ClassVar[str] = (
         "DuckDB: one process opens the database file; the clients are threads of one worker "
         "process, each with its own connection to the shared database instance (optimistic "
-        "concurrency: conflicting writes fail and are counted as failures)")
+        "concurrency: conflicting writes fail and are counted as failures)"
+    )
 
     def __init__(self, engine: DuckDBEngine, variant: Variant) -> None:
         super().__init__(engine, variant)
@@ -89,9 +93,10 @@ class DuckDBUpdates(UpdatesTarget):
         batch = self.engine.workdir / "load.ndjson"
         write_lines(batch, docs)
         try:
-            self.con().execute(f"INSERT INTO {TABLE} SELECT json->>'ycsb_key', json "
-                               "FROM read_ndjson_objects(?)",
-                               [str(batch)])
+            self.con().execute(
+                f"INSERT INTO {TABLE} SELECT json->>'ycsb_key', json FROM read_ndjson_objects(?)",
+                [str(batch)],
+            )
             self.con().execute("CHECKPOINT")
         finally:
             batch.unlink(missing_ok=True)
@@ -103,8 +108,11 @@ class DuckDBUpdates(UpdatesTarget):
         return int(self.con().execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
 
     def count_field(self, field: str, value: str) -> int:
-        return int(self.con().execute(f"SELECT count(*) FROM {TABLE} WHERE doc->>? = ?",
-                                      [field, value]).fetchone()[0])
+        return int(
+            self.con()
+            .execute(f"SELECT count(*) FROM {TABLE} WHERE doc->>? = ?", [field, value])
+            .fetchone()[0]
+        )
 
     def bulk_update_styles(self) -> list[str]:
         return list(self.styles)
@@ -112,9 +120,11 @@ class DuckDBUpdates(UpdatesTarget):
     def bulk_add_field(self, style: str, field: str, value: str) -> int:
         if style != "json_merge_patch":
             raise ValueError(f"unknown style {style!r}")
-        row = self.con().execute(
-            f"UPDATE {TABLE} SET doc = json_merge_patch(doc, json_object(?, ?))",
-            [field, value]).fetchone()
+        row = (
+            self.con()
+            .execute(f"UPDATE {TABLE} SET doc = json_merge_patch(doc, json_object(?, ?))", [field, value])
+            .fetchone()
+        )
         return int(row[0]) if row else -1
 
     def maintain(self) -> str:
@@ -127,12 +137,18 @@ class DuckDBUpdates(UpdatesTarget):
         names = [d[0] for d in cursor.description]
         size = dict(zip(names, cursor.fetchone(), strict=True))
         block = int(size["block_size"])
-        return StorageSize(total=int(size["used_blocks"]) * block, data=None, index=None,
-                           on_disk=directory_size(self.engine.workdir),
-                           detail={"total_blocks": int(size["total_blocks"]),
-                                   "free_blocks": int(size["free_blocks"]),
-                                   "wal_size": str(size.get("wal_size")),
-                                   "file_bytes": self.engine.path.stat().st_size})
+        return StorageSize(
+            total=int(size["used_blocks"]) * block,
+            data=None,
+            index=None,
+            on_disk=directory_size(self.engine.workdir),
+            detail={
+                "total_blocks": int(size["total_blocks"]),
+                "free_blocks": int(size["free_blocks"]),
+                "wal_size": str(size.get("wal_size")),
+                "file_bytes": self.engine.path.stat().st_size,
+            },
+        )
 
     def session_spec(self) -> dict[str, Any]:
         return {"workdir": str(self.engine.workdir), "memory_limit": self.memory_limit}

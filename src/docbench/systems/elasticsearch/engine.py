@@ -33,9 +33,11 @@ class ElasticsearchEngine(SearchEngineBase):
         # Loopback-only test node: no TLS, no users (the x-pack-security module is present).
         "xpack.security.enabled": False,
     }
-    notes = ("Elasticsearch 8.19 integ-test-zip (no painless, no ES|QL): aggregation API; keyword "
-             "mapping, index sorted on the five paths, force-merged to one segment; Q2 exact by "
-             "composite paging (the cardinality form recorded beside it); time_us a long (µs).")
+    notes = (
+        "Elasticsearch 8.19 integ-test-zip (no painless, no ES|QL): aggregation API; keyword "
+        "mapping, index sorted on the five paths, force-merged to one segment; Q2 exact by "
+        "composite paging (the cardinality form recorded beside it); time_us a long (µs)."
+    )
 
 
 ENGINE = ElasticsearchEngine

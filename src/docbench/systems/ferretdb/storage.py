@@ -30,9 +30,12 @@ from docbench.systems.mongodb.engine import DATABASE
 from docbench.systems.mongodb.storage import MongoDBStorage
 
 VARIANTS: list[Variant] = [
-    Variant("default", "FerretDB 2 on DocumentDB: BSON in a PostgreSQL 18 table, TOAST "
-            "compression pglz for rows over ~2 kB", role="default",
-            settings={"backend": "documentdb"}),
+    Variant(
+        "default",
+        "FerretDB 2 on DocumentDB: BSON in a PostgreSQL 18 table, TOAST compression pglz for rows over ~2 kB",
+        role="default",
+        settings={"backend": "documentdb"},
+    ),
 ]
 
 

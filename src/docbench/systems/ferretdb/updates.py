@@ -10,9 +10,11 @@ from docbench.systems.ferretdb.engine import FerretDBEngine
 from docbench.systems.mongodb.updates import COLLECTION, MongoDBUpdates
 
 VARIANTS: list[Variant] = [
-    Variant("default", "FerretDB 2 on DocumentDB (BSON in a PostgreSQL 18 table), collection "
-            "ycsb, unique index on ycsb_key",
-            settings={"type": "BSON in DocumentDB", "index": "ycsb_key (unique)"}),
+    Variant(
+        "default",
+        "FerretDB 2 on DocumentDB (BSON in a PostgreSQL 18 table), collection ycsb, unique index on ycsb_key",
+        settings={"type": "BSON in DocumentDB", "index": "ycsb_key (unique)"},
+    ),
 ]
 
 

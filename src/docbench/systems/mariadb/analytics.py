@@ -28,10 +28,18 @@ from docbench.systems.mariadb.session import MariaDBSession
 # ----- the adapter ------------------------------------------------------------------------
 
 VARIANTS: list[Variant] = [
-    Variant("default", "JSON (LONGTEXT) column, InnoDB ROW_FORMAT=DYNAMIC, uncompressed",
-            role="default", settings={"table_options": "ROW_FORMAT=DYNAMIC"}),
-    Variant("compressed", "JSON (LONGTEXT) column, InnoDB page compression (zlib)",
-            role="best", settings={"table_options": "ROW_FORMAT=DYNAMIC PAGE_COMPRESSED=1"}),
+    Variant(
+        "default",
+        "JSON (LONGTEXT) column, InnoDB ROW_FORMAT=DYNAMIC, uncompressed",
+        role="default",
+        settings={"table_options": "ROW_FORMAT=DYNAMIC"},
+    ),
+    Variant(
+        "compressed",
+        "JSON (LONGTEXT) column, InnoDB page compression (zlib)",
+        role="best",
+        settings={"table_options": "ROW_FORMAT=DYNAMIC PAGE_COMPRESSED=1"},
+    ),
 ]
 
 
@@ -51,8 +59,7 @@ class MariaDBAnalytics(AnalyticsAdapter):
 
     # ----- loading -----------------------------------------------------------------------
     def _ddl(self) -> tuple[list[str], list[str]]:
-        return read_ddl(self.engine.folder() / "ddl.sql", table=self.table,
-                        table_options=self.table_options)
+        return read_ddl(self.engine.folder() / "ddl.sql", table=self.table, table_options=self.table_options)
 
     def create(self) -> None:
         self.engine.ensure_database()
@@ -68,9 +75,19 @@ class MariaDBAnalytics(AnalyticsAdapter):
 
     def _client_argv(self, defaults_file: Path) -> list[str]:
         params = self.engine.params()
-        return [self.engine.client_binary(), f"--defaults-file={defaults_file}",
-                "--local-infile=1", "--batch", "-h", str(params["host"]),
-                "-P", str(params["port"]), "-u", str(params["user"]), DATABASE]
+        return [
+            self.engine.client_binary(),
+            f"--defaults-file={defaults_file}",
+            "--local-infile=1",
+            "--batch",
+            "-h",
+            str(params["host"]),
+            "-P",
+            str(params["port"]),
+            "-u",
+            str(params["user"]),
+            DATABASE,
+        ]
 
     def native_load(self, files: list[Path]) -> None:
         """What a person types: ``mariadb --local-infile=1 -e "LOAD DATA LOCAL INFILE 'file'
@@ -88,16 +105,14 @@ class MariaDBAnalytics(AnalyticsAdapter):
             for path in files:
                 kind = compression_of(path)
                 source = str(path.resolve()) if kind == "none" else "/dev/stdin"
-                sql = (f"LOAD DATA LOCAL INFILE '{source}' INTO TABLE {self.table} "
-                       f"{LOAD_OPTIONS}")
+                sql = f"LOAD DATA LOCAL INFILE '{source}' INTO TABLE {self.table} {LOAD_OPTIONS}"
                 if kind == "none":
-                    out = subprocess.run([*argv, "-e", sql], capture_output=True, text=True,
-                                         check=False)
+                    out = subprocess.run([*argv, "-e", sql], capture_output=True, text=True, check=False)
                 else:
-                    feeder = subprocess.Popen([*decompress[kind], str(path)],
-                                              stdout=subprocess.PIPE)
-                    out = subprocess.run([*argv, "-e", sql], stdin=feeder.stdout,
-                                         capture_output=True, text=True, check=False)
+                    feeder = subprocess.Popen([*decompress[kind], str(path)], stdout=subprocess.PIPE)
+                    out = subprocess.run(
+                        [*argv, "-e", sql], stdin=feeder.stdout, capture_output=True, text=True, check=False
+                    )
                     if feeder.stdout is not None:  # (always: stdout=PIPE)
                         feeder.stdout.close()
                     feeder.wait()
@@ -118,8 +133,7 @@ class MariaDBAnalytics(AnalyticsAdapter):
 
     def session_spec(self) -> dict[str, Any]:
         params = self.engine.params()
-        spec: dict[str, Any] = {"table": self.table, "index": self.index,
-                                "local": self.engine.is_local()}
+        spec: dict[str, Any] = {"table": self.table, "index": self.index, "local": self.engine.is_local()}
         password_file = self.engine.password_file
         if password_file is not None:
             params.pop("password", None)
@@ -140,16 +154,18 @@ class MariaDBAnalytics(AnalyticsAdapter):
         if not plan:
             return f"Q{query_number}: no plan to check"
         try:
-            tables = [t for t in _plan_tables(json.loads(plan))
-                      if t.get("table_name") == self.table]
+            tables = [t for t in _plan_tables(json.loads(plan)) if t.get("table_name") == self.table]
         except (ValueError, TypeError):
             return f"Q{query_number}: the plan is not EXPLAIN FORMAT=JSON"
         if any(t.get("key") == self.index for t in tables):
             return None
-        scans = sorted({f"{t.get('access_type')}" + (f" on {t['key']}" if t.get("key") else "")
-                        for t in tables})
-        return (f"Q{query_number}: the optimizer does not use the index {self.index} "
-                f"(access: {', '.join(scans) or 'none'})")
+        scans = sorted(
+            {f"{t.get('access_type')}" + (f" on {t['key']}" if t.get("key") else "") for t in tables}
+        )
+        return (
+            f"Q{query_number}: the optimizer does not use the index {self.index} "
+            f"(access: {', '.join(scans) or 'none'})"
+        )
 
 
 def _plan_tables(node: Any):

@@ -96,7 +96,7 @@ def option_file_settings(path: Path | None = None) -> dict[str, str]:
         if not text or text[0] in "#;!":  # comments, !include (other files: not followed)
             continue
         if text.startswith("[") and "]" in text:
-            group = text[1:text.index("]")].strip().lower()
+            group = text[1 : text.index("]")].strip().lower()
         elif group in CLIENT_GROUPS and "=" in text:
             key, _, value = text.partition("=")
             found[key.strip().lower().replace("_", "-")] = _option_value(value)
@@ -113,15 +113,18 @@ def parse_url(url: str, option_file: Path | None = None) -> dict[str, Any]:
     parts = urlsplit(url)
     if parts.scheme not in {"mysql", "mariadb", "mysql+pymysql"}:
         raise ValueError(f"not a mysql:// or mariadb:// URL: {parts.scheme}://...")
-    options = option_file_settings(option_file) if parts.password is None \
-        or parts.username is None else {}
+    options = option_file_settings(option_file) if parts.password is None or parts.username is None else {}
     user = unquote(parts.username) if parts.username else options.get("user", "root")
     if parts.password is not None:
         password = unquote(parts.password)
     else:
         password = options.get("password", os.environ.get("MYSQL_PWD", ""))
-    return {"host": parts.hostname or "127.0.0.1", "port": parts.port or 3306,
-            "user": user, "password": password}
+    return {
+        "host": parts.hostname or "127.0.0.1",
+        "port": parts.port or 3306,
+        "user": user,
+        "password": password,
+    }
 
 
 def _secrets(url: str) -> list[str]:
@@ -141,8 +144,9 @@ def is_local_host(host: str) -> bool:
 def connect(params: dict[str, Any], database: str | None = DATABASE, **extra: Any):
     """A new autocommit PyMySQL connection with these parameters (utf8mb4)."""
     pymysql = pymysql_module()
-    return pymysql.connect(**params, database=database, charset="utf8mb4", autocommit=True,
-                           connect_timeout=10, **extra)
+    return pymysql.connect(
+        **params, database=database, charset="utf8mb4", autocommit=True, connect_timeout=10, **extra
+    )
 
 
 # ----- the engine --------------------------------------------------------------------------
@@ -155,10 +159,12 @@ class MariaDBEngine(Engine):
     runs_by_default = False
     url_example = "mysql://user:password@host:3306/db"
     install_hint = INSTALL_HINT
-    notes = ("MariaDB JSON (LONGTEXT + JSON_VALID) + VIRTUAL generated columns for the five "
-             "paths with one composite InnoDB index; managed server (mariadb-install-db, "
-             "127.0.0.1, own port) or the user's server via URL. JSON nested deeper than 32 "
-             "levels is refused.")
+    notes = (
+        "MariaDB JSON (LONGTEXT + JSON_VALID) + VIRTUAL generated columns for the five "
+        "paths with one composite InnoDB index; managed server (mariadb-install-db, "
+        "127.0.0.1, own port) or the user's server via URL. JSON nested deeper than 32 "
+        "levels is refused."
+    )
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
@@ -174,8 +180,7 @@ class MariaDBEngine(Engine):
         try:
             pymysql = pymysql_module()
         except ImportError:
-            return Availability(False, reason="PyMySQL is not installed",
-                                install_hint="pip install PyMySQL")
+            return Availability(False, reason="PyMySQL is not installed", install_hint="pip install PyMySQL")
         if url:
             try:
                 conn = pymysql.connect(**parse_url(url), connect_timeout=5)
@@ -191,8 +196,9 @@ class MariaDBEngine(Engine):
                 return Availability(False, reason=f"cannot connect to {redact_url(url)}: {message}")
         binary = mserver.server_binary()
         if binary is None or mserver.install_db_binary() is None:
-            return Availability(False, reason="mariadbd / mariadb-install-db not found",
-                                install_hint=INSTALL_HINT)
+            return Availability(
+                False, reason="mariadbd / mariadb-install-db not found", install_hint=INSTALL_HINT
+            )
         version = command_version([binary, "--version"])
         if version is None:
             return Availability(False, reason=f"{binary} does not run", install_hint=INSTALL_HINT)
@@ -224,8 +230,12 @@ class MariaDBEngine(Engine):
         assert self.server is not None
         if self.server.port is None:
             raise RuntimeError("the MariaDB server has not been started")
-        return {"host": "127.0.0.1", "port": self.server.port, "user": mserver.ADMIN_USER,
-                "password": self.server.password()}
+        return {
+            "host": "127.0.0.1",
+            "port": self.server.port,
+            "user": mserver.ADMIN_USER,
+            "password": self.server.password(),
+        }
 
     def is_local(self) -> bool:
         return is_local_host(str(self.params()["host"]))
@@ -236,8 +246,10 @@ class MariaDBEngine(Engine):
         from urllib.parse import quote
 
         params = self.params()
-        return (f"mysql://{quote(str(params['user']), safe='')}:{quote(str(params['password']), safe='')}"
-                f"@{params['host']}:{params['port']}/")
+        return (
+            f"mysql://{quote(str(params['user']), safe='')}:{quote(str(params['password']), safe='')}"
+            f"@{params['host']}:{params['port']}/"
+        )
 
     def connect(self, database: str | None = DATABASE, **extra: Any):
         """A new autocommit connection to docbench's database (``database=None``: none)."""
@@ -264,14 +276,18 @@ class MariaDBEngine(Engine):
         conn = self.connect(database=None)
         try:
             with conn.cursor() as cur:
-                cur.execute("SELECT SCHEMA_COMMENT FROM information_schema.SCHEMATA "
-                            "WHERE SCHEMA_NAME = %s", (DATABASE,))
+                cur.execute(
+                    "SELECT SCHEMA_COMMENT FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s",
+                    (DATABASE,),
+                )
                 row = cur.fetchone()
                 if row is not None and not is_marked(row[0]) and self.server is None:
                     raise ForeignDatabase(self.foreign_message())
                 if row is None:
-                    cur.execute(f"CREATE DATABASE {DATABASE} CHARACTER SET utf8mb4 "
-                                "COLLATE utf8mb4_bin COMMENT %s", (MARKER_TEXT,))
+                    cur.execute(
+                        f"CREATE DATABASE {DATABASE} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin COMMENT %s",
+                        (MARKER_TEXT,),
+                    )
                 elif not is_marked(row[0]):
                     cur.execute(f"ALTER DATABASE {DATABASE} COMMENT %s", (MARKER_TEXT,))
         finally:
@@ -279,9 +295,12 @@ class MariaDBEngine(Engine):
 
     def foreign_message(self) -> str:
         params = self.params()
-        return foreign_message(f"MariaDB database {DATABASE!r}",
-                               f"{params['host']}:{params['port']}", f"DROP DATABASE {DATABASE};",
-                               f"ALTER DATABASE {DATABASE} COMMENT 'created by docbench';")
+        return foreign_message(
+            f"MariaDB database {DATABASE!r}",
+            f"{params['host']}:{params['port']}",
+            f"DROP DATABASE {DATABASE};",
+            f"ALTER DATABASE {DATABASE} COMMENT 'created by docbench';",
+        )
 
     def client_binary(self) -> str:
         client = mserver.client_binary()
@@ -333,8 +352,7 @@ class MariaDBEngine(Engine):
     def limit_cache(self, cache_bytes: int) -> str:
         """Shrink the InnoDB buffer pool (a dynamic resize, no restart): managed server only."""
         if self.server is None:
-            raise NotSupported("the buffer pool of a server reached by URL is not docbench's "
-                               "to resize")
+            raise NotSupported("the buffer pool of a server reached by URL is not docbench's to resize")
         if self._pool_before is None:
             self._pool_before = int(self.execute("SELECT @@innodb_buffer_pool_size")[0][0])
         return f"innodb_buffer_pool_size = {self._resize_pool(cache_bytes):,} bytes (resized)"
@@ -371,15 +389,21 @@ class MariaDBEngine(Engine):
         data, index, free, row_format, options = self.execute(
             "SELECT DATA_LENGTH, INDEX_LENGTH, DATA_FREE, ROW_FORMAT, CREATE_OPTIONS "
             "FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-            (DATABASE, table))[0]
+            (DATABASE, table),
+        )[0]
         data, index, free = int(data), int(index), int(free or 0)
         space = self.execute(
-            "SELECT FILE_SIZE, ALLOCATED_SIZE FROM information_schema.INNODB_SYS_TABLESPACES "
-            "WHERE NAME = %s", (f"{DATABASE}/{table}",))
-        detail: dict[str, Any] = {"data_length": data, "index_length": index,
-                                  "data_free": free, "row_format": row_format,
-                                  "create_options": options,
-                                  "table_options": table_options}
+            "SELECT FILE_SIZE, ALLOCATED_SIZE FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = %s",
+            (f"{DATABASE}/{table}",),
+        )
+        detail: dict[str, Any] = {
+            "data_length": data,
+            "index_length": index,
+            "data_free": free,
+            "row_format": row_format,
+            "create_options": options,
+            "table_options": table_options,
+        }
         total = data + index
         if space and space[0][0]:
             file_size, allocated = int(space[0][0]), int(space[0][1])

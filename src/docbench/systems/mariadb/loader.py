@@ -19,8 +19,10 @@ from docbench.systems.mariadb.engine import connect, pymysql_module
 # Each line is one field: \x01 cannot appear raw in valid JSON (a line with one has two
 # fields -> a warning -> refused); no enclosing and no escape character, so backslashes are
 # data; lines end at \n only (a raw \r, JSON whitespace, stays in the document).
-LOAD_OPTIONS = ("CHARACTER SET utf8mb4 FIELDS TERMINATED BY 0x01 ENCLOSED BY '' ESCAPED BY '' "
-                "LINES STARTING BY '' TERMINATED BY '\\n' (doc)")
+LOAD_OPTIONS = (
+    "CHARACTER SET utf8mb4 FIELDS TERMINATED BY 0x01 ENCLOSED BY '' ESCAPED BY '' "
+    "LINES STARTING BY '' TERMINATED BY '\\n' (doc)"
+)
 
 
 def _problems(warnings: list[tuple]) -> list[str]:
@@ -42,8 +44,10 @@ class MariaDBLoader(Loader):
         self.table = table
         with self.conn.cursor() as cur:
             # The batch is refused on a warning; make sure none is hidden.
-            cur.execute("SET SESSION sql_mode = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,"
-                        "NO_ENGINE_SUBSTITUTION', sql_notes = 1")
+            cur.execute(
+                "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,"
+                "NO_ENGINE_SUBSTITUTION', sql_notes = 1"
+            )
 
     def load_batch(self, lines: list[bytes]) -> None:
         if not lines:
@@ -63,8 +67,9 @@ class MariaDBLoader(Loader):
         try:
             conn.begin()
             with conn.cursor() as cur:
-                loaded = cur.execute(f"LOAD DATA LOCAL INFILE '{path}' INTO TABLE {self.table} "
-                                     f"{LOAD_OPTIONS}")
+                loaded = cur.execute(
+                    f"LOAD DATA LOCAL INFILE '{path}' INTO TABLE {self.table} {LOAD_OPTIONS}"
+                )
                 cur.execute("SELECT @@warning_count")
                 warnings = int(cur.fetchone()[0])
                 problems: list[str] = []

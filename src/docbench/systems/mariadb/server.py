@@ -128,7 +128,8 @@ class MariaDBServer(server.ManagedServer):
                 raise RuntimeError(
                     f"the MariaDB server runs as user {self.user.pw_name!r}, which cannot enter "
                     f"{blocked}; use a work directory it can reach (e.g. DOCBENCH_HOME under "
-                    f"/var/tmp) or `chmod o+x {blocked}`")
+                    f"/var/tmp) or `chmod o+x {blocked}`"
+                )
         for folder in (self.server_dir, self.run_dir, self.tmp_dir, self.socket_path.parent):
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             self._own(folder)
@@ -149,9 +150,14 @@ class MariaDBServer(server.ManagedServer):
         install = install_db_binary()
         if install is None:
             raise RuntimeError("mariadb-install-db not found (run `docbench setup mariadb`)")
-        argv = [install, "--no-defaults", f"--datadir={self.data_dir}",
-                "--auth-root-authentication-method=normal", "--skip-test-db",
-                "--skip-name-resolve"]
+        argv = [
+            install,
+            "--no-defaults",
+            f"--datadir={self.data_dir}",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+            "--skip-name-resolve",
+        ]
         if self.user is not None:
             argv.append(f"--user={self.user.pw_name}")
         out = subprocess.run(argv, capture_output=True, text=True, check=False, cwd="/")
@@ -166,16 +172,15 @@ class MariaDBServer(server.ManagedServer):
         password = secrets.token_urlsafe(24)
         import pymysql
 
-        conn = pymysql.connect(host="127.0.0.1", port=self.port, user="root", password="",
-                               connect_timeout=10, autocommit=True)
+        conn = pymysql.connect(
+            host="127.0.0.1", port=self.port, user="root", password="", connect_timeout=10, autocommit=True
+        )
         try:
             with conn.cursor() as cur:
-                cur.execute("SELECT user, host FROM mysql.user WHERE user = 'root' "
-                            "AND host <> 'localhost'")
+                cur.execute("SELECT user, host FROM mysql.user WHERE user = 'root' AND host <> 'localhost'")
                 others = cur.fetchall()
                 cur.execute(f"CREATE USER '{ADMIN_USER}'@'127.0.0.1' IDENTIFIED BY %s", (password,))
-                cur.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{ADMIN_USER}'@'127.0.0.1' "
-                            "WITH GRANT OPTION")
+                cur.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{ADMIN_USER}'@'127.0.0.1' WITH GRANT OPTION")
                 cur.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (password,))
                 for user, host in others:
                     cur.execute("DROP USER %s@%s", (user, host))
@@ -186,15 +191,17 @@ class MariaDBServer(server.ManagedServer):
 
     def options(self, port: int) -> dict[str, str]:
         values = tuned_options()
-        values.update({
-            "datadir": str(self.data_dir),
-            "socket": str(self.socket_path),
-            "port": str(port),
-            "bind-address": "127.0.0.1",
-            "skip-networking": "0",
-            "pid-file": str(self.run_dir / "mariadbd.pid"),
-            "tmpdir": str(self.tmp_dir),
-        })
+        values.update(
+            {
+                "datadir": str(self.data_dir),
+                "socket": str(self.socket_path),
+                "port": str(port),
+                "bind-address": "127.0.0.1",
+                "skip-networking": "0",
+                "pid-file": str(self.run_dir / "mariadbd.pid"),
+                "tmpdir": str(self.tmp_dir),
+            }
+        )
         values.update(self.options_override)
         return values
 
@@ -217,8 +224,14 @@ class MariaDBServer(server.ManagedServer):
         try:
             # A read timeout too: whatever else listens on a port taken meanwhile may never
             # answer the handshake (the wait must go on to see the server exit).
-            pymysql.connect(host="127.0.0.1", port=ports[0], user="nobody-docbench-probe",
-                            password="x", connect_timeout=2, read_timeout=2).close()
+            pymysql.connect(
+                host="127.0.0.1",
+                port=ports[0],
+                user="nobody-docbench-probe",
+                password="x",
+                connect_timeout=2,
+                read_timeout=2,
+            ).close()
         except pymysql.err.OperationalError as error:
             # 1045 access denied = the server answers the protocol: it is up.
             return bool(error.args) and error.args[0] in (1045, 1698)
@@ -234,8 +247,9 @@ class MariaDBServer(server.ManagedServer):
         import pymysql
 
         try:
-            conn = pymysql.connect(host="127.0.0.1", port=self.port, user=ADMIN_USER,
-                                   password=self.password(), connect_timeout=5)
+            conn = pymysql.connect(
+                host="127.0.0.1", port=self.port, user=ADMIN_USER, password=self.password(), connect_timeout=5
+            )
             conn.close()
             return True
         except Exception:  # noqa: BLE001

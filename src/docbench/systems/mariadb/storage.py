@@ -27,13 +27,24 @@ from docbench.systems.mariadb.engine import MariaDBEngine
 from docbench.systems.mariadb.loader import MariaDBLoader
 
 VARIANTS: list[Variant] = [
-    Variant("dynamic", "JSON (LONGTEXT) column, InnoDB ROW_FORMAT=DYNAMIC (default)",
-            role="default", settings={"table_options": "ROW_FORMAT=DYNAMIC"}),
-    Variant("compressed", "JSON (LONGTEXT) column, InnoDB ROW_FORMAT=COMPRESSED "
-            "KEY_BLOCK_SIZE=8 (zlib)", role="other",
-            settings={"table_options": "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"}),
-    Variant("page_compressed", "JSON (LONGTEXT) column, InnoDB PAGE_COMPRESSED=1 (zlib)",
-            role="best", settings={"table_options": "ROW_FORMAT=DYNAMIC PAGE_COMPRESSED=1"}),
+    Variant(
+        "dynamic",
+        "JSON (LONGTEXT) column, InnoDB ROW_FORMAT=DYNAMIC (default)",
+        role="default",
+        settings={"table_options": "ROW_FORMAT=DYNAMIC"},
+    ),
+    Variant(
+        "compressed",
+        "JSON (LONGTEXT) column, InnoDB ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8 (zlib)",
+        role="other",
+        settings={"table_options": "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"},
+    ),
+    Variant(
+        "page_compressed",
+        "JSON (LONGTEXT) column, InnoDB PAGE_COMPRESSED=1 (zlib)",
+        role="best",
+        settings={"table_options": "ROW_FORMAT=DYNAMIC PAGE_COMPRESSED=1"},
+    ),
 ]
 
 
@@ -65,7 +76,8 @@ class MariaDBStorage(StorageMatrixTarget):
         self.engine.execute(
             f"CREATE TABLE {TABLE} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, "
             "doc JSON NOT NULL) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin "
-            f"{self.table_options}")
+            f"{self.table_options}"
+        )
 
     def insert(self, rows: list[tuple[str, str]]) -> None:
         if self.loader is None:
@@ -87,8 +99,9 @@ class MariaDBStorage(StorageMatrixTarget):
         detail.setdefault("table", storage.data)
         detail.setdefault("index", storage.index)
         on_disk = detail.get("ibd_on_disk")
-        return StorageSize(total=storage.total, data=storage.data, index=storage.index,
-                           on_disk=on_disk, detail=detail)
+        return StorageSize(
+            total=storage.total, data=storage.data, index=storage.index, on_disk=on_disk, detail=detail
+        )
 
 
 ADAPTER = MariaDBStorage

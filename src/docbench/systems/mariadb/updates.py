@@ -21,8 +21,11 @@ from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine, connect
 from docbench.systems.mariadb.loader import MariaDBLoader
 
 VARIANTS: list[Variant] = [
-    Variant("default", "JSON (LONGTEXT) column, index on a VIRTUAL column JSON_VALUE(doc, "
-            "'$.ycsb_key')", settings={"type": "JSON (text)", "index": "virtual column"}),
+    Variant(
+        "default",
+        "JSON (LONGTEXT) column, index on a VIRTUAL column JSON_VALUE(doc, '$.ycsb_key')",
+        settings={"type": "JSON (text)", "index": "virtual column"},
+    ),
 ]
 TABLE = "ycsb"
 
@@ -41,8 +44,9 @@ class MariaDBKeyValueSession(KeyValueSession):
         return json.loads(rows[0][0]) if rows else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
-        changed, _ = self._run(f"UPDATE {TABLE} SET doc = JSON_SET(doc, %s, %s) "
-                               "WHERE ycsb_key = %s", (f"$.{field}", value, key))
+        changed, _ = self._run(
+            f"UPDATE {TABLE} SET doc = JSON_SET(doc, %s, %s) WHERE ycsb_key = %s", (f"$.{field}", value, key)
+        )
         return changed
 
     def insert(self, doc: dict[str, Any]) -> None:
@@ -84,7 +88,7 @@ class NonBlockingMariaDBSession(MariaDBKeyValueSession, NonBlockingSession):
         view = memoryview(packet)
         while view:
             try:
-                view = view[self.sock.send(view):]
+                view = view[self.sock.send(view) :]
             except BlockingIOError:
                 select.select([], [self.sock], [], 1.0)
 
@@ -93,8 +97,10 @@ class NonBlockingMariaDBSession(MariaDBKeyValueSession, NonBlockingSession):
 
     def send_update(self, key: str, field: str, value: str) -> None:
         escape = self.conn.escape
-        self._query(f"UPDATE {TABLE} SET doc = JSON_SET(doc, {escape('$.' + field)}, {escape(value)}) "
-                    f"WHERE ycsb_key = {escape(key)}")
+        self._query(
+            f"UPDATE {TABLE} SET doc = JSON_SET(doc, {escape('$.' + field)}, {escape(value)}) "
+            f"WHERE ycsb_key = {escape(key)}"
+        )
 
     def send_insert(self, doc: dict[str, Any]) -> None:
         self._query(f"INSERT INTO {TABLE} (doc) VALUES ({self.conn.escape(json.dumps(doc))})")
@@ -111,10 +117,10 @@ class NonBlockingMariaDBSession(MariaDBKeyValueSession, NonBlockingSession):
         buffer += data
         position = 0
         while len(buffer) - position >= 4:
-            length = int.from_bytes(buffer[position:position + 3], "little")
+            length = int.from_bytes(buffer[position : position + 3], "little")
             if len(buffer) - position - 4 < length:
                 break
-            payload = bytes(buffer[position + 4:position + 4 + length])
+            payload = bytes(buffer[position + 4 : position + 4 + length])
             position += 4 + length
             count = self._packet(payload)
             if count is not None:
@@ -149,7 +155,7 @@ def _length_encoded(data: bytes, at: int) -> int:
     if first < 0xFB:
         return first
     size = {0xFC: 2, 0xFD: 3, 0xFE: 8}[first]
-    return int.from_bytes(data[at + 1:at + 1 + size], "little")
+    return int.from_bytes(data[at + 1 : at + 1 + size], "little")
 
 
 def pymysql_error(payload: bytes) -> Exception:
@@ -186,7 +192,7 @@ class MariaDBUpdates(UpdatesTarget):
         loader = MariaDBLoader(self.engine.params(), TABLE)
         try:
             for start in range(0, len(docs), 20_000):
-                loader.load_batch(docs[start:start + 20_000])
+                loader.load_batch(docs[start : start + 20_000])
         finally:
             loader.close()
 
@@ -197,19 +203,22 @@ class MariaDBUpdates(UpdatesTarget):
         return int(self._run(f"SELECT count(*) FROM {TABLE}")[1][0][0])
 
     def count_field(self, field: str, value: str) -> int:
-        return int(self._run(f"SELECT count(*) FROM {TABLE} WHERE JSON_VALUE(doc, %s) = %s",
-                             (f"$.{field}", value))[1][0][0])
+        return int(
+            self._run(f"SELECT count(*) FROM {TABLE} WHERE JSON_VALUE(doc, %s) = %s", (f"$.{field}", value))[
+                1
+            ][0][0]
+        )
 
     def bulk_update_styles(self) -> list[str]:
         return list(self.styles)
 
     def bulk_add_field(self, style: str, field: str, value: str) -> int:
         if style == "json_set":
-            return self._run(f"UPDATE {TABLE} SET doc = JSON_SET(doc, %s, %s)",
-                             (f"$.{field}", value))[0]
+            return self._run(f"UPDATE {TABLE} SET doc = JSON_SET(doc, %s, %s)", (f"$.{field}", value))[0]
         if style == "json_merge_patch":
-            return self._run(f"UPDATE {TABLE} SET doc = JSON_MERGE_PATCH(doc, JSON_OBJECT(%s, %s))",
-                             (field, value))[0]
+            return self._run(
+                f"UPDATE {TABLE} SET doc = JSON_MERGE_PATCH(doc, JSON_OBJECT(%s, %s))", (field, value)
+            )[0]
         raise ValueError(f"unknown style {style!r}")
 
     def maintain(self) -> str:
@@ -220,14 +229,21 @@ class MariaDBUpdates(UpdatesTarget):
         self._run(f"ANALYZE TABLE {TABLE}")
         data, index, free = self._run(
             "SELECT data_length, index_length, data_free FROM information_schema.TABLES "
-            "WHERE table_schema = %s AND table_name = %s", (DATABASE, TABLE))[1][0]
+            "WHERE table_schema = %s AND table_name = %s",
+            (DATABASE, TABLE),
+        )[1][0]
         on_disk = None
         if self.engine.data_dir is not None:
             ibd = self.engine.data_dir / DATABASE / f"{TABLE}.ibd"
             with contextlib.suppress(OSError):
                 on_disk = ibd.stat().st_blocks * 512
-        return StorageSize(total=int(data) + int(index), data=int(data), index=int(index),
-                           on_disk=on_disk, detail={"data_free": int(free)})
+        return StorageSize(
+            total=int(data) + int(index),
+            data=int(data),
+            index=int(index),
+            on_disk=on_disk,
+            detail={"data_free": int(free)},
+        )
 
     def session_spec(self) -> dict[str, Any]:
         return {"params": self.engine.params()}

@@ -79,9 +79,11 @@ def collection_size(engine: MongoDBEngine, name: str, compressor: str | None) ->
         "avg_document_bytes": _int(stats.get("avgObjSize")),
         "free_storage_bytes": _int(stats.get("freeStorageSize")),
         "index_sizes": {k: _int(v) for k, v in (stats.get("indexSizes") or {}).items()},
-        "database": {k: _int(db_stats.get(k)) for k in
-                     ("dataSize", "storageSize", "indexSize", "totalSize", "objects")
-                     if k in db_stats},
+        "database": {
+            k: _int(db_stats.get(k))
+            for k in ("dataSize", "storageSize", "indexSize", "totalSize", "objects")
+            if k in db_stats
+        },
     }
     creation = ((stats.get("wiredTiger") or {}).get("creationString")) or ""
     match = re.search(r"block_compressor=(\w*)", creation)
@@ -90,17 +92,21 @@ def collection_size(engine: MongoDBEngine, name: str, compressor: str | None) ->
     elif compressor:
         detail["block_compressor_requested"] = compressor
     detail.update(engine.storage_detail())
-    return StorageSize(total=total, data=data, index=index, on_disk=engine.on_disk(),
-                       detail=detail)
+    return StorageSize(total=total, data=data, index=index, on_disk=engine.on_disk(), detail=detail)
 
 
 # ----- the adapter ------------------------------------------------------------------------
 
 VARIANTS: list[Variant] = [
-    Variant("snappy", "WiredTiger collection, block compressor snappy (MongoDB's default)",
-            role="default", settings={"compressor": "snappy"}),
-    Variant("zstd", "WiredTiger collection, block compressor zstd", role="best",
-            settings={"compressor": "zstd"}),
+    Variant(
+        "snappy",
+        "WiredTiger collection, block compressor snappy (MongoDB's default)",
+        role="default",
+        settings={"compressor": "snappy"},
+    ),
+    Variant(
+        "zstd", "WiredTiger collection, block compressor zstd", role="best", settings={"compressor": "zstd"}
+    ),
 ]
 
 
@@ -134,8 +140,9 @@ class MongoDBAnalytics(AnalyticsAdapter):
         """The compound index on the five paths, built once after the load."""
         index = collection_spec(self.compressor)["index"]
         keys = [(path, int(direction)) for path, direction in index["keys"]]
-        self.finish_step(f"createIndex {index['name']}",
-                         lambda: self.collection().create_index(keys, name=index["name"]))
+        self.finish_step(
+            f"createIndex {index['name']}", lambda: self.collection().create_index(keys, name=index["name"])
+        )
 
     def native_load(self, files: list[Path]) -> None:
         """What a person writes by hand: read the lines, json-parse, ``insert_many`` in chunks
@@ -172,8 +179,13 @@ class MongoDBAnalytics(AnalyticsAdapter):
         return texts
 
     def session_spec(self) -> dict[str, Any]:
-        return {"uri": self.engine.uri(), "database": DATABASE, "collection": self.collection_name,
-                "index": INDEX_NAME, "pids": self.engine.query_pids()}
+        return {
+            "uri": self.engine.uri(),
+            "database": DATABASE,
+            "collection": self.collection_name,
+            "index": INDEX_NAME,
+            "pids": self.engine.query_pids(),
+        }
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> QuerySession:
@@ -194,11 +206,12 @@ class MongoDBAnalytics(AnalyticsAdapter):
         names = {stage for stage, _ in stages}
         ours = any(stage == "IXSCAN" and index == INDEX_NAME for stage, index in stages)
         if not ours:
-            return (f"Q{query_number}: the plan does not scan the index {INDEX_NAME} "
-                    f"(stages: {', '.join(sorted(names)) or 'none'})")
+            return (
+                f"Q{query_number}: the plan does not scan the index {INDEX_NAME} "
+                f"(stages: {', '.join(sorted(names)) or 'none'})"
+            )
         if "FETCH" in names or "COLLSCAN" in names:
-            return (f"Q{query_number}: the index scan is not covered (stages: "
-                    f"{', '.join(sorted(names))})")
+            return f"Q{query_number}: the index scan is not covered (stages: {', '.join(sorted(names))})"
         return None
 
 

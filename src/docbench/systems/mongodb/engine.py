@@ -47,8 +47,11 @@ def mongo_client(uri: str, **options: Any):
     """A new pymongo client (the caller closes it): docbench's app name and a 10 s server
     selection timeout unless ``options`` say otherwise."""
     pymongo = import_pymongo()
-    settings: dict[str, Any] = {"serverSelectionTimeoutMS": SERVER_SELECTION_MS,
-                                "appname": "docbench", **options}
+    settings: dict[str, Any] = {
+        "serverSelectionTimeoutMS": SERVER_SELECTION_MS,
+        "appname": "docbench",
+        **options,
+    }
     return pymongo.MongoClient(uri, **settings)
 
 
@@ -75,12 +78,16 @@ class MongoDBEngine(Engine):
     runs_by_default = False
     url_example = "mongodb://user:password@host:27017"
     url_only = True
-    install_hint = ("run a MongoDB server and pass --mongodb-url mongodb://host:port (or run "
-                    "the ferretdb system: FerretDB 2 on DocumentDB runs the same pipelines)")
-    notes = ("MongoDB over the wire protocol (pymongo), only with --mongodb-url (no server can "
-             "be installed here): its own database 'docbench', WiredTiger snappy/zstd, compound "
-             "index on the five paths, aggregation pipelines. The server is not restarted for "
-             "cold runs and its memory is not measured.")
+    install_hint = (
+        "run a MongoDB server and pass --mongodb-url mongodb://host:port (or run "
+        "the ferretdb system: FerretDB 2 on DocumentDB runs the same pipelines)"
+    )
+    notes = (
+        "MongoDB over the wire protocol (pymongo), only with --mongodb-url (no server can "
+        "be installed here): its own database 'docbench', WiredTiger snappy/zstd, compound "
+        "index on the five paths, aggregation pipelines. The server is not restarted for "
+        "cold runs and its memory is not measured."
+    )
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
@@ -94,9 +101,12 @@ class MongoDBEngine(Engine):
         except ImportError:
             return Availability(False, reason="pymongo is not installed", install_hint=PYMONGO_HINT)
         if not url:
-            return Availability(False, reason="no MongoDB server can be installed by docbench; "
-                                              "give one with --mongodb-url mongodb://host:port",
-                                install_hint=cls.install_hint)
+            return Availability(
+                False,
+                reason="no MongoDB server can be installed by docbench; "
+                "give one with --mongodb-url mongodb://host:port",
+                install_hint=cls.install_hint,
+            )
         try:
             client = mongo_client(url, serverSelectionTimeoutMS=5000)
             try:
@@ -164,14 +174,18 @@ class MongoDBEngine(Engine):
         if names and not self.owns_server:
             raise ForeignDatabase(self.foreign_message())
         db[MARKER_COLLECTION].replace_one(
-            {"_id": MARKER_ID}, {"_id": MARKER_ID, "created_by": MARKER_TEXT}, upsert=True)
+            {"_id": MARKER_ID}, {"_id": MARKER_ID, "created_by": MARKER_TEXT}, upsert=True
+        )
 
     def foreign_message(self) -> str:
         where = redact_url(self.uri())
-        return foreign_message(f"{self.display_name} database {DATABASE!r}", where,
-                               f"db.getSiblingDB('{DATABASE}').dropDatabase()",
-                               f"db.getSiblingDB('{DATABASE}').{MARKER_COLLECTION}.insertOne("
-                               f"{{_id: '{MARKER_ID}', created_by: 'created by docbench'}})")
+        return foreign_message(
+            f"{self.display_name} database {DATABASE!r}",
+            where,
+            f"db.getSiblingDB('{DATABASE}').dropDatabase()",
+            f"db.getSiblingDB('{DATABASE}').{MARKER_COLLECTION}.insertOne("
+            f"{{_id: '{MARKER_ID}', created_by: 'created by docbench'}})",
+        )
 
     # ----- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -234,5 +248,4 @@ class MongoDBEngine(Engine):
 
 ENGINE = MongoDBEngine
 
-__all__ = ["DATABASE", "ENGINE", "MARKER_COLLECTION", "MongoDBEngine", "mongo_client",
-           "version_text"]
+__all__ = ["DATABASE", "ENGINE", "MARKER_COLLECTION", "MongoDBEngine", "mongo_client", "version_text"]

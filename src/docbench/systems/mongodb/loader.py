@@ -22,8 +22,7 @@ CONTENT_ERROR_CODES = frozenset({2, 9, 14, 15, 16, 22, 52, 56, 57, 10334, 17280}
 # beyond 64 bits into floats, so lines with such runs are checked again exactly (rare: Bluesky
 # ids are base32 and time_us has 16 digits). Found by mapping digits to '0' and the rest to ' '
 # (newlines kept) and searching 19 '0's: ~15x faster than a regular expression.
-_DIGIT_MAP = bytes(0x30 if 0x30 <= i <= 0x39 else (0x0A if i == 0x0A else 0x20)
-                   for i in range(256))
+_DIGIT_MAP = bytes(0x30 if 0x30 <= i <= 0x39 else (0x0A if i == 0x0A else 0x20) for i in range(256))
 
 
 _DIGIT_RUN = b"0" * 19
@@ -108,8 +107,12 @@ class MongoDBLoader(Loader):
         self._object_id = bson.ObjectId
         # What the BSON encoder raises for content it cannot hold (DocumentTooLarge is an
         # InvalidDocument).
-        self._invalid = (bson.errors.InvalidDocument, bson.errors.InvalidStringData,
-                         OverflowError, RecursionError)
+        self._invalid = (
+            bson.errors.InvalidDocument,
+            bson.errors.InvalidStringData,
+            OverflowError,
+            RecursionError,
+        )
 
     def _documents(self, lines: list[bytes]) -> tuple[list[Any], list[Any], bool]:
         """(documents, their _id's, whether some came with their own _id)."""
@@ -145,9 +148,11 @@ class MongoDBLoader(Loader):
             except self._invalid as error:
                 raise BatchRejected(_bson_refusal(error, index)) from error
             if len(data) > self.max_bson_size:
-                raise BatchRejected(f"document of {len(data)} bytes exceeds the server's "
-                                    f"maxBsonObjectSize {self.max_bson_size} "
-                                    f"(batch line {index + 1})")
+                raise BatchRejected(
+                    f"document of {len(data)} bytes exceeds the server's "
+                    f"maxBsonObjectSize {self.max_bson_size} "
+                    f"(batch line {index + 1})"
+                )
             raws.append(self._raw(data))
         return raws
 
@@ -172,11 +177,15 @@ class MongoDBLoader(Loader):
                 self._delete(inserted)
             first = errors[0]
             message = short_message(str(first.get("errmsg")))
-            named = {int(e.get("index", -1)): f"{short_message(str(e.get('errmsg')))} [code {e.get('code')}]"
-                     for e in errors}
-            raise BatchRejected(f"{message} [code {first.get('code')}, batch line "
-                                f"{int(first.get('index', -1)) + 1}; {len(errors)} refused]",
-                                refused=named) from error
+            named = {
+                int(e.get("index", -1)): f"{short_message(str(e.get('errmsg')))} [code {e.get('code')}]"
+                for e in errors
+            }
+            raise BatchRejected(
+                f"{message} [code {first.get('code')}, batch line "
+                f"{int(first.get('index', -1)) + 1}; {len(errors)} refused]",
+                refused=named,
+            ) from error
         except OperationFailure as error:
             if error.code in CONTENT_ERROR_CODES:
                 self._delete(ids)
@@ -191,7 +200,7 @@ class MongoDBLoader(Loader):
 
     def _delete(self, ids: list[Any]) -> None:
         for start in range(0, len(ids), 10_000):
-            self.collection.delete_many({"_id": {"$in": ids[start:start + 10_000]}})
+            self.collection.delete_many({"_id": {"$in": ids[start : start + 10_000]}})
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

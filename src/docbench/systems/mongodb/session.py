@@ -91,8 +91,9 @@ class MongoDBSession(QuerySession):
             # The server's own words, once (pymongo appends the whole reply to the message).
             details = error.details or {}
             message = details.get("errmsg") or str(error)
-            raise OperationFailure(f"{message} [{details.get('codeName', 'code')} {error.code}]",
-                                   error.code) from None
+            raise OperationFailure(
+                f"{message} [{details.get('codeName', 'code')} {error.code}]", error.code
+            ) from None
         finally:
             with self._lock:
                 self._token = None
@@ -110,9 +111,12 @@ class MongoDBSession(QuerySession):
         from bson import json_util
 
         _, pipeline = self.parse(text)
-        plan = self.db.command({"explain": {"aggregate": self.collection.name,
-                                            "pipeline": pipeline, "cursor": {}},
-                                "verbosity": "queryPlanner"})
+        plan = self.db.command(
+            {
+                "explain": {"aggregate": self.collection.name, "pipeline": pipeline, "cursor": {}},
+                "verbosity": "queryPlanner",
+            }
+        )
         plan.pop("$clusterTime", None)
         plan.pop("operationTime", None)
         return json_util.dumps(plan, indent=1)
@@ -132,8 +136,7 @@ class MongoDBSession(QuerySession):
         with contextlib.suppress(Exception):
             client = mongo_client(self.spec["uri"], serverSelectionTimeoutMS=3000)
             try:
-                ops = client.admin.aggregate([{"$currentOp": {}},
-                                              {"$match": {"command.comment": token}}])
+                ops = client.admin.aggregate([{"$currentOp": {}}, {"$match": {"command.comment": token}}])
                 for op in ops:
                     client.admin.command("killOp", op=op["opid"])
             finally:

@@ -36,8 +36,12 @@ from docbench.systems.mongodb.loader import MongoDBLoader, short_message
 
 
 def _variant(compressor: str, role: str, note: str) -> Variant:
-    return Variant(compressor, f"WiredTiger collection, block_compressor={compressor}{note}",
-                   role=role, settings={"compressor": compressor})
+    return Variant(
+        compressor,
+        f"WiredTiger collection, block_compressor={compressor}{note}",
+        role=role,
+        settings={"compressor": compressor},
+    )
 
 
 VARIANTS: list[Variant] = [
@@ -97,17 +101,20 @@ class MongoDBStorage(StorageMatrixTarget):
         try:
             self.engine.client().admin.command("fsync")
         except OperationFailure as error:
-            return ("fsync refused (sizes may miss blocks not yet checkpointed): "
-                    f"{short_message(str(error))}")
+            return f"fsync refused (sizes may miss blocks not yet checkpointed): {short_message(str(error))}"
         return "fsync (WiredTiger checkpoint)"
 
     def sizes(self) -> StorageSize:
         storage = collection_size(self.engine, TABLE, self.compressor)
         detail = dict(storage.detail)
-        detail.update({"table": storage.data, "index": storage.index,
-                       "checkpoint": self.checkpoint})
-        return StorageSize(total=storage.total, data=storage.data, index=storage.index,
-                           on_disk=storage.on_disk, detail=detail)
+        detail.update({"table": storage.data, "index": storage.index, "checkpoint": self.checkpoint})
+        return StorageSize(
+            total=storage.total,
+            data=storage.data,
+            index=storage.index,
+            on_disk=storage.on_disk,
+            detail=detail,
+        )
 
 
 ADAPTER = MongoDBStorage

@@ -21,8 +21,11 @@ from docbench.contracts.updates import KeyValueSession, UpdatesTarget
 from docbench.systems.mongodb.engine import DATABASE, MongoDBEngine, mongo_client
 
 VARIANTS: list[Variant] = [
-    Variant("default", "collection ycsb, unique index on ycsb_key",
-            settings={"type": "BSON", "index": "ycsb_key (unique)"}),
+    Variant(
+        "default",
+        "collection ycsb, unique index on ycsb_key",
+        settings={"type": "BSON", "index": "ycsb_key (unique)"},
+    ),
 ]
 COLLECTION = "ycsb"
 INSERT_CHUNK = 5_000
@@ -65,8 +68,9 @@ class MongoDBUpdates(UpdatesTarget):
     def load(self, docs: list[bytes]) -> None:
         coll = self.coll()
         for start in range(0, len(docs), INSERT_CHUNK):
-            coll.insert_many([orjson.loads(line) for line in docs[start:start + INSERT_CHUNK]],
-                             ordered=True)
+            coll.insert_many(
+                [orjson.loads(line) for line in docs[start : start + INSERT_CHUNK]], ordered=True
+            )
 
     def create_key_index(self) -> None:
         self.coll().create_index("ycsb_key", unique=True, name="ycsb_key")
@@ -97,8 +101,13 @@ class MongoDBUpdates(UpdatesTarget):
         storage = stats.get("storageSize")
         index = stats.get("totalIndexSize")
         total = (storage or 0) + (index or 0) if storage is not None else None
-        return StorageSize(total=total, data=storage, index=index, on_disk=self.engine.on_disk(),
-                           detail={"size": stats.get("size"), "count": stats.get("count")})
+        return StorageSize(
+            total=total,
+            data=storage,
+            index=index,
+            on_disk=self.engine.on_disk(),
+            detail={"size": stats.get("size"), "count": stats.get("count")},
+        )
 
     def session_spec(self) -> dict[str, Any]:
         return {"uri": self.engine.uri(), "database": DATABASE, "collection": COLLECTION}

@@ -36,11 +36,13 @@ class OpenSearchEngine(SearchEngineBase):
     distribution = "opensearch"
     # The integ-test-zip has no security plugin: plain HTTP on 127.0.0.1.
     server_settings: ClassVar[dict[str, Any]] = {}
-    notes = ("OpenSearch 3 integ-test-zip (its bundled modules, lang-painless/reindex used by the "
-             "updates workload only; no SQL/PPL plugins), on Java 21+: aggregation API; "
-             "keyword mapping, index sorted on the five paths, force-merged to one segment; Q2 "
-             "exact by composite paging (the cardinality form recorded beside it); time_us a "
-             "long (µs).")
+    notes = (
+        "OpenSearch 3 integ-test-zip (its bundled modules, lang-painless/reindex used by the "
+        "updates workload only; no SQL/PPL plugins), on Java 21+: aggregation API; "
+        "keyword mapping, index sorted on the five paths, force-merged to one segment; Q2 "
+        "exact by composite paging (the cardinality form recorded beside it); time_us a "
+        "long (µs)."
+    )
 
 
 ENGINE = OpenSearchEngine

@@ -21,9 +21,11 @@ class OpenSearch2Engine(OpenSearchEngine):
     version_prefix = "2.19."
     # 2.x runs on Java 17 and 21 (it needs the security manager, which Java 24 removed).
     java_versions = (17, 21)
-    notes = ("OpenSearch 2.19 integ-test-zip + lang-painless/reindex modules (used by the updates "
-             "workload only; no SQL/PPL plugins), on Java 17: the opensearch system's index, "
-             "queries and adapters unchanged.")
+    notes = (
+        "OpenSearch 2.19 integ-test-zip + lang-painless/reindex modules (used by the updates "
+        "workload only; no SQL/PPL plugins), on Java 17: the opensearch system's index, "
+        "queries and adapters unchanged."
+    )
 
 
 ENGINE = OpenSearch2Engine

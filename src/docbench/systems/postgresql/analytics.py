@@ -36,10 +36,13 @@ INDEX_NODE_TYPES = {"Index Scan", "Index Only Scan", "Bitmap Index Scan"}
 # ----- the adapter ------------------------------------------------------------------------
 
 VARIANTS: list[Variant] = [
-    Variant("pglz", "JSONB column, TOAST compression pglz (PostgreSQL's default)",
-            role="default", settings={"compression": "pglz"}),
-    Variant("lz4", "JSONB column, TOAST compression lz4", role="best",
-            settings={"compression": "lz4"}),
+    Variant(
+        "pglz",
+        "JSONB column, TOAST compression pglz (PostgreSQL's default)",
+        role="default",
+        settings={"compression": "pglz"},
+    ),
+    Variant("lz4", "JSONB column, TOAST compression lz4", role="best", settings={"compression": "lz4"}),
 ]
 
 
@@ -62,8 +65,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
 
     # ----- loading -----------------------------------------------------------------------
     def _ddl(self) -> tuple[list[str], list[str]]:
-        return read_ddl(self.engine.system_file("ddl.sql"), table=self.table,
-                        compression=self.compression)
+        return read_ddl(self.engine.system_file("ddl.sql"), table=self.table, compression=self.compression)
 
     def create(self) -> None:
         conn = self.engine.admin_connection()
@@ -95,9 +97,13 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
         for path in files:
             source = _copy_source(path)
             command = f"\\copy {self.table} (data) FROM {source} WITH ({COPY_OPTIONS})"
-            out = subprocess.run([psql, "-X", "-q", "-v", "ON_ERROR_STOP=1",
-                                  "-d", make_conninfo(**params), "-c", command],
-                                 capture_output=True, text=True, env=env, check=False)
+            out = subprocess.run(
+                [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", make_conninfo(**params), "-c", command],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+            )
             if out.returncode == 0:
                 continue
             message = " ".join(out.stderr.split())[:500]
@@ -109,8 +115,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
             raise RuntimeError(f"psql \\copy of {path.name} failed: {message}")
 
     def count(self) -> int:
-        return int(self.engine.admin_connection().execute(
-            f"SELECT count(*) FROM {self.table}").fetchone()[0])
+        return int(self.engine.admin_connection().execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
 
     def storage(self) -> StorageSize:
         conn = self.engine.admin_connection()
@@ -119,16 +124,21 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
             " pg_relation_size(c.oid),"
             " CASE WHEN c.reltoastrelid <> 0 THEN pg_total_relation_size(c.reltoastrelid) END,"
             " pg_database_size(current_database())"
-            " FROM pg_class c WHERE c.oid = %s::regclass", (self.table,)).fetchone()
-        total, data, index, heap, toast, database = (int(v) if v is not None else None
-                                                     for v in row)
+            " FROM pg_class c WHERE c.oid = %s::regclass",
+            (self.table,),
+        ).fetchone()
+        total, data, index, heap, toast, database = (int(v) if v is not None else None for v in row)
         compressed = conn.execute(
             f"SELECT count(*) FILTER (WHERE pg_column_compression(data) IS NOT NULL), count(*)"
-            f" FROM {self.table}").fetchone()
+            f" FROM {self.table}"
+        ).fetchone()
         detail: dict[str, Any] = {
-            "heap_bytes": heap, "toast_bytes": toast, "database_bytes": database,
+            "heap_bytes": heap,
+            "toast_bytes": toast,
+            "database_bytes": database,
             "compression": self.compression,
-            "compressed_documents": int(compressed[0]), "documents": int(compressed[1]),
+            "compressed_documents": int(compressed[0]),
+            "documents": int(compressed[1]),
         }
         on_disk = None
         data_dir = self.engine.data_dir
@@ -143,8 +153,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
 
     def session_spec(self) -> dict[str, Any]:
         params = self.engine.conninfo_params()
-        spec: dict[str, Any] = {"table": self.table, "index": self.index,
-                                "local": self.engine.is_local()}
+        spec: dict[str, Any] = {"table": self.table, "index": self.index, "local": self.engine.is_local()}
         password_file = self.engine.password_file
         if password_file is not None:
             # The password stays in its file (mode 0600); the worker reads it.
@@ -168,14 +177,19 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
             nodes = list(_plan_nodes(json.loads(plan)))
         except (ValueError, TypeError):
             return f"Q{query_number}: the plan is not EXPLAIN JSON"
-        if any(n.get("Node Type") in INDEX_NODE_TYPES and n.get("Index Name") == self.index
-               for n in nodes):
+        if any(n.get("Node Type") in INDEX_NODE_TYPES and n.get("Index Name") == self.index for n in nodes):
             return None
-        scans = sorted({f"{n.get('Node Type')}"
-                        + (f" on {n['Index Name']}" if n.get("Index Name") else "")
-                        for n in nodes if "Scan" in str(n.get("Node Type"))})
-        return (f"Q{query_number}: the planner does not use the index {self.index} "
-                f"(scans: {', '.join(scans) or 'none'})")
+        scans = sorted(
+            {
+                f"{n.get('Node Type')}" + (f" on {n['Index Name']}" if n.get("Index Name") else "")
+                for n in nodes
+                if "Scan" in str(n.get("Node Type"))
+            }
+        )
+        return (
+            f"Q{query_number}: the planner does not use the index {self.index} "
+            f"(scans: {', '.join(scans) or 'none'})"
+        )
 
 
 # ----- helpers ----------------------------------------------------------------------------
@@ -209,5 +223,11 @@ def _copy_source(path: Path) -> str:
 
 ADAPTER = PostgreSQLAnalytics
 
-__all__ = ["ADAPTER", "VARIANTS", "PostgreSQLAnalytics", "PostgreSQLLoader", "PostgreSQLSession",
-           "copy_buffer"]
+__all__ = [
+    "ADAPTER",
+    "VARIANTS",
+    "PostgreSQLAnalytics",
+    "PostgreSQLLoader",
+    "PostgreSQLSession",
+    "copy_buffer",
+]

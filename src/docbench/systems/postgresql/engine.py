@@ -133,9 +133,11 @@ class PostgreSQLEngine(Engine):
     embedded = False
     url_example = "postgresql://user@localhost:5432/postgres"
     install_hint = INSTALL_HINT
-    notes = ("PostgreSQL JSONB + composite expression btree index on the five paths; managed "
-             "cluster (initdb, 127.0.0.1, own port) or the user's server via URL. TOAST "
-             "compresses only rows over ~2 kB, so most documents are stored uncompressed.")
+    notes = (
+        "PostgreSQL JSONB + composite expression btree index on the five paths; managed "
+        "cluster (initdb, 127.0.0.1, own port) or the user's server via URL. TOAST "
+        "compresses only rows over ~2 kB, so most documents are stored uncompressed."
+    )
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
@@ -150,8 +152,9 @@ class PostgreSQLEngine(Engine):
         try:
             psycopg = psycopg_module()
         except ImportError:
-            return Availability(False, reason="psycopg is not installed",
-                                install_hint="pip install 'psycopg[binary]'")
+            return Availability(
+                False, reason="psycopg is not installed", install_hint="pip install 'psycopg[binary]'"
+            )
         if url:
             try:
                 with psycopg.connect(libpq_url(url), connect_timeout=5) as conn:
@@ -162,12 +165,14 @@ class PostgreSQLEngine(Engine):
                 return Availability(False, reason=f"cannot connect to {redact_url(url)}: {message}")
         bin_dir = pgserver.find_bin_dir()
         if bin_dir is None:
-            return Availability(False, reason="no PostgreSQL server binaries under "
-                                              "/usr/lib/postgresql/*/bin", install_hint=INSTALL_HINT)
+            return Availability(
+                False,
+                reason="no PostgreSQL server binaries under /usr/lib/postgresql/*/bin",
+                install_hint=INSTALL_HINT,
+            )
         version = command_version([str(bin_dir / "postgres"), "--version"])
         if version is None:
-            return Availability(False, reason=f"{bin_dir}/postgres does not run",
-                                install_hint=INSTALL_HINT)
+            return Availability(False, reason=f"{bin_dir}/postgres does not run", install_hint=INSTALL_HINT)
         return Availability(True, version=version.replace("postgres (PostgreSQL) ", "PostgreSQL "))
 
     def running_version(self) -> str | None:
@@ -235,8 +240,10 @@ class PostgreSQLEngine(Engine):
         from urllib.parse import quote
 
         params = self.conninfo_params("postgres")
-        return (f"postgresql://{quote(str(params['user']), safe='')}:"
-                f"{quote(str(params['password']), safe='')}@{params['host']}:{params['port']}/postgres")
+        return (
+            f"postgresql://{quote(str(params['user']), safe='')}:"
+            f"{quote(str(params['password']), safe='')}@{params['host']}:{params['port']}/postgres"
+        )
 
     def is_local(self) -> bool:
         """Whether the server runs on this machine (its backend PIDs mean something here)."""
@@ -271,25 +278,34 @@ class PostgreSQLEngine(Engine):
         cluster an unmarked one (an older docbench's) is marked."""
         psycopg = psycopg_module()
         with psycopg.connect(self.conninfo(self.maintenance_database()), autocommit=True) as conn:
-            row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database "
-                               "WHERE datname = %s", (DATABASE,)).fetchone()
+            row = conn.execute(
+                "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
+                (DATABASE,),
+            ).fetchone()
             if row is not None and not is_marked(row[0]) and self.cluster is None:
                 raise ForeignDatabase(self.foreign_message())
             if row is None:
-                conn.execute(f"CREATE DATABASE {DATABASE} ENCODING 'UTF8' TEMPLATE template0 "
-                             "LC_COLLATE 'C' LC_CTYPE 'C'")
+                conn.execute(
+                    f"CREATE DATABASE {DATABASE} ENCODING 'UTF8' TEMPLATE template0 "
+                    "LC_COLLATE 'C' LC_CTYPE 'C'"
+                )
             if row is None or not is_marked(row[0]):
                 from psycopg import sql
 
                 # The mark that lets later runs recognise the database (COMMENT, a utility
                 # statement, takes no bound parameter: the text goes in as a literal).
-                conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
-                    sql.Identifier(DATABASE), sql.Literal(MARKER_TEXT)))
+                conn.execute(
+                    sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+                        sql.Identifier(DATABASE), sql.Literal(MARKER_TEXT)
+                    )
+                )
         with psycopg.connect(self.conninfo(), autocommit=True) as conn:
             encoding = conn.execute("SHOW server_encoding").fetchone()[0]
             if encoding.upper() not in {"UTF8", "UTF-8"}:
-                raise RuntimeError(f"database {DATABASE!r} has encoding {encoding}, not UTF8; "
-                                   f"drop it or let docbench create it")
+                raise RuntimeError(
+                    f"database {DATABASE!r} has encoding {encoding}, not UTF8; "
+                    f"drop it or let docbench create it"
+                )
             # Engine-side query timings; needs the library preloaded (managed: always).
             with contextlib.suppress(psycopg.Error):
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
@@ -297,9 +313,12 @@ class PostgreSQLEngine(Engine):
     def foreign_message(self) -> str:
         params = self.conninfo_params()
         where = f"{params.get('host') or 'localhost'}:{params.get('port') or 5432}"
-        return foreign_message(f"PostgreSQL database {DATABASE!r}", where,
-                               f"DROP DATABASE {DATABASE};",
-                               f"COMMENT ON DATABASE {DATABASE} IS 'created by docbench';")
+        return foreign_message(
+            f"PostgreSQL database {DATABASE!r}",
+            where,
+            f"DROP DATABASE {DATABASE};",
+            f"COMMENT ON DATABASE {DATABASE} IS 'created by docbench';",
+        )
 
     # ----- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -347,8 +366,10 @@ class PostgreSQLEngine(Engine):
     def limit_cache(self, cache_bytes: int) -> str:
         """A small shared_buffers, which needs a restart: managed cluster only."""
         if self.cluster is None:
-            raise NotSupported("shared_buffers of a server reached by URL is not docbench's to "
-                               "change (and it would need a restart)")
+            raise NotSupported(
+                "shared_buffers of a server reached by URL is not docbench's to "
+                "change (and it would need a restart)"
+            )
         value = f"{max(1, cache_bytes >> 20)}MB"
         self._restart_with({"shared_buffers": value})
         return f"shared_buffers = {value} (server restarted)"
@@ -370,5 +391,13 @@ class PostgreSQLEngine(Engine):
 
 ENGINE = PostgreSQLEngine
 
-__all__ = ["COPY_OPTIONS", "DATABASE", "ENGINE", "PostgreSQLEngine", "copy_buffer",
-           "error_message", "is_content_error", "psycopg_module"]
+__all__ = [
+    "COPY_OPTIONS",
+    "DATABASE",
+    "ENGINE",
+    "PostgreSQLEngine",
+    "copy_buffer",
+    "error_message",
+    "is_content_error",
+    "psycopg_module",
+]

@@ -46,8 +46,9 @@ class PostgreSQLLoader(Loader):
         # PostgreSQL 17+ skips the rows its input functions refuse (ON_ERROR ignore) and names
         # each in a NOTICE: the whole-file path then sends every block once.
         self.skips_natively = self.conn.info.server_version >= 170000
-        self.sql_skipping = (f"COPY {table} (data) FROM STDIN WITH ({COPY_OPTIONS}, "
-                             "ON_ERROR ignore, LOG_VERBOSITY verbose)")
+        self.sql_skipping = (
+            f"COPY {table} (data) FROM STDIN WITH ({COPY_OPTIONS}, ON_ERROR ignore, LOG_VERBOSITY verbose)"
+        )
         self._notices: list[str] = []
         self._data_type: str | None = None  # the table's column type, asked once
         self._probes_left = 0  # skipped lines of this file whose reason may still be asked
@@ -72,7 +73,7 @@ class PostgreSQLLoader(Loader):
         try:
             with self.conn.transaction(), self.conn.cursor() as cur, cur.copy(self.sql) as copy:
                 for start in range(0, len(lines), step):
-                    copy.write(copy_buffer(lines[start:start + step]))
+                    copy.write(copy_buffer(lines[start : start + step]))
         except psycopg.Error as error:
             if is_content_error(error):
                 raise BatchRejected(error_message(error)) from error
@@ -106,8 +107,9 @@ class PostgreSQLLoader(Loader):
                     loaded += self._copy_block(data, lines, quote, first, refused)
                     first += lines
                 if loaded + len(refused) != documents or first - 1 != documents:
-                    raise BatchRejected(f"{path.name}: {loaded} loaded and {len(refused)} refused "
-                                        f"of {documents} documents")
+                    raise BatchRejected(
+                        f"{path.name}: {loaded} loaded and {len(refused)} refused of {documents} documents"
+                    )
         except _NoLineNamed as error:
             raise BatchRejected(str(error)) from None
         except psycopg.Error as error:
@@ -116,8 +118,7 @@ class PostgreSQLLoader(Loader):
             raise
         return refused
 
-    def _copy_block(self, data: bytes, lines: int, quote: bool, first: int,
-                    refused: dict[int, str]) -> int:
+    def _copy_block(self, data: bytes, lines: int, quote: bool, first: int, refused: dict[int, str]) -> int:
         """COPY one block of whole lines (each line quoted when `quote`), again without each
         line PostgreSQL refuses; the number of rows loaded."""
         psycopg = psycopg_module()
@@ -155,13 +156,15 @@ class PostgreSQLLoader(Loader):
                     raise _NoLineNamed(error_message(error)) from error
                 if len(skipped) >= self.MAX_REFUSED_PER_BLOCK:
                     # (each one re-sends the block: a block of garbage is bisected instead)
-                    raise _NoLineNamed(f"more than {self.MAX_REFUSED_PER_BLOCK} documents "
-                                       "refused in one block") from error
+                    raise _NoLineNamed(
+                        f"more than {self.MAX_REFUSED_PER_BLOCK} documents refused in one block"
+                    ) from error
                 skipped = sorted([*skipped, index])
                 refused[first + index] = error_message(error, where=False)
 
-    def _copy_block_skipping(self, data: bytes, lines: int, quote: bool, first: int,
-                             refused: dict[int, str]) -> int:
+    def _copy_block_skipping(
+        self, data: bytes, lines: int, quote: bool, first: int, refused: dict[int, str]
+    ) -> int:
         """COPY one block with ON_ERROR ignore: the server skips each row its input function
         refuses and names its line in a NOTICE; each skipped line's reason is then PostgreSQL's
         own, from casting that line alone (refusals are rare: one cheap statement each)."""
@@ -172,19 +175,22 @@ class PostgreSQLLoader(Loader):
             with cur.copy(self.sql_skipping) as copy:
                 copy.write(body)
             loaded = cur.rowcount
-        skipped = [int(found.group(1)) for notice in self._notices
-                   if (found := _SKIPPED_LINE.match(notice))]
+        skipped = [int(found.group(1)) for notice in self._notices if (found := _SKIPPED_LINE.match(notice))]
         for line in skipped:
             if self._probes_left > 0:
                 self._probes_left -= 1
                 refused[first + line - 1] = self._refusal_reason(split[line - 1])
             else:
-                refused[first + line - 1] = ("skipped by COPY ... ON_ERROR ignore (data type "
-                                             f"incompatibility; reasons asked for the first "
-                                             f"{self.MAX_REASON_PROBES} of a file only)")
+                refused[first + line - 1] = (
+                    "skipped by COPY ... ON_ERROR ignore (data type "
+                    f"incompatibility; reasons asked for the first "
+                    f"{self.MAX_REASON_PROBES} of a file only)"
+                )
         if loaded + len(skipped) != lines:
-            raise _NoLineNamed(f"COPY ... ON_ERROR loaded {loaded} and named {len(skipped)} "
-                               f"skipped rows of a block of {lines} lines")
+            raise _NoLineNamed(
+                f"COPY ... ON_ERROR loaded {loaded} and named {len(skipped)} "
+                f"skipped rows of a block of {lines} lines"
+            )
         return loaded
 
     def _refusal_reason(self, line: bytes) -> str:
@@ -192,17 +198,18 @@ class PostgreSQLLoader(Loader):
         psycopg = psycopg_module()
         try:
             with self.conn.transaction():
-                self.conn.execute(f"SELECT %s::{self._column_type()}",
-                                  (line.decode("utf-8", "replace"),))
+                self.conn.execute(f"SELECT %s::{self._column_type()}", (line.decode("utf-8", "replace"),))
         except psycopg.Error as error:
             return error_message(error, where=False)
         return "skipped by COPY ... ON_ERROR ignore (accepted alone)"
 
     def _column_type(self) -> str:
         if self._data_type is None:
-            row = self.conn.execute("SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
-                                    "WHERE attrelid = %s::regclass AND attname = 'data'",
-                                    (self.table,)).fetchone()
+            row = self.conn.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = %s::regclass AND attname = 'data'",
+                (self.table,),
+            ).fetchone()
             self._data_type = str(row[0]) if row else "jsonb"
         return self._data_type
 

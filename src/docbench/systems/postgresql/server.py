@@ -37,8 +37,13 @@ GiB = 1 << 30
 _NOT_YET_READY = ("Connection refused", "starting up", "recovery", "shutting down", "timeout")
 # Start-up failures worth another try: the port was taken after free_ports(); orphaned backends
 # of a killed postmaster still hold the old shared memory.
-_TRANSIENT_START_ERRORS = ("Address already in use", "could not bind", "could not create any TCP",
-                           "shared memory block", "is still in use")
+_TRANSIENT_START_ERRORS = (
+    "Address already in use",
+    "could not bind",
+    "could not create any TCP",
+    "shared memory block",
+    "is still in use",
+)
 MiB = 1 << 20
 # Overrides the RAM the server is sized for (e.g. `8G`), when the machine is shared.
 RAM_OVERRIDE_ENV = "DOCBENCH_POSTGRESQL_RAM"
@@ -131,10 +136,15 @@ class ConnectionInfo:
     def conninfo(self, dbname: str | None = None) -> str:
         from psycopg.conninfo import make_conninfo
 
-        return make_conninfo(host=self.host, port=self.port, user=self.user,
-                             dbname=dbname or self.dbname,
-                             password=self.password_file.read_text().strip(),
-                             connect_timeout=10, application_name="docbench")
+        return make_conninfo(
+            host=self.host,
+            port=self.port,
+            user=self.user,
+            dbname=dbname or self.dbname,
+            password=self.password_file.read_text().strip(),
+            connect_timeout=10,
+            application_name="docbench",
+        )
 
 
 class Cluster(server.ManagedServer):
@@ -154,8 +164,9 @@ class Cluster(server.ManagedServer):
     retry_for = 60.0
     stop_timeout = 60.0
 
-    def __init__(self, workdir: Path, bin_dir: Path | None = None,
-                 settings: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, workdir: Path, bin_dir: Path | None = None, settings: dict[str, str] | None = None
+    ) -> None:
         super().__init__(workdir, workdir / "postgres.log", user=server.ensure_unprivileged_user())
         self.bin_dir = bin_dir or find_bin_dir()
         self.data_dir = workdir / "pgdata"
@@ -171,8 +182,10 @@ class Cluster(server.ManagedServer):
     # ----- paths and binaries ----------------------------------------------------------
     def binary(self, name: str) -> str:
         if self.bin_dir is None:
-            raise RuntimeError("PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin "
-                               "(run `docbench setup postgresql`)")
+            raise RuntimeError(
+                "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin "
+                "(run `docbench setup postgresql`)"
+            )
         return str(self.bin_dir / name)
 
     def connection(self, dbname: str = "postgres") -> ConnectionInfo:
@@ -249,13 +262,28 @@ class Cluster(server.ManagedServer):
             os.lchown(pwfile, self.user.pw_uid, self.user.pw_gid)
         try:
             with self.data_reference() as (data_ref, _run_ref, fds):
-                out = subprocess.run([
-                    self.binary("initdb"), "-D", data_ref, "-U", SUPERUSER,
-                    "--encoding=UTF8", "--locale=C", "--auth-local=trust",
-                    "--auth-host=scram-sha-256", f"--pwfile={data_ref}/../{pwfile.name}",
-                    "--no-instructions",
-                ], capture_output=True, text=True, check=False, pass_fds=fds, cwd="/",
-                    preexec_fn=server.jailed(self.user, self.jail), env=self.environment())
+                out = subprocess.run(
+                    [
+                        self.binary("initdb"),
+                        "-D",
+                        data_ref,
+                        "-U",
+                        SUPERUSER,
+                        "--encoding=UTF8",
+                        "--locale=C",
+                        "--auth-local=trust",
+                        "--auth-host=scram-sha-256",
+                        f"--pwfile={data_ref}/../{pwfile.name}",
+                        "--no-instructions",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                    pass_fds=fds,
+                    cwd="/",
+                    preexec_fn=server.jailed(self.user, self.jail),
+                    env=self.environment(),
+                )
         finally:
             pwfile.unlink(missing_ok=True)
         if out.returncode != 0:
@@ -266,30 +294,32 @@ class Cluster(server.ManagedServer):
 
     def settings(self, port: int, run_ref: str | None = None) -> dict[str, str]:
         values = tuned_settings()
-        values.update({
-            "listen_addresses": "127.0.0.1",
-            "port": str(port),
-            "unix_socket_directories": self._socket_dir(run_ref or str(self.run_dir), port),
-            "unix_socket_permissions": "0700",
-            "logging_collector": "off",
-        })
+        values.update(
+            {
+                "listen_addresses": "127.0.0.1",
+                "port": str(port),
+                "unix_socket_directories": self._socket_dir(run_ref or str(self.run_dir), port),
+                "unix_socket_permissions": "0700",
+                "logging_collector": "off",
+            }
+        )
         if self.bin_dir is not None and has_pg_stat_statements(self.bin_dir):
-            values.update({
-                "shared_preload_libraries": "pg_stat_statements",
-                "compute_query_id": "on",
-                "pg_stat_statements.track": "top",
-                "pg_stat_statements.track_planning": "on",
-                "pg_stat_statements.save": "off",
-            })
+            values.update(
+                {
+                    "shared_preload_libraries": "pg_stat_statements",
+                    "compute_query_id": "on",
+                    "pg_stat_statements.track": "top",
+                    "pg_stat_statements.track_planning": "on",
+                    "pg_stat_statements.save": "off",
+                }
+            )
         values.update(self.settings_override)
         return values
 
     def _write_settings(self, port: int, run_ref: str) -> None:
-        lines = [f"{name} = {_quote_conf(value)}"
-                 for name, value in self.settings(port, run_ref).items()]
+        lines = [f"{name} = {_quote_conf(value)}" for name, value in self.settings(port, run_ref).items()]
         path = self.data_dir / "docbench.conf"
-        path.write_text("# written by docbench at each start; edits are lost\n"
-                        + "\n".join(lines) + "\n")
+        path.write_text("# written by docbench at each start; edits are lost\n" + "\n".join(lines) + "\n")
         server.chown_tree(path, self.user)
 
     # ----- what the managed-server loop asks of PostgreSQL --------------------------------
@@ -304,8 +334,15 @@ class Cluster(server.ManagedServer):
             if data_ref != str(self.data_dir):
                 # A placeholder setting, so that `ps` shows which cluster this is.
                 argv += ["-c", f"docbench.data_directory={self.data_dir}"]
-            process = self.process_class(argv, self.log_path, user=self.user, cwd=self.cwd,
-                                         env=self.environment(), pass_fds=fds, jail=self.jail)
+            process = self.process_class(
+                argv,
+                self.log_path,
+                user=self.user,
+                cwd=self.cwd,
+                env=self.environment(),
+                pass_fds=fds,
+                jail=self.jail,
+            )
             process.start()
         return process
 

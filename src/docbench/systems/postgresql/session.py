@@ -68,12 +68,12 @@ class PostgreSQLSession(QuerySession):
             if queryid is None:
                 continue
             old = stats.get(int(queryid), (0, 0.0, 0, 0, 0))
-            stats[int(queryid)] = (old[0] + calls, old[1] + ms, old[2] + hit, old[3] + read,
-                                   old[4] + temp)
+            stats[int(queryid)] = (old[0] + calls, old[1] + ms, old[2] + hit, old[3] + read, old[4] + temp)
         return stats
 
-    def _delta(self, before: dict[int, tuple[float, ...]],
-               after: dict[int, tuple[float, ...]]) -> tuple[float, ...] | None:
+    def _delta(
+        self, before: dict[int, tuple[float, ...]], after: dict[int, tuple[float, ...]]
+    ) -> tuple[float, ...] | None:
         best = None
         for queryid, now in after.items():
             if queryid in self._own_query_ids:
@@ -95,9 +95,13 @@ class PostgreSQLSession(QuerySession):
                 delta = self._delta(before, self._snapshot())
                 if delta is not None:
                     outcome.engine_seconds = delta[1] / 1000.0
-                    outcome.extra.update({"shared_blks_hit": int(delta[2]),
-                                          "shared_blks_read": int(delta[3]),
-                                          "temp_blks_written": int(delta[4])})
+                    outcome.extra.update(
+                        {
+                            "shared_blks_hit": int(delta[2]),
+                            "shared_blks_read": int(delta[3]),
+                            "temp_blks_written": int(delta[4]),
+                        }
+                    )
         return outcome
 
     def explain(self, query_number: int, text: str) -> str | None:

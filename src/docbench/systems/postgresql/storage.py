@@ -55,12 +55,18 @@ def _variants() -> list[Variant]:
             for compression in COMPRESSIONS:
                 default = (column_type, strategy, compression) == ("jsonb", "extended", "pglz")
                 best = (column_type, strategy, compression) == ("jsonb", "extended", "lz4")
-                out.append(Variant(
-                    f"{column_type}-{strategy}-{compression}",
-                    f"{column_type} column, {_DESCRIPTION[strategy]}, COMPRESSION {compression}",
-                    role="default" if default else "best" if best else "other",
-                    settings={"column_type": column_type, "storage": strategy.upper(),
-                              "compression": compression}))
+                out.append(
+                    Variant(
+                        f"{column_type}-{strategy}-{compression}",
+                        f"{column_type} column, {_DESCRIPTION[strategy]}, COMPRESSION {compression}",
+                        role="default" if default else "best" if best else "other",
+                        settings={
+                            "column_type": column_type,
+                            "storage": strategy.upper(),
+                            "compression": compression,
+                        },
+                    )
+                )
     return out
 
 
@@ -74,7 +80,7 @@ def _relation_files_size(data_dir: Path, relpath: str | None) -> int:
     base = data_dir / relpath
     total = 0
     for candidate in base.parent.glob(base.name + "*"):
-        suffix = candidate.name[len(base.name):]
+        suffix = candidate.name[len(base.name) :]
         if suffix == "" or suffix in ("_fsm", "_vm") or (suffix.startswith(".") and suffix[1:].isdigit()):
             with contextlib.suppress(FileNotFoundError):
                 total += candidate.stat().st_blocks * 512
@@ -115,21 +121,25 @@ class PostgreSQLStorage(StorageMatrixTarget):
     def create(self) -> None:
         conn = self.connection()
         conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
-        conn.execute(f"CREATE TABLE {TABLE} (key text PRIMARY KEY, "
-                     f"doc {self.column_type} COMPRESSION {self.compression} NOT NULL)")
+        conn.execute(
+            f"CREATE TABLE {TABLE} (key text PRIMARY KEY, "
+            f"doc {self.column_type} COMPRESSION {self.compression} NOT NULL)"
+        )
         conn.execute(f"ALTER TABLE {TABLE} ALTER COLUMN doc SET STORAGE {self.storage}")
 
     def insert(self, rows: list[tuple[str, str]]) -> None:
         psycopg = psycopg_module()
         # COPY text format: the keys and payloads hold no tab, newline or backslash.
-        data = "".join(f'{key}\t{{"key":"{key}","payload":"{payload}"}}\n'
-                       for key, payload in rows)
+        data = "".join(f'{key}\t{{"key":"{key}","payload":"{payload}"}}\n' for key, payload in rows)
         if "\\" in data:
             data = data.replace("\\", "\\\\")
         conn = self.connection()
         try:
-            with conn.transaction(), conn.cursor() as cur, \
-                    cur.copy(f"COPY {TABLE} (key, doc) FROM STDIN") as copy:
+            with (
+                conn.transaction(),
+                conn.cursor() as cur,
+                cur.copy(f"COPY {TABLE} (key, doc) FROM STDIN") as copy,
+            ):
                 copy.write(data.encode())
         except psycopg.Error as error:
             if is_content_error(error):
@@ -154,34 +164,49 @@ class PostgreSQLStorage(StorageMatrixTarget):
             " pg_relation_filepath(c.oid),"
             " CASE WHEN c.reltoastrelid <> 0 THEN pg_relation_filepath(c.reltoastrelid) END,"
             " c.reltoastrelid"
-            " FROM pg_class c WHERE c.oid = %s::regclass", (TABLE,)).fetchone()
+            " FROM pg_class c WHERE c.oid = %s::regclass",
+            (TABLE,),
+        ).fetchone()
         total, table_size, index, heap, toast, toast_heap, heap_path, toast_path, toast_oid = row
         toast = int(toast or 0)
         paths = [heap_path, toast_path]
-        paths += [r[0] for r in conn.execute(
-            "SELECT pg_relation_filepath(indexrelid) FROM pg_index WHERE indrelid = %s::regclass",
-            (TABLE,)).fetchall()]
+        paths += [
+            r[0]
+            for r in conn.execute(
+                "SELECT pg_relation_filepath(indexrelid) FROM pg_index WHERE indrelid = %s::regclass",
+                (TABLE,),
+            ).fetchall()
+        ]
         if toast_oid:
-            paths += [r[0] for r in conn.execute(
-                "SELECT pg_relation_filepath(indexrelid) FROM pg_index WHERE indrelid = %s",
-                (toast_oid,)).fetchall()]
+            paths += [
+                r[0]
+                for r in conn.execute(
+                    "SELECT pg_relation_filepath(indexrelid) FROM pg_index WHERE indrelid = %s", (toast_oid,)
+                ).fetchall()
+            ]
         values = conn.execute(
             f"SELECT count(*) FILTER (WHERE pg_column_compression(doc) IS NOT NULL),"
-            f" coalesce(avg(pg_column_size(doc)), 0) FROM {TABLE}").fetchone()
+            f" coalesce(avg(pg_column_size(doc)), 0) FROM {TABLE}"
+        ).fetchone()
         detail: dict[str, Any] = {
-            "table": int(table_size) - toast, "toast": toast, "index": int(index),
-            "heap_main_fork": int(heap), "toast_heap": int(toast_heap or 0),
+            "table": int(table_size) - toast,
+            "toast": toast,
+            "index": int(index),
+            "heap_main_fork": int(heap),
+            "toast_heap": int(toast_heap or 0),
             "compressed_values": int(values[0]),
             "avg_stored_value_bytes": round(float(values[1]), 1),
-            "column_type": self.column_type, "storage": self.storage,
+            "column_type": self.column_type,
+            "storage": self.storage,
             "compression": self.compression,
         }
         on_disk = None
         data_dir = self.engine.data_dir
         if data_dir is not None:
             on_disk = sum(_relation_files_size(data_dir, p) for p in paths)
-        return StorageSize(total=int(total), data=int(table_size), index=int(index),
-                           on_disk=on_disk, detail=detail)
+        return StorageSize(
+            total=int(total), data=int(table_size), index=int(index), on_disk=on_disk, detail=detail
+        )
 
 
 ADAPTER = PostgreSQLStorage

@@ -54,8 +54,10 @@ _BUILTINS_DONE: dict[tuple[str, int], dict[str, Any]] = {}
 
 def _key_expression(seed: int) -> str:
     offset = (seed * 1_442_695_040_888_963_407) % ycsb.KEY_MODULUS
-    return (f"'user' || lpad(((:i::numeric * {ycsb.KEY_MULTIPLIER} + {offset}) "
-            f"% {ycsb.KEY_MODULUS})::text, {ycsb.KEY_DIGITS}, '0')")
+    return (
+        f"'user' || lpad(((:i::numeric * {ycsb.KEY_MULTIPLIER} + {offset}) "
+        f"% {ycsb.KEY_MODULUS})::text, {ycsb.KEY_DIGITS}, '0')"
+    )
 
 
 def _draw(distribution: str, docs: int) -> str:
@@ -72,21 +74,26 @@ def scripts(spec: dict[str, Any], distribution: str, docs: int, seed: int) -> di
     sql = point_statements(spec)
     key = _key_expression(seed)
     read = sql["read"].replace("%(key)s", key)
-    update = (sql["update"].replace("%(key)s", key).replace("%(field)s", "('field' || :f)")
-              .replace("%(value)s", _VALUE))
+    update = (
+        sql["update"]
+        .replace("%(key)s", key)
+        .replace("%(field)s", "('field' || :f)")
+        .replace("%(value)s", _VALUE)
+    )
     fields = ", ".join(f"'{name}', {_VALUE}" for name in ycsb.FIELDS)
-    doc = (f"jsonb_build_object('ycsb_key', 'user' || lpad(:n::text, {ycsb.KEY_DIGITS}, '0'), "
-           f"{fields})::text")
+    doc = f"jsonb_build_object('ycsb_key', 'user' || lpad(:n::text, {ycsb.KEY_DIGITS}, '0'), {fields})::text"
     insert = sql["insert"].replace("%(doc)s", f"({doc})")
     draw = _draw(distribution, docs)
     field = f"\\set f random(1, {ycsb.FIELD_COUNT})"
     # Inserted keys: random 19-digit numbers (pgbench has no per-client counter); clashes
     # with loaded keys or each other are possible but the table has no unique constraint.
     new_key = "\\set n random(1000000000000000000, 9000000000000000000)"
-    return {READ: f"{draw}\n{read};\n",
-            UPDATE: f"{draw}\n{field}\n{update};\n",
-            INSERT: f"{new_key}\n{insert};\n",
-            READ_MODIFY_WRITE: f"{draw}\n{field}\n{read};\n{update};\n"}
+    return {
+        READ: f"{draw}\n{read};\n",
+        UPDATE: f"{draw}\n{field}\n{update};\n",
+        INSERT: f"{new_key}\n{insert};\n",
+        READ_MODIFY_WRITE: f"{draw}\n{field}\n{read};\n{update};\n",
+    }
 
 
 def parse_output(text: str) -> dict[str, Any]:
@@ -94,12 +101,14 @@ def parse_output(text: str) -> dict[str, Any]:
         match = re.search(pattern, text)
         return float(match.group(1)) if match else None
 
-    return {"tps": number(r"tps = ([\d.]+) \(without initial connection time\)"),
-            "latency_avg_ms": number(r"latency average = ([\d.]+) ms"),
-            "latency_stddev_ms": number(r"latency stddev = ([\d.]+) ms"),
-            "initial_connection_ms": number(r"initial connection time = ([\d.]+) ms"),
-            "transactions": number(r"number of transactions actually processed: (\d+)"),
-            "failed": number(r"number of failed transactions: (\d+)")}
+    return {
+        "tps": number(r"tps = ([\d.]+) \(without initial connection time\)"),
+        "latency_avg_ms": number(r"latency average = ([\d.]+) ms"),
+        "latency_stddev_ms": number(r"latency stddev = ([\d.]+) ms"),
+        "initial_connection_ms": number(r"initial connection time = ([\d.]+) ms"),
+        "transactions": number(r"number of transactions actually processed: (\d+)"),
+        "failed": number(r"number of failed transactions: (\d+)"),
+    }
 
 
 def _pgpass_line(password: str) -> str:
@@ -135,8 +144,13 @@ def pgbench_connection(engine: PostgreSQLEngine, dbname: str) -> Iterator[tuple[
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run(argv: list[str], timeout: float, env: dict[str, str] | None = None,
-         url: str | None = None, window: ThroughputRun | None = None) -> dict[str, Any]:
+def _run(
+    argv: list[str],
+    timeout: float,
+    env: dict[str, str] | None = None,
+    url: str | None = None,
+    window: ThroughputRun | None = None,
+) -> dict[str, Any]:
     """Run pgbench; its figures, and the CPU time it used (os.wait4's rusage of the child)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         process = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
@@ -181,8 +195,7 @@ def _wait4(pid: int, timeout: float):
 
 def _common(run: ThroughputRun, warmup: bool = False) -> list[str]:
     seconds = max(1, round(run.duration_s)) + (round(run.warmup_s) if warmup else 0)
-    argv = ["-n", "-M", "prepared", "-c", str(run.clients), "-j", str(run.processes),
-            "-T", str(seconds)]
+    argv = ["-n", "-M", "prepared", "-c", str(run.clients), "-j", str(run.processes), "-T", str(seconds)]
     if warmup:
         argv += ["-P", "1"]
     if run.rate:
@@ -203,8 +216,11 @@ def measured_window(progress: str, warmup_s: float, duration_s: float) -> dict[s
     if not kept:
         return None
     transactions = sum(tps for tps, _ in kept)
-    return {"tps": transactions / len(kept), "seconds": len(kept),
-            "latency_avg_ms": sum(tps * lat for tps, lat in kept) / transactions if transactions else None}
+    return {
+        "tps": transactions / len(kept),
+        "seconds": len(kept),
+        "latency_avg_ms": sum(tps * lat for tps, lat in kept) / transactions if transactions else None,
+    }
 
 
 class PgbenchReference(NativeReference):
@@ -219,8 +235,7 @@ class PgbenchReference(NativeReference):
         workdir = self.engine.workdir / "pgbench"
         workdir.mkdir(parents=True, exist_ok=True)
         custom = self._custom(run, workdir)
-        return {"tool": self.tool, "tps": custom.get("tps"), "custom": custom,
-                "builtin": self._builtin(run)}
+        return {"tool": self.tool, "tps": custom.get("tps"), "custom": custom, "builtin": self._builtin(run)}
 
     def _custom(self, run: ThroughputRun, workdir: Path) -> dict[str, Any]:
         texts = scripts(self.target.session_spec(), run.distribution, run.docs, run.seed)
@@ -230,8 +245,13 @@ class PgbenchReference(NativeReference):
             path.write_text(texts[operation])
             argv += ["-f", f"{path}@{max(1, round(weight * 100))}"]
         with pgbench_connection(self.engine, DATABASE) as (conninfo, env):
-            result = _run([*argv, conninfo], timeout=run.warmup_s + run.duration_s + 300, env=env,
-                          url=self.engine.url, window=run)
+            result = _run(
+                [*argv, conninfo],
+                timeout=run.warmup_s + run.duration_s + 300,
+                env=env,
+                url=self.engine.url,
+                window=run,
+            )
         result["scripts"] = texts
         return result
 
@@ -240,8 +260,7 @@ class PgbenchReference(NativeReference):
         if not run.builtin:
             return {"skipped": "not asked for"}
         if self.engine.cluster is None:
-            return {"skipped": "built-in scripts need their own database: only on docbench's "
-                               "cluster"}
+            return {"skipped": "built-in scripts need their own database: only on docbench's cluster"}
         name = "select-only" if mix_named(run.mix).read_only else "tpcb-like"
         key = (f"{run.scenario}-{name}", run.clients)
         if key in _BUILTINS_DONE:
@@ -252,10 +271,16 @@ class PgbenchReference(NativeReference):
                 cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (BUILTIN_DATABASE,))
                 if cur.fetchone() is None:
                     cur.execute(f"CREATE DATABASE {BUILTIN_DATABASE}")
-                    subprocess.run([pgbench, "-i", "-q", "-s", str(BUILTIN_SCALE), conninfo],
-                                   capture_output=True, check=True, timeout=600, env=env)
-            result = _run([pgbench, "-b", name, *_common(run), conninfo],
-                          timeout=run.duration_s + 300, env=env)
+                    subprocess.run(
+                        [pgbench, "-i", "-q", "-s", str(BUILTIN_SCALE), conninfo],
+                        capture_output=True,
+                        check=True,
+                        timeout=600,
+                        env=env,
+                    )
+            result = _run(
+                [pgbench, "-b", name, *_common(run), conninfo], timeout=run.duration_s + 300, env=env
+            )
         result.update({"script": name, "scale": BUILTIN_SCALE})
         _BUILTINS_DONE[key] = result
         return result

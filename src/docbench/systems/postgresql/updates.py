@@ -42,12 +42,21 @@ if TYPE_CHECKING:
     from psycopg.pq.abc import PGresult
 
 VARIANTS: list[Variant] = [
-    Variant("jsonb-btree", "jsonb column, btree expression index on data->>'ycsb_key'",
-            settings={"type": "jsonb", "index": "btree"}),
-    Variant("jsonb-gin", "jsonb column, GIN index (jsonb_ops) on the whole document; key "
-            "lookups by containment (@>)", settings={"type": "jsonb", "index": "gin"}),
-    Variant("json-btree", "json (text) column, btree expression index on data->>'ycsb_key'",
-            settings={"type": "json", "index": "btree"}),
+    Variant(
+        "jsonb-btree",
+        "jsonb column, btree expression index on data->>'ycsb_key'",
+        settings={"type": "jsonb", "index": "btree"},
+    ),
+    Variant(
+        "jsonb-gin",
+        "jsonb column, GIN index (jsonb_ops) on the whole document; key lookups by containment (@>)",
+        settings={"type": "jsonb", "index": "gin"},
+    ),
+    Variant(
+        "json-btree",
+        "json (text) column, btree expression index on data->>'ycsb_key'",
+        settings={"type": "json", "index": "btree"},
+    ),
 ]
 
 COPY_CHUNK = 2_000
@@ -67,9 +76,11 @@ def point_statements(spec: dict[str, Any]) -> dict[str, str]:
     value = "jsonb_set(data, ARRAY[%(field)s], to_jsonb(%(value)s::text))"
     if kind == "json":
         value = "jsonb_set(data::jsonb, ARRAY[%(field)s], to_jsonb(%(value)s::text))::json"
-    return {"read": f"SELECT data::text FROM {table} WHERE {where}",
-            "update": f"UPDATE {table} SET data = {value} WHERE {where}",
-            "insert": f"INSERT INTO {table} (data) VALUES (%(doc)s::{kind})"}
+    return {
+        "read": f"SELECT data::text FROM {table} WHERE {where}",
+        "update": f"UPDATE {table} SET data = {value} WHERE {where}",
+        "insert": f"INSERT INTO {table} (data) VALUES (%(doc)s::{kind})",
+    }
 
 
 def libpq_candidates() -> list[str]:
@@ -97,9 +108,11 @@ def prepared_statements(spec: dict[str, Any]) -> dict[str, str]:
     """The point operations as libpq prepares them ($1...): read (key), update (field, value,
     key), insert (the document), for the Python session and docbench-client alike."""
     sql = point_statements(spec)
-    return {"read": _numbered(sql["read"], ["key"]),
-            "update": _numbered(sql["update"], ["field", "value", "key"]),
-            "insert": _numbered(sql["insert"], ["doc"])}
+    return {
+        "read": _numbered(sql["read"], ["key"]),
+        "update": _numbered(sql["update"], ["field", "value", "key"]),
+        "insert": _numbered(sql["insert"], ["doc"]),
+    }
 
 
 class PostgreSQLKeyValueSession(NonBlockingSession):
@@ -131,8 +144,9 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
         return orjson.loads(result.get_value(0, 0)) if result.ntuples else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
-        result = self._check(self.pgconn.exec_prepared(
-            b"docbench_update", [field.encode(), value.encode(), key.encode()]))
+        result = self._check(
+            self.pgconn.exec_prepared(b"docbench_update", [field.encode(), value.encode(), key.encode()])
+        )
         return int(result.command_tuples or 0)
 
     def insert(self, doc: dict[str, Any]) -> None:
@@ -240,7 +254,7 @@ class PostgreSQLUpdates(UpdatesTarget):
         conn = self.conn()
         with conn.transaction(), conn.cursor() as cur, cur.copy(sql) as copy:
             for start in range(0, len(docs), COPY_CHUNK):
-                copy.write(copy_buffer(docs[start:start + COPY_CHUNK]))
+                copy.write(copy_buffer(docs[start : start + COPY_CHUNK]))
 
     def create_key_index(self) -> None:
         conn = self.conn()
@@ -254,8 +268,11 @@ class PostgreSQLUpdates(UpdatesTarget):
         return int(self.conn().execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
 
     def count_field(self, field: str, value: str) -> int:
-        return int(self.conn().execute(
-            f"SELECT count(*) FROM {self.table} WHERE data->>%s = %s", (field, value)).fetchone()[0])
+        return int(
+            self.conn()
+            .execute(f"SELECT count(*) FROM {self.table} WHERE data->>%s = %s", (field, value))
+            .fetchone()[0]
+        )
 
     # the bulk update --------------------------------------------------------------------
     def bulk_update_styles(self) -> list[str]:
@@ -286,16 +303,30 @@ class PostgreSQLUpdates(UpdatesTarget):
     # figures ----------------------------------------------------------------------------
     def sizes(self) -> StorageSize:
         self.conn().execute("CHECKPOINT")
-        total, table, index, heap, toast = self.conn().execute(
-            "SELECT pg_total_relation_size(c.oid), pg_table_size(c.oid), pg_indexes_size(c.oid), "
-            "pg_relation_size(c.oid), coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) "
-            "FROM pg_class c WHERE c.relname = %s", (self.table,)).fetchone()
+        total, table, index, heap, toast = (
+            self.conn()
+            .execute(
+                "SELECT pg_total_relation_size(c.oid), pg_table_size(c.oid), pg_indexes_size(c.oid), "
+                "pg_relation_size(c.oid), coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) "
+                "FROM pg_class c WHERE c.relname = %s",
+                (self.table,),
+            )
+            .fetchone()
+        )
         on_disk = None
         if self.engine.data_dir is not None:
             on_disk = directory_size(self.engine.data_dir / "base")
-        return StorageSize(total=int(total), data=int(table), index=int(index), on_disk=on_disk,
-                           detail={"heap": int(heap), "toast": int(toast),
-                                   "on_disk_is": "pgdata/base (all databases, no WAL)"})
+        return StorageSize(
+            total=int(total),
+            data=int(table),
+            index=int(index),
+            on_disk=on_disk,
+            detail={
+                "heap": int(heap),
+                "toast": int(toast),
+                "on_disk_is": "pgdata/base (all databases, no WAL)",
+            },
+        )
 
     def extra_stats(self) -> dict[str, Any]:
         conn = self.conn()
@@ -306,19 +337,31 @@ class PostgreSQLUpdates(UpdatesTarget):
         row = conn.execute(
             "SELECT n_tup_ins, n_tup_upd, n_tup_hot_upd, n_live_tup, n_dead_tup, "
             "vacuum_count, autovacuum_count FROM pg_stat_user_tables WHERE relname = %s",
-            (self.table,)).fetchone()
+            (self.table,),
+        ).fetchone()
         if row is None:
             return {}
-        names = ["n_tup_ins", "n_tup_upd", "n_tup_hot_upd", "n_live_tup", "n_dead_tup",
-                 "vacuum_count", "autovacuum_count"]
+        names = [
+            "n_tup_ins",
+            "n_tup_upd",
+            "n_tup_hot_upd",
+            "n_live_tup",
+            "n_dead_tup",
+            "vacuum_count",
+            "autovacuum_count",
+        ]
         stats: dict[str, Any] = dict(zip(names, (int(v) for v in row), strict=True))
         stats["hot_share"] = stats["n_tup_hot_upd"] / stats["n_tup_upd"] if stats["n_tup_upd"] else None
         return stats
 
     # point operations -------------------------------------------------------------------
     def session_spec(self) -> dict[str, Any]:
-        return {"conninfo": self.engine.conninfo(), "table": self.table, "type": self.kind,
-                "index": self.index}
+        return {
+            "conninfo": self.engine.conninfo(),
+            "table": self.table,
+            "type": self.kind,
+            "index": self.index,
+        }
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> PostgreSQLKeyValueSession:
@@ -329,8 +372,12 @@ class PostgreSQLUpdates(UpdatesTarget):
         """The same prepared statements for docbench-client, through libpq's asynchronous
         calls as pgbench makes them (the machine's libpq first, as pgbench's, else the one
         psycopg brings)."""
-        return {"protocol": "libpq", "library": libpq_candidates(), "conninfo": spec["conninfo"],
-                "statements": prepared_statements(spec)}
+        return {
+            "protocol": "libpq",
+            "library": libpq_candidates(),
+            "conninfo": spec["conninfo"],
+            "statements": prepared_statements(spec),
+        }
 
 
 ADAPTER = PostgreSQLUpdates

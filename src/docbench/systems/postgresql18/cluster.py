@@ -64,8 +64,14 @@ def has_documentdb(root: Path | None = None) -> bool:
 class SidCluster(Cluster):
     """A docbench cluster of the chroot's PostgreSQL 18."""
 
-    def __init__(self, workdir: Path, settings: dict[str, str] | None = None, *,
-                 documentdb: bool = False, root: Path | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        settings: dict[str, str] | None = None,
+        *,
+        documentdb: bool = False,
+        root: Path | None = None,
+    ) -> None:
         super().__init__(workdir, bin_dir=BIN_DIR, settings=settings)
         self.root = root or root_dir()
         self.documentdb = documentdb
@@ -73,8 +79,9 @@ class SidCluster(Cluster):
 
     def binary(self, name: str) -> str:
         if not installed(self.root):
-            raise RuntimeError(f"PostgreSQL 18 is not installed in {self.root} "
-                               f"(run `{INSTALL_HINT.split('  ')[0]}`)")
+            raise RuntimeError(
+                f"PostgreSQL 18 is not installed in {self.root} (run `{INSTALL_HINT.split('  ')[0]}`)"
+            )
         return str(BIN_DIR / name)
 
     def _prepare_workdir(self) -> None:
@@ -88,8 +95,10 @@ class SidCluster(Cluster):
             return
         name, uid, gid = self.user.pw_name, self.user.pw_uid, self.user.pw_gid
         passwd = f"{name}:x:{uid}:{gid}:docbench:/nonexistent:/usr/sbin/nologin\n"
-        for file, line in ((self.root / "etc/group", f"{name}:x:{gid}:\n"),
-                           (self.root / "etc/passwd", passwd)):
+        for file, line in (
+            (self.root / "etc/group", f"{name}:x:{gid}:\n"),
+            (self.root / "etc/passwd", passwd),
+        ):
             current = file.read_text()
             if not any(entry.split(":")[0] == name for entry in current.splitlines()):
                 with file.open("a") as handle:
@@ -103,20 +112,29 @@ class SidCluster(Cluster):
         values = super().settings(port, run_ref)
         # sid's build: pg_stat_statements is in the server package; dynamic shared memory as
         # System V segments (the chroot has no /dev/shm of its own), no huge pages.
-        values.update({
-            "shared_preload_libraries": "pg_stat_statements",
-            "compute_query_id": "on",
-            "pg_stat_statements.track": "top",
-            "pg_stat_statements.track_planning": "on",
-            "pg_stat_statements.save": "off",
-            "dynamic_shared_memory_type": "sysv",
-            "huge_pages": "off",
-        })
+        values.update(
+            {
+                "shared_preload_libraries": "pg_stat_statements",
+                "compute_query_id": "on",
+                "pg_stat_statements.track": "top",
+                "pg_stat_statements.track_planning": "on",
+                "pg_stat_statements.save": "off",
+                "dynamic_shared_memory_type": "sysv",
+                "huge_pages": "off",
+            }
+        )
         if self.documentdb:
             values.update(DOCUMENTDB_SETTINGS)
         values.update(self.settings_override)
         return values
 
 
-__all__ = ["BIN_DIR", "INSTALL_HINT", "SidCluster", "has_documentdb", "installed", "root_dir",
-           "server_version"]
+__all__ = [
+    "BIN_DIR",
+    "INSTALL_HINT",
+    "SidCluster",
+    "has_documentdb",
+    "installed",
+    "root_dir",
+    "server_version",
+]

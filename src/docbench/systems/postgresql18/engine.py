@@ -23,9 +23,11 @@ class PostgreSQL18Engine(PostgreSQLEngine):
     runs_by_default = False
     url_example = "postgresql://user@localhost:5432/postgres"
     install_hint = sid.INSTALL_HINT
-    notes = ("PostgreSQL 18 (Debian sid's postgresql-18, built --with-lz4) in a chroot docbench "
-             "makes with debootstrap, managed like PostgreSQL 15 (initdb, 127.0.0.1, own port); "
-             "the postgresql system's DDL, queries and adapters unchanged.")
+    notes = (
+        "PostgreSQL 18 (Debian sid's postgresql-18, built --with-lz4) in a chroot docbench "
+        "makes with debootstrap, managed like PostgreSQL 15 (initdb, 127.0.0.1, own port); "
+        "the postgresql system's DDL, queries and adapters unchanged."
+    )
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
@@ -36,12 +38,16 @@ class PostgreSQL18Engine(PostgreSQLEngine):
         if url:
             return super().availability(url)
         if not sid.installed():
-            return Availability(False, reason=f"no PostgreSQL 18 chroot at {sid.root_dir()}",
-                                install_hint=sid.INSTALL_HINT)
+            return Availability(
+                False, reason=f"no PostgreSQL 18 chroot at {sid.root_dir()}", install_hint=sid.INSTALL_HINT
+            )
         version = sid.server_version()
         if version is None:
-            return Availability(False, reason="the chroot's postgres does not run (docbench must "
-                                              "run as root to use the chroot)", install_hint=sid.INSTALL_HINT)
+            return Availability(
+                False,
+                reason="the chroot's postgres does not run (docbench must run as root to use the chroot)",
+                install_hint=sid.INSTALL_HINT,
+            )
         return Availability(True, version=version)
 
     @property

@@ -28,16 +28,31 @@ from docbench.systems.searchengine.sizes import index_storage
 def variants() -> list[Variant]:
     """Codec default / best_compression, with and without ``_source``."""
     return [
-        Variant("default", "_source kept, codec default (LZ4)", role="default",
-                settings={"source": True, "codec": "default"}),
-        Variant("best_compression", "_source kept, codec best_compression", role="best",
-                settings={"source": True, "codec": "best_compression"}),
-        Variant("no_source", "_source disabled (the document is not kept as such: only its "
-                "indexed fields and doc values), codec default", role="alt",
-                settings={"source": False, "codec": "default", "retains_structure": False}),
-        Variant("no_source_best_compression", "_source disabled, codec best_compression",
-                role="alt", settings={"source": False, "codec": "best_compression",
-                                      "retains_structure": False}),
+        Variant(
+            "default",
+            "_source kept, codec default (LZ4)",
+            role="default",
+            settings={"source": True, "codec": "default"},
+        ),
+        Variant(
+            "best_compression",
+            "_source kept, codec best_compression",
+            role="best",
+            settings={"source": True, "codec": "best_compression"},
+        ),
+        Variant(
+            "no_source",
+            "_source disabled (the document is not kept as such: only its "
+            "indexed fields and doc values), codec default",
+            role="alt",
+            settings={"source": False, "codec": "default", "retains_structure": False},
+        ),
+        Variant(
+            "no_source_best_compression",
+            "_source disabled, codec best_compression",
+            role="alt",
+            settings={"source": False, "codec": "best_compression", "retains_structure": False},
+        ),
     ]
 
 
@@ -47,8 +62,7 @@ def substitute(value: Any, settings: dict[str, Any]) -> Any:
         return {k: substitute(v, settings) for k, v in value.items()}
     if isinstance(value, list):
         return [substitute(v, settings) for v in value]
-    if isinstance(value, str) and value.startswith("{") and value.endswith("}") \
-            and value[1:-1] in settings:
+    if isinstance(value, str) and value.startswith("{") and value.endswith("}") and value[1:-1] in settings:
         return settings[value[1:-1]]
     return value
 
@@ -83,13 +97,18 @@ class SearchAnalyticsBase(AnalyticsAdapter):
 
     def loader(self) -> Loader:
         # On a cluster a request may be resent to another node: explicit ids make that safe.
-        return BulkLoader(self.engine.connect(BULK_TIMEOUT), self.index,
-                          explicit_ids=self.engine.shape.distributed or self.engine.several_urls)
+        return BulkLoader(
+            self.engine.connect(BULK_TIMEOUT),
+            self.index,
+            explicit_ids=self.engine.shape.distributed or self.engine.several_urls,
+        )
 
     def finish_load(self) -> None:
         """Refresh on again, then merge into one segment (like JSONBench) and refresh."""
-        self.finish_step("refresh and force-merge to one segment",
-                         lambda: search_index.merge_to_one_segment(self.engine, self.index))
+        self.finish_step(
+            "refresh and force-merge to one segment",
+            lambda: search_index.merge_to_one_segment(self.engine, self.index),
+        )
 
     def native_load(self, files: list[Path]) -> None:
         """What one writes by hand: read the file, POST bodies of N documents to _bulk, no
@@ -117,8 +136,11 @@ class SearchAnalyticsBase(AnalyticsAdapter):
         return search_index.count(self.engine.client(), self.index)
 
     def storage(self) -> StorageSize:
-        return index_storage(self.engine, self.index, {"codec": self.variant.settings.get("codec"),
-                                                       "source": self.variant.settings.get("source")})
+        return index_storage(
+            self.engine,
+            self.index,
+            {"codec": self.variant.settings.get("codec"), "source": self.variant.settings.get("source")},
+        )
 
     # ----- queries -----------------------------------------------------------------------
     def queries(self) -> list[str]:
@@ -126,9 +148,13 @@ class SearchAnalyticsBase(AnalyticsAdapter):
         return [json.dumps(document[f"q{n}"]) for n in range(1, 6)]
 
     def session_spec(self) -> dict[str, Any]:
-        return {"url": self.engine.base_url, "index": self.index,
-                "server_pid": self.engine.node_pid(), "server_pids": self.engine.serving_pids(),
-                "local": self.engine.is_local}
+        return {
+            "url": self.engine.base_url,
+            "index": self.index,
+            "server_pid": self.engine.node_pid(),
+            "server_pids": self.engine.serving_pids(),
+            "local": self.engine.is_local,
+        }
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> QuerySession:
@@ -147,7 +173,10 @@ class SearchAnalyticsBase(AnalyticsAdapter):
         types = [q.get("type") for part in profile for q in part.get("query", [])]
         if not types:
             return f"Q{query_number}: the profile shows no query"
-        if all(t in {"MatchAllDocsQuery", "ConstantScoreQuery"} for t in types) and \
-                "TermQuery" not in plan and "TermInSetQuery" not in plan:
+        if (
+            all(t in {"MatchAllDocsQuery", "ConstantScoreQuery"} for t in types)
+            and "TermQuery" not in plan
+            and "TermInSetQuery" not in plan
+        ):
             return f"Q{query_number}: the search reads every document (query types {types})"
         return None

@@ -74,8 +74,11 @@ class SearchEngineBase(Engine):
         install = self.install_dir()
         self.node: SearchNode | SearchCluster | None = None
         if not url and install is not None:
-            self.node = SearchNode(type(self), install, workdir) if self.shape.nodes == 1 \
+            self.node = (
+                SearchNode(type(self), install, workdir)
+                if self.shape.nodes == 1
                 else SearchCluster(type(self), install, workdir, self.shape.nodes)
+            )
         self._client: HttpClient | None = None
         # Every request that went to another node because one did not answer (all clients).
         self.failovers: list[dict[str, Any]] = []
@@ -109,23 +112,35 @@ class SearchEngineBase(Engine):
             finally:
                 client.close()
             if distribution != cls.distribution:
-                return Availability(False, reason=f"{cls.shown_urls(url)} is not {cls.display_name} "
-                                                  f"(distribution {distribution or 'elasticsearch'})")
+                return Availability(
+                    False,
+                    reason=f"{cls.shown_urls(url)} is not {cls.display_name} "
+                    f"(distribution {distribution or 'elasticsearch'})",
+                )
             return Availability(True, version=f"{cls.display_name} {number}")
         install = cls.install_dir()
         if install is None:
-            return Availability(False, reason=f"{cls.display_name} {cls.version_prefix}x is not "
-                                              f"installed in {paths.opt_dir()}", install_hint=hint)
+            return Availability(
+                False,
+                reason=f"{cls.display_name} {cls.version_prefix}x is not installed in {paths.opt_dir()}",
+                install_hint=hint,
+            )
         if find_java_home(cls.java_versions) is None:
             # JDK 17 is a Debian 12 package; 21+ is not (setup installs a runtime from PyPI).
             java_hint = "apt-get install openjdk-17-jre-headless" if 17 in cls.java_versions else hint
-            return Availability(False, reason=f"no JDK {' or '.join(map(str, cls.java_versions))} "
-                                              f"under /usr/lib/jvm, $JAVA_HOME or {paths.opt_dir()}",
-                                install_hint=java_hint)
+            return Availability(
+                False,
+                reason=f"no JDK {' or '.join(map(str, cls.java_versions))} "
+                f"under /usr/lib/jvm, $JAVA_HOME or {paths.opt_dir()}",
+                install_hint=java_hint,
+            )
         shape = requested_shape()
         if shape.index_replicas >= shape.nodes and shape.nodes > 1:
-            return Availability(False, reason=f"{shape.index_replicas} replica(s) need more than "
-                                              f"{shape.nodes} nodes (a copy per node)")
+            return Availability(
+                False,
+                reason=f"{shape.index_replicas} replica(s) need more than "
+                f"{shape.nodes} nodes (a copy per node)",
+            )
         return Availability(True, version=f"{cls.display_name} {install.name.split('-', 1)[1]}")
 
     @staticmethod
@@ -165,8 +180,7 @@ class SearchEngineBase(Engine):
     def cluster_record(self) -> dict[str, Any]:
         """What a result says about the cluster: its shape, every node's version, whether
         docbench managed it, and what happened to it (faults, failovers, health)."""
-        record: dict[str, Any] = {**self.cluster_shape().to_record(),
-                                  "managed": self.node is not None}
+        record: dict[str, Any] = {**self.cluster_shape().to_record(), "managed": self.node is not None}
         with contextlib.suppress(Exception):
             self.versions_seen.update(self.node_versions())
         if self.versions_seen:
@@ -179,8 +193,9 @@ class SearchEngineBase(Engine):
                 record["lost"] = {
                     "primary_shards": lost,
                     "note": f"{len(lost)} primary shard(s) of docbench's indexes have no live "
-                            "copy (their node is down and they had no replica): the documents "
-                            "in them are lost to this run"}
+                    "copy (their node is down and they had no replica): the documents "
+                    "in them are lost to this run",
+                }
         if self.monitor is not None:
             record["health"] = self.monitor.summary()
         if self.faults is not None:
@@ -189,13 +204,19 @@ class SearchEngineBase(Engine):
 
     def lost_shards(self) -> list[dict[str, Any]]:
         """Primary shards of docbench's indexes that no live node holds (lost data)."""
-        rows = self.client().request("GET", "/_cat/shards?format=json"
-                                            "&h=index,shard,prirep,state,unassigned.reason")
-        lost = [{"index": row["index"], "shard": int(row["shard"]),
-                 "reason": row.get("unassigned.reason")}
-                for row in rows or [] if row.get("prirep") == "p" and row.get("state") == "UNASSIGNED"]
-        ours = {name for name in {row["index"] for row in lost}
-                if search_index.state(self.client(), name) == "docbench"}
+        rows = self.client().request(
+            "GET", "/_cat/shards?format=json&h=index,shard,prirep,state,unassigned.reason"
+        )
+        lost = [
+            {"index": row["index"], "shard": int(row["shard"]), "reason": row.get("unassigned.reason")}
+            for row in rows or []
+            if row.get("prirep") == "p" and row.get("state") == "UNASSIGNED"
+        ]
+        ours = {
+            name
+            for name in {row["index"] for row in lost}
+            if search_index.state(self.client(), name) == "docbench"
+        }
         return [row for row in lost if row["index"] in ours]
 
     def phase_started(self, phase: str) -> None:
@@ -215,8 +236,7 @@ class SearchEngineBase(Engine):
 
     def index_settings(self) -> dict[str, int]:
         """Shards and replicas of every index docbench creates here."""
-        return {"number_of_shards": self.shape.index_shards,
-                "number_of_replicas": self.shape.index_replicas}
+        return {"number_of_shards": self.shape.index_shards, "number_of_replicas": self.shape.index_replicas}
 
     def create_index(self, index: str, definition: dict[str, Any]) -> None:
         """Drop docbench's own ``index`` and create it with the run's shards and replicas."""
@@ -230,8 +250,12 @@ class SearchEngineBase(Engine):
                 # Every copy allocated before the load starts (green, not initialising); a
                 # cluster short of a node stays yellow, which still takes writes.
                 health = self.client().request(
-                    "GET", "/_cluster/health" + search_index.index_path(index)
-                    + "?wait_for_status=green&timeout=60s", ok=(200, 408))
+                    "GET",
+                    "/_cluster/health"
+                    + search_index.index_path(index)
+                    + "?wait_for_status=green&timeout=60s",
+                    ok=(200, 408),
+                )
                 if health.get("status") == "red":
                     raise RuntimeError(f"index {index} stays red: its shards cannot be allocated")
         finally:
@@ -261,8 +285,9 @@ class SearchEngineBase(Engine):
         """Whether the nodes run on this machine (their processes can be observed)."""
         if not self.url:
             return True
-        return all(urlsplit(u if "://" in u else f"http://{u}").hostname in LOCAL_HOSTS
-                   for u in split_urls(self.url))
+        return all(
+            urlsplit(u if "://" in u else f"http://{u}").hostname in LOCAL_HOSTS for u in split_urls(self.url)
+        )
 
     @property
     def data_dir(self) -> Path | None:
@@ -283,8 +308,7 @@ class SearchEngineBase(Engine):
             self._client = self.connect()
         return self._client
 
-    def long_request(self, method: str, path: str, body: Any = None, *, timeout: float,
-                     **kwargs: Any) -> Any:
+    def long_request(self, method: str, path: str, body: Any = None, *, timeout: float, **kwargs: Any) -> Any:
         """One request that may run for long, on its own connection with its own socket
         timeout, so the ordinary one stays short."""
         client = self.connect(timeout)
@@ -370,7 +394,8 @@ class SearchEngineBase(Engine):
 
     def modules(self) -> set[str]:
         """Names of the node's modules and plugins."""
-        answer = self.client().request("GET", "/_nodes/_local/plugins"
-                                              "?filter_path=nodes.*.modules.name,nodes.*.plugins.name")
+        answer = self.client().request(
+            "GET", "/_nodes/_local/plugins?filter_path=nodes.*.modules.name,nodes.*.plugins.name"
+        )
         node = next(iter(answer["nodes"].values()))
         return {entry["name"] for key in ("modules", "plugins") for entry in node.get(key) or []}

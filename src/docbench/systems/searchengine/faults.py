@@ -88,8 +88,9 @@ class HealthMonitor:
             self.worst_unassigned = max(self.worst_unassigned, unassigned)
             last = self.changes[-1] if self.changes else None
             if last is None or last["status"] != status or last["nodes"] != nodes:
-                self.changes.append({"at": time.time(), "status": status, "nodes": nodes,
-                                     "unassigned_shards": unassigned})
+                self.changes.append(
+                    {"at": time.time(), "status": status, "nodes": nodes, "unassigned_shards": unassigned}
+                )
 
     def summary(self) -> dict[str, Any]:
         """Seconds in each status (pauses for docbench's own restarts left out), the changes
@@ -105,11 +106,13 @@ class HealthMonitor:
             for paused_from, paused_to in pauses:
                 span -= max(0.0, min(until, paused_to) - max(change["at"], paused_from))
             seconds[change["status"]] = seconds.get(change["status"], 0.0) + max(0.0, span)
-        return {"poll_seconds": POLL_SECONDS,
-                "seconds": {status: round(value, 1) for status, value in seconds.items()},
-                "worst_unassigned_shards": self.worst_unassigned,
-                "changes": [{**c, "after_s": round(c["at"] - self._started, 1)} for c in changes],
-                "paused_for_restarts": len(pauses)}
+        return {
+            "poll_seconds": POLL_SECONDS,
+            "seconds": {status: round(value, 1) for status, value in seconds.items()},
+            "worst_unassigned_shards": self.worst_unassigned,
+            "changes": [{**c, "after_s": round(c["at"] - self._started, 1)} for c in changes],
+            "paused_for_restarts": len(pauses),
+        }
 
 
 class FaultInjector:
@@ -134,9 +137,13 @@ class FaultInjector:
     def phase_ended(self, phase: str) -> None:
         if phase == self.kill.phase and self._timer is not None and not self.events:
             self._timer.cancel()
-            self.events.append({"phase": phase, "killed": None,
-                                "note": f"the {phase} phase ended before {self.kill.delay:g} s: "
-                                        "no node was killed"})
+            self.events.append(
+                {
+                    "phase": phase,
+                    "killed": None,
+                    "note": f"the {phase} phase ended before {self.kill.delay:g} s: no node was killed",
+                }
+            )
 
     def _fire(self) -> None:
         from docbench.systems.searchengine.node import SearchCluster
@@ -150,9 +157,16 @@ class FaultInjector:
             self.events.append({"phase": self.kill.phase, "killed": None, "error": str(error)})
             return
         started = self._phase_started or time.time()
-        self.events.append({"phase": self.kill.phase, "killed": name, "signal": "SIGKILL",
-                            "pids": pids, "at": time.time(),
-                            "after_phase_start_s": round(time.time() - started, 1)})
+        self.events.append(
+            {
+                "phase": self.kill.phase,
+                "killed": name,
+                "signal": "SIGKILL",
+                "pids": pids,
+                "at": time.time(),
+                "after_phase_start_s": round(time.time() - started, 1),
+            }
+        )
 
     def cancel(self) -> None:
         if self._timer is not None:
@@ -160,5 +174,7 @@ class FaultInjector:
                 self._timer.cancel()
 
     def record(self) -> dict[str, Any]:
-        return {"planned": {"phase": self.kill.phase, "delay_s": self.kill.delay},
-                "events": list(self.events)}
+        return {
+            "planned": {"phase": self.kill.phase, "delay_s": self.kill.delay},
+            "events": list(self.events),
+        }

@@ -82,9 +82,14 @@ class Endpoint:
 
 # Errors after which a request goes to the next node: the node refused the connection, closed
 # it, or reset it (a node that crashed or was killed).
-NODE_DOWN_ERRORS = (ConnectionRefusedError, ConnectionResetError, BrokenPipeError,
-                    http.client.RemoteDisconnected, http.client.CannotSendRequest,
-                    ConnectionAbortedError)
+NODE_DOWN_ERRORS = (
+    ConnectionRefusedError,
+    ConnectionResetError,
+    BrokenPipeError,
+    http.client.RemoteDisconnected,
+    http.client.CannotSendRequest,
+    ConnectionAbortedError,
+)
 _rotation = itertools.count()
 # A node that did not answer is left out of the rotation this long before it is tried again.
 DOWN_SECONDS = 30.0
@@ -139,8 +144,9 @@ class HttpClient:
                 return
             self._current = (self._current + 1) % len(self.endpoints)
 
-    def _exchange(self, method: str, path: str, body: bytes | bytearray | None,
-                  content_type: str | None) -> tuple[int, bytes]:
+    def _exchange(
+        self, method: str, path: str, body: bytes | bytearray | None, content_type: str | None
+    ) -> tuple[int, bytes]:
         """One request to the current node; a keep-alive connection the server closed
         meanwhile is reopened once."""
         endpoint = self.endpoint
@@ -153,8 +159,12 @@ class HttpClient:
                 conn.request(method, endpoint.prefix + path, body=body, headers=headers)
                 response = conn.getresponse()
                 return response.status, response.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError,
-                    http.client.CannotSendRequest):
+            except (
+                http.client.RemoteDisconnected,
+                BrokenPipeError,
+                ConnectionResetError,
+                http.client.CannotSendRequest,
+            ):
                 self._drop_connection()
                 if attempt == 2:
                     raise
@@ -163,9 +173,16 @@ class HttpClient:
                 raise
         raise AssertionError("unreachable")
 
-    def request(self, method: str, path: str, body: bytes | dict | list | None = None,
-                *, ok: tuple[int, ...] = (200, 201), content_type: str | None = None,
-                what: str | None = None) -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | dict | list | None = None,
+        *,
+        ok: tuple[int, ...] = (200, 201),
+        content_type: str | None = None,
+        what: str | None = None,
+    ) -> Any:
         """Send one request and return its decoded JSON answer (raises on other statuses)."""
         if body is not None and not isinstance(body, bytes | bytearray):
             body = orjson.dumps(body)
@@ -182,8 +199,15 @@ class HttpClient:
                 failed = self.endpoint.name
                 self._down_until[self._current] = time.monotonic() + DOWN_SECONDS
                 self._current = (self._current + 1) % len(self.endpoints)
-                self.failovers.append({"at": time.time(), "node": failed, "request": f"{method} {path}",
-                                       "error": type(error).__name__, "sent_to": self.endpoint.name})
+                self.failovers.append(
+                    {
+                        "at": time.time(),
+                        "node": failed,
+                        "request": f"{method} {path}",
+                        "error": type(error).__name__,
+                        "sent_to": self.endpoint.name,
+                    }
+                )
         if len(self.endpoints) > 1:
             self._current = (self._current + 1) % len(self.endpoints)
         try:
@@ -262,15 +286,19 @@ class NonBlockingHttp:
     def send(self, method: bytes, path: bytes, body: bytes | None = None) -> None:
         request = method + b" " + self.prefix + path + b" HTTP/1.1\r\n" + self.head
         if body is not None:
-            request += b"Content-Type: application/json\r\nContent-Length: " + \
-                str(len(body)).encode() + b"\r\n\r\n" + body
+            request += (
+                b"Content-Type: application/json\r\nContent-Length: "
+                + str(len(body)).encode()
+                + b"\r\n\r\n"
+                + body
+            )
         else:
             request += b"\r\n"
         self.buffer.clear()
         view = memoryview(request)
         while view:
             try:
-                view = view[self.sock.send(view):]
+                view = view[self.sock.send(view) :]
             except BlockingIOError:
                 select.select([], [self.sock], [], 1.0)
 
@@ -288,11 +316,14 @@ class NonBlockingHttp:
             return None
         head = bytes(self.buffer[:end]).lower()
         status = int(head[9:12])
-        body = self.buffer[end + 4:]
+        body = self.buffer[end + 4 :]
         marker = head.find(b"content-length:")
         if marker >= 0:
-            length = int(head[marker + 15:head.find(b"\r\n", marker) if head.find(b"\r\n", marker) > 0
-                               else len(head)])
+            length = int(
+                head[
+                    marker + 15 : head.find(b"\r\n", marker) if head.find(b"\r\n", marker) > 0 else len(head)
+                ]
+            )
             return (status, bytes(body[:length])) if len(body) >= length else None
         if b"transfer-encoding: chunked" in head:
             return (status, _dechunk(bytes(body))) if body.endswith(b"0\r\n\r\n") else None
@@ -310,5 +341,5 @@ def _dechunk(body: bytes) -> bytes:
         size = int(body[position:line_end].split(b";")[0], 16)
         if size == 0:
             return bytes(out)
-        out += body[line_end + 2:line_end + 2 + size]
+        out += body[line_end + 2 : line_end + 2 + size]
         position = line_end + 2 + size + 2

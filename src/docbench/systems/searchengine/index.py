@@ -46,9 +46,12 @@ def state(client: HttpClient, index: str) -> str:
 
 
 def foreign_index_message(client: HttpClient, index: str) -> str:
-    return foreign_message(f"index {index!r}", client.endpoint.name,
-                           f"DELETE /{index}",
-                           f'PUT /{index}/_mapping {{"_meta": {{"{META_KEY}": "created by docbench"}}}}')
+    return foreign_message(
+        f"index {index!r}",
+        client.endpoint.name,
+        f"DELETE /{index}",
+        f'PUT /{index}/_mapping {{"_meta": {{"{META_KEY}": "created by docbench"}}}}',
+    )
 
 
 def recreate(client: HttpClient, index: str, definition: dict[str, Any]) -> None:
@@ -66,8 +69,12 @@ def mark(client: HttpClient, index: str) -> None:
     """Add docbench's mark to an index's mapping (``_meta`` is replaced whole: keep the rest)."""
     answer = client.request("GET", f"{index_path(index)}/_mapping")
     meta = ((answer.get(index) or {}).get("mappings") or {}).get("_meta") or {}
-    client.request("PUT", f"{index_path(index)}/_mapping",
-                   {"_meta": {**meta, META_KEY: MARKER_TEXT}}, what=f"mark index {index}")
+    client.request(
+        "PUT",
+        f"{index_path(index)}/_mapping",
+        {"_meta": {**meta, META_KEY: MARKER_TEXT}},
+        what=f"mark index {index}",
+    )
 
 
 def mark_all(client: HttpClient) -> list[str]:
@@ -92,9 +99,11 @@ class ShardsLost(RuntimeError):
 
     def __init__(self, index: str, reachable: int, failed: int, total: int) -> None:
         self.reachable = reachable
-        super().__init__(f"index {index}: {failed} of {total} shards unavailable (their node is "
-                         f"down and they have no replica): only {reachable:,} documents reachable, "
-                         f"the rest are lost data")
+        super().__init__(
+            f"index {index}: {failed} of {total} shards unavailable (their node is "
+            f"down and they have no replica): only {reachable:,} documents reachable, "
+            f"the rest are lost data"
+        )
 
 
 def count(client: HttpClient, index: str) -> int:
@@ -104,9 +113,13 @@ def count(client: HttpClient, index: str) -> int:
         refresh(client, index)
     answer = client.request("GET", f"{index_path(index)}/_count")
     shards = answer.get("_shards") or {}
-    failed = int(shards.get("failed", 0) or 0) + \
-        max(0, int(shards.get("total", 0) or 0) - int(shards.get("successful", 0) or 0)
-            - int(shards.get("skipped", 0) or 0) - int(shards.get("failed", 0) or 0))
+    failed = int(shards.get("failed", 0) or 0) + max(
+        0,
+        int(shards.get("total", 0) or 0)
+        - int(shards.get("successful", 0) or 0)
+        - int(shards.get("skipped", 0) or 0)
+        - int(shards.get("failed", 0) or 0),
+    )
     if failed:
         raise ShardsLost(index, int(answer["count"]), failed, int(shards.get("total", 0) or 0))
     return int(answer["count"])
@@ -123,6 +136,10 @@ def merge_to_one_segment(engine: SearchEngineBase, index: str) -> None:
     client = engine.client()
     client.request("PUT", f"{index_path(index)}/_settings", {"index": {"refresh_interval": None}})
     refresh(client, index)
-    engine.long_request("POST", f"{index_path(index)}/_forcemerge?max_num_segments=1",
-                        timeout=MERGE_TIMEOUT, what="force merge")
+    engine.long_request(
+        "POST",
+        f"{index_path(index)}/_forcemerge?max_num_segments=1",
+        timeout=MERGE_TIMEOUT,
+        what="force merge",
+    )
     refresh(client, index)

@@ -22,8 +22,11 @@ def retention(client: HttpClient, index: str) -> tuple[int, int | None]:
     """(max seq_no of the index's shard copies, lowest seq_no their retention leases retain)."""
     answer = client.request("GET", f"/{quote(index)}/_stats/docs?level=shards")
     copies = [shard for group in answer["indices"][index]["shards"].values() for shard in group]
-    leases = [int(lease["retaining_seq_no"]) for shard in copies
-              for lease in (shard.get("retention_leases") or {}).get("leases") or []]
+    leases = [
+        int(lease["retaining_seq_no"])
+        for shard in copies
+        for lease in (shard.get("retention_leases") or {}).get("leases") or []
+    ]
     return max(int(c["seq_no"]["max_seq_no"]) for c in copies), min(leases) if leases else None
 
 

@@ -52,8 +52,10 @@ class BulkLoader(Loader):
         first = self.sequence
         self.sequence += len(lines)
         prefix = self.id_prefix.encode()
-        return b"".join(b'{"index":{"_id":"' + prefix + str(first + i).encode() + b'"}}\n' + line + b"\n"
-                        for i, line in enumerate(lines))
+        return b"".join(
+            b'{"index":{"_id":"' + prefix + str(first + i).encode() + b'"}}\n' + line + b"\n"
+            for i, line in enumerate(lines)
+        )
 
     def load_batch(self, lines: list[bytes]) -> None:
         if not lines:
@@ -71,15 +73,22 @@ class BulkLoader(Loader):
             if content:
                 first = content[0]
                 position = items.index(first) + 1
-                named = {i: error_text({"error": item["error"]}) for i, item in enumerate(items)
-                         if "error" in item and item.get("status") not in RETRYABLE_STATUSES}
-                raise BatchRejected(f"{error_text({'error': first['error']})} "
-                                    f"[document {position} of {len(lines)}, "
-                                    f"{len(content)} refused]",
-                                    refused=named)
-            time.sleep(min(30.0, 0.5 * 2 ** attempt))
-        raise RuntimeError(f"_bulk into {self.index}: the engine kept rejecting the batch "
-                           f"as overloaded after {BULK_RETRIES} tries")
+                named = {
+                    i: error_text({"error": item["error"]})
+                    for i, item in enumerate(items)
+                    if "error" in item and item.get("status") not in RETRYABLE_STATUSES
+                }
+                raise BatchRejected(
+                    f"{error_text({'error': first['error']})} "
+                    f"[document {position} of {len(lines)}, "
+                    f"{len(content)} refused]",
+                    refused=named,
+                )
+            time.sleep(min(30.0, 0.5 * 2**attempt))
+        raise RuntimeError(
+            f"_bulk into {self.index}: the engine kept rejecting the batch "
+            f"as overloaded after {BULK_RETRIES} tries"
+        )
 
     def _send(self, body: bytes) -> dict[str, Any]:
         try:
@@ -94,12 +103,18 @@ class BulkLoader(Loader):
         if not ids:
             return
         body = b"".join(b'{"delete":{"_id":' + orjson.dumps(i) + b"}}\n" for i in ids)
-        answer = self.client.request("POST", f"/{quote(self.index)}/_bulk?refresh=false"
-                                             "&filter_path=errors,items.*.error",
-                                     body, content_type=NDJSON, what="_bulk delete")
+        answer = self.client.request(
+            "POST",
+            f"/{quote(self.index)}/_bulk?refresh=false&filter_path=errors,items.*.error",
+            body,
+            content_type=NDJSON,
+            what="_bulk delete",
+        )
         if answer.get("errors"):
-            raise RuntimeError(f"could not delete the indexed part of a refused batch from "
-                               f"{self.index}: {answer.get('items', [])[:1]}")
+            raise RuntimeError(
+                f"could not delete the indexed part of a refused batch from "
+                f"{self.index}: {answer.get('items', [])[:1]}"
+            )
 
     def close(self) -> None:
         self.client.close()

@@ -34,7 +34,7 @@ def compound_file_entries(cfe: Path) -> dict[str, int] | None:
             nonlocal pos
             length = vint()
             pos += length
-            return data[pos - length:pos].decode()
+            return data[pos - length : pos].decode()
 
         string()  # codec name
         pos += 4 + 16  # version (big-endian int), segment id
@@ -43,7 +43,7 @@ def compound_file_entries(cfe: Path) -> dict[str, int] | None:
         for _ in range(vint()):
             name = string()
             pos += 8  # offset (little-endian long)
-            length = int.from_bytes(data[pos:pos + 8], "little")
+            length = int.from_bytes(data[pos : pos + 8], "little")
             pos += 8
             sizes[os.path.splitext(name)[1] or name] += length
         return dict(sizes)

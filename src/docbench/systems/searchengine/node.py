@@ -60,10 +60,21 @@ class SearchNode(server.ManagedServer):
     # adopted server JVM went too (by PID and start time, never a reused PID).
     stop_timeout = 60.0
 
-    def __init__(self, distribution: type[SearchEngineBase], install_dir: Path, workdir: Path,
-                 node_name: str = "docbench", heap_bytes: int | None = None) -> None:
-        super().__init__(workdir, workdir / f"{distribution.name}.log", port_file=workdir / "ports",
-                         user=server.ensure_unprivileged_user(), cwd=workdir)
+    def __init__(
+        self,
+        distribution: type[SearchEngineBase],
+        install_dir: Path,
+        workdir: Path,
+        node_name: str = "docbench",
+        heap_bytes: int | None = None,
+    ) -> None:
+        super().__init__(
+            workdir,
+            workdir / f"{distribution.name}.log",
+            port_file=workdir / "ports",
+            user=server.ensure_unprivileged_user(),
+            cwd=workdir,
+        )
         self.distribution = distribution
         self.node_name = node_name
         self.heap_bytes = heap_bytes
@@ -107,12 +118,15 @@ class SearchNode(server.ManagedServer):
                     f"{self.display_name} runs as the unprivileged user {self.user.pw_name!r} "
                     f"(it refuses root), which cannot enter {blocked}; put docbench's work "
                     f"directory somewhere it can reach (DOCBENCH_HOME=...) or allow traversal "
-                    f"(chmod o+x {blocked})")
+                    f"(chmod o+x {blocked})"
+                )
             blocked = server.first_blocked_ancestor(self.install_dir / "bin", self.user)
             if blocked:
-                raise RuntimeError(f"the unprivileged user {self.user.pw_name!r} cannot enter "
-                                   f"{blocked} where {self.display_name} is installed "
-                                   f"(chmod o+x {blocked})")
+                raise RuntimeError(
+                    f"the unprivileged user {self.user.pw_name!r} cannot enter "
+                    f"{blocked} where {self.display_name} is installed "
+                    f"(chmod o+x {blocked})"
+                )
             os.chmod(self.workdir, os.stat(self.workdir).st_mode | stat.S_IXOTH)
         for directory in (self.data_dir, self.logs_dir, self.tmp_dir):
             directory.mkdir(exist_ok=True)
@@ -122,8 +136,11 @@ class SearchNode(server.ManagedServer):
             shutil.rmtree(self.config_dir)
         shutil.copytree(self.install_dir / "config", self.config_dir)
         options = self.config_dir / "jvm.options"
-        kept = [ln for ln in options.read_text().splitlines()
-                if not re.search(r"-Xlog:|-Xloggc|HeapDump|-XX:ErrorFile|GCLog|PrintGC", ln)]
+        kept = [
+            ln
+            for ln in options.read_text().splitlines()
+            if not re.search(r"-Xlog:|-Xloggc|HeapDump|-XX:ErrorFile|GCLog|PrintGC", ln)
+        ]
         kept.append(f"-XX:ErrorFile={self.logs_dir}/hs_err_pid%p.log")
         options.write_text("\n".join(kept) + "\n")
 
@@ -159,20 +176,29 @@ class SearchNode(server.ManagedServer):
         dist = self.distribution
         java_home = find_java_home(dist.java_versions)
         if java_home is None:
-            raise RuntimeError(f"{self.display_name} needs a JDK "
-                               f"{' or '.join(map(str, dist.java_versions))} under /usr/lib/jvm "
-                               f"(or DOCBENCH_JAVA_HOME)")
+            raise RuntimeError(
+                f"{self.display_name} needs a JDK "
+                f"{' or '.join(map(str, dist.java_versions))} under /usr/lib/jvm "
+                f"(or DOCBENCH_JAVA_HOME)"
+            )
         heap = (self.heap_bytes or heap_size()) // MiB
-        env = {key: value for key, value in os.environ.items()
-               if not key.startswith(("ES_", "OPENSEARCH_", "JAVA_HOME", "JAVA_TOOL_OPTIONS",
-                                      "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"))}
-        env.update({
-            dist.java_home_env: str(java_home),
-            dist.java_opts_env: f"-Xms{heap}m -Xmx{heap}m",
-            dist.path_conf_env: str(self.config_dir),
-            dist.tmpdir_env: str(self.tmp_dir),
-            "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8",
-        })
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(
+                ("ES_", "OPENSEARCH_", "JAVA_HOME", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")
+            )
+        }
+        env.update(
+            {
+                dist.java_home_env: str(java_home),
+                dist.java_opts_env: f"-Xms{heap}m -Xmx{heap}m",
+                dist.path_conf_env: str(self.config_dir),
+                dist.tmpdir_env: str(self.tmp_dir),
+                "LC_ALL": "C.UTF-8",
+                "LANG": "C.UTF-8",
+            }
+        )
         if self.user is not None:
             env["HOME"] = str(self.workdir)
             env["USER"] = env["LOGNAME"] = self.user.pw_name
@@ -190,8 +216,12 @@ class SearchNode(server.ManagedServer):
         """The node answers, and its cluster has all its nodes and is at least yellow."""
         client = HttpClient(f"http://127.0.0.1:{ports[0]}", timeout=5)
         try:
-            return bool(client.request("GET", "/_cluster/health?wait_for_status=yellow"
-                                              f"&wait_for_nodes={self.cluster_size}&timeout=1s"))
+            return bool(
+                client.request(
+                    "GET",
+                    f"/_cluster/health?wait_for_status=yellow&wait_for_nodes={self.cluster_size}&timeout=1s",
+                )
+            )
         finally:
             client.close()
 
@@ -257,8 +287,9 @@ class SearchCluster(server.PortedServer):
     start_tries = 3
     reuse_tries = 1
 
-    def __init__(self, distribution: type[SearchEngineBase], install_dir: Path, workdir: Path,
-                 size: int) -> None:
+    def __init__(
+        self, distribution: type[SearchEngineBase], install_dir: Path, workdir: Path, size: int
+    ) -> None:
         if size < 2:
             raise ValueError("a cluster has at least two nodes (one node is a SearchNode)")
         super().__init__(workdir, port_file=workdir / "ports")
@@ -266,9 +297,12 @@ class SearchCluster(server.PortedServer):
         self.port_count = 2 * size
         # The heap one node would get, shared: N nodes fit where one did (at least 512 MiB).
         heap = max(heap_size() // size, 512 * MiB) // MiB * MiB
-        self.nodes = [SearchNode(distribution, install_dir, workdir / f"node-{i}",
-                                 node_name=f"docbench-{i}", heap_bytes=heap)
-                      for i in range(1, size + 1)]
+        self.nodes = [
+            SearchNode(
+                distribution, install_dir, workdir / f"node-{i}", node_name=f"docbench-{i}", heap_bytes=heap
+            )
+            for i in range(1, size + 1)
+        ]
         for node in self.nodes:
             node.cluster_size = size
         self.bootstrapped = workdir / ".cluster-formed"
@@ -344,8 +378,11 @@ class SearchCluster(server.PortedServer):
                 node.await_ready(pair, timeout)
             except BaseException as error:  # noqa: BLE001 - collected, raised below
                 errors.append(error)
-        threads = [threading.Thread(target=wait, args=(node, pair))
-                   for node, pair in zip(self.nodes, pairs, strict=True)]
+
+        threads = [
+            threading.Thread(target=wait, args=(node, pair))
+            for node, pair in zip(self.nodes, pairs, strict=True)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

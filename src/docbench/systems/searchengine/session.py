@@ -49,8 +49,9 @@ class SearchSession(QuerySession):
             raise RuntimeError("the search timed out")
         shards = answer.get("_shards", {})
         if shards.get("failed"):
-            raise RuntimeError(f"search failed on {shards['failed']} shard(s): "
-                               f"{shards.get('failures', [])[:1]}")
+            raise RuntimeError(
+                f"search failed on {shards['failed']} shard(s): {shards.get('failures', [])[:1]}"
+            )
         return answer
 
     def _composite(self, body: dict[str, Any], stats: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -84,8 +85,7 @@ class SearchSession(QuerySession):
 
     def alternatives(self, query_number: int, text: str) -> dict[str, bool]:
         """Q2 also in the usual (approximate) way: terms + cardinality, beside the exact form."""
-        return {"cardinality": True} if query_number == 2 and "cardinality" in json.loads(text) \
-            else {}
+        return {"cardinality": True} if query_number == 2 and "cardinality" in json.loads(text) else {}
 
     def execute_alternative(self, name: str, query_number: int, text: str) -> QueryOutcome:
         stats: dict[str, Any] = {}
@@ -99,7 +99,8 @@ class SearchSession(QuerySession):
 
     def _heap_used(self) -> int:
         answer = self.client.request(
-            "GET", "/_nodes/_local/stats/jvm?filter_path=nodes.*.jvm.mem.heap_used_in_bytes")
+            "GET", "/_nodes/_local/stats/jvm?filter_path=nodes.*.jvm.mem.heap_used_in_bytes"
+        )
         return int(next(iter(answer["nodes"].values()))["jvm"]["mem"]["heap_used_in_bytes"])
 
     @staticmethod
@@ -107,21 +108,26 @@ class SearchSession(QuerySession):
         other = int(aggregation.get("sum_other_doc_count", 0) or 0)
         if other:
             stats["truncated"] = stats.get("truncated", 0) + other
-            raise RuntimeError(f"terms aggregation too small: {other} documents in groups "
-                               f"beyond its size (raise \"size\" in queries.json)")
+            raise RuntimeError(
+                f"terms aggregation too small: {other} documents in groups "
+                f'beyond its size (raise "size" in queries.json)'
+            )
         # On several shards each shard sends its top terms: a non-zero bound means a count may
         # be short (no approximate answer is passed off as exact).
         error_bound = int(aggregation.get("doc_count_error_upper_bound", 0) or 0)
         if error_bound:
-            raise RuntimeError(f"terms aggregation inexact across shards (counts may be short "
-                               f"by up to {error_bound}): raise \"size\" in queries.json")
+            raise RuntimeError(
+                f"terms aggregation inexact across shards (counts may be short "
+                f'by up to {error_bound}): raise "size" in queries.json'
+            )
 
     def _q1(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
         answer = self._search(query["request"], stats)
         aggs = answer["aggregations"]
         self._check_complete(aggs["collections"], stats)
-        rows: list[tuple[Any, ...]] = [(b["key"], int(b["doc_count"]))
-                                       for b in aggs["collections"]["buckets"]]
+        rows: list[tuple[Any, ...]] = [
+            (b["key"], int(b["doc_count"])) for b in aggs["collections"]["buckets"]
+        ]
         missing = int(aggs["no_collection"]["doc_count"])
         if missing:
             rows.append((None, missing))
@@ -143,8 +149,7 @@ class SearchSession(QuerySession):
     def _q2_cardinality(self, request: dict[str, Any], stats: dict[str, Any]) -> list[list[Any]]:
         answer = self._search(request, stats)
         aggregation = answer["aggregations"]["collections"]
-        rows = [[b["key"], int(b["doc_count"]), int(b["users"]["value"])]
-                for b in aggregation["buckets"]]
+        rows = [[b["key"], int(b["doc_count"]), int(b["users"]["value"])] for b in aggregation["buckets"]]
         rows.sort(key=lambda r: -r[1])
         return rows
 
@@ -169,9 +174,11 @@ class SearchSession(QuerySession):
         # Every user's first post, paged (exact on several shards: a terms aggregation ordered
         # by its min sub-aggregation would pick each shard's top users only), ranked here.
         limit = int(query.get("limit", 3))
-        firsts = [(_integer(b["first"]["value"]), b["key"]["did"])
-                  for b in self._composite(query["request"], stats)
-                  if b["first"]["value"] is not None]
+        firsts = [
+            (_integer(b["first"]["value"]), b["key"]["did"])
+            for b in self._composite(query["request"], stats)
+            if b["first"]["value"] is not None
+        ]
         firsts.sort()
         return [(did, first) for first, did in firsts[:limit]]
 
@@ -198,8 +205,12 @@ class SearchSession(QuerySession):
         summary = []
         for shard in shards:
             for search in shard.get("searches", []):
-                summary.append({"query": [_profile_tree(q) for q in search.get("query", [])],
-                                "collector": search.get("collector", [])[:1]})
+                summary.append(
+                    {
+                        "query": [_profile_tree(q) for q in search.get("query", [])],
+                        "collector": search.get("collector", [])[:1],
+                    }
+                )
             summary.append({"aggregations": [_profile_tree(a) for a in shard.get("aggregations", [])]})
         return json.dumps({"request": query["request"], "profile": summary}, indent=1)
 
@@ -231,8 +242,11 @@ def _integer(value: Any) -> int:
 
 
 def _profile_tree(node: dict[str, Any]) -> dict[str, Any]:
-    out = {"type": node.get("type"), "description": node.get("description"),
-           "time_ms": round(int(node.get("time_in_nanos", 0)) / 1e6, 3)}
+    out = {
+        "type": node.get("type"),
+        "description": node.get("description"),
+        "time_ms": round(int(node.get("time_in_nanos", 0)) / 1e6, 3),
+    }
     children = [_profile_tree(c) for c in node.get("children", [])]
     if children:
         out["children"] = children

@@ -16,8 +16,15 @@ from docbench.systems.searchengine.index import index_path, index_uuid, refresh
 if TYPE_CHECKING:
     from docbench.systems.searchengine.engine import SearchEngineBase
 
-_DISK_USAGE_PARTS = ("inverted_index", "stored_fields", "doc_values", "points", "norms",
-                     "term_vectors", "knn_vectors")
+_DISK_USAGE_PARTS = (
+    "inverted_index",
+    "stored_fields",
+    "doc_values",
+    "points",
+    "norms",
+    "term_vectors",
+    "knn_vectors",
+)
 
 
 def index_storage(engine: SearchEngineBase, index: str, detail: dict[str, Any] | None = None) -> StorageSize:
@@ -28,8 +35,10 @@ def index_storage(engine: SearchEngineBase, index: str, detail: dict[str, Any] |
     primaries = stats["indices"][index]["primaries"]
     total = int(primaries["store"]["size_in_bytes"])
     out: dict[str, Any] = {
-        "docs": primaries["docs"]["count"], "deleted_docs": primaries["docs"]["deleted"],
-        "segments": primaries["segments"]["count"], **(detail or {}),
+        "docs": primaries["docs"]["count"],
+        "deleted_docs": primaries["docs"]["deleted"],
+        "segments": primaries["segments"]["count"],
+        **(detail or {}),
     }
     data = part_index = None
     usage = disk_usage(client, index)
@@ -45,8 +54,9 @@ def index_storage(engine: SearchEngineBase, index: str, detail: dict[str, Any] |
             stored = lucene.stored_field_bytes(files)
             data, part_index = stored, total - stored
             out["files_by_extension"] = files
-            out["split_from"] = ("Lucene files: stored fields .fdt/.fdx/.fdm (_source, _id) "
-                                 "= data, the rest = index")
+            out["split_from"] = (
+                "Lucene files: stored fields .fdt/.fdx/.fdm (_source, _id) = data, the rest = index"
+            )
     on_disk = directory_size(data_dir) if data_dir is not None else None
     return StorageSize(total=total, data=data, index=part_index, on_disk=on_disk, detail=out)
 
@@ -54,8 +64,9 @@ def index_storage(engine: SearchEngineBase, index: str, detail: dict[str, Any] |
 def disk_usage(client: HttpClient, index: str) -> dict[str, Any] | None:
     """Elasticsearch's _disk_usage API: bytes per structure, per field (not in OpenSearch)."""
     try:
-        answer = client.request("POST", f"{index_path(index)}/_disk_usage"
-                                        "?run_expensive_tasks=true&flush=true")
+        answer = client.request(
+            "POST", f"{index_path(index)}/_disk_usage?run_expensive_tasks=true&flush=true"
+        )
     except SearchEngineError:
         return None
     usage = answer.get(index)
@@ -72,9 +83,11 @@ def disk_usage(client: HttpClient, index: str) -> dict[str, Any] | None:
             if value is not None:
                 sums[part] += int(value)
     largest = dict(sorted(per_field.items(), key=lambda kv: -kv[1])[:10])
-    return {"stored_fields_bytes": sums.get("stored_fields", 0),
-            "disk_usage": {f"{k}_bytes": v for k, v in sums.items()},
-            "largest_fields": largest}
+    return {
+        "stored_fields_bytes": sums.get("stored_fields", 0),
+        "disk_usage": {f"{k}_bytes": v for k, v in sums.items()},
+        "largest_fields": largest,
+    }
 
 
 def _lucene_files(client: HttpClient, index: str, data_dir: Any) -> dict[str, int]:

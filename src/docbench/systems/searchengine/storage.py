@@ -67,33 +67,53 @@ from docbench.systems.searchengine.sizes import index_storage
 
 _PATH = search_index.index_path(TABLE)
 
-_NO_SOURCE = ("_source disabled: the documents cannot be retrieved any more (a search returns "
-              "the key from its doc values, never the payload, kept only as indexed words)")
+_NO_SOURCE = (
+    "_source disabled: the documents cannot be retrieved any more (a search returns "
+    "the key from its doc values, never the payload, kept only as indexed words)"
+)
 
 
 def variants() -> list[Variant]:
     return [
-        Variant("default", "payload text-indexed, _source kept, codec default (LZ4)",
-                role="default", settings={"source": True, "codec": "default"}),
-        Variant("best_compression", "payload text-indexed, _source kept, codec best_compression",
-                role="best", settings={"source": True, "codec": "best_compression"}),
-        Variant("no_source", f"payload text-indexed, {_NO_SOURCE}, codec default", role="alt",
-                settings={"source": False, "codec": "default", "retains_structure": False}),
-        Variant("no_source_best_compression", f"payload text-indexed, {_NO_SOURCE}, "
-                "codec best_compression", role="alt",
-                settings={"source": False, "codec": "best_compression", "retains_structure": False}),
+        Variant(
+            "default",
+            "payload text-indexed, _source kept, codec default (LZ4)",
+            role="default",
+            settings={"source": True, "codec": "default"},
+        ),
+        Variant(
+            "best_compression",
+            "payload text-indexed, _source kept, codec best_compression",
+            role="best",
+            settings={"source": True, "codec": "best_compression"},
+        ),
+        Variant(
+            "no_source",
+            f"payload text-indexed, {_NO_SOURCE}, codec default",
+            role="alt",
+            settings={"source": False, "codec": "default", "retains_structure": False},
+        ),
+        Variant(
+            "no_source_best_compression",
+            f"payload text-indexed, {_NO_SOURCE}, codec best_compression",
+            role="alt",
+            settings={"source": False, "codec": "best_compression", "retains_structure": False},
+        ),
     ]
 
 
 def index_definition(variant: Variant) -> dict[str, Any]:
     return {
-        "settings": {"index": {
-            "number_of_shards": 1, "number_of_replicas": 0,
-            "codec": variant.settings["codec"],
-            # Refreshed once in finish(), as the analytics load (a refresh per second would
-            # only make small segments to merge).
-            "refresh_interval": "-1",
-        }},
+        "settings": {
+            "index": {
+                "number_of_shards": 1,
+                "number_of_replicas": 0,
+                "codec": variant.settings["codec"],
+                # Refreshed once in finish(), as the analytics load (a refresh per second would
+                # only make small segments to merge).
+                "refresh_interval": "-1",
+            }
+        },
         "mappings": {
             "_source": {"enabled": bool(variant.settings["source"])},
             "dynamic": "strict",
@@ -149,15 +169,24 @@ class SearchStorageBase(StorageMatrixTarget):
         search_index.merge_to_one_segment(self.engine, TABLE)
 
     def sizes(self) -> StorageSize:
-        storage = index_storage(self.engine, TABLE, {"codec": self.variant.settings.get("codec"),
-                                                     "source": self.variant.settings.get("source")})
+        storage = index_storage(
+            self.engine,
+            TABLE,
+            {"codec": self.variant.settings.get("codec"), "source": self.variant.settings.get("source")},
+        )
         detail = dict(storage.detail)
-        detail.update({"table": storage.data, "index": storage.index,
-                       "payload_mapping": "text (standard analyzer)"})
+        detail.update(
+            {"table": storage.data, "index": storage.index, "payload_mapping": "text (standard analyzer)"}
+        )
         if self.recovery_source is not None:
             detail["recovery_source"] = self.recovery_source
-        return StorageSize(total=storage.total, data=storage.data, index=storage.index,
-                           on_disk=storage.on_disk, detail=detail)
+        return StorageSize(
+            total=storage.total,
+            data=storage.data,
+            index=storage.index,
+            on_disk=storage.on_disk,
+            detail=detail,
+        )
 
     # ----- _recovery_source (see the module docstring) -------------------------------------
     def _prepare_recovery_source_pruning(self) -> dict[str, Any]:
@@ -170,8 +199,7 @@ class SearchStorageBase(StorageMatrixTarget):
         client.request("POST", f"{_PATH}/_flush")
         waited = wait_for_retention_leases(client, TABLE, LEASE_TIMEOUT)
         if waited is None:
-            return {"pruned": False,
-                    "reason": f"the retention lease did not move in {LEASE_TIMEOUT:.0f} s"}
+            return {"pruned": False, "reason": f"the retention lease did not move in {LEASE_TIMEOUT:.0f} s"}
         return {"pruned": True, "lease_wait_seconds": round(waited, 1)}
 
     def _reindex_last_document(self) -> bool:
@@ -179,10 +207,15 @@ class SearchStorageBase(StorageMatrixTarget):
             return False
         key, payload = self.last_row
         client = self.engine.client()
-        hits = client.request("POST", f"{_PATH}/_search", {
-            "query": {"term": {"key": key}}, "size": 1, "_source": False})["hits"]["hits"]
+        hits = client.request(
+            "POST", f"{_PATH}/_search", {"query": {"term": {"key": key}}, "size": 1, "_source": False}
+        )["hits"]["hits"]
         if not hits:
             return False
-        client.request("PUT", f"{_PATH}/_doc/{quote(hits[0]['_id'], safe='')}?refresh=true",
-                       document_json(key, payload).encode(), what="re-index a document")
+        client.request(
+            "PUT",
+            f"{_PATH}/_doc/{quote(hits[0]['_id'], safe='')}?refresh=true",
+            document_json(key, payload).encode(),
+            what="re-index a document",
+        )
         return True

@@ -90,23 +90,38 @@ RETRY_ON_CONFLICT = 3
 
 
 def variants() -> list[Variant]:
-    return [Variant("default", "index docbench_ycsb, _id = ycsb_key (point operations), ycsb_key "
-                    "keyword; field1-10 in _source only",
-                    settings={"type": "_source", "index": "_id + keyword"})]
+    return [
+        Variant(
+            "default",
+            "index docbench_ycsb, _id = ycsb_key (point operations), ycsb_key "
+            "keyword; field1-10 in _source only",
+            settings={"type": "_source", "index": "_id + keyword"},
+        )
+    ]
 
 
 def index_definition() -> dict[str, Any]:
     payload = {"type": "keyword", "index": False, "doc_values": False}
     return {
-        "settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0,
-                               "refresh_interval": "-1",
-                               # The store size in _stats is otherwise cached for 10 s: the
-                               # size right after the update would be the one before it.
-                               "store": {"stats_refresh_interval": "0s"}}},
+        "settings": {
+            "index": {
+                "number_of_shards": 1,
+                "number_of_replicas": 0,
+                "refresh_interval": "-1",
+                # The store size in _stats is otherwise cached for 10 s: the
+                # size right after the update would be the one before it.
+                "store": {"stats_refresh_interval": "0s"},
+            }
+        },
         "mappings": {
-            "dynamic_templates": [{"new_strings_as_keyword": {
-                "match_mapping_type": "string",
-                "mapping": {"type": "keyword", "ignore_above": 256}}}],
+            "dynamic_templates": [
+                {
+                    "new_strings_as_keyword": {
+                        "match_mapping_type": "string",
+                        "mapping": {"type": "keyword", "ignore_above": 256},
+                    }
+                }
+            ],
             "properties": {"ycsb_key": {"type": "keyword"}, **{f: payload for f in FIELDS}},
         },
     }
@@ -127,8 +142,9 @@ class SearchKeyValueSession(KeyValueSession):
         self.prefix = f"/{quote(spec['index'])}"
 
     def read(self, key: str) -> dict[str, Any] | None:
-        answer = self.client.request("GET", f"{self.prefix}/_doc/{quote(key, safe='')}"
-                                            "?filter_path=found,_source,error", ok=(200, 404))
+        answer = self.client.request(
+            "GET", f"{self.prefix}/_doc/{quote(key, safe='')}?filter_path=found,_source,error", ok=(200, 404)
+        )
         if isinstance(answer, dict) and answer.get("found"):
             return answer["_source"]
         if isinstance(answer, dict) and "error" in answer:
@@ -139,8 +155,10 @@ class SearchKeyValueSession(KeyValueSession):
         """1 when the document exists, whether the engine answers ``updated`` or ``noop``
         (detect_noop: the value was already there), as PostgreSQL's rowcount and MongoDB's
         matched_count count a matched row; 0 when there is no such document."""
-        path = (f"{self.prefix}/_update/{quote(key, safe='')}"
-                f"?retry_on_conflict={RETRY_ON_CONFLICT}&filter_path=result,error.type")
+        path = (
+            f"{self.prefix}/_update/{quote(key, safe='')}"
+            f"?retry_on_conflict={RETRY_ON_CONFLICT}&filter_path=result,error.type"
+        )
         try:
             answer = self.client.request("POST", path, {"doc": {field: value}})
         except SearchEngineError as error:
@@ -151,8 +169,9 @@ class SearchKeyValueSession(KeyValueSession):
 
     def insert(self, doc: dict[str, Any]) -> None:
         # _create: a second document with the same key is refused, like a unique index.
-        self.client.request("PUT", f"{self.prefix}/_create/{quote(doc['ycsb_key'], safe='')}"
-                                   "?filter_path=result", doc)
+        self.client.request(
+            "PUT", f"{self.prefix}/_create/{quote(doc['ycsb_key'], safe='')}?filter_path=result", doc
+        )
 
     def close(self) -> None:
         self.client.close()
@@ -189,19 +208,32 @@ class NonBlockingSearchSession(SearchKeyValueSession, NonBlockingSession):
 
     def send_read(self, key: str) -> None:
         self.kind, self.key = "read", key
-        self.http.send(b"GET", self.index_path + b"/_doc/" + quote(key, safe="").encode()
-                       + b"?filter_path=found,_source,error")
+        self.http.send(
+            b"GET",
+            self.index_path + b"/_doc/" + quote(key, safe="").encode() + b"?filter_path=found,_source,error",
+        )
 
     def send_update(self, key: str, field: str, value: str) -> None:
         self.kind, self.key = "update", key
-        self.http.send(b"POST", self.index_path + b"/_update/" + quote(key, safe="").encode()
-                       + f"?retry_on_conflict={RETRY_ON_CONFLICT}&filter_path=result,error.type".encode(),
-                       orjson.dumps({"doc": {field: value}}))
+        self.http.send(
+            b"POST",
+            self.index_path
+            + b"/_update/"
+            + quote(key, safe="").encode()
+            + f"?retry_on_conflict={RETRY_ON_CONFLICT}&filter_path=result,error.type".encode(),
+            orjson.dumps({"doc": {field: value}}),
+        )
 
     def send_insert(self, doc: dict[str, Any]) -> None:
         self.kind, self.key = "insert", doc["ycsb_key"]
-        self.http.send(b"PUT", self.index_path + b"/_create/" + quote(doc["ycsb_key"], safe="").encode()
-                       + b"?filter_path=result", orjson.dumps(doc))
+        self.http.send(
+            b"PUT",
+            self.index_path
+            + b"/_create/"
+            + quote(doc["ycsb_key"], safe="").encode()
+            + b"?filter_path=result",
+            orjson.dumps(doc),
+        )
 
     def receive(self) -> int | None:
         answer = self.http.receive()
@@ -255,9 +287,13 @@ class SearchUpdatesBase(UpdatesTarget):
     def engine_info(self) -> dict[str, Any]:
         modules = self.engine.modules()
         missing = sorted(UPDATE_BY_QUERY_MODULES - modules)
-        return {"version": server_version(self.client())[1], "modules": sorted(modules),
-                UPDATE_BY_QUERY: "available" if not missing
-                else f"not measured: the node lacks the module(s) {', '.join(missing)}"}
+        return {
+            "version": server_version(self.client())[1],
+            "modules": sorted(modules),
+            UPDATE_BY_QUERY: "available"
+            if not missing
+            else f"not measured: the node lacks the module(s) {', '.join(missing)}",
+        }
 
     # loading ----------------------------------------------------------------------------
     def create(self) -> None:
@@ -266,15 +302,22 @@ class SearchUpdatesBase(UpdatesTarget):
 
     def load(self, docs: list[bytes]) -> None:
         for start in range(0, len(docs), LOAD_CHUNK):
-            body = b"".join(b'{"index":{"_id":' + orjson.dumps(orjson.loads(line)["ycsb_key"])
-                            + b"}}\n" + line + b"\n" for line in docs[start:start + LOAD_CHUNK])
+            body = b"".join(
+                b'{"index":{"_id":' + orjson.dumps(orjson.loads(line)["ycsb_key"]) + b"}}\n" + line + b"\n"
+                for line in docs[start : start + LOAD_CHUNK]
+            )
             self._bulk(body)
 
     def _bulk(self, body: bytes) -> dict[str, Any]:
         answer = self.engine.long_request(
-            "POST", f"{self.prefix}/_bulk?refresh=false"
-                    "&filter_path=errors,items.*.result,items.*.status,items.*.error",
-            body, timeout=BULK_TIMEOUT, content_type=NDJSON, what="_bulk")
+            "POST",
+            f"{self.prefix}/_bulk?refresh=false"
+            "&filter_path=errors,items.*.result,items.*.status,items.*.error",
+            body,
+            timeout=BULK_TIMEOUT,
+            content_type=NDJSON,
+            what="_bulk",
+        )
         error = _bulk_errors(answer)
         if error:
             raise RuntimeError(f"_bulk into {INDEX}: {error}")
@@ -291,8 +334,7 @@ class SearchUpdatesBase(UpdatesTarget):
     def count_field(self, field: str, value: str) -> int:
         client = self.client()
         search_index.refresh(client, INDEX)
-        answer = client.request("POST", f"{self.prefix}/_count",
-                                {"query": {"term": {field: value}}})
+        answer = client.request("POST", f"{self.prefix}/_count", {"query": {"term": {field: value}}})
         return int(answer["count"])
 
     # the bulk update --------------------------------------------------------------------
@@ -311,13 +353,18 @@ class SearchUpdatesBase(UpdatesTarget):
     def _update_by_query(self, field: str, value: str) -> int:
         script = {"lang": "painless", "source": SCRIPT, "params": {"field": field, "value": value}}
         answer = self.engine.long_request(
-            "POST", f"{self.prefix}/_update_by_query?wait_for_completion=true&refresh=true"
-                    "&conflicts=abort", {"script": script}, timeout=MERGE_TIMEOUT,
-            what="_update_by_query")
+            "POST",
+            f"{self.prefix}/_update_by_query?wait_for_completion=true&refresh=true&conflicts=abort",
+            {"script": script},
+            timeout=MERGE_TIMEOUT,
+            what="_update_by_query",
+        )
         if answer.get("failures") or answer.get("timed_out"):
             raise RuntimeError(f"_update_by_query failed: {str(answer.get('failures'))[:500]}")
-        self._last_bulk = {key: answer.get(key) for key in
-                           ("took", "total", "updated", "noops", "version_conflicts", "batches")}
+        self._last_bulk = {
+            key: answer.get(key)
+            for key in ("took", "total", "updated", "noops", "version_conflicts", "batches")
+        }
         return int(answer["updated"])
 
     def _scroll_ids(self) -> Iterator[list[str]]:
@@ -325,14 +372,19 @@ class SearchUpdatesBase(UpdatesTarget):
         the updates made meanwhile do not move documents between pages)."""
         client = self.client()
         answer = client.request(
-            "POST", f"{self.prefix}/_search?scroll={SCROLL_KEEP_ALIVE}&filter_path=_scroll_id,hits.hits._id",
-            {"size": SCROLL_PAGE, "sort": ["_doc"], "_source": False})
+            "POST",
+            f"{self.prefix}/_search?scroll={SCROLL_KEEP_ALIVE}&filter_path=_scroll_id,hits.hits._id",
+            {"size": SCROLL_PAGE, "sort": ["_doc"], "_source": False},
+        )
         scroll_id = answer["_scroll_id"]
         try:
             while hits := (answer.get("hits") or {}).get("hits"):
                 yield [hit["_id"] for hit in hits]
-                answer = client.request("POST", "/_search/scroll?filter_path=_scroll_id,hits.hits._id",
-                                        {"scroll": SCROLL_KEEP_ALIVE, "scroll_id": scroll_id})
+                answer = client.request(
+                    "POST",
+                    "/_search/scroll?filter_path=_scroll_id,hits.hits._id",
+                    {"scroll": SCROLL_KEEP_ALIVE, "scroll_id": scroll_id},
+                )
                 scroll_id = answer.get("_scroll_id", scroll_id)
         finally:
             with contextlib.suppress(Exception):
@@ -349,8 +401,12 @@ class SearchUpdatesBase(UpdatesTarget):
             noops += results.count("noop")
             pages += 1
         search_index.refresh(self.client(), INDEX)
-        self._last_bulk = {"updated": updated, "noops": noops, "bulk_requests": pages,
-                           "page_size": SCROLL_PAGE}
+        self._last_bulk = {
+            "updated": updated,
+            "noops": noops,
+            "bulk_requests": pages,
+            "page_size": SCROLL_PAGE,
+        }
         return updated
 
     def maintain(self) -> str:
@@ -360,11 +416,17 @@ class SearchUpdatesBase(UpdatesTarget):
         client.request("POST", f"{self.prefix}/_flush")
         waited = self._wait_for_retention_leases()
         started = time.perf_counter()
-        self.engine.long_request("POST", f"{self.prefix}/_forcemerge?only_expunge_deletes=true",
-                                 timeout=MERGE_TIMEOUT, what="force merge (expunge deletes)")
+        self.engine.long_request(
+            "POST",
+            f"{self.prefix}/_forcemerge?only_expunge_deletes=true",
+            timeout=MERGE_TIMEOUT,
+            what="force merge (expunge deletes)",
+        )
         search_index.refresh(client, INDEX)
-        return (f"_flush, {waited} for the soft-deletes retention lease to pass the update, "
-                f"_forcemerge?only_expunge_deletes=true ({time.perf_counter() - started:.2f} s)")
+        return (
+            f"_flush, {waited} for the soft-deletes retention lease to pass the update, "
+            f"_forcemerge?only_expunge_deletes=true ({time.perf_counter() - started:.2f} s)"
+        )
 
     def _wait_for_retention_leases(self) -> str:
         waited = wait_for_retention_leases(self.client(), INDEX, LEASE_TIMEOUT)

@@ -27,16 +27,26 @@ INDEX = "documents_paths"
 INDEXED_QUERIES = frozenset({1, 2, 3, 4, 5})
 
 VARIANTS: list[Variant] = [
-    Variant("jsonb", "JSONB blob column (jsonb() of each document), expression index on "
-            "the five paths", role="default",
-            settings={"column_type": "BLOB",
-                      "column_check": "json_type(doc) = 'object'",
-                      "value": "jsonb(CASE WHEN json_valid(?1) THEN ?1 ELSE 'x' END)"}),
-    Variant("text", "JSON text column with CHECK (json_valid(doc)), expression index on "
-            "the five paths", role="alt",
-            settings={"column_type": "TEXT",
-                      "column_check": "json_valid(doc) AND json_type(doc) = 'object'",
-                      "value": "?1"}),
+    Variant(
+        "jsonb",
+        "JSONB blob column (jsonb() of each document), expression index on the five paths",
+        role="default",
+        settings={
+            "column_type": "BLOB",
+            "column_check": "json_type(doc) = 'object'",
+            "value": "jsonb(CASE WHEN json_valid(?1) THEN ?1 ELSE 'x' END)",
+        },
+    ),
+    Variant(
+        "text",
+        "JSON text column with CHECK (json_valid(doc)), expression index on the five paths",
+        role="alt",
+        settings={
+            "column_type": "TEXT",
+            "column_check": "json_valid(doc) AND json_type(doc) = 'object'",
+            "value": "?1",
+        },
+    ),
 ]
 
 
@@ -71,8 +81,10 @@ class SQLiteAnalytics(AnalyticsAdapter):
         for statement in self._sql("index.sql"):
             self.finish_step(step_name(statement), functools.partial(con.execute, statement))
         # Move everything from the WAL into the database file so sizes are final.
-        self.finish_step("PRAGMA wal_checkpoint(TRUNCATE)",
-                         lambda: con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
+        self.finish_step(
+            "PRAGMA wal_checkpoint(TRUNCATE)",
+            lambda: con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall(),
+        )
 
     def native_load(self, files: list[Path]) -> None:
         """What a person would write: per file, executemany of the INSERT over the file's
@@ -83,8 +95,7 @@ class SQLiteAnalytics(AnalyticsAdapter):
         statement = self.insert_statement()
         for path in files:
             con.execute("BEGIN")
-            con.executemany(statement, ((line.decode("utf-8"),) for line in iter_lines(path)
-                                        if line.strip()))
+            con.executemany(statement, ((line.decode("utf-8"),) for line in iter_lines(path) if line.strip()))
             con.execute("COMMIT")
 
     def count(self) -> int:
@@ -96,8 +107,10 @@ class SQLiteAnalytics(AnalyticsAdapter):
         page_size = int(con.execute("PRAGMA page_size").fetchone()[0])
         page_count = int(con.execute("PRAGMA page_count").fetchone()[0])
         freelist = int(con.execute("PRAGMA freelist_count").fetchone()[0])
-        objects = {name: int(size) for name, size in con.execute(
-            "SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE")}
+        objects = {
+            name: int(size)
+            for name, size in con.execute("SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE")
+        }
         data = objects.get(TABLE, 0)
         index = objects.get(INDEX, 0)
         path = self.engine.path
@@ -110,8 +123,13 @@ class SQLiteAnalytics(AnalyticsAdapter):
             "database_file_bytes": path.stat().st_size if path.exists() else None,
             "wal_bytes": wal.stat().st_size if wal.exists() else 0,
         }
-        return StorageSize(total=page_count * page_size, data=data, index=index,
-                           on_disk=directory_size(self.engine.workdir), detail=detail)
+        return StorageSize(
+            total=page_count * page_size,
+            data=data,
+            index=index,
+            on_disk=directory_size(self.engine.workdir),
+            detail=detail,
+        )
 
     # ----- queries -------------------------------------------------------------------------
     def session_spec(self) -> dict[str, Any]:
@@ -125,8 +143,10 @@ class SQLiteAnalytics(AnalyticsAdapter):
         if query_number not in INDEXED_QUERIES or plan is None:
             return None
         if f"INDEX {INDEX}" not in plan:
-            return (f"Q{query_number} does not use the index {INDEX} (EXPLAIN QUERY PLAN: "
-                    f"{' | '.join(line.strip() for line in plan.splitlines())})")
+            return (
+                f"Q{query_number} does not use the index {INDEX} (EXPLAIN QUERY PLAN: "
+                f"{' | '.join(line.strip() for line in plan.splitlines())})"
+            )
         return None
 
 

@@ -50,9 +50,11 @@ class SQLiteEngine(Engine):
     display_name = "SQLite"
     embedded = True
     install_hint = "pip install sqlean.py"
-    notes = ("Embedded (in-process) SQLite from the sqlean.py package; single-threaded; WAL "
-             "with synchronous=NORMAL while loading; index on the five paths built after the "
-             "load. No engine-side timing (the worker's wall time is the engine's).")
+    notes = (
+        "Embedded (in-process) SQLite from the sqlean.py package; single-threaded; WAL "
+        "with synchronous=NORMAL while loading; index on the five paths built after the "
+        "load. No engine-side timing (the worker's wall time is the engine's)."
+    )
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
@@ -68,13 +70,17 @@ class SQLiteEngine(Engine):
         try:
             sqlean = sqlean_module()
         except ImportError as error:
-            return Availability(False, reason=f"the sqlean.py package is missing ({error})",
-                                install_hint=cls.install_hint)
+            return Availability(
+                False, reason=f"the sqlean.py package is missing ({error})", install_hint=cls.install_hint
+            )
         version = sqlean.sqlite_version
         if version_tuple(version) < MIN_VERSION:
-            return Availability(False, version=version,
-                                reason=f"SQLite {version} has no JSONB (needs 3.45+)",
-                                install_hint="pip install --upgrade sqlean.py")
+            return Availability(
+                False,
+                version=version,
+                reason=f"SQLite {version} has no JSONB (needs 3.45+)",
+                install_hint="pip install --upgrade sqlean.py",
+            )
         return Availability(True, version=version)
 
     def versions(self) -> dict[str, str]:

@@ -25,8 +25,9 @@ def _decode(lines: list[bytes]) -> list[tuple[str]]:
         try:
             line.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise BatchRejected(f"invalid UTF-8 in line {number} of the batch (SQLite text "
-                                f"must be UTF-8): {error}") from error
+            raise BatchRejected(
+                f"invalid UTF-8 in line {number} of the batch (SQLite text must be UTF-8): {error}"
+            ) from error
     raise AssertionError("unreachable")
 
 

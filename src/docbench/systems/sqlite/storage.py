@@ -21,10 +21,18 @@ from docbench.contracts.storage_documents import document_json
 from docbench.systems.sqlite.engine import SQLiteEngine, is_content_error, sqlean_module
 
 VARIANTS: list[Variant] = [
-    Variant("jsonb", "JSONB (binary JSON) BLOB column; no compression, overflow pages",
-            role="default", settings={"column_type": "BLOB", "value": "jsonb(?2)"}),
-    Variant("text", "JSON text column; no compression, overflow pages", role="other",
-            settings={"column_type": "TEXT", "value": "?2"}),
+    Variant(
+        "jsonb",
+        "JSONB (binary JSON) BLOB column; no compression, overflow pages",
+        role="default",
+        settings={"column_type": "BLOB", "value": "jsonb(?2)"},
+    ),
+    Variant(
+        "text",
+        "JSON text column; no compression, overflow pages",
+        role="other",
+        settings={"column_type": "TEXT", "value": "?2"},
+    ),
 ]
 
 
@@ -40,8 +48,10 @@ class SQLiteStorage(StorageMatrixTarget):
 
     def create(self) -> None:
         self.engine.remove_database()
-        self.con.execute(f"CREATE TABLE {TABLE} (key TEXT PRIMARY KEY, "
-                         f"doc {self.variant.settings['column_type']} NOT NULL)")
+        self.con.execute(
+            f"CREATE TABLE {TABLE} (key TEXT PRIMARY KEY, "
+            f"doc {self.variant.settings['column_type']} NOT NULL)"
+        )
 
     def insert(self, rows: list[tuple[str, str]]) -> None:
         value = self.variant.settings["value"]
@@ -67,18 +77,26 @@ class SQLiteStorage(StorageMatrixTarget):
         page_size = int(self.con.execute("PRAGMA page_size").fetchone()[0])
         pages = int(self.con.execute("PRAGMA page_count").fetchone()[0])
         free = int(self.con.execute("PRAGMA freelist_count").fetchone()[0])
-        detail: dict[str, Any] = {"page_size": page_size, "page_count": pages,
-                                  "freelist_count": free}
+        detail: dict[str, Any] = {"page_size": page_size, "page_count": pages, "freelist_count": free}
         table = index = None
         with contextlib.suppress(Exception):
-            stats = {name: (int(size), int(overflow)) for name, size, overflow in self.con.execute(
-                "SELECT name, sum(pgsize), sum(CASE WHEN pagetype = 'overflow' THEN pgsize "
-                "ELSE 0 END) FROM dbstat GROUP BY name").fetchall()}
+            stats = {
+                name: (int(size), int(overflow))
+                for name, size, overflow in self.con.execute(
+                    "SELECT name, sum(pgsize), sum(CASE WHEN pagetype = 'overflow' THEN pgsize "
+                    "ELSE 0 END) FROM dbstat GROUP BY name"
+                ).fetchall()
+            }
             table = stats.get(TABLE, (0, 0))[0]
-            index = sum(size for name, (size, _) in stats.items()
-                        if name.startswith("sqlite_autoindex_"))
-            detail.update({"table": table, "overflow": stats.get(TABLE, (0, 0))[1],
-                           "index": index, "schema": stats.get("sqlite_schema", (0, 0))[0]})
+            index = sum(size for name, (size, _) in stats.items() if name.startswith("sqlite_autoindex_"))
+            detail.update(
+                {
+                    "table": table,
+                    "overflow": stats.get(TABLE, (0, 0))[1],
+                    "index": index,
+                    "schema": stats.get("sqlite_schema", (0, 0))[0],
+                }
+            )
         total = (pages - free) * page_size
         on_disk = 0
         path = self.engine.path

@@ -15,8 +15,11 @@ from docbench.contracts.updates import KeyValueSession, UpdatesTarget
 from docbench.systems.sqlite.engine import SQLiteEngine, sqlean_module
 
 VARIANTS: list[Variant] = [
-    Variant("jsonb", "JSONB blob column, index on doc ->> '$.ycsb_key'", settings={
-        "type": "jsonb", "index": "expression"}),
+    Variant(
+        "jsonb",
+        "JSONB blob column, index on doc ->> '$.ycsb_key'",
+        settings={"type": "jsonb", "index": "expression"},
+    ),
 ]
 TABLE = "ycsb"
 KEY = "doc ->> '$.ycsb_key'"
@@ -33,8 +36,9 @@ class SQLiteKeyValueSession(KeyValueSession):
         return json.loads(row[0]) if row else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
-        cur = self.con.execute(f"UPDATE {TABLE} SET doc = jsonb_set(doc, ?, ?) WHERE {KEY} = ?",
-                               (f"$.{field}", value, key))
+        cur = self.con.execute(
+            f"UPDATE {TABLE} SET doc = jsonb_set(doc, ?, ?) WHERE {KEY} = ?", (f"$.{field}", value, key)
+        )
         return cur.rowcount
 
     def insert(self, doc: dict[str, Any]) -> None:
@@ -50,7 +54,8 @@ class SQLiteUpdates(UpdatesTarget):
     styles: ClassVar[list[str]] = ["jsonb_set", "jsonb_patch"]
     concurrency_note: ClassVar[str] = (
         "SQLite (WAL): readers run concurrently in any process; one writer at a time holds "
-        "the database's write lock (busy_timeout 60 s)")
+        "the database's write lock (busy_timeout 60 s)"
+    )
 
     def __init__(self, engine: SQLiteEngine, variant: Variant) -> None:
         super().__init__(engine, variant)
@@ -79,8 +84,9 @@ class SQLiteUpdates(UpdatesTarget):
     def load(self, docs: list[bytes]) -> None:
         con = self.con()
         con.execute("BEGIN")
-        con.executemany(f"INSERT INTO {TABLE} (doc) VALUES (jsonb(?))",
-                        ((line.decode("utf-8"),) for line in docs))
+        con.executemany(
+            f"INSERT INTO {TABLE} (doc) VALUES (jsonb(?))", ((line.decode("utf-8"),) for line in docs)
+        )
         con.execute("COMMIT")
 
     def create_key_index(self) -> None:
@@ -91,8 +97,11 @@ class SQLiteUpdates(UpdatesTarget):
         return int(self.con().execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
 
     def count_field(self, field: str, value: str) -> int:
-        return int(self.con().execute(f"SELECT count(*) FROM {TABLE} WHERE doc ->> ? = ?",
-                                      (f"$.{field}", value)).fetchone()[0])
+        return int(
+            self.con()
+            .execute(f"SELECT count(*) FROM {TABLE} WHERE doc ->> ? = ?", (f"$.{field}", value))
+            .fetchone()[0]
+        )
 
     def bulk_update_styles(self) -> list[str]:
         return list(self.styles)
@@ -101,8 +110,7 @@ class SQLiteUpdates(UpdatesTarget):
         if style == "jsonb_set":
             sql, args = f"UPDATE {TABLE} SET doc = jsonb_set(doc, ?, ?)", (f"$.{field}", value)
         elif style == "jsonb_patch":
-            sql, args = (f"UPDATE {TABLE} SET doc = jsonb_patch(doc, json_object(?, ?))",
-                         (field, value))
+            sql, args = (f"UPDATE {TABLE} SET doc = jsonb_patch(doc, json_object(?, ?))", (field, value))
         else:
             raise ValueError(f"unknown style {style!r}")
         return self.con().execute(sql, args).rowcount
@@ -117,12 +125,16 @@ class SQLiteUpdates(UpdatesTarget):
         page_size = int(con.execute("PRAGMA page_size").fetchone()[0])
         pages = int(con.execute("PRAGMA page_count").fetchone()[0])
         free = int(con.execute("PRAGMA freelist_count").fetchone()[0])
-        objects = {n: int(s) for n, s in con.execute(
-            "SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE")}
-        return StorageSize(total=pages * page_size, data=objects.get(TABLE),
-                           index=objects.get(f"{TABLE}_key", 0),
-                           on_disk=directory_size(self.engine.workdir),
-                           detail={"freelist_pages": free, "page_size": page_size})
+        objects = {
+            n: int(s) for n, s in con.execute("SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE")
+        }
+        return StorageSize(
+            total=pages * page_size,
+            data=objects.get(TABLE),
+            index=objects.get(f"{TABLE}_key", 0),
+            on_disk=directory_size(self.engine.workdir),
+            detail={"freelist_pages": free, "page_size": page_size},
+        )
 
     def session_spec(self) -> dict[str, Any]:
         return {"workdir": str(self.engine.workdir), "cache_kib": self.session_cache_kib}

@@ -18,12 +18,18 @@ from docbench.systems.victorialogs.loader import VictoriaLogsLoader
 from docbench.systems.victorialogs.session import VictoriaLogsSession
 
 VARIANTS: list[Variant] = [
-    Variant("default", "jsonline ingestion, _time from time_us, stream fields kind, "
-            "commit.operation, commit.collection (JSONBench's configuration)", role="default"),
+    Variant(
+        "default",
+        "jsonline ingestion, _time from time_us, stream fields kind, "
+        "commit.operation, commit.collection (JSONBench's configuration)",
+        role="default",
+    ),
 ]
 
-_BLOCK_STATS = ("* | block_stats | stats sum(values_bytes) values_bytes, sum(dict_bytes) dict_bytes, "
-                "sum(bloom_bytes) bloom_bytes, count() blocks")
+_BLOCK_STATS = (
+    "* | block_stats | stats sum(values_bytes) values_bytes, sum(dict_bytes) dict_bytes, "
+    "sum(bloom_bytes) bloom_bytes, count() blocks"
+)
 
 
 class VictoriaLogsAnalytics(AnalyticsAdapter):
@@ -75,24 +81,29 @@ class VictoriaLogsAnalytics(AnalyticsAdapter):
         if self.engine.server is not None:
             self._persisted()  # not load time: VictoriaLogs writes them within 5 s by itself
         row = client.query(_BLOCK_STATS)[0]
-        values, dicts, bloom = (int(row.get(k) or 0) for k in ("values_bytes", "dict_bytes",
-                                                                 "bloom_bytes"))
-        detail: dict[str, Any] = {"block_stats": {k: int(v or 0) for k, v in row.items()},
-                                  "jsonbench_total": values + dicts + bloom}
+        values, dicts, bloom = (int(row.get(k) or 0) for k in ("values_bytes", "dict_bytes", "bloom_bytes"))
+        detail: dict[str, Any] = {
+            "block_stats": {k: int(v or 0) for k, v in row.items()},
+            "jsonbench_total": values + dicts + bloom,
+        }
         total = values + dicts + bloom
         on_disk = None
         if self.engine.server is not None:
             metrics = client.metrics()
             storage = int(metrics.get('vl_data_size_bytes{type="storage"}', 0))
             indexdb = int(metrics.get('vl_data_size_bytes{type="indexdb"}', 0))
-            detail.update({"vl_data_size_bytes_storage": storage, "vl_data_size_bytes_indexdb": indexdb,
-                           "vl_uncompressed_data_size_bytes": int(sum(
-                               v for k, v in metrics.items()
-                               if k.startswith("vl_uncompressed_data_size_bytes{")))})
+            detail.update(
+                {
+                    "vl_data_size_bytes_storage": storage,
+                    "vl_data_size_bytes_indexdb": indexdb,
+                    "vl_uncompressed_data_size_bytes": int(
+                        sum(v for k, v in metrics.items() if k.startswith("vl_uncompressed_data_size_bytes{"))
+                    ),
+                }
+            )
             total = storage + indexdb
             on_disk = directory_size(self.engine.server.data_dir)
-        return StorageSize(total=total, data=values + dicts, index=bloom, on_disk=on_disk,
-                           detail=detail)
+        return StorageSize(total=total, data=values + dicts, index=bloom, on_disk=on_disk, detail=detail)
 
     # ----- queries -----------------------------------------------------------------------
     def queries(self) -> list[str]:

@@ -30,8 +30,9 @@ from docbench.contracts.engine import Engine
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.victorialogs import server as vlserver
 
-INSTALL_HINT = ("docbench setup victorialogs  (VictoriaLogs v1.52.1 from the Go module proxy; "
-                "needs go >= 1.25)")
+INSTALL_HINT = (
+    "docbench setup victorialogs  (VictoriaLogs v1.52.1 from the Go module proxy; needs go >= 1.25)"
+)
 # docbench's tenant on any VictoriaLogs server: its documents never mix with a user's.
 TENANT = {"AccountID": "4022", "ProjectID": "1"}
 NDJSON = "application/x-ndjson"
@@ -71,10 +72,17 @@ class VLClient:
             self.conn = kind(self.host, self.port, timeout=self.timeout)
         return self.conn
 
-    def request(self, method: str, path: str, body: bytes | None = None,
-                content_type: str | None = None, tenant: bool = True) -> bytes:
-        headers = dict(self.headers) if tenant else {k: v for k, v in self.headers.items()
-                                                     if k == "Authorization"}
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        tenant: bool = True,
+    ) -> bytes:
+        headers = (
+            dict(self.headers) if tenant else {k: v for k, v in self.headers.items() if k == "Authorization"}
+        )
         if content_type:
             headers["Content-Type"] = content_type
         for attempt in (1, 2):
@@ -91,8 +99,9 @@ class VLClient:
             self.last_headers = {k.lower(): v for k, v in answer.getheaders()}
             if answer.status >= 400:
                 text = " ".join(data.decode("utf-8", "replace").split())[:500]
-                raise VictoriaLogsError(answer.status, f"VictoriaLogs {method} {path.split('?')[0]}: "
-                                                       f"HTTP {answer.status}: {text}")
+                raise VictoriaLogsError(
+                    answer.status, f"VictoriaLogs {method} {path.split('?')[0]}: HTTP {answer.status}: {text}"
+                )
             return data
         raise AssertionError("unreachable")
 
@@ -101,8 +110,9 @@ class VLClient:
         form = {"query": logsql}
         if timeout:
             form["timeout"] = f"{max(1, int(timeout))}s"
-        data = self.request("POST", "/select/logsql/query", urlencode(form).encode(),
-                            "application/x-www-form-urlencoded")
+        data = self.request(
+            "POST", "/select/logsql/query", urlencode(form).encode(), "application/x-www-form-urlencoded"
+        )
         return [orjson.loads(line) for line in data.splitlines() if line.strip()]
 
     def metrics(self) -> dict[str, float]:
@@ -139,18 +149,21 @@ class VictoriaLogsEngine(Engine):
     runs_by_default = False
     url_example = "http://user:password@host:9428"
     install_hint = INSTALL_HINT
-    notes = ("VictoriaLogs (single node, v1.52.1 built from the Go module proxy): a log store; "
-             "each event is flattened into fields (nested keys joined with '.', arrays, numbers "
-             "and booleans stored as strings, empty values dropped), time_us becomes _time "
-             "(ns), kind/commit.operation/commit.collection are the stream fields; LogsQL over "
-             "HTTP. No transactions (a file is not one unit), no query plan, JSON nested "
-             "deeper than 300 levels is refused; a document without an integer time_us gets "
-             "another _time (see README).")
+    notes = (
+        "VictoriaLogs (single node, v1.52.1 built from the Go module proxy): a log store; "
+        "each event is flattened into fields (nested keys joined with '.', arrays, numbers "
+        "and booleans stored as strings, empty values dropped), time_us becomes _time "
+        "(ns), kind/commit.operation/commit.collection are the stream fields; LogsQL over "
+        "HTTP. No transactions (a file is not one unit), no query plan, JSON nested "
+        "deeper than 300 levels is refused; a document without an integer time_us gets "
+        "another _time (see README)."
+    )
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         super().__init__(workdir, url)
         self.server: vlserver.VictoriaLogsServer | None = (
-            None if url else vlserver.VictoriaLogsServer(workdir))
+            None if url else vlserver.VictoriaLogsServer(workdir)
+        )
         self._client: VLClient | None = None
 
     # ----- discovery ---------------------------------------------------------------------
@@ -187,8 +200,7 @@ class VictoriaLogsEngine(Engine):
         return self.server.url
 
     def served_url(self) -> str | None:
-        return self.url or (self.server.url if self.server is not None and self.server.port
-                            else None)
+        return self.url or (self.server.url if self.server is not None and self.server.port else None)
 
     def connect(self) -> VLClient:
         return VLClient(self.base_url())
@@ -259,12 +271,18 @@ class VictoriaLogsEngine(Engine):
         if self.count() == 0:
             return
         try:
-            client.request("POST", "/delete/run_task", urlencode({"filter": "*"}).encode(),
-                           "application/x-www-form-urlencoded")
+            client.request(
+                "POST",
+                "/delete/run_task",
+                urlencode({"filter": "*"}).encode(),
+                "application/x-www-form-urlencoded",
+            )
         except VictoriaLogsError as error:
-            raise RuntimeError(f"docbench's tenant {TENANT} on {redact_url(self.base_url())} holds "
-                               "documents and the server's delete API refused to remove them "
-                               f"({error}); start it with -delete.enable or delete them") from error
+            raise RuntimeError(
+                f"docbench's tenant {TENANT} on {redact_url(self.base_url())} holds "
+                "documents and the server's delete API refused to remove them "
+                f"({error}); start it with -delete.enable or delete them"
+            ) from error
         deadline = time.monotonic() + 600
         while self.count() and time.monotonic() < deadline:
             time.sleep(0.5)

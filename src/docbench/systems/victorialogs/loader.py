@@ -45,8 +45,10 @@ def _not_utf8(lines: list[bytes]) -> dict[int, str]:
         try:
             line.decode("utf-8")
         except UnicodeDecodeError as error:
-            found[index] = (f"not UTF-8 ({error.reason} at byte {error.start}): refused by docbench, "
-                            "VictoriaLogs would store the bytes (it does not check the encoding)")
+            found[index] = (
+                f"not UTF-8 ({error.reason} at byte {error.start}): refused by docbench, "
+                "VictoriaLogs would store the bytes (it does not check the encoding)"
+            )
     return found
 
 
@@ -54,14 +56,16 @@ def _count(client: VLClient) -> int:
     rows = client.query("* | count() rows")
     return int(rows[0]["rows"]) if rows else 0
 
+
 # kind, commit.operation, commit.collection: the stream fields (JSONBench's choice, the
 # lowest-cardinality paths of the methodology's index order).
-INSERT_PATH = ("/insert/jsonline?_time_field=time_us"
-               "&_stream_fields=kind,commit.operation,commit.collection")
+INSERT_PATH = "/insert/jsonline?_time_field=time_us&_stream_fields=kind,commit.operation,commit.collection"
 _CANNOT_READ = re.compile(r"cannot read line #(\d+) in /jsonline request: (.*?)(?:; line contents: .*)?$")
 _TOO_LONG = re.compile(r"the line length exceeds -insert\.maxLineSizeBytes=(\d+); skipping it")
-_DROPPED = re.compile(r"(dropping log line with \d+ fields; it exceeds -insert\.maxFieldsPerLine=\d+"
-                      r"|skipping log entry with too (?:big|small) timestamp=[^;]*; [^;]*)")
+_DROPPED = re.compile(
+    r"(dropping log line with \d+ fields; it exceeds -insert\.maxFieldsPerLine=\d+"
+    r"|skipping log entry with too (?:big|small) timestamp=[^;]*; [^;]*)"
+)
 
 
 def _shortened(reason: str) -> str:
@@ -94,9 +98,11 @@ class VictoriaLogsLoader(Loader):
         self.client.force_flush()
         now = self.engine.count()
         if now != self.counted + self.sent:
-            raise RuntimeError(f"VictoriaLogs holds {now - self.counted} of the {self.sent} documents "
-                               "docbench sent and it did not refuse: some were dropped without a "
-                               "word (see its log)")
+            raise RuntimeError(
+                f"VictoriaLogs holds {now - self.counted} of the {self.sent} documents "
+                "docbench sent and it did not refuse: some were dropped without a "
+                "word (see its log)"
+            )
         self.counted, self.sent = now, 0
 
     def load_batch_skipping(self, lines: list[bytes]) -> dict[int, str] | None:
@@ -157,11 +163,12 @@ class VictoriaLogsLoader(Loader):
                 middle = (start + end) // 2
                 pending += [(middle, end), (start, middle)]
             if len(refused) != missing:
-                raise RuntimeError(f"VictoriaLogs kept {len(lines) - missing} of {len(lines)} lines "
-                                   f"of a batch, but sent again it refused {len(refused)}")
+                raise RuntimeError(
+                    f"VictoriaLogs kept {len(lines) - missing} of {len(lines)} lines "
+                    f"of a batch, but sent again it refused {len(refused)}"
+                )
             with contextlib.suppress(Exception):  # the server may not have its delete API on
-                scratch.request("POST", "/delete/run_task", b"filter=*",
-                                "application/x-www-form-urlencoded")
+                scratch.request("POST", "/delete/run_task", b"filter=*", "application/x-www-form-urlencoded")
             return refused
         finally:
             scratch.close()
@@ -180,14 +187,17 @@ class VictoriaLogsLoader(Loader):
                 limit = int(match.group(1))
                 for index, line in enumerate(lines):
                     if len(line) > limit and index not in refused:
-                        refused[index] = (f"VictoriaLogs: the line length {len(line)} exceeds "
-                                          f"-insert.maxLineSizeBytes={limit}")
+                        refused[index] = (
+                            f"VictoriaLogs: the line length {len(line)} exceeds "
+                            f"-insert.maxLineSizeBytes={limit}"
+                        )
                         break
             elif (match := _DROPPED.search(entry)) is not None:
                 unnamed.append(match.group(1))
         if unnamed:
-            raise RuntimeError(f"VictoriaLogs dropped {len(unnamed)} line(s) of a batch without "
-                               f"saying which: {unnamed[0]}")
+            raise RuntimeError(
+                f"VictoriaLogs dropped {len(unnamed)} line(s) of a batch without saying which: {unnamed[0]}"
+            )
         return refused
 
     def load_batch(self, lines: list[bytes]) -> None:
@@ -197,9 +207,11 @@ class VictoriaLogsLoader(Loader):
         if refused and len(lines) == 1:
             raise BatchRejected(refused[0], refused)
         if refused:
-            raise RuntimeError(f"VictoriaLogs refused {len(refused)} of {len(lines)} lines and kept "
-                               "the others (it has no transactions): load through "
-                               "load_batch_skipping")
+            raise RuntimeError(
+                f"VictoriaLogs refused {len(refused)} of {len(lines)} lines and kept "
+                "the others (it has no transactions): load through "
+                "load_batch_skipping"
+            )
 
     def close(self) -> None:
         self.client.close()

@@ -62,8 +62,12 @@ class VictoriaLogsServer(server.ManagedServer):
     def command(self, ports: tuple[int, ...]) -> list[str]:
         if self.binary is None:
             raise RuntimeError("victoria-logs is not installed (run `docbench setup victorialogs`)")
-        return [str(self.binary), f"-httpListenAddr=127.0.0.1:{ports[0]}",
-                f"-storageDataPath={self.data_dir}", *FLAGS]
+        return [
+            str(self.binary),
+            f"-httpListenAddr=127.0.0.1:{ports[0]}",
+            f"-storageDataPath={self.data_dir}",
+            *FLAGS,
+        ]
 
     def ready(self, ports: tuple[int, ...]) -> bool:
         with urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/health", timeout=2) as answer:

@@ -47,14 +47,15 @@ class VictoriaLogsSession(QuerySession):
         if number == 2:
             return [(r.get(collection), int(r["count"]), int(r["users"])) for r in answer]
         if number == 3:
-            return [(r.get(collection), int(float(r["hour_of_day"])), int(r["count"]))
-                    for r in answer]
+            return [(r.get(collection), int(float(r["hour_of_day"])), int(r["count"])) for r in answer]
         if number == 4:
             return [(r.get("did"), r["first_post_ts"]) for r in answer]
         if number == 5:
             # The span from the two timestamps, in integers: exact (ns -> ms).
-            return [(r.get("did"), (timestamp_ns(r["tmax"]) - timestamp_ns(r["tmin"])) / 1_000_000)
-                    for r in answer]
+            return [
+                (r.get("did"), (timestamp_ns(r["tmax"]) - timestamp_ns(r["tmin"])) / 1_000_000)
+                for r in answer
+            ]
         # any other query (a test's): the rows as the server gave them
         return [tuple(r.values()) for r in answer]
 

@@ -54,8 +54,13 @@ class LoadCheckpoint:
         """Files `paths` are committed (one unit: a file, or a group loaded in one statement):
         write the state atomically (a kill leaves the old one)."""
         self.committed.extend(path.name for path in paths)
-        state = {"format": FORMAT, **self.identity, "committed": self.committed,
-                 "expected_count": report.offered - report.refused_count, "report": report.state()}
+        state = {
+            "format": FORMAT,
+            **self.identity,
+            "committed": self.committed,
+            "expected_count": report.offered - report.refused_count,
+            "report": report.state(),
+        }
         partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         with open(partial, "wb") as handle:
             handle.write(orjson.dumps(state))
@@ -80,14 +85,17 @@ class LoadCheckpoint:
             return None, f"the engine cannot count the documents ({error}): the load starts over"
         expected = int(state["expected_count"])
         if count != expected:
-            return None, (f"the engine holds {count:,} documents, the checkpoint after "
-                          f"{len(state['committed'])} files expects {expected:,} (a file was "
-                          "partly committed): the load starts over")
+            return None, (
+                f"the engine holds {count:,} documents, the checkpoint after "
+                f"{len(state['committed'])} files expects {expected:,} (a file was "
+                "partly committed): the load starts over"
+            )
         report = LoadReport.from_state(state["report"])
         self.committed = list(state["committed"])
         return Resumed(report, self.committed, self._refusal_lines(report.refused_count)), (
             f"resuming the load after {len(self.committed)} committed files "
-            f"({expected:,} documents, as the engine counts)")
+            f"({expected:,} documents, as the engine counts)"
+        )
 
     def _refusal_lines(self, count: int) -> list[str]:
         """The first `count` lines of the refusal log (later ones belong to the file that was
@@ -115,4 +123,3 @@ class TeeLog:
     def flush(self) -> None:
         for log in self.logs:
             log.flush()
-

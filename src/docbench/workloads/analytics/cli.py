@@ -33,23 +33,55 @@ def _scale(_ctx: click.Context, _param: click.Parameter, value: str | None) -> s
 def command() -> click.Command:
     @click.command("analytics")
     @system_options
-    @click.option("--scale", default=None, callback=_scale,
-                  help="1m, 10m, 100m, 1000m (generated if missing) [1m].")
-    @click.option("--data", "data_dir", type=click.Path(path_type=Path, exists=True, readable=True),
-                  default=None, help="Any directory of ndjson files instead of a generated scale.")
-    @click.option("--tries", default=3, show_default=True, type=click.IntRange(min=1),
-                  help="Runs of each query (try 1 cold, hot = best of the others).")
-    @click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-                  help="Seconds per query try.")
-    @click.option("--no-restart", is_flag=True,
-                  help="Do not restart servers before cold runs (quicker; tagged no-restart-cold-run).")
-    @click.option("--keep-databases", is_flag=True,
-                  help="Keep each variant's database after its run (default: removed once the result "
-                       "is written, so a large scale needs the room of one database at a time). On a "
-                       "server given by URL docbench's database and tables always stay.")
-    def analytics(system_names: list[str] | None, variants: list[str] | None, results_dir: Path | None,
-                  resume: bool, scale: str | None, data_dir: Path | None, tries: int, timeout: float,
-                  no_restart: bool, keep_databases: bool, **urls: Any) -> None:
+    @click.option(
+        "--scale", default=None, callback=_scale, help="1m, 10m, 100m, 1000m (generated if missing) [1m]."
+    )
+    @click.option(
+        "--data",
+        "data_dir",
+        type=click.Path(path_type=Path, exists=True, readable=True),
+        default=None,
+        help="Any directory of ndjson files instead of a generated scale.",
+    )
+    @click.option(
+        "--tries",
+        default=3,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Runs of each query (try 1 cold, hot = best of the others).",
+    )
+    @click.option(
+        "--timeout",
+        default=600.0,
+        show_default=True,
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds per query try.",
+    )
+    @click.option(
+        "--no-restart",
+        is_flag=True,
+        help="Do not restart servers before cold runs (quicker; tagged no-restart-cold-run).",
+    )
+    @click.option(
+        "--keep-databases",
+        is_flag=True,
+        help="Keep each variant's database after its run (default: removed once the result "
+        "is written, so a large scale needs the room of one database at a time). On a "
+        "server given by URL docbench's database and tables always stay.",
+    )
+    def analytics(
+        system_names: list[str] | None,
+        variants: list[str] | None,
+        results_dir: Path | None,
+        resume: bool,
+        scale: str | None,
+        data_dir: Path | None,
+        tries: int,
+        timeout: float,
+        no_restart: bool,
+        keep_databases: bool,
+        **urls: Any,
+    ) -> None:
         """JSONBench: load the Bluesky events, measure storage, run Q1-Q5 cold and hot, check
         every answer against the oracle."""
         from docbench.workloads.analytics.runner import RunRequest, run_analytics
@@ -57,11 +89,23 @@ def command() -> click.Command:
         check_variants("analytics", system_names, variants)
         if scale and data_dir:
             raise click.UsageError("--scale and --data are exclusive")
-        raise SystemExit(run_analytics(RunRequest(
-            system_names=system_names, scale=scale, data_dir=data_dir,
-            results_dir=results_dir_or_default(results_dir), tries=tries, timeout=timeout,
-            variants=variants, resume=resume, restart_for_cold=not no_restart,
-            urls=urls_from(urls), keep_databases=keep_databases)))
+        raise SystemExit(
+            run_analytics(
+                RunRequest(
+                    system_names=system_names,
+                    scale=scale,
+                    data_dir=data_dir,
+                    results_dir=results_dir_or_default(results_dir),
+                    tries=tries,
+                    timeout=timeout,
+                    variants=variants,
+                    resume=resume,
+                    restart_for_cold=not no_restart,
+                    urls=urls_from(urls),
+                    keep_databases=keep_databases,
+                )
+            )
+        )
 
     return analytics
 
@@ -70,10 +114,20 @@ def bench_commands() -> list[click.Command]:
     @click.command("load")
     @click.option("--systems", "system_names", default=None)
     @click.option("--scale", default="1m", show_default=True, callback=_scale)
-    @click.option("--data", "data_dir", type=click.Path(path_type=Path, exists=True), default=None,
-                  help="A dataset directory instead of the --scale one.")
-    @click.option("--repeat", default=2, show_default=True, type=click.IntRange(min=1),
-                  help="Loads per side (alternating); the minimum is compared.")
+    @click.option(
+        "--data",
+        "data_dir",
+        type=click.Path(path_type=Path, exists=True),
+        default=None,
+        help="A dataset directory instead of the --scale one.",
+    )
+    @click.option(
+        "--repeat",
+        default=2,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Loads per side (alternating); the minimum is compared.",
+    )
     def bench_load(system_names: str | None, scale: str, data_dir: Path | None, repeat: int) -> None:
         """docbench's load of the dataset (hard documents included) against each system's
         native bulk load of its clean twin (same seed, --hard-rate 0): time and ratio."""
@@ -81,8 +135,7 @@ def bench_commands() -> list[click.Command]:
         from docbench.workloads.options import split_list
 
         with runlock.hold(paths.work_dir()):
-            bench_load_overhead(split_list(system_names), scale=scale, data_dir=data_dir,
-                                repeat=repeat)
+            bench_load_overhead(split_list(system_names), scale=scale, data_dir=data_dir, repeat=repeat)
 
     return [bench_load]
 
@@ -90,15 +143,35 @@ def bench_commands() -> list[click.Command]:
 def top_commands() -> list[click.Command]:
     @click.command("plan")
     @click.option("--scale", required=True, callback=_scale, help="1m, 10m, 100m, 1000m, ...")
-    @click.option("--systems", "system_names", default=None, callback=systems_callback,
-                  help="Comma-separated systems [the default ones].")
+    @click.option(
+        "--systems",
+        "system_names",
+        default=None,
+        callback=systems_callback,
+        help="Comma-separated systems [the default ones].",
+    )
     @click.option("--variants", default=None, help="Comma-separated variants [all].")
-    @click.option("--compress", type=click.Choice(["none", "zstd"]), default="none", show_default=True,
-                  help="The dataset's form when it still has to be generated.")
-    @click.option("--results", "results_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-                  help="Where earlier results are (the rates to extrapolate) [results/].")
-    def plan(scale: str, system_names: list[str] | None, variants: str | None, compress: str,
-             results_dir: Path | None) -> None:
+    @click.option(
+        "--compress",
+        type=click.Choice(["none", "zstd"]),
+        default="none",
+        show_default=True,
+        help="The dataset's form when it still has to be generated.",
+    )
+    @click.option(
+        "--results",
+        "results_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="Where earlier results are (the rates to extrapolate) [results/].",
+    )
+    def plan(
+        scale: str,
+        system_names: list[str] | None,
+        variants: str | None,
+        compress: str,
+        results_dir: Path | None,
+    ) -> None:
         """Disk, memory and time a scale needs here, extrapolated from the results of smaller
         scales on this machine; exits 1 when the disk cannot hold it (nothing is started)."""
         from docbench.core.console import report_console
@@ -106,8 +179,9 @@ def top_commands() -> list[click.Command]:
         from docbench.workloads.options import split_list
 
         check_variants("analytics", system_names, split_list(variants))
-        made = make_plan(scale, system_names, split_list(variants), [results_dir_or_default(results_dir)],
-                         compress)
+        made = make_plan(
+            scale, system_names, split_list(variants), [results_dir_or_default(results_dir)], compress
+        )
         print_plan(made, report_console())
         raise SystemExit(1 if refusal(made) else 0)
 

@@ -74,7 +74,7 @@ def memory_hot(document: dict[str, Any], q: int) -> float | None:
 
 
 def first_query_error(document: dict[str, Any], q: int) -> str | None:
-    errors = (document.get("query_errors") or [[]] * QUERY_COUNT)
+    errors = document.get("query_errors") or [[]] * QUERY_COUNT
     row = errors[q] if q < len(errors) else None
     return next((e for e in row or [] if e), None)
 
@@ -89,8 +89,9 @@ def loaded_share(document: dict[str, Any]) -> float | None:
     return loaded / offered if offered and loaded is not None else None
 
 
-def scaling_value(document: dict[str, Any], metric: str,
-                  queries: Iterable[int] = range(QUERY_COUNT)) -> float | None:
+def scaling_value(
+    document: dict[str, Any], metric: str, queries: Iterable[int] = range(QUERY_COUNT)
+) -> float | None:
     """The figure a scaling chart plots for one run.
 
     Timings and memory: the geometric mean over the queries, only when every one of them has
@@ -140,8 +141,10 @@ def run_view(document: dict[str, Any], key: str) -> dict[str, Any]:
         "hot": [hot_time(document, q) for q in range(QUERY_COUNT)],
         "memory": [memory_hot(document, q) for q in range(QUERY_COUNT)],
         "status": [status(document, q) for q in range(QUERY_COUNT)],
-        "detail": [(answers[q] or {}).get("detail") if q < len(answers) and
-                   isinstance(answers[q], dict) else None for q in range(QUERY_COUNT)],
+        "detail": [
+            (answers[q] or {}).get("detail") if q < len(answers) and isinstance(answers[q], dict) else None
+            for q in range(QUERY_COUNT)
+        ],
         "query_error": [first_query_error(document, q) for q in range(QUERY_COUNT)],
         "timeout": document.get("timeout_seconds") or 600.0,
         "total_size": document.get("total_size"),
@@ -151,8 +154,11 @@ def run_view(document: dict[str, Any], key: str) -> dict[str, Any]:
         "loaded": document.get("num_loaded_documents"),
         "offered": document.get("dataset_size"),
         "refused": errors.get("count"),
-        "first_refusal": (f"{first.get('file')}:{first.get('line')} {first.get('reason', '')}"
-                          if isinstance(first, dict) else None),
+        "first_refusal": (
+            f"{first.get('file')}:{first.get('line')} {first.get('reason', '')}"
+            if isinstance(first, dict)
+            else None
+        ),
         "load_time": document.get("load_time"),
         "load": document.get("load") or {},
         "baselines": dataset.get("baselines") or {},
@@ -176,8 +182,10 @@ def unique_keys(documents: list[dict[str, Any]]) -> list[str]:
 
 def sort_documents(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Local runs first, by system and variant; imported ones after them."""
-    return sorted(documents, key=lambda d: (is_imported(d), str(d.get("system")),
-                                            str(d.get("variant", "")), d.get("_path") or ""))
+    return sorted(
+        documents,
+        key=lambda d: (is_imported(d), str(d.get("system")), str(d.get("variant", "")), d.get("_path") or ""),
+    )
 
 
 def datasets(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -190,20 +198,22 @@ def datasets(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
             sizes[label] = size
         else:
             sizes.setdefault(label, None)
-    return [{"label": label, "size": size} for label, size in
-            sorted(sizes.items(), key=lambda item: (item[1] is None, item[1] or 0, item[0]))]
-
-
+    return [
+        {"label": label, "size": size}
+        for label, size in sorted(sizes.items(), key=lambda item: (item[1] is None, item[1] or 0, item[0]))
+    ]
 
 
 def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any]:
     """The dashboard's main view: every analytics run with its figures."""
     documents = sort_documents([d for d in documents if is_analytics(d)])
     keys = unique_keys(documents)
-    return {"main": {
-        "shift": SHIFT,
-        "trusted": sorted(TRUSTED),
-        "queries": QUERY_TITLES,
-        "datasets": datasets(documents),
-        "runs": [run_view(d, key) for d, key in zip(documents, keys, strict=True)],
-    }}
+    return {
+        "main": {
+            "shift": SHIFT,
+            "trusted": sorted(TRUSTED),
+            "queries": QUERY_TITLES,
+            "datasets": datasets(documents),
+            "runs": [run_view(d, key) for d, key in zip(documents, keys, strict=True)],
+        }
+    }

@@ -20,8 +20,9 @@ from docbench.dataset.reader import iter_lines
 BATCH = 10_000
 
 
-def answers_without(files: list[Path], refused: dict[str, set[int]],
-                    full_answers: dict[str, Any]) -> dict[str, Any]:
+def answers_without(
+    files: list[Path], refused: dict[str, set[int]], full_answers: dict[str, Any]
+) -> dict[str, Any]:
     """The oracle's answer document for `files` without the refused (file, line) pairs."""
     part = Partial()
     for path in files:

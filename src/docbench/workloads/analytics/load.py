@@ -75,19 +75,35 @@ class LoadReport:
     def state(self) -> dict[str, Any]:
         """Everything but the log handle, as JSON (a resumable load's checkpoint)."""
         return {
-            "offered": self.offered, "empty_lines": self.empty_lines,
-            "refused": [vars(r) for r in self.refused], "refused_count": self.refused_count,
+            "offered": self.offered,
+            "empty_lines": self.empty_lines,
+            "refused": [vars(r) for r in self.refused],
+            "refused_count": self.refused_count,
             "not_objects": self.not_objects,
             "refused_lines": {name: sorted(lines) for name, lines in self.refused_lines.items()},
-            "seconds": self.seconds, "batches": self.batches,
-            "retried_batches": self.retried_batches, "whole_file_refusals": self.whole_file_refusals,
+            "seconds": self.seconds,
+            "batches": self.batches,
+            "retried_batches": self.retried_batches,
+            "whole_file_refusals": self.whole_file_refusals,
         }
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> LoadReport:
-        report = cls(**{key: state[key] for key in (
-            "offered", "empty_lines", "refused_count", "not_objects", "seconds", "batches",
-            "retried_batches", "whole_file_refusals")})
+        report = cls(
+            **{
+                key: state[key]
+                for key in (
+                    "offered",
+                    "empty_lines",
+                    "refused_count",
+                    "not_objects",
+                    "seconds",
+                    "batches",
+                    "retried_batches",
+                    "whole_file_refusals",
+                )
+            }
+        )
         report.refused = [RefusedDocument(**r) for r in state["refused"]]
         report.refused_lines = {name: set(lines) for name, lines in state["refused_lines"].items()}
         return report
@@ -128,10 +144,11 @@ class Batch:
     def split(self) -> tuple[Batch, Batch]:
         middle = len(self.lines) // 2
         if self.numbers is None:
-            return (Batch(self.lines[:middle], self.first),
-                    Batch(self.lines[middle:], self.first + middle))
-        return (Batch(self.lines[:middle], 0, self.numbers[:middle]),
-                Batch(self.lines[middle:], 0, self.numbers[middle:]))
+            return (Batch(self.lines[:middle], self.first), Batch(self.lines[middle:], self.first + middle))
+        return (
+            Batch(self.lines[:middle], 0, self.numbers[:middle]),
+            Batch(self.lines[middle:], 0, self.numbers[middle:]),
+        )
 
 
 JSON_WHITESPACE = b" \t\r\n"
@@ -170,8 +187,9 @@ def not_object_reason(line: bytes) -> str:
     return f"not a JSON object: {what}"
 
 
-def _document_lines(block: list[bytes], first_number: int, path: Path,
-                report: LoadReport) -> list[tuple[int, bytes]]:
+def _document_lines(
+    block: list[bytes], first_number: int, path: Path, report: LoadReport
+) -> list[tuple[int, bytes]]:
     """The (line number, line) pairs of a block that may be documents. Same rules as the
     oracle: a line of only JSON whitespace is empty (not a document); a line whose first other
     byte is not '{' is not an object: refused here, for every system alike."""
@@ -253,8 +271,9 @@ def load_batch_isolating(loader: Loader, batch: Batch, file_name: str, report: L
             return 0
     report.retried_batches += 1
     left, right = batch.split()
-    return (load_batch_isolating(loader, left, file_name, report)
-            + load_batch_isolating(loader, right, file_name, report))
+    return load_batch_isolating(loader, left, file_name, report) + load_batch_isolating(
+        loader, right, file_name, report
+    )
 
 
 # Compressed files the engines' own readers open by themselves: they recognise the compression
@@ -291,8 +310,13 @@ def plain_file_documents(path: Path) -> int | None:
     return lines or None
 
 
-def load_whole_file(loader: Loader, path: Path, report: LoadReport,
-                    on_progress: Callable[[int], None] | None, known_documents: int | None = None) -> bool:
+def load_whole_file(
+    loader: Loader,
+    path: Path,
+    report: LoadReport,
+    on_progress: Callable[[int], None] | None,
+    known_documents: int | None = None,
+) -> bool:
     """Try the loader's native whole-file paths (the one that skips and names refused
     documents first); False means: send this file in batches. `known_documents`: the file's
     line count when it is known that every line is a document starting with '{' (a file the
@@ -321,8 +345,9 @@ def load_whole_file(loader: Loader, path: Path, report: LoadReport,
     return True
 
 
-def load_file_in_batches(loader: Loader, path: Path, batch_size: int, report: LoadReport,
-                         on_progress: Callable[[int], None] | None) -> None:
+def load_file_in_batches(
+    loader: Loader, path: Path, batch_size: int, report: LoadReport, on_progress: Callable[[int], None] | None
+) -> None:
     not_objects = report.not_objects
     for batch in batches(path, batch_size, report):
         report.offered += len(batch.lines)
@@ -336,9 +361,13 @@ def load_file_in_batches(loader: Loader, path: Path, batch_size: int, report: Lo
         on_progress(report.not_objects - not_objects)  # after the last batch
 
 
-def load_file_group(loader: Loader, paths: list[Path], report: LoadReport,
-                    on_progress: Callable[[int], None] | None,
-                    known_documents: dict[str, int | None]) -> bool:
+def load_file_group(
+    loader: Loader,
+    paths: list[Path],
+    report: LoadReport,
+    on_progress: Callable[[int], None] | None,
+    known_documents: dict[str, int | None],
+) -> bool:
     """Several whole files in one statement (``Loader.files_per_statement``), when each has a
     known line count; False (nothing kept) means: take them one by one."""
     for path in paths:
@@ -352,8 +381,9 @@ def load_file_group(loader: Loader, paths: list[Path], report: LoadReport,
     try:
         refused = loader.load_files_skipping(paths, counts)
     except BatchRejected as refusal:
-        log.info("%s refused as a group (%s); loading them one by one",
-                 ", ".join(p.name for p in paths), refusal)
+        log.info(
+            "%s refused as a group (%s); loading them one by one", ", ".join(p.name for p in paths), refusal
+        )
         return False
     if refused is None:
         return False
@@ -367,13 +397,17 @@ def load_file_group(loader: Loader, paths: list[Path], report: LoadReport,
     return True
 
 
-def load_files(loader: Loader, files: list[Path], batch_size: int,
-               on_progress: Callable[[int], None] | None = None,
-               refusal_log: TextSink | None = None,
-               on_file: Callable[[int, int, Path], None] | None = None,
-               report: LoadReport | None = None,
-               on_committed: Callable[[list[Path], LoadReport], None] | None = None,
-               known_documents: dict[str, int] | None = None) -> LoadReport:
+def load_files(
+    loader: Loader,
+    files: list[Path],
+    batch_size: int,
+    on_progress: Callable[[int], None] | None = None,
+    refusal_log: TextSink | None = None,
+    on_file: Callable[[int, int, Path], None] | None = None,
+    report: LoadReport | None = None,
+    on_committed: Callable[[list[Path], LoadReport], None] | None = None,
+    known_documents: dict[str, int] | None = None,
+) -> LoadReport:
     """Load every file through `loader`, each as one unit (``begin_file``/``commit_file``),
     or ``loader.files_per_statement`` files at a time where the loader takes whole files in
     one statement; `on_progress(n)` is called with lines offered, `on_file(done, total,
@@ -389,7 +423,7 @@ def load_files(loader: Loader, files: list[Path], batch_size: int,
     per_statement = max(1, loader.files_per_statement) if loader.takes_whole_files() else 1
     done = 0
     while done < len(files):
-        group = files[done:done + per_statement]
+        group = files[done : done + per_statement]
         if on_file:
             on_file(done, len(files), group[0])
         loader.begin_file(group[0].name)

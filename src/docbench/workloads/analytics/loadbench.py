@@ -60,8 +60,15 @@ def clean_twin(data_dir: Path) -> Path | None:
         from docbench.dataset.generate import generate_dataset
 
         console.print(f"Generating the clean twin of {data_dir} (--hard-rate 0) into {twin}")
-        generate_dataset(manifest.docs, twin, seed=manifest.seed, compress=manifest.compress,
-                         hard_rate=0.0, dirty_rate=0.0, docs_per_file=manifest.docs_per_file)
+        generate_dataset(
+            manifest.docs,
+            twin,
+            seed=manifest.seed,
+            compress=manifest.compress,
+            hard_rate=0.0,
+            dirty_rate=0.0,
+            docs_per_file=manifest.docs_per_file,
+        )
     return twin
 
 
@@ -71,6 +78,7 @@ def default_systems() -> list[str]:
 
 class LoadOverhead(TypedDict):
     """One system's row: docbench's load against the native one (seconds: min of the runs)."""
+
     system: str
     variant: str
     documents: int
@@ -82,15 +90,18 @@ class LoadOverhead(TypedDict):
     ratio: float
 
 
-def bench_load_overhead(system_names: list[str] | None, scale: str = "1m",
-                        data_dir: Path | None = None, repeat: int = 2) -> list[LoadOverhead]:
+def bench_load_overhead(
+    system_names: list[str] | None, scale: str = "1m", data_dir: Path | None = None, repeat: int = 2
+) -> list[LoadOverhead]:
     if data_dir is None:
         data_dir = prepare_dataset(RunRequest(scale=scale)).path
     files = dataset_files(data_dir)
     clean_dir = clean_twin(data_dir)
     if clean_dir is None:
-        console.print(f"[yellow]{data_dir} has no dataset.json: the native load runs on the same "
-                      "files (it fails on a file with a document the engine refuses)[/yellow]")
+        console.print(
+            f"[yellow]{data_dir} has no dataset.json: the native load runs on the same "
+            "files (it fails on a file with a document the engine refuses)[/yellow]"
+        )
         clean_dir = data_dir
     clean_files = dataset_files(clean_dir)
     # What a run knows before it loads: the line counts of files the generator wrote.
@@ -107,8 +118,9 @@ def bench_load_overhead(system_names: list[str] | None, scale: str = "1m",
     return rows
 
 
-def _bench_system(name: str, files: list[Path], clean_files: list[Path],
-                  repeat: int, known: dict[str, int]) -> LoadOverhead | None:
+def _bench_system(
+    name: str, files: list[Path], clean_files: list[Path], repeat: int, known: dict[str, int]
+) -> LoadOverhead | None:
     workdir = paths.work_dir() / f"loadbench-{name}"
     system = open_adapter(name, "analytics", workdir)
     system.engine.start()
@@ -133,10 +145,17 @@ def _bench_system(name: str, files: list[Path], clean_files: list[Path],
         system.release()
         system.engine.stop()
         clear_work_directory(workdir)  # (its databases: 25 GB for the four systems at 10m)
-    return {"system": name, "variant": system.variant.name, "documents": count,
-            "refused": refused, "docbench_seconds": min(docbench_s),
-            "native_seconds": min(native_s), "docbench_runs": docbench_s,
-            "native_runs": native_s, "ratio": min(docbench_s) / min(native_s)}
+    return {
+        "system": name,
+        "variant": system.variant.name,
+        "documents": count,
+        "refused": refused,
+        "docbench_seconds": min(docbench_s),
+        "native_seconds": min(native_s),
+        "docbench_runs": docbench_s,
+        "native_runs": native_s,
+        "ratio": min(docbench_s) / min(native_s),
+    }
 
 
 def _same_start() -> None:
@@ -146,13 +165,13 @@ def _same_start() -> None:
         os.sync()
 
 
-def _timed_docbench_load(system: AnalyticsAdapter, files: list[Path],
-                         known: dict[str, int]) -> tuple[float, int]:
+def _timed_docbench_load(
+    system: AnalyticsAdapter, files: list[Path], known: dict[str, int]
+) -> tuple[float, int]:
     system.create()
     _same_start()
     started = time.perf_counter()
-    report = load_files(system.loader(), files, type(system).load_batch_size,
-                        known_documents=known)
+    report = load_files(system.loader(), files, type(system).load_batch_size, known_documents=known)
     return time.perf_counter() - started, report.refused_count
 
 
@@ -165,18 +184,22 @@ def _timed_native_load(system: AnalyticsAdapter, files: list[Path]) -> float:
 
 
 def print_table(rows: list[LoadOverhead], data_dir: Path, clean_dir: Path) -> None:
-    table = Table(title=f"Load: docbench on {data_dir.name} vs native bulk load on "
-                        f"{clean_dir.name} (min of runs)")
-    for column in ("system", "documents", "refused", "docbench s", "native s", "ratio",
-                   f"<= {TARGET_RATIO}"):
+    table = Table(
+        title=f"Load: docbench on {data_dir.name} vs native bulk load on {clean_dir.name} (min of runs)"
+    )
+    for column in ("system", "documents", "refused", "docbench s", "native s", "ratio", f"<= {TARGET_RATIO}"):
         table.add_column(column, justify="left" if column == "system" else "right")
     for row in rows:
         ratio = row["ratio"]
-        table.add_row(f"{row['system']}/{row['variant']}", f"{row['documents']:,}",
-                      f"{row['refused']:,}",
-                      " ".join(f"{s:.2f}" for s in row["docbench_runs"]),
-                      " ".join(f"{s:.2f}" for s in row["native_runs"]),
-                      f"{ratio:.2f}", "[green]yes[/green]" if ratio <= TARGET_RATIO else "[red]no[/red]")
+        table.add_row(
+            f"{row['system']}/{row['variant']}",
+            f"{row['documents']:,}",
+            f"{row['refused']:,}",
+            " ".join(f"{s:.2f}" for s in row["docbench_runs"]),
+            " ".join(f"{s:.2f}" for s in row["native_runs"]),
+            f"{ratio:.2f}",
+            "[green]yes[/green]" if ratio <= TARGET_RATIO else "[red]no[/red]",
+        )
     console.print(table)
     start = "page cache dropped" if can_drop_page_cache() else "dirty pages synced (not root)"
     console.print(f"Each timed load started on a fresh table, {start}.")

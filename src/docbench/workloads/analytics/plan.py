@@ -69,7 +69,8 @@ class Plan:
         each = [n.database_bytes + n.temp_bytes for n in self.needs]
         if self.keep_databases:
             databases = sum(n.database_bytes for n in self.needs) + max(
-                (n.temp_bytes for n in self.needs), default=0)
+                (n.temp_bytes for n in self.needs), default=0
+            )
         else:  # runs are sequential: the largest one at a time
             databases = max(each, default=0)
         return int((self.dataset_bytes + databases) * HEADROOM)
@@ -86,9 +87,17 @@ class Plan:
 def _measured_runs(documents: list[dict[str, Any]], system: str, variant: str) -> list[dict[str, Any]]:
     """The complete local results of this system/variant, the latest per scale, smallest
     scale first (the bases to scale from)."""
-    mine = [d for d in documents if d.get("workload") == "analytics" and d.get("system") == system
-            and d.get("variant") == variant and d.get("complete") and d.get("num_loaded_documents")
-            and not d.get("imported") and d.get("machine_slug", machine_slug()) == machine_slug()]
+    mine = [
+        d
+        for d in documents
+        if d.get("workload") == "analytics"
+        and d.get("system") == system
+        and d.get("variant") == variant
+        and d.get("complete")
+        and d.get("num_loaded_documents")
+        and not d.get("imported")
+        and d.get("machine_slug", machine_slug()) == machine_slug()
+    ]
     latest: dict[float, dict[str, Any]] = {}
     for document in sorted(mine, key=lambda d: str(d.get("started_at") or d.get("date") or "")):
         latest[round(math.log10(document["num_loaded_documents"]), 1)] = document
@@ -147,23 +156,40 @@ class Scaler:
     def basis(self) -> str:
         date = str(self.last.get("started_at") or self.last.get("date"))[:10]
         if self.pair is not None:
-            return (f"power law through the {_label(self.pair[0])} and {_label(self.pair[1])} "
-                    f"runs (latest {date})")
+            return (
+                f"power law through the {_label(self.pair[0])} and {_label(self.pair[1])} "
+                f"runs (latest {date})"
+            )
         factor = self.documents / self.last["num_loaded_documents"]
         return f"x{factor:,.1f} of the {_label(self.last)} run of {date} (linear: one scale measured)"
 
 
-def system_need(system: str, variant: str, documents: int, raw_bytes: int,
-                runs: list[dict[str, Any]]) -> SystemNeed:
+def system_need(
+    system: str, variant: str, documents: int, raw_bytes: int, runs: list[dict[str, Any]]
+) -> SystemNeed:
     if not runs:
-        return SystemNeed(system, variant, int(raw_bytes * GUESS_DB_PER_RAW_BYTE), 0, None, None, None,
-                          "guess: no result of this system here (database taken as large as the raw data)")
+        return SystemNeed(
+            system,
+            variant,
+            int(raw_bytes * GUESS_DB_PER_RAW_BYTE),
+            0,
+            None,
+            None,
+            None,
+            "guess: no result of this system here (database taken as large as the raw data)",
+        )
     scaler = Scaler(runs, documents)
     memory = scaler.scale(_peak_memory)
     return SystemNeed(
-        system, variant, int(scaler.scale(_size) or 0), int(scaler.scale(_wal) or 0),
-        scaler.scale(lambda d: d.get("load_time") or None), scaler.scale(_query_seconds),
-        int(memory) if memory is not None else None, scaler.basis())
+        system,
+        variant,
+        int(scaler.scale(_size) or 0),
+        int(scaler.scale(_wal) or 0),
+        scaler.scale(lambda d: d.get("load_time") or None),
+        scaler.scale(_query_seconds),
+        int(memory) if memory is not None else None,
+        scaler.basis(),
+    )
 
 
 def dataset_need(label: str, documents: int, compress: str) -> tuple[Path, int, str]:
@@ -182,9 +208,14 @@ def _filesystem_free(path: Path) -> int:
     return shutil.disk_usage(probe).free
 
 
-def make_plan(scale: str, system_names: list[str] | None = None, variants: list[str] | None = None,
-              results_dirs: list[Path] | None = None, compress: str = "none",
-              keep_databases: bool = False) -> Plan:
+def make_plan(
+    scale: str,
+    system_names: list[str] | None = None,
+    variants: list[str] | None = None,
+    results_dirs: list[Path] | None = None,
+    compress: str = "none",
+    keep_databases: bool = False,
+) -> Plan:
     documents = parse_count(scale)
     label = count_label(documents)
     dataset_dir, dataset_bytes, dataset_basis = dataset_need(label, documents, compress)
@@ -196,11 +227,14 @@ def make_plan(scale: str, system_names: list[str] | None = None, variants: list[
         for variant in adapter_variants(name, "analytics"):
             if variants and variant.name not in variants:
                 continue
-            plan.needs.append(system_need(name, variant.name, documents, raw,
-                                          _measured_runs(known, name, variant.name)))
+            plan.needs.append(
+                system_need(name, variant.name, documents, raw, _measured_runs(known, name, variant.name))
+            )
     # The dataset and the databases may live on different filesystems: the tighter one counts.
-    plan.free = {str(paths.datasets_dir()): _filesystem_free(paths.datasets_dir()),
-                 str(paths.work_dir()): _filesystem_free(paths.work_dir())}
+    plan.free = {
+        str(paths.datasets_dir()): _filesystem_free(paths.datasets_dir()),
+        str(paths.work_dir()): _filesystem_free(paths.work_dir()),
+    }
     return plan
 
 
@@ -208,12 +242,14 @@ def refusal(plan: Plan) -> str | None:
     """Why the plan cannot run here, or None."""
     if plan.fits:
         return None
-    return (f"the {plan.label} run needs about {plan.disk_needed / 1e9:,.1f} GB of disk "
-            f"(dataset {plan.dataset_bytes / 1e9:,.1f} GB + "
-            f"{'every database' if plan.keep_databases else 'the largest database'} + WAL, "
-            f"+{HEADROOM - 1:.0%}) "
-            f"but only {plan.disk_free / 1e9:,.1f} GB are free; run fewer systems or variants "
-            "(--systems, --variants), a compressed dataset (generate --compress zstd), or free space")
+    return (
+        f"the {plan.label} run needs about {plan.disk_needed / 1e9:,.1f} GB of disk "
+        f"(dataset {plan.dataset_bytes / 1e9:,.1f} GB + "
+        f"{'every database' if plan.keep_databases else 'the largest database'} + WAL, "
+        f"+{HEADROOM - 1:.0%}) "
+        f"but only {plan.disk_free / 1e9:,.1f} GB are free; run fewer systems or variants "
+        "(--systems, --variants), a compressed dataset (generate --compress zstd), or free space"
+    )
 
 
 def print_plan(plan: Plan, console: Any) -> None:
@@ -226,13 +262,26 @@ def print_plan(plan: Plan, console: Any) -> None:
         return "?" if value is None else f"{value / 3600:,.2f}"
 
     table = Table(title=f"Plan for {plan.label} ({plan.documents:,} documents) on this machine")
-    for column in ("system/variant", "database GB", "WAL/temp GB", "load h", "queries h",
-                   "query memory GB", "basis"):
+    for column in (
+        "system/variant",
+        "database GB",
+        "WAL/temp GB",
+        "load h",
+        "queries h",
+        "query memory GB",
+        "basis",
+    ):
         table.add_column(column, justify="left" if column in ("system/variant", "basis") else "right")
     for need in plan.needs:
-        table.add_row(f"{need.system}/{need.variant}", gb(need.database_bytes), gb(need.temp_bytes),
-                      hours(need.load_seconds), hours(need.query_seconds), gb(need.memory_bytes),
-                      need.basis)
+        table.add_row(
+            f"{need.system}/{need.variant}",
+            gb(need.database_bytes),
+            gb(need.temp_bytes),
+            hours(need.load_seconds),
+            hours(need.query_seconds),
+            gb(need.memory_bytes),
+            need.basis,
+        )
     console.print(table)
     console.print(f"dataset {plan.dataset_dir}: {gb(plan.dataset_bytes)} GB ({plan.dataset_basis})")
     for where, free in plan.free.items():
@@ -242,7 +291,9 @@ def print_plan(plan: Plan, console: Any) -> None:
     unknown = len(plan.needs) - len(known)
     time = (f"{total_hours:,.1f} h of loads and queries" if known else "time unknown") + (
         f" ({unknown} run{'s' if unknown > 1 else ''} without a result here to scale from)"
-        if unknown and known else "")
+        if unknown and known
+        else ""
+    )
     console.print(f"disk needed: {gb(plan.disk_needed)} GB (with {HEADROOM - 1:.0%} headroom); {time}")
     reason = refusal(plan)
     console.print(f"[red]does not fit: {reason}[/red]" if reason else "[green]fits on this disk[/green]")

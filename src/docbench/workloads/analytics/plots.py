@@ -38,8 +38,22 @@ from docbench.workloads.analytics.dashboard import (
 )
 from docbench.workloads.analytics.report import TRUSTED, cold_time, hot_time
 
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39"]
+PALETTE = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#843c39",
+]
 BAD = "#c62828"
 BASELINE_STYLES = {"raw": ":", "gzip": "--", "zstd": "-.", "lz4": (0, (5, 1, 1, 1))}
 PICK = {"hot": hot_time, "cold": cold_time, "memory": memory_hot}
@@ -67,15 +81,14 @@ def plot_documents(documents: list[dict[str, Any]], out_dir: Path) -> list[Path]
         group = [(k, d) for k, d in runs if dataset_label(d) == label]
         stem = f"analytics-{safe_name(label)}"
         for metric in ("hot", "cold", "memory"):
-            if metric == "memory" and not any(memory_hot(d, q) for _, d in group
-                                              for q in range(QUERY_COUNT)):
+            if metric == "memory" and not any(memory_hot(d, q) for _, d in group for q in range(QUERY_COUNT)):
                 continue
-            written.append(_save(per_query_chart(group, metric, label, colors),
-                                 out_dir / f"{stem}-{metric}.png"))
+            written.append(
+                _save(per_query_chart(group, metric, label, colors), out_dir / f"{stem}-{metric}.png")
+            )
         written.append(_save(storage_chart(group, label, colors), out_dir / f"{stem}-storage.png"))
         written.append(_save(load_chart(group, label, colors), out_dir / f"{stem}-load-time.png"))
-        written.append(_save(quality_chart(group, label, colors),
-                             out_dir / f"{stem}-data-quality.png"))
+        written.append(_save(quality_chart(group, label, colors), out_dir / f"{stem}-data-quality.png"))
     if len(labels) >= 2:
         written.append(_save(scaling_chart(runs, colors), out_dir / "analytics-scaling.png"))
     return written
@@ -100,8 +113,9 @@ def _label(key: str, document: dict[str, Any]) -> str:
 # ----- per dataset -----------------------------------------------------------------------
 
 
-def per_query_chart(group: list[tuple[str, dict[str, Any]]], metric: str, label: str,
-                    colors: dict[str, str]) -> Figure:
+def per_query_chart(
+    group: list[tuple[str, dict[str, Any]]], metric: str, label: str, colors: dict[str, str]
+) -> Figure:
     pick = PICK[metric]
     figure = Figure(figsize=(max(8.0, 1.2 + 0.35 * len(group) * QUERY_COUNT), 4.8))
     ax = figure.add_subplot()
@@ -115,18 +129,32 @@ def per_query_chart(group: list[tuple[str, dict[str, Any]]], metric: str, label:
             x = q - 0.4 + width * (i + 0.5)
             value, answer = pick(d, q), status(d, q)
             if not value:
-                ax.text(x, floor, "✗", ha="center", va="bottom", color=BAD, fontsize=11,
-                        fontweight="bold")
+                ax.text(x, floor, "✗", ha="center", va="bottom", color=BAD, fontsize=11, fontweight="bold")
                 notes = True
                 continue
             bad = answer not in TRUSTED and answer != "unchecked"
-            ax.bar(x, value - floor, width * 0.92, bottom=floor,
-                   color="#ffd6d6" if bad else colors[key], edgecolor=BAD if bad else "none",
-                   hatch="///" if bad else None, alpha=0.5 if answer == "unchecked" else 1.0,
-                   label=_label(key, d) if q == 0 else None)
+            ax.bar(
+                x,
+                value - floor,
+                width * 0.92,
+                bottom=floor,
+                color="#ffd6d6" if bad else colors[key],
+                edgecolor=BAD if bad else "none",
+                hatch="///" if bad else None,
+                alpha=0.5 if answer == "unchecked" else 1.0,
+                label=_label(key, d) if q == 0 else None,
+            )
             if bad or answer == "unchecked":
-                ax.text(x, value * 1.08, "✗" if bad else "?", ha="center", va="bottom",
-                        color=BAD if bad else "#2b3a8f", fontsize=10, fontweight="bold")
+                ax.text(
+                    x,
+                    value * 1.08,
+                    "✗" if bad else "?",
+                    ha="center",
+                    va="bottom",
+                    color=BAD if bad else "#2b3a8f",
+                    fontsize=10,
+                    fontweight="bold",
+                )
                 notes = True
         if all(not pick(d, q) for q in range(QUERY_COUNT)):
             ax.bar(0, 0, 0, color=colors[key], label=_label(key, d))
@@ -140,9 +168,14 @@ def per_query_chart(group: list[tuple[str, dict[str, Any]]], metric: str, label:
     ax.grid(axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     if notes:
-        figure.text(0.01, 0.005, "✗ hatched red: wrong answer or failed query (not a result); "
-                    "✗ on the axis: no result; ? faded: answer unchecked (imported)",
-                    fontsize=8, color="#444")
+        figure.text(
+            0.01,
+            0.005,
+            "✗ hatched red: wrong answer or failed query (not a result); "
+            "✗ on the axis: no result; ? faded: answer unchecked (imported)",
+            fontsize=8,
+            color="#444",
+        )
     return figure
 
 
@@ -151,24 +184,29 @@ def _hbar_figure(n: int) -> tuple[Figure, Any]:
     return figure, figure.add_subplot()
 
 
-def storage_chart(group: list[tuple[str, dict[str, Any]]], label: str,
-                  colors: dict[str, str]) -> Figure:
-    rows = sorted(group, key=lambda kd: (kd[1].get("total_size") is None,
-                                         kd[1].get("total_size") or 0))
+def storage_chart(group: list[tuple[str, dict[str, Any]]], label: str, colors: dict[str, str]) -> Figure:
+    rows = sorted(group, key=lambda kd: (kd[1].get("total_size") is None, kd[1].get("total_size") or 0))
     figure, ax = _hbar_figure(len(rows))
     names = [_label(k, d) for k, d in rows]
     sizes = [(d.get("total_size") or 0) / 1e6 for _, d in rows]
     ax.barh(range(len(rows)), sizes, color=[colors[k] for k, _ in rows])
     for y, (_, d) in enumerate(rows):
         total = d.get("total_size")
-        ax.text((total or 0) / 1e6, y, f" {total / 1e6:,.1f} MB" if total else " n/a",
-                va="center", fontsize=8)
+        ax.text(
+            (total or 0) / 1e6, y, f" {total / 1e6:,.1f} MB" if total else " n/a", va="center", fontsize=8
+        )
     baselines: dict[str, Any] = next(
-        (b for _, d in group if (b := (d.get("dataset") or {}).get("baselines")) and any(b.values())), {})
+        (b for _, d in group if (b := (d.get("dataset") or {}).get("baselines")) and any(b.values())), {}
+    )
     for name, size in baselines.items():
         if size:
-            ax.axvline(size / 1e6, color="#555", linestyle=BASELINE_STYLES.get(name, "--"),
-                       linewidth=1.2, label=f"file: ndjson {name} ({size / 1e6:,.1f} MB)")
+            ax.axvline(
+                size / 1e6,
+                color="#555",
+                linestyle=BASELINE_STYLES.get(name, "--"),
+                linewidth=1.2,
+                label=f"file: ndjson {name} ({size / 1e6:,.1f} MB)",
+            )
     ax.set_yticks(range(len(rows)), names)
     ax.invert_yaxis()
     widest = max([*sizes, *((v or 0) / 1e6 for v in baselines.values())], default=0)
@@ -181,18 +219,18 @@ def storage_chart(group: list[tuple[str, dict[str, Any]]], label: str,
     return figure
 
 
-def load_chart(group: list[tuple[str, dict[str, Any]]], label: str,
-               colors: dict[str, str]) -> Figure:
-    rows = sorted(group, key=lambda kd: (kd[1].get("load_time") is None,
-                                         kd[1].get("load_time") or 0))
+def load_chart(group: list[tuple[str, dict[str, Any]]], label: str, colors: dict[str, str]) -> Figure:
+    rows = sorted(group, key=lambda kd: (kd[1].get("load_time") is None, kd[1].get("load_time") or 0))
     figure, ax = _hbar_figure(len(rows))
-    ax.barh(range(len(rows)), [d.get("load_time") or 0 for _, d in rows],
-            color=[colors[k] for k, _ in rows])
+    ax.barh(range(len(rows)), [d.get("load_time") or 0 for _, d in rows], color=[colors[k] for k, _ in rows])
     for y, (_, d) in enumerate(rows):
         seconds = d.get("load_time")
         rate = (d.get("load") or {}).get("documents_per_second")
-        text = (f" {seconds:,.2f} s" + (f" ({rate:,.0f} docs/s)" if rate else "")
-                if seconds is not None else " n/a")
+        text = (
+            f" {seconds:,.2f} s" + (f" ({rate:,.0f} docs/s)" if rate else "")
+            if seconds is not None
+            else " n/a"
+        )
         ax.text(seconds or 0, y, text, va="center", fontsize=8)
     ax.set_yticks(range(len(rows)), [_label(k, d) for k, d in rows])
     ax.invert_yaxis()
@@ -203,8 +241,7 @@ def load_chart(group: list[tuple[str, dict[str, Any]]], label: str,
     return figure
 
 
-def quality_chart(group: list[tuple[str, dict[str, Any]]], label: str,
-                  colors: dict[str, str]) -> Figure:
+def quality_chart(group: list[tuple[str, dict[str, Any]]], label: str, colors: dict[str, str]) -> Figure:
     rows = sorted(group, key=lambda kd: -(loaded_share(kd[1]) or -1))
     figure, ax = _hbar_figure(len(rows))
     shares = [100 * (loaded_share(d) or 0) for _, d in rows]
@@ -212,8 +249,15 @@ def quality_chart(group: list[tuple[str, dict[str, Any]]], label: str,
     for y, (_, d) in enumerate(rows):
         share = loaded_share(d)
         refused = (d.get("load_errors") or {}).get("count")
-        text = (f" {_percent(share)}  ({d.get('num_loaded_documents'):,} / {d.get('dataset_size'):,}"
-                + (f", {refused:,} refused" if refused else "") + ")") if share is not None else " n/a"
+        text = (
+            (
+                f" {_percent(share)}  ({d.get('num_loaded_documents'):,} / {d.get('dataset_size'):,}"
+                + (f", {refused:,} refused" if refused else "")
+                + ")"
+            )
+            if share is not None
+            else " n/a"
+        )
         ax.text(100 * (share or 0), y, text, va="center", fontsize=8)
     low = min((s for s in shares if s > 0), default=0.0)
     ax.set_xlim(max(0.0, low - max(1.0, (100 - low) * 0.5)), 100 + max(1.0, (100 - low) * 0.9))
@@ -234,10 +278,14 @@ def _percent(share: float) -> str:
 # ----- across datasets ----------------------------------------------------------------------
 
 
-SCALING = [("hot", "hot run: geometric mean (s)", True), ("cold", "cold run: geometric mean (s)", True),
-           ("storage", "storage (bytes)", True), ("load", "load time (s)", True),
-           ("quality", "documents loaded (%)", False), ("memory", "peak memory: geometric mean (bytes)",
-                                                        True)]
+SCALING = [
+    ("hot", "hot run: geometric mean (s)", True),
+    ("cold", "cold run: geometric mean (s)", True),
+    ("storage", "storage (bytes)", True),
+    ("load", "load time (s)", True),
+    ("quality", "documents loaded (%)", False),
+    ("memory", "peak memory: geometric mean (bytes)", True),
+]
 
 
 def scaling_chart(runs: list[tuple[str, dict[str, Any]]], colors: dict[str, str]) -> Figure:
@@ -246,14 +294,25 @@ def scaling_chart(runs: list[tuple[str, dict[str, Any]]], colors: dict[str, str]
     keys = list(dict.fromkeys(k for k, _ in runs))
     for ax, (metric, title, log_y) in zip(axes.flat, SCALING, strict=True):
         for key in keys:
-            points = sorted((d["dataset_size"], v) for k, d in runs
-                            if k == key and d.get("dataset_size")
-                            and (v := scaling_value(d, metric)) is not None and (v > 0 or not log_y))
+            points = sorted(
+                (d["dataset_size"], v)
+                for k, d in runs
+                if k == key
+                and d.get("dataset_size")
+                and (v := scaling_value(d, metric)) is not None
+                and (v > 0 or not log_y)
+            )
             if not points:
                 continue
             imported = any(is_imported(d) for k, d in runs if k == key)
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=colors[key],
-                    linestyle="--" if imported else "-", label=key + (" (imported)" if imported else ""))
+            ax.plot(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                marker="o",
+                color=colors[key],
+                linestyle="--" if imported else "-",
+                label=key + (" (imported)" if imported else ""),
+            )
         ax.set_xscale("log")
         if log_y:
             ax.set_yscale("log")
@@ -268,7 +327,10 @@ def scaling_chart(runs: list[tuple[str, dict[str, Any]]], colors: dict[str, str]
                 names.append(name)
     if handles:
         figure.legend(handles, names, loc="lower center", ncol=min(4, len(names)), fontsize=8)
-    figure.suptitle("Scaling: each metric against the dataset size (timings: only scales where "
-                    "every query has a correct answer)", fontsize=11)
+    figure.suptitle(
+        "Scaling: each metric against the dataset size (timings: only scales where "
+        "every query has a correct answer)",
+        fontsize=11,
+    )
     figure.subplots_adjust(bottom=0.16, hspace=0.35, wspace=0.28)
     return figure

@@ -19,16 +19,21 @@ from rich.table import Table
 from docbench.core.console import report_console
 from docbench.results import load_results, run_name
 
-STATUS_MARK = {"ok": "[green]✓[/green]", "precision": "[green]≈[/green]",
-               "approximate": "[yellow]~[/yellow]", "wrong": "[red]✗ wrong[/red]",
-               "error": "[red]error[/red]"}
+STATUS_MARK = {
+    "ok": "[green]✓[/green]",
+    "precision": "[green]≈[/green]",
+    "approximate": "[yellow]~[/yellow]",
+    "wrong": "[red]✗ wrong[/red]",
+    "error": "[red]error[/red]",
+}
 TRUSTED = {"ok", "precision", "approximate"}
 # JSONBench's constant: ratios of (0.01 + t) so sub-10-ms differences don't dominate.
 SHIFT = 0.01
 
 
-def print_analytics_report(results_dirs: list[Path], only: list[Path] | None = None,
-                           console: Console | None = None) -> None:
+def print_analytics_report(
+    results_dirs: list[Path], only: list[Path] | None = None, console: Console | None = None
+) -> None:
     """The analytics tables of what the directories hold (``only``: just these result files)."""
     documents = [d for d in load_results(results_dirs) if d.get("workload") == "analytics"]
     if only is not None:
@@ -37,8 +42,9 @@ def print_analytics_report(results_dirs: list[Path], only: list[Path] | None = N
     print_report(documents, console or report_console(), [])
 
 
-def print_report(documents: list[dict[str, Any]], console: Console,
-                 _all_documents: list[dict[str, Any]]) -> None:
+def print_report(
+    documents: list[dict[str, Any]], console: Console, _all_documents: list[dict[str, Any]]
+) -> None:
     if not documents:
         console.print("No analytics results.")
         return
@@ -71,42 +77,59 @@ def storage_table(docs: list[dict[str, Any]]) -> Table:
     raw = baselines.get("raw")
     for d in docs:
         total = d.get("total_size")
-        table.add_row(_name(d), d.get("variant_role", ""), _size(total, best), _size(d.get("data_size")),
-                      _size(d.get("index_size")), _size((d.get("storage") or {}).get("on_disk")),
-                      f"{total / raw:.2f}" if total and raw else "-")
+        table.add_row(
+            _name(d),
+            d.get("variant_role", ""),
+            _size(total, best),
+            _size(d.get("data_size")),
+            _size(d.get("index_size")),
+            _size((d.get("storage") or {}).get("on_disk")),
+            f"{total / raw:.2f}" if total and raw else "-",
+        )
     for name, size in baselines.items():
-        table.add_row(f"[dim]file: ndjson {name}[/dim]", "baseline", _size(size, best), "", "", "",
-                      f"{size / raw:.2f}" if raw else "-")
+        table.add_row(
+            f"[dim]file: ndjson {name}[/dim]",
+            "baseline",
+            _size(size, best),
+            "",
+            "",
+            "",
+            f"{size / raw:.2f}" if raw else "-",
+        )
     return table
 
 
 def quality_table(docs: list[dict[str, Any]]) -> Table:
     table = Table(title="Data quality and load")
-    for column in ("system", "loaded / offered", "refused", "first refusal", "load time",
-                   "docs/s"):
-        table.add_column(column, justify="left" if column in ("system", "first refusal")
-                         else "right")
+    for column in ("system", "loaded / offered", "refused", "first refusal", "load time", "docs/s"):
+        table.add_column(column, justify="left" if column in ("system", "first refusal") else "right")
     loads = [t for d in docs if (t := d.get("load_time"))]
     best = min(loads, default=None)
     for d in docs:
         offered, loaded = d.get("dataset_size"), d.get("num_loaded_documents")
         errors = d.get("load_errors") or {}
         first = (errors.get("first") or [{}])[0]
-        reason = f"{first.get('file')}:{first.get('line')} {first.get('reason', '')}"[:60] \
-            if first else ""
+        reason = f"{first.get('file')}:{first.get('line')} {first.get('reason', '')}"[:60] if first else ""
         share = f" ({100 * loaded / offered:.4g}%)" if offered and loaded is not None else ""
-        table.add_row(_name(d), f"{_int(loaded)} / {_int(offered)}{share}",
-                      _int(errors.get("count")), reason if errors.get("count") else "",
-                      _seconds(d.get("load_time"), best),
-                      _int((d.get("load") or {}).get("documents_per_second")))
+        table.add_row(
+            _name(d),
+            f"{_int(loaded)} / {_int(offered)}{share}",
+            _int(errors.get("count")),
+            reason if errors.get("count") else "",
+            _seconds(d.get("load_time"), best),
+            _int((d.get("load") or {}).get("documents_per_second")),
+        )
         if d.get("error"):
             table.add_row("", f"[red]run failed: {d['error'][:80]}[/red]", "", "", "", "")
     return table
 
 
 def timing_table(docs: list[dict[str, Any]], kind: str) -> Table:
-    title = ("Cold runs (engine restarted, page cache dropped)" if kind == "cold"
-             else "Hot runs (min of tries 2..n)")
+    title = (
+        "Cold runs (engine restarted, page cache dropped)"
+        if kind == "cold"
+        else "Hot runs (min of tries 2..n)"
+    )
     table = Table(title=f"{title}: seconds, ratio to the fastest correct answer")
     table.add_column("system")
     for q in range(1, 6):
@@ -170,15 +193,17 @@ def fewer_hot_tries(d: dict[str, Any]) -> list[str]:
     return short
 
 
-def _best(docs: list[dict[str, Any]], q: int,
-          pick: Callable[[dict[str, Any], int], float | None]) -> float | None:
+def _best(
+    docs: list[dict[str, Any]], q: int, pick: Callable[[dict[str, Any], int], float | None]
+) -> float | None:
     picked = [pick(d, q) for d in docs if _status(d, q) in TRUSTED]
     times = [t for t in picked if t is not None]
     return min(times) if times else None
 
 
-def score(d: dict[str, Any], pick: Callable[[dict[str, Any], int], float | None],
-          best: list[float | None]) -> float | None:
+def score(
+    d: dict[str, Any], pick: Callable[[dict[str, Any], int], float | None], best: list[float | None]
+) -> float | None:
     """JSONBench's summary: geometric mean of (0.01 + t) / (0.01 + best) over the queries.
 
     A missing or untrusted answer counts as if it took the query's timeout (JSONBench
@@ -201,8 +226,9 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
     best_hot = [_best(docs, q, hot_time) for q in range(5)]
     # Only runs with at least one trusted answer are ranked: a run that never started (or
     # answered nothing) has no speed to compare, only its failure to report.
-    ranked = [d for d in docs if any(_status(d, q) in TRUSTED and hot_time(d, q) is not None
-                                     for q in range(5))]
+    ranked = [
+        d for d in docs if any(_status(d, q) in TRUSTED and hot_time(d, q) is not None for q in range(5))
+    ]
     scores = [(score(d, hot_time, best_hot), d) for d in ranked]
     scored = sorted(((s, d) for s, d in scores if s), key=lambda pair: pair[0])
     if scored:
@@ -210,8 +236,11 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
         lines.append(f"[bold]{_name(top)}[/bold] is the fastest on hot runs (geometric mean).")
         for s, d in scored[1:]:
             factor = s / top_score
-            lines.append(f"  {_name(top)} is about as fast as {_name(d)}" if factor < 1.1 else
-                         f"  {_name(top)} is {factor:.1f}x faster than {_name(d)}")
+            lines.append(
+                f"  {_name(top)} is about as fast as {_name(d)}"
+                if factor < 1.1
+                else f"  {_name(top)} is {factor:.1f}x faster than {_name(d)}"
+            )
     for d in docs:
         answers = d.get("answers") or []
         good = sum(1 for a in answers if a.get("status") in TRUSTED)
@@ -219,8 +248,10 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
         offered, loaded = d.get("dataset_size"), d.get("num_loaded_documents")
         raw = ((d.get("dataset") or {}).get("baselines") or {}).get("raw")
         if d.get("imported"):
-            parts = [f"imported from {d['imported'].get('from', 'elsewhere')} "
-                     f"({d.get('machine', 'another machine')}); answers unchecked"]
+            parts = [
+                f"imported from {d['imported'].get('from', 'elsewhere')} "
+                f"({d.get('machine', 'another machine')}); answers unchecked"
+            ]
         else:
             parts = [f"answers {good}/5 correct" + (f" ({', '.join(bad)})" if bad else "")]
         if offered:
@@ -283,4 +314,3 @@ def _seconds(value: float | None, best: float | None = None) -> str:
 
 def _int(value: Any) -> str:
     return "-" if value is None else f"{int(value):,}"
-

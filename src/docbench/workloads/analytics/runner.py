@@ -106,8 +106,9 @@ def run_analytics(request: RunRequest) -> int:
     results.check_writable(request.results_dir)
     runs, failures = plan_runs(request)
     if not runs:
-        console.print("[red]Nothing to run: no requested system can run here (see above and "
-                      "`docbench systems`).[/red]")
+        console.print(
+            "[red]Nothing to run: no requested system can run here (see above and `docbench systems`).[/red]"
+        )
         return 2
     refused = disk_refusal(request, runs)
     if refused:
@@ -129,8 +130,9 @@ def run_or_skip(name: str, variant: Variant, dataset: Dataset, request: RunReque
     """With --resume, the latest complete run on the same data is reused (its file is
     reported, nothing runs); otherwise a new run writes a new file."""
     if request.resume:
-        latest = results.latest_run(request.results_dir, WORKLOAD, name, variant.name, dataset.label,
-                                    dataset.fingerprint)
+        latest = results.latest_run(
+            request.results_dir, WORKLOAD, name, variant.name, dataset.label, dataset.fingerprint
+        )
         if latest and latest[1].get("complete"):
             console.print(f"[dim]skip {name}/{variant.name}: {latest[0].name} is complete[/dim]")
             return {**latest[1], "_path": str(latest[0])}
@@ -175,13 +177,13 @@ def prepare_dataset(request: RunRequest) -> Dataset:
             raise SystemExit(
                 f"{path}: no documents: the oracle found no line that is a JSON object in "
                 f"{len(files)} file(s) ({answers.get('invalid_lines', 0):,} invalid lines, "
-                f"{answers.get('empty_lines', 0):,} empty lines); nothing to benchmark")
+                f"{answers.get('empty_lines', 0):,} empty lines); nothing to benchmark"
+            )
         baselines = dataset_baselines(path, jobs=_cpu_count())
     except OSError as error:  # an unreadable file: say which, not a traceback
         raise SystemExit(read_error_message(error)) from None
     manifest = read_manifest(path) if path.is_dir() else None
-    return Dataset(path, label, files, answers, baselines,
-                   _manifest_summary(manifest) if manifest else None)
+    return Dataset(path, label, files, answers, baselines, _manifest_summary(manifest) if manifest else None)
 
 
 def _manifest_summary(manifest: Any) -> dict[str, Any]:
@@ -224,13 +226,17 @@ def plan_runs(request: RunRequest) -> tuple[list[tuple[str, Variant]], int]:
         chosen = [v for v in variants if not request.variants or v.name in request.variants]
         if request.variants and not chosen:
             failures += 1 if request.system_names else 0
-            console.print(f"[yellow]{name}: none of the variants {', '.join(request.variants)} "
-                          f"(known: {', '.join(v.name for v in variants)})[/yellow]")
+            console.print(
+                f"[yellow]{name}: none of the variants {', '.join(request.variants)} "
+                f"(known: {', '.join(v.name for v in variants)})[/yellow]"
+            )
         if url:
             # Not the user's server to reconfigure: such a variant does not apply there.
             for variant in (v for v in chosen if v.own_server_only):
-                console.print(f"[yellow]{name}/{variant.name}: not run: it reconfigures the server, "
-                              f"which only docbench's own one allows (not a server by URL)[/yellow]")
+                console.print(
+                    f"[yellow]{name}/{variant.name}: not run: it reconfigures the server, "
+                    f"which only docbench's own one allows (not a server by URL)[/yellow]"
+                )
             chosen = [v for v in chosen if not v.own_server_only]
         runs.extend((name, variant) for variant in chosen)
     return runs, failures
@@ -239,8 +245,9 @@ def plan_runs(request: RunRequest) -> tuple[list[tuple[str, Variant]], int]:
 # ----- one system -------------------------------------------------------------------------
 
 
-def run_system(name: str, variant: Variant, dataset: Dataset, request: RunRequest,
-               path: Path) -> dict[str, Any]:
+def run_system(
+    name: str, variant: Variant, dataset: Dataset, request: RunRequest, path: Path
+) -> dict[str, Any]:
     engine = open_engine(name, paths.work_dir() / f"{name}-{variant.name}", request.urls.get(name))
     system: AnalyticsAdapter = required_adapter_class(name, WORKLOAD)(engine, variant)
     document = base_document(system, dataset, request)
@@ -259,7 +266,8 @@ def run_system(name: str, variant: Variant, dataset: Dataset, request: RunReques
         if crashed:
             document.setdefault("warnings", []).append(
                 f"the server crashed during Q{', Q'.join(map(str, crashed))}: the run is not complete "
-                "(--resume runs it again)")
+                "(--resume runs it again)"
+            )
     except Exception as error:  # noqa: BLE001 - recorded, and the next system runs
         document["error"] = results_text(engine, f"{type(error).__name__}: {error}")
         document["error_traceback"] = results_text(engine, traceback.format_exc(limit=8))
@@ -277,8 +285,10 @@ def run_system(name: str, variant: Variant, dataset: Dataset, request: RunReques
         except Exception as error:  # noqa: BLE001
             document.setdefault("warnings", []).append(f"stop failed: {error}")
         if keep_for_resume(engine, document):
-            console.print(f"[yellow]the load did not finish: its database and checkpoint are "
-                          f"kept in {engine.workdir} for `docbench run --resume`[/yellow]")
+            console.print(
+                f"[yellow]the load did not finish: its database and checkpoint are "
+                f"kept in {engine.workdir} for `docbench run --resume`[/yellow]"
+            )
         elif not request.keep_databases and engine.url is None:
             # Stops first whatever server a failed stop left running there (by its pid file).
             clear_work_directory(engine.workdir)
@@ -302,9 +312,14 @@ def generated_line_counts(data_dir: Path, answers: dict[str, Any]) -> dict[str, 
         return {}
     found = {f.get("name"): f.get("sha256") for f in answers.get("files", [])}
     dirty = {line.file for line in manifest.dirty_lines}
-    return {entry.name: entry.lines for entry in manifest.files
-            if entry.name not in dirty and entry.lines == entry.docs and entry.sha256
-            and found.get(entry.name) == entry.sha256}
+    return {
+        entry.name: entry.lines
+        for entry in manifest.files
+        if entry.name not in dirty
+        and entry.lines == entry.docs
+        and entry.sha256
+        and found.get(entry.name) == entry.sha256
+    }
 
 
 def keep_for_resume(engine: Engine, document: dict[str, Any]) -> bool:
@@ -325,8 +340,9 @@ def disk_refusal(request: RunRequest, runs: list[tuple[str, Variant]]) -> str | 
     if not names:
         return None
     chosen = sorted({variant.name for _, variant in runs})
-    return refusal(make_plan(request.scale, names, chosen, [request.results_dir],
-                             keep_databases=request.keep_databases))
+    return refusal(
+        make_plan(request.scale, names, chosen, [request.results_dir], keep_databases=request.keep_databases)
+    )
 
 
 def results_text(engine: Engine, text: str) -> str:
@@ -368,14 +384,18 @@ def base_document(system: AnalyticsAdapter, dataset: Dataset, request: RunReques
     }
 
 
-def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, Any],
-               request: RunRequest, result_path: Path) -> dict[str, Any]:
+def load_phase(
+    system: AnalyticsAdapter,
+    dataset: Dataset,
+    document: dict[str, Any],
+    request: RunRequest,
+    result_path: Path,
+) -> dict[str, Any]:
     """Load, finish, count and size; return the oracle answers for what was loaded.
 
     The load is resumable: each committed file is checkpointed (see checkpoint.py), and with
     --resume a load that was killed continues at the first file not committed."""
-    checkpoint = LoadCheckpoint(system.engine.workdir, dataset.fingerprint, system.name,
-                                system.variant.name)
+    checkpoint = LoadCheckpoint(system.engine.workdir, dataset.fingerprint, system.name, system.variant.name)
     resumed = None
     if request.resume:
         resumed, why = checkpoint.resume(system.count)
@@ -388,8 +408,11 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
     lines_offered = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
     log_path = result_path.with_suffix(".refused.tsv")
     checkpoint.refusals_path.parent.mkdir(parents=True, exist_ok=True)
-    with _progress(request) as progress, RefusalLog(log_path) as refusal_log, \
-            open(checkpoint.refusals_path, "w", encoding="utf-8") as work_log:
+    with (
+        _progress(request) as progress,
+        RefusalLog(log_path) as refusal_log,
+        open(checkpoint.refusals_path, "w", encoding="utf-8") as work_log,
+    ):
         task = progress.add_task(f"load {system.name}/{system.variant.name}", total=lines_offered or None)
         label = f"load {system.name}/{system.variant.name}"
         done_before = len(dataset.files) - len(files)
@@ -400,20 +423,25 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
                 work_log.write(line)
 
         def on_file(done: int, total: int, path: Path) -> None:
-            progress.update(task, description=f"{label} file {done_before + done + 1}/"
-                            f"{done_before + total} ({path.name})")
+            progress.update(
+                task, description=f"{label} file {done_before + done + 1}/{done_before + total} ({path.name})"
+            )
 
         def on_committed(paths: list[Path], report: LoadReport) -> None:
             work_log.flush()
             checkpoint.record(paths, report)
 
-        report: LoadReport = load_files(system.loader(), files, type(system).load_batch_size,
-                                        on_file=on_file,
-                                        on_progress=lambda n: progress.advance(task, n),
-                                        refusal_log=TeeLog(refusal_log, work_log),
-                                        report=resumed.report if resumed else None,
-                                        on_committed=on_committed,
-                                        known_documents=generated_documents(dataset))
+        report: LoadReport = load_files(
+            system.loader(),
+            files,
+            type(system).load_batch_size,
+            on_file=on_file,
+            on_progress=lambda n: progress.advance(task, n),
+            refusal_log=TeeLog(refusal_log, work_log),
+            report=resumed.report if resumed else None,
+            on_committed=on_committed,
+            known_documents=generated_documents(dataset),
+        )
     started = time.perf_counter()
     system.finish_load()
     finish_seconds = time.perf_counter() - started
@@ -421,51 +449,64 @@ def load_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, A
     storage = system.storage()
     system.release()
     load_time = report.seconds + finish_seconds
-    document.update({
-        "dataset_size": report.offered,
-        "num_loaded_documents": count,
-        "total_size": storage.total,
-        "data_size": storage.data,
-        "index_size": storage.index,
-        "load_time": round(load_time, 3),
-        "load": {
-            "insert_seconds": round(report.seconds, 3),
-            "finish_seconds": round(finish_seconds, 3),
-            "finish_steps": system.finish_steps,
-            "documents_per_second": round(report.offered / load_time, 1) if load_time else None,
-            "offered": report.offered,
-            "empty_lines": report.empty_lines,
-            "batches": report.batches,
-            "retried_batches": report.retried_batches,
-            "batch_size": type(system).load_batch_size,
-            "resumed_after_files": done_before,
-        },
-        "load_errors": {
-            "count": report.refused_count,
-            "not_objects": report.not_objects,
-            "first": [vars(r) for r in report.refused],
-            "log": log_path.name if report.refused_count else None,
-        },
-        "storage": {"total": storage.total, "data": storage.data, "index": storage.index,
-                    "on_disk": storage.on_disk, "detail": storage.detail},
-    })
+    document.update(
+        {
+            "dataset_size": report.offered,
+            "num_loaded_documents": count,
+            "total_size": storage.total,
+            "data_size": storage.data,
+            "index_size": storage.index,
+            "load_time": round(load_time, 3),
+            "load": {
+                "insert_seconds": round(report.seconds, 3),
+                "finish_seconds": round(finish_seconds, 3),
+                "finish_steps": system.finish_steps,
+                "documents_per_second": round(report.offered / load_time, 1) if load_time else None,
+                "offered": report.offered,
+                "empty_lines": report.empty_lines,
+                "batches": report.batches,
+                "retried_batches": report.retried_batches,
+                "batch_size": type(system).load_batch_size,
+                "resumed_after_files": done_before,
+            },
+            "load_errors": {
+                "count": report.refused_count,
+                "not_objects": report.not_objects,
+                "first": [vars(r) for r in report.refused],
+                "log": log_path.name if report.refused_count else None,
+            },
+            "storage": {
+                "total": storage.total,
+                "data": storage.data,
+                "index": storage.index,
+                "on_disk": storage.on_disk,
+                "detail": storage.detail,
+            },
+        }
+    )
     if count != report.offered - report.refused_count:
         document.setdefault("warnings", []).append(
             f"the system counts {count} documents but accepted "
-            f"{report.offered - report.refused_count} of {report.offered}")
-    console.print(f"loaded {count:,} of {report.offered:,} documents in {load_time:.1f} s "
-                  f"({report.refused_count} refused); total size {_mb(storage.total)}")
+            f"{report.offered - report.refused_count} of {report.offered}"
+        )
+    console.print(
+        f"loaded {count:,} of {report.offered:,} documents in {load_time:.1f} s "
+        f"({report.refused_count} refused); total size {_mb(storage.total)}"
+    )
     # Lines that are not JSON objects are no documents for the oracle either: refusing them
     # changes no answer, so the oracle need not run again.
     if report.refused_count == report.not_objects:
         return dataset.answers
-    document["answers_basis"] = (f"oracle re-run without the {report.refused_count} refused "
-                                 "documents: answers judge the queries on what was loaded")
+    document["answers_basis"] = (
+        f"oracle re-run without the {report.refused_count} refused "
+        "documents: answers judge the queries on what was loaded"
+    )
     return answers_without(dataset.files, report.refused_lines, dataset.answers)
 
 
-def query_phase(system: AnalyticsAdapter, expected: dict[str, Any], document: dict[str, Any],
-                request: RunRequest) -> None:
+def query_phase(
+    system: AnalyticsAdapter, expected: dict[str, Any], document: dict[str, Any], request: RunRequest
+) -> None:
     engine = system.engine
     texts = system.queries()
     can_drop = procstats.can_drop_page_cache()
@@ -475,12 +516,20 @@ def query_phase(system: AnalyticsAdapter, expected: dict[str, Any], document: di
     if not engine.embedded and not can_restart:
         document["tags"].append("no-restart-cold-run")
     document["cold_method"] = _cold_method(engine.embedded, can_restart, can_drop)
-    per_query: dict[str, list[Any]] = {k: [] for k in
-                                       ("answers", "engine_time", "bytes_read", "plans",
-                                        "plan_warnings", "query_errors", "query_extra")}
+    per_query: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "answers",
+            "engine_time",
+            "bytes_read",
+            "plans",
+            "plan_warnings",
+            "query_errors",
+            "query_extra",
+        )
+    }
     with _progress(request) as progress:
-        task = progress.add_task(f"queries {system.name}/{system.variant.name}",
-                                 total=QUERY_COUNT)
+        task = progress.add_task(f"queries {system.name}/{system.variant.name}", total=QUERY_COUNT)
         for number, text in enumerate(texts, start=1):
             run = run_one_query(system, number, text, request, can_restart, can_drop)
             record_query(document, per_query, system, number, run, expected)
@@ -490,8 +539,9 @@ def query_phase(system: AnalyticsAdapter, expected: dict[str, Any], document: di
     console.print(f"answers {statuses}")
 
 
-def run_one_query(system: AnalyticsAdapter, number: int, text: str, request: RunRequest,
-                  can_restart: bool, can_drop: bool) -> QueryRun:
+def run_one_query(
+    system: AnalyticsAdapter, number: int, text: str, request: RunRequest, can_restart: bool, can_drop: bool
+) -> QueryRun:
     engine = system.engine
     if not engine.embedded and can_restart:
         engine.restart()
@@ -511,8 +561,14 @@ def run_one_query(system: AnalyticsAdapter, number: int, text: str, request: Run
     return run
 
 
-def record_query(document: dict[str, Any], per_query: dict[str, list[Any]],
-                 system: AnalyticsAdapter, number: int, run: QueryRun, expected: dict[str, Any]) -> None:
+def record_query(
+    document: dict[str, Any],
+    per_query: dict[str, list[Any]],
+    system: AnalyticsAdapter,
+    number: int,
+    run: QueryRun,
+    expected: dict[str, Any],
+) -> None:
     cls = type(system)
     index = number - 1
     document["result"][index] = [_round(t.seconds) for t in run.tries]
@@ -532,8 +588,9 @@ def record_query(document: dict[str, Any], per_query: dict[str, list[Any]],
     per_query["answers"].append(answer)
 
 
-def alternatives_for(number: int, run: QueryRun, expected: dict[str, Any],
-                     time_precision_us: int) -> dict[str, Any]:
+def alternatives_for(
+    number: int, run: QueryRun, expected: dict[str, Any], time_precision_us: int
+) -> dict[str, Any]:
     """Each alternative form's times per try and its own answer check."""
     names = {name for t in run.tries for name in t.alternatives}
     report: dict[str, Any] = {}
@@ -541,37 +598,53 @@ def alternatives_for(number: int, run: QueryRun, expected: dict[str, Any],
         forms = [t.alternatives.get(name, {}) for t in run.tries]
         answered = [f for f in forms if f.get("rows") is not None]
         if answered:
-            check = check_answer(number, answered[0]["rows"], expected,
-                                 time_precision_us=time_precision_us,
-                                 approximate=bool(answered[0].get("approximate")))
+            check = check_answer(
+                number,
+                answered[0]["rows"],
+                expected,
+                time_precision_us=time_precision_us,
+                approximate=bool(answered[0].get("approximate")),
+            )
         else:
-            check = AnswerCheck.error(next((f["error"] for f in forms if f.get("error")),
-                                           "not run"))
-        report[name] = {"result": [_round(f.get("seconds")) for f in forms],
-                        "engine_time": [_round(f.get("engine_seconds")) for f in forms],
-                        "status": check.status, "detail": check.detail, "rows": check.rows}
+            check = AnswerCheck.error(next((f["error"] for f in forms if f.get("error")), "not run"))
+        report[name] = {
+            "result": [_round(f.get("seconds")) for f in forms],
+            "engine_time": [_round(f.get("engine_seconds")) for f in forms],
+            "status": check.status,
+            "detail": check.detail,
+            "rows": check.rows,
+        }
     return report
 
 
-def answer_for(cls: type[AnalyticsAdapter], number: int, run: QueryRun,
-               expected: dict[str, Any]) -> dict[str, Any]:
+def answer_for(
+    cls: type[AnalyticsAdapter], number: int, run: QueryRun, expected: dict[str, Any]
+) -> dict[str, Any]:
     answered = [t for t in run.tries if t.rows is not None and t.error is None]
     if not answered:
         errors = [t.error for t in run.tries if t.error] or [run.worker_error or "no result"]
         check = AnswerCheck.error(errors[0])
     else:
-        check = check_answer(number, answered[0].rows, expected,
-                             time_precision_us=cls.time_precision_us,
-                             approximate=number in cls.approximate_queries)
+        check = check_answer(
+            number,
+            answered[0].rows,
+            expected,
+            time_precision_us=cls.time_precision_us,
+            approximate=number in cls.approximate_queries,
+        )
         if any(t.rows != answered[0].rows for t in answered[1:]):
-            check.detail = (check.detail + "; " if check.detail else "") + \
-                "tries returned different rows"
+            check.detail = (check.detail + "; " if check.detail else "") + "tries returned different rows"
     return {"query": number, "status": check.status, "detail": check.detail, "rows": check.rows}
 
 
 def _cold_method(embedded: bool, can_restart: bool, can_drop: bool) -> str:
-    engine = ("fresh worker process opens the database" if embedded else
-              "server restarted" if can_restart else "server NOT restarted (user's server)")
+    engine = (
+        "fresh worker process opens the database"
+        if embedded
+        else "server restarted"
+        if can_restart
+        else "server NOT restarted (user's server)"
+    )
     cache = "OS page cache dropped" if can_drop else "OS page cache NOT dropped (not root)"
     return f"{engine}; {cache}"
 
@@ -611,9 +684,17 @@ class RateColumn(ProgressColumn):
 
 
 def _progress(request: RunRequest) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    RateColumn(), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
-                    transient=True, disable=request.quiet)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=request.quiet,
+    )
 
 
 def _round(value: float | None) -> float | None:

@@ -24,8 +24,9 @@ from docbench.contracts.analytics import QuerySession
 from docbench.procstats import QueryMeter
 
 
-def worker_main(system_name: str, spec: dict[str, Any], query_number: int, text: str,
-                tries: int, conn: Connection) -> None:
+def worker_main(
+    system_name: str, spec: dict[str, Any], query_number: int, text: str, tries: int, conn: Connection
+) -> None:
     from docbench.systems import required_adapter_class
 
     try:
@@ -43,16 +44,21 @@ def worker_main(system_name: str, spec: dict[str, Any], query_number: int, text:
                 outcome = session.execute(query_number, text)
                 seconds = time.perf_counter() - t0
             sample = meter.sample()
-            conn.send({
-                "event": "done", "try": attempt, "seconds": seconds,
-                "engine_seconds": outcome.engine_seconds,
-                "peak_rss": outcome.engine_memory or sample.peak_rss,
-                "rss_peak_measured": sample.peak_rss,
-                "read_bytes": sample.read_bytes, "rows": [list(r) for r in outcome.rows],
-                "peak_reset": meter.reset_ok,
-                "extra": {**outcome.extra, **session.stats_after()},
-                "alternatives": run_alternatives(session, query_number, text),
-            })
+            conn.send(
+                {
+                    "event": "done",
+                    "try": attempt,
+                    "seconds": seconds,
+                    "engine_seconds": outcome.engine_seconds,
+                    "peak_rss": outcome.engine_memory or sample.peak_rss,
+                    "rss_peak_measured": sample.peak_rss,
+                    "read_bytes": sample.read_bytes,
+                    "rows": [list(r) for r in outcome.rows],
+                    "peak_reset": meter.reset_ok,
+                    "extra": {**outcome.extra, **session.stats_after()},
+                    "alternatives": run_alternatives(session, query_number, text),
+                }
+            )
         except Exception as error:  # noqa: BLE001
             conn.send({"event": "failed", "try": attempt, "error": _describe(error)})
     try:
@@ -70,9 +76,12 @@ def run_alternatives(session: QuerySession, query_number: int, text: str) -> dic
         try:
             t0 = time.perf_counter()
             outcome = session.execute_alternative(name, query_number, text)
-            results[name] = {"seconds": time.perf_counter() - t0, "approximate": approximate,
-                             "engine_seconds": outcome.engine_seconds,
-                             "rows": [list(r) for r in outcome.rows]}
+            results[name] = {
+                "seconds": time.perf_counter() - t0,
+                "approximate": approximate,
+                "engine_seconds": outcome.engine_seconds,
+                "rows": [list(r) for r in outcome.rows],
+            }
         except Exception as error:  # noqa: BLE001
             results[name] = {"approximate": approximate, "error": _describe(error)}
     return results
@@ -107,13 +116,15 @@ class QueryRun:
     crashed: bool = False
 
 
-def run_query_in_worker(system_name: str, spec: dict[str, Any], query_number: int, text: str,
-                        tries: int, timeout: float) -> QueryRun:
+def run_query_in_worker(
+    system_name: str, spec: dict[str, Any], query_number: int, text: str, tries: int, timeout: float
+) -> QueryRun:
     """Run one query `tries` times in a fresh process; a try past `timeout` is killed."""
     ctx = multiprocessing.get_context("spawn")
     parent_end, child_end = ctx.Pipe(duplex=False)
-    process = ctx.Process(target=worker_main, daemon=True,
-                          args=(system_name, spec, query_number, text, tries, child_end))
+    process = ctx.Process(
+        target=worker_main, daemon=True, args=(system_name, spec, query_number, text, tries, child_end)
+    )
     process.start()
     child_end.close()
     run = QueryRun()
@@ -149,10 +160,14 @@ def run_query_in_worker(system_name: str, spec: dict[str, Any], query_number: in
                 deadline = time.monotonic() + timeout
             elif event == "done":
                 results[message["try"]] = TryResult(
-                    seconds=message["seconds"], engine_seconds=message["engine_seconds"],
-                    peak_rss=message["peak_rss"], read_bytes=message["read_bytes"],
-                    rows=message["rows"], extra=message["extra"],
-                    alternatives=message["alternatives"])
+                    seconds=message["seconds"],
+                    engine_seconds=message["engine_seconds"],
+                    peak_rss=message["peak_rss"],
+                    read_bytes=message["read_bytes"],
+                    rows=message["rows"],
+                    extra=message["extra"],
+                    alternatives=message["alternatives"],
+                )
             elif event == "failed":
                 if message["try"] == 0:
                     run.worker_error = message["error"]

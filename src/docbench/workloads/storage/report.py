@@ -69,9 +69,11 @@ def experiment_tables(documents: list[dict[str, Any]]) -> list[Table]:
                 if cell["entropy"] not in entropies:
                     entropies.append(cell["entropy"])
         version = docs[0].get("version") or ""
-        table = Table(title=f"Storage: {docs[0].get('display_name', system)} {version} -- "
-                            f"{rows:,} rows per cell (insert s, size MiB)",
-                      title_justify="left")
+        table = Table(
+            title=f"Storage: {docs[0].get('display_name', system)} {version} -- "
+            f"{rows:,} rows per cell (insert s, size MiB)",
+            title_justify="left",
+        )
         table.add_column("variant")
         table.add_column("field B", justify="right")
         for entropy in entropies:
@@ -102,9 +104,11 @@ def cross_system_table(documents: list[dict[str, Any]]) -> Table:
         for cell in document["cells"]:
             if cell["entropy"] not in entropies:
                 entropies.append(cell["entropy"])
-    table = Table(title="Storage: bytes on disk per byte of input, by entropy "
-                        "(all sizes together / at the largest size; failed cells left out)",
-                  title_justify="left")
+    table = Table(
+        title="Storage: bytes on disk per byte of input, by entropy "
+        "(all sizes together / at the largest size; failed cells left out)",
+        title_justify="left",
+    )
     table.add_column("system")
     table.add_column("variant")
     table.add_column("rows", justify="right")
@@ -115,8 +119,11 @@ def cross_system_table(documents: list[dict[str, Any]]) -> Table:
     for document in _order(documents):
         cells = document["cells"]
         largest = max((c["size"] for c in cells), default=None)
-        row = [document["system"] if document["system"] != previous else "",
-               document["variant"], f"{document.get('rows', 0):,}"]
+        row = [
+            document["system"] if document["system"] != previous else "",
+            document["variant"],
+            f"{document.get('rows', 0):,}",
+        ]
         previous = document["system"]
         for entropy in entropies:
             mine = [c for c in cells if c["entropy"] == entropy]
@@ -125,8 +132,7 @@ def cross_system_table(documents: list[dict[str, Any]]) -> Table:
             if overall is None:
                 row.append("-")
             else:
-                row.append(f"{overall:.3f} / "
-                           + (f"{at_largest:.3f}" if at_largest is not None else "-"))
+                row.append(f"{overall:.3f} / " + (f"{at_largest:.3f}" if at_largest is not None else "-"))
         failed = sum(1 for c in cells if c.get("failure"))
         row.append(f"[red]{failed}[/red]" if failed else "0")
         table.add_row(*row)
@@ -143,12 +149,14 @@ def bluesky_table(analytics: list[dict[str, Any]]) -> Table | None:
         if not document.get("total_size"):
             continue
         dataset = document.get("dataset") or {}
-        rows.append((dataset.get("label", "?"), document.get("system_name")
-                     or document["system"], document))
+        rows.append((dataset.get("label", "?"), document.get("system_name") or document["system"], document))
     if not rows:
         return None
-    table = Table(title="Storage of the Bluesky documents (analytics results): default vs best "
-                        "compression, and the file baselines", title_justify="left")
+    table = Table(
+        title="Storage of the Bluesky documents (analytics results): default vs best "
+        "compression, and the file baselines",
+        title_justify="left",
+    )
     table.add_column("dataset")
     table.add_column("system / file")
     table.add_column("default MiB", justify="right")
@@ -169,8 +177,9 @@ def bluesky_table(analytics: list[dict[str, Any]]) -> Table | None:
             size = (baselines.get(label) or {}).get(name)
             if size is None:
                 continue
-            table.add_row(label, f"[dim]file: {name}[/dim]", _mib(size),
-                          f"{size / raw:.3f}" if raw else "-", "", "", "")
+            table.add_row(
+                label, f"[dim]file: {name}[/dim]", _mib(size), f"{size / raw:.3f}" if raw else "-", "", "", ""
+            )
         systems = by_dataset[label]
         names = list(systems)
         for index, system in enumerate(names):
@@ -179,10 +188,15 @@ def bluesky_table(analytics: list[dict[str, Any]]) -> Table | None:
             d_size = default.get("total_size") if default else None
             b_size = best.get("total_size") if best else None
             table.add_row(
-                "", system, _mib(d_size), f"{d_size / raw:.3f}" if d_size and raw else "-",
-                _mib(b_size), f"{b_size / raw:.3f}" if b_size and raw else "-",
+                "",
+                system,
+                _mib(d_size),
+                f"{d_size / raw:.3f}" if d_size and raw else "-",
+                _mib(b_size),
+                f"{b_size / raw:.3f}" if b_size and raw else "-",
                 f"{b_size / d_size:.2f}" if b_size and d_size else "-",
-                end_section=index == len(names) - 1)
+                end_section=index == len(names) - 1,
+            )
     return table
 
 
@@ -201,8 +215,9 @@ def print_storage_report(results_dirs: list[Path], console: Console | None = Non
     return bool(storage)
 
 
-def print_report(documents: list[dict[str, Any]], console: Console,
-                 all_documents: list[dict[str, Any]]) -> None:
+def print_report(
+    documents: list[dict[str, Any]], console: Console, all_documents: list[dict[str, Any]]
+) -> None:
     """The storage tables; the Bluesky default-vs-best table too when analytics results exist."""
     documents = [d for d in documents if isinstance(d.get("cells"), list)]
     if not documents:

@@ -79,8 +79,7 @@ def run_storage(request: StorageRequest) -> int:
     if request.system_names:
         chosen = list(request.system_names)
     else:
-        chosen = [n for n in REGISTERED if modules[n] is not None
-                  and engine_class(n).runs_by_default]
+        chosen = [n for n in REGISTERED if modules[n] is not None and engine_class(n).runs_by_default]
     failed = False
     for name in chosen:
         module = modules[name]
@@ -89,8 +88,10 @@ def run_storage(request: StorageRequest) -> int:
             continue
         availability = engine_class(name).availability(request.urls.get(name))
         if not availability.ok:
-            _say(f"{name}: cannot run here: {availability.reason}"
-                 + (f" (install: {availability.install_hint})" if availability.install_hint else ""))
+            _say(
+                f"{name}: cannot run here: {availability.reason}"
+                + (f" (install: {availability.install_hint})" if availability.install_hint else "")
+            )
             failed = True
             continue
         variants: list[Variant] = list(module.VARIANTS)
@@ -125,8 +126,11 @@ def run_variant(name: str, variant: Variant, request: StorageRequest, version: s
     """One variant's matrix; with --resume the latest incomplete run of it is continued (its
     finished cells kept), the latest complete one skipped."""
     label = f"r{request.rows}"
-    latest = results.latest_run(request.results_dir, WORKLOAD, name, variant.name, label) \
-        if request.resume else None
+    latest = (
+        results.latest_run(request.results_dir, WORKLOAD, name, variant.name, label)
+        if request.resume
+        else None
+    )
     if latest and latest[1].get("complete"):
         _say(f"{name}/{variant.name}: complete result exists, skipped ({latest[0].name})")
         return latest[1]
@@ -140,16 +144,23 @@ def run_variant(name: str, variant: Variant, request: StorageRequest, version: s
     clear_work_directory(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     target: StorageMatrixTarget = required_adapter_class(name, WORKLOAD)(
-        open_engine(name, workdir, request.urls.get(name)), variant)
+        open_engine(name, workdir, request.urls.get(name)), variant
+    )
     document = _header(target, request, version)
     _say(f"{name}/{variant.name}: {variant.description}")
     with results.reserved(path):
         return _measure_variant(target, request, version, document, done, path, workdir)
 
 
-def _measure_variant(target: StorageMatrixTarget, request: StorageRequest, version: str | None,
-                     document: dict[str, Any], done: dict[tuple[int, str], dict[str, Any]], path: Path,
-                     workdir: Path) -> dict[str, Any]:
+def _measure_variant(
+    target: StorageMatrixTarget,
+    request: StorageRequest,
+    version: str | None,
+    document: dict[str, Any],
+    done: dict[tuple[int, str], dict[str, Any]],
+    path: Path,
+    workdir: Path,
+) -> dict[str, Any]:
     try:
         target.start()
         with contextlib.suppress(Exception):
@@ -184,12 +195,23 @@ def _restart(target: Any) -> None:
 
 
 def run_cell(target: Any, size: int, entropy: str, request: StorageRequest) -> dict[str, Any]:
-    cell: dict[str, Any] = {"size": size, "entropy": entropy, "rows": request.rows,
-                            "rows_loaded": 0, "insert_seconds": None, "finish_seconds": None,
-                            "total_size": None, "on_disk": None, "data_size": None,
-                            "index_size": None, "detail": {}, "input_bytes": None,
-                            "payload_bytes": None, "bytes_per_input_byte": None,
-                            "failure": None}
+    cell: dict[str, Any] = {
+        "size": size,
+        "entropy": entropy,
+        "rows": request.rows,
+        "rows_loaded": 0,
+        "insert_seconds": None,
+        "finish_seconds": None,
+        "total_size": None,
+        "on_disk": None,
+        "data_size": None,
+        "index_size": None,
+        "detail": {},
+        "input_bytes": None,
+        "payload_bytes": None,
+        "bytes_per_input_byte": None,
+        "failure": None,
+    }
     inserted_seconds = 0.0
     offered = 0
     try:
@@ -200,8 +222,11 @@ def run_cell(target: Any, size: int, entropy: str, request: StorageRequest) -> d
                 target.insert(batch)
             except BatchRejected as refusal:
                 inserted_seconds += time.perf_counter() - started
-                cell["failure"] = {"kind": "refused", "message": _short(str(refusal)),
-                                   "batch_first_row": offered}
+                cell["failure"] = {
+                    "kind": "refused",
+                    "message": _short(str(refusal)),
+                    "batch_first_row": offered,
+                }
                 break
             inserted_seconds += time.perf_counter() - started
             offered += len(batch)
@@ -212,9 +237,15 @@ def run_cell(target: Any, size: int, entropy: str, request: StorageRequest) -> d
         loaded = int(target.count())
         cell["rows_loaded"] = loaded
         storage = target.sizes()
-        cell.update({"total_size": storage.total, "data_size": storage.data,
-                     "index_size": storage.index, "on_disk": storage.on_disk,
-                     "detail": storage.detail})
+        cell.update(
+            {
+                "total_size": storage.total,
+                "data_size": storage.data,
+                "index_size": storage.index,
+                "on_disk": storage.on_disk,
+                "detail": storage.detail,
+            }
+        )
     except Exception as error:  # noqa: BLE001 - recorded, the run goes on
         cell["failure"] = {"kind": "error", "message": _short(f"{type(error).__name__}: {error}")}
         cell["insert_seconds"] = cell["insert_seconds"] or round(inserted_seconds, 4)
@@ -255,8 +286,7 @@ def _batches(entropy: str, size: int, request: StorageRequest):
         for start in range(0, request.rows, step):
             count = min(step, request.rows - start)
             data = handle.read(count * size).decode("ascii")
-            yield [(documents.key_of(start + i), data[i * size:(i + 1) * size])
-                   for i in range(count)]
+            yield [(documents.key_of(start + i), data[i * size : (i + 1) * size]) for i in range(count)]
 
 
 def _short(text: str, limit: int = 600) -> str:
@@ -271,8 +301,10 @@ def describe_cell(cell: dict[str, Any]) -> str:
         return f"{head} FAILED ({failure['kind']}): {failure['message'][:160]}"
     size = cell["total_size"] / 2**20 if cell["total_size"] else 0.0
     ratio = cell.get("bytes_per_input_byte")
-    text = (f"{head} {cell['rows_loaded']:>7} rows  insert {cell['insert_seconds']:8.2f} s  "
-            f"size {size:9.1f} MiB  {ratio if ratio is not None else '-'} B/B")
+    text = (
+        f"{head} {cell['rows_loaded']:>7} rows  insert {cell['insert_seconds']:8.2f} s  "
+        f"size {size:9.1f} MiB  {ratio if ratio is not None else '-'} B/B"
+    )
     if failure:
         text += f"  [{failure['kind']} after {cell['rows_loaded']} rows: {failure['message'][:120]}]"
     return text

@@ -35,16 +35,21 @@ def bench_throughput(request: ThroughputRequest, repeat: int, console: Console) 
         console.print(f"[bold]round {number} of {repeat}[/bold] ({order} in each cell)")
         run_throughput(request)
     # An unreadable result file (None) is left out rather than failing the whole table.
-    documents = [document for path in _result_files(request.results_dir) if path not in before
-                 if (document := results.read_result(path)) is not None]
+    documents = [
+        document
+        for path in _result_files(request.results_dir)
+        if path not in before
+        if (document := results.read_result(path)) is not None
+    ]
     rows = collect(documents)
     print_table(rows, request, console)
     return 0 if rows else 1
 
 
 def _result_files(folder: Path) -> list[Path]:
-    return sorted(path for path in folder.glob("throughput.*.json")
-                  if not path.name.endswith(".intervals.json"))
+    return sorted(
+        path for path in folder.glob("throughput.*.json") if not path.name.endswith(".intervals.json")
+    )
 
 
 def collect(documents: list[dict[str, Any]]) -> dict[tuple, dict[str, list]]:
@@ -56,8 +61,9 @@ def collect(documents: list[dict[str, Any]]) -> dict[tuple, dict[str, list]]:
             if "summary" not in run:
                 continue
             key = (label, run["scenario"], run["mix"], run["clients"])
-            cell = cells.setdefault(key, {k: [] for k in ("tps", "native_tps", "ratio", "cpu",
-                                                         "native_cpu", "ceiling", "tool")})
+            cell = cells.setdefault(
+                key, {k: [] for k in ("tps", "native_tps", "ratio", "cpu", "native_cpu", "ceiling", "tool")}
+            )
             summary, native = run["summary"], run.get("native_reference") or {}
             cell["tps"].append(summary["tps"])
             cell["cpu"].append((summary.get("driver") or {}).get("cpu_us_per_op"))
@@ -80,13 +86,31 @@ def _number(value: float | None, digits: int = 0) -> str:
 
 
 def print_table(cells: dict[tuple, dict[str, list]], request: ThroughputRequest, console: Console) -> None:
-    table = Table(title=f"docbench driver vs native tool ({request.docs:,} documents, "
-                        f"{request.duration_s:g} s runs, client loop: {request.client_loop}; "
-                        "medians over the rounds, which alternate the tools' order)")
-    for column in ("system/variant", "scenario", "mix", "clients", "docbench TPS", "native TPS",
-                   "docbench/native", "driver CPU µs/op", "native CPU µs/op"):
-        table.add_column(column, justify="right" if column[0].isdigit() or "TPS" in column
-                         or "µs" in column or column in ("clients", "docbench/native") else "left")
+    table = Table(
+        title=f"docbench driver vs native tool ({request.docs:,} documents, "
+        f"{request.duration_s:g} s runs, client loop: {request.client_loop}; "
+        "medians over the rounds, which alternate the tools' order)"
+    )
+    for column in (
+        "system/variant",
+        "scenario",
+        "mix",
+        "clients",
+        "docbench TPS",
+        "native TPS",
+        "docbench/native",
+        "driver CPU µs/op",
+        "native CPU µs/op",
+    ):
+        table.add_column(
+            column,
+            justify="right"
+            if column[0].isdigit()
+            or "TPS" in column
+            or "µs" in column
+            or column in ("clients", "docbench/native")
+            else "left",
+        )
     low = []
     for key, cell in sorted(cells.items()):
         ratios = cell["ratio"]
@@ -98,15 +122,25 @@ def print_table(cells: dict[tuple, dict[str, list]], request: ThroughputRequest,
             if statistics.median(ratios) < FLOOR:
                 ratio = f"[red]{ratio}[/red]"
                 low.append(key)
-        table.add_row(key[0], key[1], key[2], str(key[3]), _number(_median(cell["tps"])),
-                      _number(_median(cell["native_tps"])), ratio, _number(_median(cell["cpu"]), 1),
-                      _number(_median(cell["native_cpu"]), 1))
+        table.add_row(
+            key[0],
+            key[1],
+            key[2],
+            str(key[3]),
+            _number(_median(cell["tps"])),
+            _number(_median(cell["native_tps"])),
+            ratio,
+            _number(_median(cell["cpu"]), 1),
+            _number(_median(cell["native_cpu"]), 1),
+        )
     console.print(table)
     _print_ceiling(cells, console)
     if low:
-        console.print(f"[yellow]warning:[/yellow] {len(low)} cell(s) below {FLOOR}: the driver "
-                      "takes more of the machine than the native tool there; compare the CPU "
-                      "columns, and rerun on a quiet machine with --repeat 4 to see the spread.")
+        console.print(
+            f"[yellow]warning:[/yellow] {len(low)} cell(s) below {FLOOR}: the driver "
+            "takes more of the machine than the native tool there; compare the CPU "
+            "columns, and rerun on a quiet machine with --repeat 4 to see the spread."
+        )
 
 
 def _print_ceiling(cells: dict[tuple, dict[str, list]], console: Console) -> None:
@@ -120,5 +154,7 @@ def _print_ceiling(cells: dict[tuple, dict[str, list]], console: Console) -> Non
         return
     factor = ceiling / best
     verdict = "ok" if factor >= CEILING_FACTOR else f"[red]below {CEILING_FACTOR:g}x[/red]"
-    console.print(f"driver ceiling (no-op target, {most} clients): {ceiling:,.0f} ops/s = "
-                  f"{factor:.1f}x the best engine figure at {most} clients ({best:,.0f}): {verdict}")
+    console.print(
+        f"driver ceiling (no-op target, {most} clients): {ceiling:,.0f} ops/s = "
+        f"{factor:.1f}x the best engine figure at {most} clients ({best:,.0f}): {verdict}"
+    )

@@ -26,50 +26,141 @@ CLIENT_LOOPS = ["auto", "compiled", "multiplexed", "threads"]
 def command() -> click.Command:
     @click.command("throughput")
     @system_options
-    @click.option("--docs", default="100k", show_default=True, callback=count_type(1),
-                  help="YCSB documents loaded before the runs.")
-    @click.option("--clients", default="1,8,32", show_default=True, callback=count_list(1),
-                  help="Concurrent clients, one connection each (comma-separated list).")
-    @click.option("--processes", "--threads", "processes", default=None, type=click.IntRange(min=1),
-                  help="Client worker processes (pgbench -j) [min(clients, cores)].")
-    @click.option("--duration", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-                  help="Measured seconds per run.")
-    @click.option("--warmup", default=5.0, show_default=True, type=click.FloatRange(min=0),
-                  help="Seconds run before measuring (not counted).")
-    @click.option("--mix", "mixes", default="read-only,read-write", show_default=True,
-                  callback=choices(list(MIXES)), help=f"Operation mixes: {', '.join(MIXES)}.")
-    @click.option("--distribution", default="uniform", show_default=True,
-                  type=click.Choice(["uniform", "zipfian"]), help="Key distribution.")
-    @click.option("--rate", default=None, type=click.FloatRange(min=0, min_open=True),
-                  help="Target operations per second in all (Poisson schedule; latency measured "
-                       "from each operation's intended start).")
-    @click.option("--progress", "progress_s", default=5.0, show_default=True,
-                  type=click.FloatRange(min=0, min_open=True), help="Seconds between progress lines.")
-    @click.option("--scenario", "scenarios", default="cpu", show_default=True, callback=choices(SCENARIOS),
-                  help="cpu (data in cache) and/or io (engine cache small, page cache capped).")
+    @click.option(
+        "--docs",
+        default="100k",
+        show_default=True,
+        callback=count_type(1),
+        help="YCSB documents loaded before the runs.",
+    )
+    @click.option(
+        "--clients",
+        default="1,8,32",
+        show_default=True,
+        callback=count_list(1),
+        help="Concurrent clients, one connection each (comma-separated list).",
+    )
+    @click.option(
+        "--processes",
+        "--threads",
+        "processes",
+        default=None,
+        type=click.IntRange(min=1),
+        help="Client worker processes (pgbench -j) [min(clients, cores)].",
+    )
+    @click.option(
+        "--duration",
+        default=30.0,
+        show_default=True,
+        type=click.FloatRange(min=0, min_open=True),
+        help="Measured seconds per run.",
+    )
+    @click.option(
+        "--warmup",
+        default=5.0,
+        show_default=True,
+        type=click.FloatRange(min=0),
+        help="Seconds run before measuring (not counted).",
+    )
+    @click.option(
+        "--mix",
+        "mixes",
+        default="read-only,read-write",
+        show_default=True,
+        callback=choices(list(MIXES)),
+        help=f"Operation mixes: {', '.join(MIXES)}.",
+    )
+    @click.option(
+        "--distribution",
+        default="uniform",
+        show_default=True,
+        type=click.Choice(["uniform", "zipfian"]),
+        help="Key distribution.",
+    )
+    @click.option(
+        "--rate",
+        default=None,
+        type=click.FloatRange(min=0, min_open=True),
+        help="Target operations per second in all (Poisson schedule; latency measured "
+        "from each operation's intended start).",
+    )
+    @click.option(
+        "--progress",
+        "progress_s",
+        default=5.0,
+        show_default=True,
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds between progress lines.",
+    )
+    @click.option(
+        "--scenario",
+        "scenarios",
+        default="cpu",
+        show_default=True,
+        callback=choices(SCENARIOS),
+        help="cpu (data in cache) and/or io (engine cache small, page cache capped).",
+    )
     @click.option("--no-ceiling", is_flag=True, help="Skip the driver-ceiling measurement.")
     @click.option("--no-native", is_flag=True, help="Skip the system's native tool reference (pgbench).")
-    @click.option("--client-loop", type=click.Choice(CLIENT_LOOPS), default="auto", show_default=True,
-                  help="auto: compiled (docbench-client, Rust) where the system offers it, else "
-                       "multiplexed (a worker's clients on one Python thread over non-blocking "
-                       "connections) where its sessions allow it, else threads (a thread per "
-                       "client); or one of the three, to compare them.")
-    def throughput(system_names: list[str] | None, variants: list[str] | None, results_dir: Path | None,
-                   resume: bool, docs: int, clients: list[int], processes: int | None, duration: float,
-                   warmup: float, mixes: list[str], distribution: str, rate: float | None,
-                   progress_s: float, scenarios: list[str], no_ceiling: bool, no_native: bool,
-                   client_loop: str, **urls: Any) -> None:
+    @click.option(
+        "--client-loop",
+        type=click.Choice(CLIENT_LOOPS),
+        default="auto",
+        show_default=True,
+        help="auto: compiled (docbench-client, Rust) where the system offers it, else "
+        "multiplexed (a worker's clients on one Python thread over non-blocking "
+        "connections) where its sessions allow it, else threads (a thread per "
+        "client); or one of the three, to compare them.",
+    )
+    def throughput(
+        system_names: list[str] | None,
+        variants: list[str] | None,
+        results_dir: Path | None,
+        resume: bool,
+        docs: int,
+        clients: list[int],
+        processes: int | None,
+        duration: float,
+        warmup: float,
+        mixes: list[str],
+        distribution: str,
+        rate: float | None,
+        progress_s: float,
+        scenarios: list[str],
+        no_ceiling: bool,
+        no_native: bool,
+        client_loop: str,
+        **urls: Any,
+    ) -> None:
         """pgbench-style concurrent clients on every system's point operations: TPS, latency
         percentiles (HdrHistogram), count checks, the driver's ceiling, the native tool beside."""
         from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
 
         check_variants("updates", system_names, variants)
-        raise SystemExit(run_throughput(ThroughputRequest(
-            system_names=system_names, variants=variants, docs=docs, clients=clients,
-            processes=processes, duration_s=duration, warmup_s=warmup, mixes=mixes,
-            distribution=distribution, rate=rate, interval_s=progress_s, scenarios=scenarios,
-            results_dir=results_dir_or_default(results_dir), urls=urls_from(urls),
-            ceiling=not no_ceiling, native=not no_native, resume=resume, client_loop=client_loop)))
+        raise SystemExit(
+            run_throughput(
+                ThroughputRequest(
+                    system_names=system_names,
+                    variants=variants,
+                    docs=docs,
+                    clients=clients,
+                    processes=processes,
+                    duration_s=duration,
+                    warmup_s=warmup,
+                    mixes=mixes,
+                    distribution=distribution,
+                    rate=rate,
+                    interval_s=progress_s,
+                    scenarios=scenarios,
+                    results_dir=results_dir_or_default(results_dir),
+                    urls=urls_from(urls),
+                    ceiling=not no_ceiling,
+                    native=not no_native,
+                    resume=resume,
+                    client_loop=client_loop,
+                )
+            )
+        )
 
     return throughput
 
@@ -78,33 +169,67 @@ def native_tool_systems() -> list[str]:
     """The systems that run by default and bring a native tool (their throughput.py)."""
     from docbench.systems import REGISTERED, adapter_module, engine_class
 
-    return [name for name in REGISTERED if engine_class(name).runs_by_default
-            and adapter_module(name, "throughput") is not None]
+    return [
+        name
+        for name in REGISTERED
+        if engine_class(name).runs_by_default and adapter_module(name, "throughput") is not None
+    ]
 
 
 def bench_commands() -> list[click.Command]:
     @click.command("throughput")
-    @click.option("--systems", "system_names", default=None, callback=systems_callback,
-                  help="Systems (those with a native tool get the ratio) [the systems that run "
-                       "by default and have a native tool].")
+    @click.option(
+        "--systems",
+        "system_names",
+        default=None,
+        callback=systems_callback,
+        help="Systems (those with a native tool get the ratio) [the systems that run "
+        "by default and have a native tool].",
+    )
     @click.option("--variants", default=None, help="Comma-separated variants [each system's first].")
     @click.option("--docs", default="100k", show_default=True, callback=count_type(1))
     @click.option("--clients", default="1,8,32", show_default=True, callback=count_list(1))
     @click.option("--scenario", "scenarios", default="cpu,io", show_default=True, callback=choices(SCENARIOS))
-    @click.option("--mix", "mixes", default="read-only,read-write", show_default=True,
-                  callback=choices(list(MIXES)))
+    @click.option(
+        "--mix", "mixes", default="read-only,read-write", show_default=True, callback=choices(list(MIXES))
+    )
     @click.option("--duration", default=20.0, show_default=True, type=click.FloatRange(min=1))
     @click.option("--warmup", default=5.0, show_default=True, type=click.FloatRange(min=0))
-    @click.option("--repeat", default=2, show_default=True, type=click.IntRange(min=1),
-                  help="Rounds of the whole table, alternating which tool runs first in each "
-                       "cell (the ratio column shows their spread).")
-    @click.option("--client-loop", type=click.Choice(CLIENT_LOOPS), default="auto", show_default=True,
-                  help="The driver's client loop (see `docbench run throughput --help`).")
-    @click.option("--results", "results_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-                  help="Where the runs' result files go [results/].")
-    def bench_throughput(system_names: list[str], variants: str | None, docs: int, clients: list[int],
-                         scenarios: list[str], mixes: list[str], duration: float, warmup: float,
-                         repeat: int, client_loop: str, results_dir: Path | None) -> None:
+    @click.option(
+        "--repeat",
+        default=2,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Rounds of the whole table, alternating which tool runs first in each "
+        "cell (the ratio column shows their spread).",
+    )
+    @click.option(
+        "--client-loop",
+        type=click.Choice(CLIENT_LOOPS),
+        default="auto",
+        show_default=True,
+        help="The driver's client loop (see `docbench run throughput --help`).",
+    )
+    @click.option(
+        "--results",
+        "results_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="Where the runs' result files go [results/].",
+    )
+    def bench_throughput(
+        system_names: list[str],
+        variants: str | None,
+        docs: int,
+        clients: list[int],
+        scenarios: list[str],
+        mixes: list[str],
+        duration: float,
+        warmup: float,
+        repeat: int,
+        client_loop: str,
+        results_dir: Path | None,
+    ) -> None:
         """docbench's throughput driver against the native tool (pgbench) cell by cell:
         TPS of both, their ratio and the CPU each spent per operation, and the driver's
         no-op ceiling against the best engine figure."""
@@ -117,10 +242,18 @@ def bench_commands() -> list[click.Command]:
         system_names = system_names or native_tool_systems()
         check_variants("updates", system_names, split_list(variants))
         request = ThroughputRequest(
-            system_names=system_names, variants=split_list(variants), docs=docs, clients=clients,
-            duration_s=duration, warmup_s=warmup, mixes=mixes, scenarios=scenarios,
-            results_dir=results_dir_or_default(results_dir), client_loop=client_loop,
-            native_builtin=False)
+            system_names=system_names,
+            variants=split_list(variants),
+            docs=docs,
+            clients=clients,
+            duration_s=duration,
+            warmup_s=warmup,
+            mixes=mixes,
+            scenarios=scenarios,
+            results_dir=results_dir_or_default(results_dir),
+            client_loop=client_loop,
+            native_builtin=False,
+        )
         with runlock.hold(paths.work_dir()):
             raise SystemExit(run_bench(request, repeat, report_console()))
 

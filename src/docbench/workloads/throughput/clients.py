@@ -78,10 +78,15 @@ class OperationStats:
         self.response = histograms.new_histogram() if scheduled else self.service
 
     def as_message(self) -> dict[str, Any]:
-        return {"ok": self.ok, "failed": self.failed, "rows_changed": self.rows_changed,
-                "not_found": self.not_found, "first_error": self.first_error,
-                "service": self.service.encode().decode("ascii"),
-                "response": self.response.encode().decode("ascii")}
+        return {
+            "ok": self.ok,
+            "failed": self.failed,
+            "rows_changed": self.rows_changed,
+            "not_found": self.not_found,
+            "first_error": self.first_error,
+            "service": self.service.encode().decode("ascii"),
+            "response": self.response.encode().decode("ascii"),
+        }
 
 
 class Client:
@@ -99,8 +104,8 @@ class Client:
         # io scenario's memory cap is set from the usage at the start).
         scheduled = bool(config.rate_per_client)
         self.stats: dict[str, OperationStats] = {
-            name: OperationStats(scheduled) for name, weight in mix_named(config.mix).weights
-            if weight > 0}
+            name: OperationStats(scheduled) for name, weight in mix_named(config.mix).weights if weight > 0
+        }
         self.lag = histograms.new_histogram()
         self.interval_hists = [histograms.new_histogram() for _ in range(config.intervals)]
         self.interval_failed = [0] * config.intervals
@@ -154,8 +159,7 @@ class Client:
                     break
             self._one(self.operations.next(), intended, warm_end, start_ns, interval_ns)
 
-    def _one(self, operation: str, intended: int, warm_end: int, start_ns: int,
-             interval_ns: int) -> None:
+    def _one(self, operation: str, intended: int, warm_end: int, start_ns: int, interval_ns: int) -> None:
         begin = time.monotonic_ns()
         error = None
         try:
@@ -186,11 +190,11 @@ class Client:
 
 # ----- the thread path of a worker process (worker.py chooses it) -------------------------
 
+
 def run_threads(config: WorkerConfig, clients: list[Client], start_ns: int, events) -> int:
     """Run each client on a thread of its own until the end; the CPU time the process used."""
     cpu_before = cpu_ns()
-    threads = [threading.Thread(target=client.run, args=(start_ns,), daemon=True)
-               for client in clients]
+    threads = [threading.Thread(target=client.run, args=(start_ns,), daemon=True) for client in clients]
     for thread in threads:
         thread.start()
     _report_intervals(config, clients, start_ns, events, threads)
@@ -203,8 +207,9 @@ def cpu_ns() -> int:
     return int((usage.ru_utime + usage.ru_stime) * 1e9)
 
 
-def _report_intervals(config: WorkerConfig, clients: list[Client], start_ns: int, events,
-                      threads: list[threading.Thread]) -> None:
+def _report_intervals(
+    config: WorkerConfig, clients: list[Client], start_ns: int, events, threads: list[threading.Thread]
+) -> None:
     """Send each finished interval's merged histogram to the driver (its progress line)."""
     for slot in range(config.intervals):
         due = start_ns + int(((slot + 1) * config.interval_s + INTERVAL_GRACE_S) * 1e9)
@@ -228,8 +233,17 @@ def final_message(clients: list[Client], connect_ns: list[int], cpu_used_ns: int
     lag = histograms.new_histogram()
     for client in clients:
         lag.add(client.lag)
-    done = sum(client.interval_hists[slot].get_total_count() + client.interval_failed[slot]
-               for client in clients for slot in range(len(client.interval_hists)))
-    return {"operations": per_op, "lag": lag.encode().decode("ascii"), "connect_ns": connect_ns,
-            "inserted": sum(client.inserted_ok for client in clients), "cpu_ns": cpu_used_ns,
-            "operations_done": done, "loop": "threads"}
+    done = sum(
+        client.interval_hists[slot].get_total_count() + client.interval_failed[slot]
+        for client in clients
+        for slot in range(len(client.interval_hists))
+    )
+    return {
+        "operations": per_op,
+        "lag": lag.encode().decode("ascii"),
+        "connect_ns": connect_ns,
+        "inserted": sum(client.inserted_ok for client in clients),
+        "cpu_ns": cpu_used_ns,
+        "operations_done": done,
+        "loop": "threads",
+    }

@@ -44,21 +44,26 @@ def find_client() -> Path | None:
 def client_configuration(config: WorkerConfig, compiled: dict[str, Any]) -> dict[str, Any]:
     """What docbench-client reads on its first line: the system's part (protocol, library,
     conninfo, statements) and the run's."""
-    return {**compiled,
-            "client_ids": list(config.client_ids), "total_clients": config.total_clients,
-            "docs": config.docs, "seed": config.seed,
-            "operations": [[name, weight] for name, weight in operation_weights(config)],
-            "distribution": config.distribution,
-            "warmup_ns": int(config.warmup_s * 1e9), "duration_ns": int(config.duration_s * 1e9),
-            "interval_ns": int(config.interval_s * 1e9), "intervals": config.intervals,
-            "rate_per_client": config.rate_per_client}
+    return {
+        **compiled,
+        "client_ids": list(config.client_ids),
+        "total_clients": config.total_clients,
+        "docs": config.docs,
+        "seed": config.seed,
+        "operations": [[name, weight] for name, weight in operation_weights(config)],
+        "distribution": config.distribution,
+        "warmup_ns": int(config.warmup_s * 1e9),
+        "duration_ns": int(config.duration_s * 1e9),
+        "interval_ns": int(config.interval_s * 1e9),
+        "intervals": config.intervals,
+        "rate_per_client": config.rate_per_client,
+    }
 
 
 class CompiledWorker:
     """One docbench-client for the worker's clients: :meth:`connect`, then :meth:`run`."""
 
-    def __init__(self, config: WorkerConfig, compiled: dict[str, Any], events: Any,
-                 binary: Path) -> None:
+    def __init__(self, config: WorkerConfig, compiled: dict[str, Any], events: Any, binary: Path) -> None:
         self.config = config
         self.compiled = compiled
         self.binary = binary
@@ -69,8 +74,9 @@ class CompiledWorker:
 
     def connect(self) -> list[int]:
         """Start the program and wait until every client has connected; the connect times (ns)."""
-        self.process = subprocess.Popen([str(self.binary)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            [str(self.binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         line = json.dumps(client_configuration(self.config, self.compiled)) + "\n"
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(line.encode())
@@ -78,8 +84,9 @@ class CompiledWorker:
         answer = self.process.stdout.readline().decode(errors="replace").strip()
         if not answer.startswith("ready"):
             self.close()
-            raise CompiledClientError(answer.removeprefix("failed ").strip()
-                                      or f"{BINARY} exited ({self._stderr()})")
+            raise CompiledClientError(
+                answer.removeprefix("failed ").strip() or f"{BINARY} exited ({self._stderr()})"
+            )
         return [int(n) for n in answer.split(" ", 1)[1].split(",") if n] if " " in answer else []
 
     def run(self, start_ns: int) -> None:
@@ -93,8 +100,7 @@ class CompiledWorker:
         # The driver's CPU: the program's own (its loop) and this worker's (the histograms).
         self.cpu_ns = int(self.final.get("cpu_ns", 0)) + cpu_ns() - cpu_before
         if self.process.returncode:
-            raise CompiledClientError(f"{BINARY} exited with {self.process.returncode}: "
-                                      f"{self._stderr()}")
+            raise CompiledClientError(f"{BINARY} exited with {self.process.returncode}: {self._stderr()}")
 
     def _read_blocks(self, stream: IO[bytes] | None) -> None:
         import numpy as np
@@ -112,8 +118,8 @@ class CompiledWorker:
             slot, failed, taken = struct.unpack("<IQQ", _exactly(stream, 20))
             columns = 3 if scheduled else 2
             numbers = np.frombuffer(_exactly(stream, 8 * taken * columns), dtype="<i8")
-            ends, begins = numbers[:taken], numbers[taken:2 * taken]
-            intendeds = numbers[2 * taken:] if scheduled else begins
+            ends, begins = numbers[:taken], numbers[taken : 2 * taken]
+            intendeds = numbers[2 * taken :] if scheduled else begins
             codes = np.frombuffer(_exactly(stream, taken), dtype=np.int8)
             counts = np.frombuffer(_exactly(stream, 8 * taken), dtype="<i8")
             self.recorder.record(slot, ends, begins, intendeds, codes, counts, failed)
@@ -124,8 +130,10 @@ class CompiledWorker:
         with contextlib.suppress(Exception):
             if self.process.poll() is None:
                 return "running"
-            return self.process.stderr.read().decode(errors="replace").strip()[-500:] \
+            return (
+                self.process.stderr.read().decode(errors="replace").strip()[-500:]
                 or f"exit status {self.process.returncode}"
+            )
         return ""
 
     def final_message(self, connect_ns: list[int]) -> dict[str, Any]:
@@ -134,9 +142,13 @@ class CompiledWorker:
             stats.failed += int(failed)
             stats.first_error = stats.first_error or (self.final.get("first_error") or {}).get(name)
         return self.recorder.final_message(
-            connect_ns, inserted=int(self.final.get("inserted", 0)), cpu_ns=self.cpu_ns,
-            operations_done=int(self.final.get("operations_done", 0)), loop="compiled",
-            aborted=int(self.final.get("aborted", 0)))
+            connect_ns,
+            inserted=int(self.final.get("inserted", 0)),
+            cpu_ns=self.cpu_ns,
+            operations_done=int(self.final.get("operations_done", 0)),
+            loop="compiled",
+            aborted=int(self.final.get("aborted", 0)),
+        )
 
     def close(self) -> None:
         if self.process is None:
@@ -156,5 +168,3 @@ def _exactly(stream: IO[bytes], size: int) -> bytes:
     if len(data) != size:
         raise CompiledClientError(f"{BINARY}'s output ended early ({len(data)} of {size} bytes)")
     return data
-
-

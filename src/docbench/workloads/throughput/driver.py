@@ -67,15 +67,26 @@ class Interval:
 def _configs(request: DriveRequest) -> list[WorkerConfig]:
     processes = max(1, min(request.processes, request.clients))
     per_client_rate = request.rate / request.clients if request.rate else None
-    return [WorkerConfig(
-        worker_id=worker, client_ids=list(range(worker, request.clients, processes)),
-        total_clients=request.clients, target_module=request.target_module,
-        session_spec=request.session_spec, mix=request.mix, distribution=request.distribution,
-        docs=request.docs, seed=request.seed, warmup_s=request.warmup_s,
-        duration_s=request.duration_s, interval_s=request.interval_s,
-        rate_per_client=per_client_rate, cgroup_files=list(request.cgroup_files),
-        loop=request.loop)
-        for worker in range(processes)]
+    return [
+        WorkerConfig(
+            worker_id=worker,
+            client_ids=list(range(worker, request.clients, processes)),
+            total_clients=request.clients,
+            target_module=request.target_module,
+            session_spec=request.session_spec,
+            mix=request.mix,
+            distribution=request.distribution,
+            docs=request.docs,
+            seed=request.seed,
+            warmup_s=request.warmup_s,
+            duration_s=request.duration_s,
+            interval_s=request.interval_s,
+            rate_per_client=per_client_rate,
+            cgroup_files=list(request.cgroup_files),
+            loop=request.loop,
+        )
+        for worker in range(processes)
+    ]
 
 
 class DriverError(RuntimeError):
@@ -100,9 +111,12 @@ def _wait_ready(events, workers: list, count: int) -> list[int]:
     return connect_ns
 
 
-def drive(request: DriveRequest, on_progress: Callable[[str], None] | None = None,
-          during: Callable[[float], None] | None = None,
-          on_ready: Callable[[], None] | None = None) -> dict[str, Any]:
+def drive(
+    request: DriveRequest,
+    on_progress: Callable[[str], None] | None = None,
+    during: Callable[[float], None] | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     """Run the clients; the merged figures (see ``summarize``). ``on_ready()`` runs once every
     client has connected, before the start; ``during(t)`` is called from the driver's own
     loop about every 0.1 s with the seconds since start (tests use it to inject a stall)."""
@@ -111,9 +125,15 @@ def drive(request: DriveRequest, on_progress: Callable[[str], None] | None = Non
     go = context.Event()
     start_at = context.Value("q", 0)
     configs = _configs(request)
-    workers = [context.Process(target=worker_main, args=(config, events, go, start_at),
-                               name=f"docbench-client-{config.worker_id}", daemon=True)
-               for config in configs]
+    workers = [
+        context.Process(
+            target=worker_main,
+            args=(config, events, go, start_at),
+            name=f"docbench-client-{config.worker_id}",
+            daemon=True,
+        )
+        for config in configs
+    ]
     for worker in workers:
         worker.start()
     try:
@@ -122,8 +142,7 @@ def drive(request: DriveRequest, on_progress: Callable[[str], None] | None = Non
             on_ready()
         start_at.value = time.monotonic_ns() + int(START_DELAY_S * 1e9)
         go.set()
-        intervals, finals = _collect(events, workers, configs, request, start_at.value,
-                                     on_progress, during)
+        intervals, finals = _collect(events, workers, configs, request, start_at.value, on_progress, during)
     finally:
         for worker in workers:
             worker.join(timeout=30)
@@ -145,8 +164,7 @@ def _collect(events, workers, configs, request, start_ns, on_progress, during):
             message = events.get(timeout=0.1)
         except queue_module.Empty:
             if time.monotonic() > deadline or not any(w.is_alive() for w in workers):
-                raise DriverError(f"client workers stopped without reporting ({_exits(workers)})") \
-                    from None
+                raise DriverError(f"client workers stopped without reporting ({_exits(workers)})") from None
             continue
         if message[0] == "interval":
             _, _worker, slot, encoded, failed = message
@@ -165,22 +183,26 @@ def _exits(workers: list) -> str:
     codes = [w.exitcode for w in workers]
     text = f"exit codes {codes}"
     if -9 in codes:
-        text += ("; SIGKILL: out of memory? (the io scenario's memory cap, or the machine's "
-                 "OOM killer)")
+        text += "; SIGKILL: out of memory? (the io scenario's memory cap, or the machine's OOM killer)"
     return text
 
 
-def _merge_interval(slot: int, parts: list[tuple[str, int]], request: DriveRequest,
-                    slots: int) -> Interval:
+def _merge_interval(slot: int, parts: list[tuple[str, int]], request: DriveRequest, slots: int) -> Interval:
     histogram = histograms.merge([encoded for encoded, _ in parts])
     end_s = min((slot + 1) * request.interval_s, request.warmup_s + request.duration_s)
-    return Interval(slot=slot, end_s=end_s, ops=histogram.get_total_count(),
-                    failed=sum(failed for _, failed in parts), histogram=histogram,
-                    warmup=end_s <= request.warmup_s)
+    return Interval(
+        slot=slot,
+        end_s=end_s,
+        ops=histogram.get_total_count(),
+        failed=sum(failed for _, failed in parts),
+        histogram=histogram,
+        warmup=end_s <= request.warmup_s,
+    )
 
 
-def summarize(request: DriveRequest, intervals: list[Interval], finals: dict[int, dict],
-              connect_ns: list[int]) -> dict[str, Any]:
+def summarize(
+    request: DriveRequest, intervals: list[Interval], finals: dict[int, dict], connect_ns: list[int]
+) -> dict[str, Any]:
     per_op: dict[str, list[dict[str, Any]]] = {}
     service_all, response_all = histograms.new_histogram(), histograms.new_histogram()
     for final in finals.values():
@@ -194,7 +216,8 @@ def summarize(request: DriveRequest, intervals: list[Interval], finals: dict[int
         response_all.add(response)
         ok = sum(p["ok"] for p in parts)
         operations[operation] = {
-            "ok": ok, "failed": sum(p["failed"] for p in parts),
+            "ok": ok,
+            "failed": sum(p["failed"] for p in parts),
             "rows_changed": sum(p["rows_changed"] for p in parts),
             "not_found": sum(p["not_found"] for p in parts),
             "first_error": next((p["first_error"] for p in parts if p["first_error"]), None),
@@ -216,8 +239,10 @@ def summarize(request: DriveRequest, intervals: list[Interval], finals: dict[int
         "service": histograms.latency_summary(service_all),
         "response": histograms.latency_summary(response_all),
         "schedule_lag": histograms.latency_summary(lag) if request.rate else None,
-        "connection_ms": {"avg": sum(connect_ns) / len(connect_ns) / 1e6 if connect_ns else None,
-                          "max": max(connect_ns) / 1e6 if connect_ns else None},
+        "connection_ms": {
+            "avg": sum(connect_ns) / len(connect_ns) / 1e6 if connect_ns else None,
+            "max": max(connect_ns) / 1e6 if connect_ns else None,
+        },
         "operations": operations,
         "writes": sum(op["ok"] for name, op in operations.items() if name in WRITES),
         "inserted_total": sum(final["inserted"] for final in finals.values()),
@@ -226,12 +251,20 @@ def summarize(request: DriveRequest, intervals: list[Interval], finals: dict[int
         "aborted_clients": sum(final.get("aborted_clients", 0) for final in finals.values()),
         "histogram_service": service_all.encode().decode("ascii"),
         "histogram_response": response_all.encode().decode("ascii"),
-        "intervals": [{"end_s": i.end_s, "ops": i.ops, "failed": i.failed, "warmup": i.warmup,
-                       "tps": i.ops / max(1e-9, i.end_s - i.slot * request.interval_s),
-                       **histograms.latency_summary(i.histogram)}
-                      for i in sorted(intervals, key=lambda i: i.slot)],
-        "interval_histograms": [i.histogram.encode().decode("ascii")
-                                for i in sorted(intervals, key=lambda i: i.slot)],
+        "intervals": [
+            {
+                "end_s": i.end_s,
+                "ops": i.ops,
+                "failed": i.failed,
+                "warmup": i.warmup,
+                "tps": i.ops / max(1e-9, i.end_s - i.slot * request.interval_s),
+                **histograms.latency_summary(i.histogram),
+            }
+            for i in sorted(intervals, key=lambda i: i.slot)
+        ],
+        "interval_histograms": [
+            i.histogram.encode().decode("ascii") for i in sorted(intervals, key=lambda i: i.slot)
+        ],
     }
 
 
@@ -241,5 +274,9 @@ def driver_cost(finals: dict[int, dict]) -> dict[str, Any]:
     cpu_ns = sum(final.get("cpu_ns", 0) for final in finals.values())
     done = sum(final.get("operations_done", 0) for final in finals.values())
     loops = sorted({final.get("loop", "threads") for final in finals.values()})
-    return {"loop": "+".join(loops), "cpu_seconds": cpu_ns / 1e9, "operations": done,
-            "cpu_us_per_op": cpu_ns / 1e3 / done if done else None}
+    return {
+        "loop": "+".join(loops),
+        "cpu_seconds": cpu_ns / 1e9,
+        "operations": done,
+        "cpu_us_per_op": cpu_ns / 1e3 / done if done else None,
+    }

@@ -58,8 +58,16 @@ def merge(encoded: list[str]):
 def latency_summary(histogram) -> dict[str, Any]:
     """pgbench's latency figures, in milliseconds (None when nothing was recorded)."""
     if histogram.get_total_count() == 0:
-        return {"count": 0, "avg_ms": None, "stddev_ms": None, "p50_ms": None, "p95_ms": None,
-                "p99_ms": None, "p999_ms": None, "max_ms": None}
+        return {
+            "count": 0,
+            "avg_ms": None,
+            "stddev_ms": None,
+            "p50_ms": None,
+            "p95_ms": None,
+            "p99_ms": None,
+            "p999_ms": None,
+            "max_ms": None,
+        }
     ms = 1e6
     return {
         "count": histogram.get_total_count(),

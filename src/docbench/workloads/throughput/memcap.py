@@ -67,7 +67,7 @@ def descendants(pid: int) -> list[int]:
             continue
         with contextlib.suppress(OSError, IndexError, ValueError):
             stat = (entry / "stat").read_text()
-            parent = int(stat[stat.rindex(")") + 2:].split()[1])
+            parent = int(stat[stat.rindex(")") + 2 :].split()[1])
             children.setdefault(parent, []).append(int(entry.name))
     found, todo = [], [pid]
     while todo:
@@ -118,8 +118,7 @@ class MemoryCap:
         working size: limit = that + slack + ``budget_bytes``, so the page cache really is
         about the budget. The kernel evicts cache to get under it; if it cannot (the
         processes' own memory is larger), the old limit stays. True when applied."""
-        stat = dict(line.split() for line in
-                    (self.dirs["memory"] / "memory.stat").read_text().splitlines())
+        stat = dict(line.split() for line in (self.dirs["memory"] / "memory.stat").read_text().splitlines())
         limit = int(stat.get("rss", 0)) + int(stat.get("shmem", 0)) + slack_bytes + budget_bytes
         if limit >= self.limit_bytes:
             return False
@@ -144,14 +143,17 @@ class MemoryCap:
     def stats(self) -> dict[str, Any]:
         memory = self.dirs["memory"]
         stat = dict(line.split() for line in (memory / "memory.stat").read_text().splitlines())
-        return {"limit_bytes": self.limit_bytes,
-                "max_usage_bytes": int((memory / "memory.max_usage_in_bytes").read_text()),
-                "cache_bytes": int(stat.get("cache", 0)), "rss_bytes": int(stat.get("rss", 0)),
-                "failcnt": int((memory / "memory.failcnt").read_text()),
-                "pages_in_bytes": int(stat.get("pgpgin", 0)) * 4096,
-                "oom_kills": self.oom_kills(),
-                "cgroup_disk_read_bytes": self.disk_read_bytes(),
-                "machine_disk_read_bytes": (block_sectors_read() - self.sectors_at_start) * 512}
+        return {
+            "limit_bytes": self.limit_bytes,
+            "max_usage_bytes": int((memory / "memory.max_usage_in_bytes").read_text()),
+            "cache_bytes": int(stat.get("cache", 0)),
+            "rss_bytes": int(stat.get("rss", 0)),
+            "failcnt": int((memory / "memory.failcnt").read_text()),
+            "pages_in_bytes": int(stat.get("pgpgin", 0)) * 4096,
+            "oom_kills": self.oom_kills(),
+            "cgroup_disk_read_bytes": self.disk_read_bytes(),
+            "machine_disk_read_bytes": (block_sectors_read() - self.sectors_at_start) * 512,
+        }
 
     def oom_kills(self) -> int | None:
         """Processes the kernel killed for going over the cap (None: not reported here)."""
@@ -164,8 +166,11 @@ class MemoryCap:
 
     def disk_read_bytes(self) -> int:
         text = (self.dirs["blkio"] / "blkio.throttle.io_service_bytes").read_text()
-        return sum(int(parts[2]) for parts in (line.split() for line in text.splitlines())
-                   if len(parts) == 3 and parts[1] == "Read")
+        return sum(
+            int(parts[2])
+            for parts in (line.split() for line in text.splitlines())
+            if len(parts) == 3 and parts[1] == "Read"
+        )
 
     def __exit__(self, *exc: object) -> None:
         for controller, path in self.dirs.items():

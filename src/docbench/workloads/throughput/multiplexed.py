@@ -46,11 +46,25 @@ class LoopClient:
     """One client: its session, its random streams (as the thread path's Client) and the
     operation it has in flight."""
 
-    __slots__ = ("id", "index", "session", "rng", "operations", "keys", "inserted",
-                 "inserted_ok", "operation", "key", "second_step", "begin", "intended", "waiting", "fd")
+    __slots__ = (
+        "id",
+        "index",
+        "session",
+        "rng",
+        "operations",
+        "keys",
+        "inserted",
+        "inserted_ok",
+        "operation",
+        "key",
+        "second_step",
+        "begin",
+        "intended",
+        "waiting",
+        "fd",
+    )
 
-    def __init__(self, index: int, client_id: int, config: WorkerConfig,
-                 session: NonBlockingSession) -> None:
+    def __init__(self, index: int, client_id: int, config: WorkerConfig, session: NonBlockingSession) -> None:
         self.index = index
         self.id = client_id
         self.session = session
@@ -70,8 +84,9 @@ class LoopClient:
 
 
 class MultiplexedWorker:
-    def __init__(self, config: WorkerConfig, sessions: list[tuple[int, NonBlockingSession]],
-                 events: Any) -> None:
+    def __init__(
+        self, config: WorkerConfig, sessions: list[tuple[int, NonBlockingSession]], events: Any
+    ) -> None:
         self.config = config
         self.seed = config.seed
         # Keys made once per worker (a key costs ~1 µs to format; up to 1M of them are kept).
@@ -79,8 +94,10 @@ class MultiplexedWorker:
         self.events = events
         values = random.Random(config.seed * 104_729 + config.worker_id)
         self.values = [ycsb.random_text(values, ycsb.FIELD_LENGTH) for _ in range(VALUE_POOL)]
-        self.clients = [LoopClient(index, client_id, config, session)
-                        for index, (client_id, session) in enumerate(sessions)]
+        self.clients = [
+            LoopClient(index, client_id, config, session)
+            for index, (client_id, session) in enumerate(sessions)
+        ]
         self.recorder = IntervalRecorder(config, events)
         self.code = {name: number for number, name in enumerate(self.recorder.names)}
         self.scheduled = bool(config.rate_per_client)
@@ -122,8 +139,9 @@ class MultiplexedWorker:
             poller.close()
         self.cpu_ns = cpu_ns() - cpu_before
         for remaining in range(slot, last_slot + 1):
-            self._flush(remaining, None if remaining == last_slot
-                        else start_ns + (remaining + 1) * interval_ns)
+            self._flush(
+                remaining, None if remaining == last_slot else start_ns + (remaining + 1) * interval_ns
+            )
 
     def _closed_loop(self, poll, by_fd: dict[int, LoopClient], last_slot: int) -> int:
         """Without --rate: a client's next operation is sent as soon as its answer is read
@@ -236,8 +254,7 @@ class MultiplexedWorker:
         """A random field and a random 160-character value, drawn from values the worker made
         before the start (making one costs ~1.5 µs; the engines see random text either way)."""
         draw = client.rng.random
-        return (ycsb.FIELDS[int(draw() * ycsb.FIELD_COUNT)],
-                self.values[int(draw() * len(self.values))])
+        return (ycsb.FIELDS[int(draw() * ycsb.FIELD_COUNT)], self.values[int(draw() * len(self.values))])
 
     def _new_document(self, client: LoopClient, index: int) -> dict[str, str]:
         """A YCSB document with the key of ``index`` and ten values from the worker's pool
@@ -320,21 +337,25 @@ class MultiplexedWorker:
         taken = len(self.ends) if upto_ns is None else bisect_left(self.ends, upto_ns)
         ends = np.frombuffer(self.ends, dtype=np.int64, count=taken).copy()
         begins = np.frombuffer(self.begins, dtype=np.int64, count=taken).copy()
-        intendeds = (np.frombuffer(self.intendeds, dtype=np.int64, count=taken).copy()
-                     if self.scheduled else begins)
+        intendeds = (
+            np.frombuffer(self.intendeds, dtype=np.int64, count=taken).copy() if self.scheduled else begins
+        )
         codes = np.frombuffer(self.codes, dtype=np.int8, count=taken).copy()
         counts = np.frombuffer(self.counts, dtype=np.int64, count=taken).copy()
         for column in (self.ends, self.begins, self.intendeds, self.codes, self.counts):
-            del column[:taken if column is not self.intendeds or self.scheduled else 0]
+            del column[: taken if column is not self.intendeds or self.scheduled else 0]
         self.operations_done += taken
-        self.recorder.record(slot, ends, begins, intendeds, codes, counts,
-                             self.interval_failed[slot])
+        self.recorder.record(slot, ends, begins, intendeds, codes, counts, self.interval_failed[slot])
 
     def final_message(self, connect_ns: list[int]) -> dict[str, Any]:
         return self.recorder.final_message(
-            connect_ns, inserted=sum(client.inserted_ok for client in self.clients),
-            cpu_ns=self.cpu_ns, operations_done=self.operations_done, loop="multiplexed",
-            aborted=self.aborted)
+            connect_ns,
+            inserted=sum(client.inserted_ok for client in self.clients),
+            cpu_ns=self.cpu_ns,
+            operations_done=self.operations_done,
+            loop="multiplexed",
+            aborted=self.aborted,
+        )
 
 
 def wait_until_ns(moment_ns: int) -> None:

@@ -43,8 +43,9 @@ class IntervalRecorder:
         run but not counted."""
         self.warm_end = start_ns + int(self.config.warmup_s * 1e9)
 
-    def record(self, slot: int, ends: Any, begins: Any, intendeds: Any, codes: Any, counts: Any,
-               failed: int) -> None:
+    def record(
+        self, slot: int, ends: Any, begins: Any, intendeds: Any, codes: Any, counts: Any, failed: int
+    ) -> None:
         """Record one interval's completed operations (numpy int64 arrays; ``intendeds`` is
         ``begins`` without a rate) and send its progress figures to the driver."""
         interval = histograms.new_histogram()
@@ -62,12 +63,25 @@ class IntervalRecorder:
                 histograms.record_many(stats.response, (ends - intendeds)[chosen])
         if self.scheduled:
             histograms.record_many(self.lag, (begins - intendeds)[measured])
-        self.events.put(("interval", self.config.worker_id, slot,
-                         interval.encode().decode("ascii"), failed))
+        self.events.put(("interval", self.config.worker_id, slot, interval.encode().decode("ascii"), failed))
 
-    def final_message(self, connect_ns: list[int], *, inserted: int, cpu_ns: int,
-                      operations_done: int, loop: str, aborted: int) -> dict[str, Any]:
-        return {"operations": {name: [stats.as_message()] for name, stats in self.stats.items()},
-                "lag": self.lag.encode().decode("ascii"), "connect_ns": connect_ns,
-                "inserted": inserted, "cpu_ns": cpu_ns, "operations_done": operations_done,
-                "loop": loop, "aborted_clients": aborted}
+    def final_message(
+        self,
+        connect_ns: list[int],
+        *,
+        inserted: int,
+        cpu_ns: int,
+        operations_done: int,
+        loop: str,
+        aborted: int,
+    ) -> dict[str, Any]:
+        return {
+            "operations": {name: [stats.as_message()] for name, stats in self.stats.items()},
+            "lag": self.lag.encode().decode("ascii"),
+            "connect_ns": connect_ns,
+            "inserted": inserted,
+            "cpu_ns": cpu_ns,
+            "operations_done": operations_done,
+            "loop": loop,
+            "aborted_clients": aborted,
+        }

@@ -14,8 +14,20 @@ from rich.table import Table
 from docbench.core.console import report_console
 from docbench.results import load_results, run_name
 
-COLUMNS = ("system/variant", "scenario", "mix", "clients", "procs", "TPS", "p50", "p99", "failed",
-           "driver ceiling", "docbench/native", "counts, notes")
+COLUMNS = (
+    "system/variant",
+    "scenario",
+    "mix",
+    "clients",
+    "procs",
+    "TPS",
+    "p50",
+    "p99",
+    "failed",
+    "driver ceiling",
+    "docbench/native",
+    "counts, notes",
+)
 
 
 def _ms(value: Any) -> str:
@@ -23,8 +35,13 @@ def _ms(value: Any) -> str:
 
 
 def run_row(document: dict[str, Any], run: dict[str, Any]) -> list[str]:
-    head = [run_name(document), run["scenario"], run["mix"],
-            str(run["clients"]), str(run.get("processes", "-"))]
+    head = [
+        run_name(document),
+        run["scenario"],
+        run["mix"],
+        str(run["clients"]),
+        str(run.get("processes", "-")),
+    ]
     if "error" in run:
         return [*head, "error", "-", "-", "-", "-", "-", run["error"][:60]]
     summary = run["summary"]
@@ -41,10 +58,16 @@ def run_row(document: dict[str, Any], run: dict[str, Any]) -> list[str]:
     if summary.get("schedule_lag"):
         notes.append(f"lag p99 {_ms(summary['schedule_lag']['p99_ms'])} ms")
     ratio = native.get("ratio")
-    return [*head, f"{summary['tps']:,.0f}", _ms(latency["p50_ms"]), _ms(latency["p99_ms"]),
-            str(summary["failed"]), f"{ceiling['tps']:,.0f}" if ceiling.get("tps") else "-",
-            f"{ratio:.2f}" if isinstance(ratio, (int, float)) else "-",
-            f"{run['check']['verdict']}{'; ' + '; '.join(notes) if notes else ''}"]
+    return [
+        *head,
+        f"{summary['tps']:,.0f}",
+        _ms(latency["p50_ms"]),
+        _ms(latency["p99_ms"]),
+        str(summary["failed"]),
+        f"{ceiling['tps']:,.0f}" if ceiling.get("tps") else "-",
+        f"{ratio:.2f}" if isinstance(ratio, (int, float)) else "-",
+        f"{run['check']['verdict']}{'; ' + '; '.join(notes) if notes else ''}",
+    ]
 
 
 def print_throughput_report(sources: list[Path], console: Console | None = None) -> None:
@@ -52,20 +75,35 @@ def print_throughput_report(sources: list[Path], console: Console | None = None)
     print_report(documents, console or report_console(), documents)
 
 
-def print_report(documents: list[dict[str, Any]], console: Console,
-                 _all_documents: list[dict[str, Any]]) -> None:
+def print_report(
+    documents: list[dict[str, Any]], console: Console, _all_documents: list[dict[str, Any]]
+) -> None:
     if not documents:
         return
     table = Table(title="Throughput (latency in ms: response time under --rate, else service time)")
     for column in COLUMNS:
-        table.add_column(column, justify="right" if column in {"clients", "procs", "TPS", "p50",
-                                                               "p99", "failed"} else "left")
+        table.add_column(
+            column,
+            justify="right" if column in {"clients", "procs", "TPS", "p50", "p99", "failed"} else "left",
+        )
     for document in sorted(documents, key=lambda d: (d["system"], d["variant"])):
         for run in document.get("runs", []):
             table.add_row(*run_row(document, run))
         for skipped in document.get("skipped", []):
-            table.add_row(run_name(document), skipped["scenario"], "-",
-                          "-", "-", "not run", "-", "-", "-", "-", "-", skipped["reason"][:80])
+            table.add_row(
+                run_name(document),
+                skipped["scenario"],
+                "-",
+                "-",
+                "-",
+                "not run",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                skipped["reason"][:80],
+            )
     console.print(table)
     for document in documents:
         if document.get("max_client_processes"):
@@ -73,9 +111,11 @@ def print_report(documents: list[dict[str, Any]], console: Console,
 
 
 def _latency_line(label: str, latency: dict[str, Any]) -> str:
-    return (f"{label} = avg {_ms(latency['avg_ms'])} ms, stddev {_ms(latency['stddev_ms'])}, "
-            f"p50 {_ms(latency['p50_ms'])}, p95 {_ms(latency['p95_ms'])}, p99 {_ms(latency['p99_ms'])}, "
-            f"p99.9 {_ms(latency['p999_ms'])}, max {_ms(latency['max_ms'])}")
+    return (
+        f"{label} = avg {_ms(latency['avg_ms'])} ms, stddev {_ms(latency['stddev_ms'])}, "
+        f"p50 {_ms(latency['p50_ms'])}, p95 {_ms(latency['p95_ms'])}, p99 {_ms(latency['p99_ms'])}, "
+        f"p99.9 {_ms(latency['p999_ms'])}, max {_ms(latency['max_ms'])}"
+    )
 
 
 def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
@@ -106,37 +146,49 @@ def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
     lines.append(f"initial connection time = {_ms(summary['connection_ms']['avg'])} ms (avg)")
     driver = summary.get("driver") or {}
     if driver.get("cpu_us_per_op"):
-        lines.append(f"driver: {driver['loop']} client loop, {driver['cpu_us_per_op']:.1f} µs of CPU "
-                     "per operation")
+        lines.append(
+            f"driver: {driver['loop']} client loop, {driver['cpu_us_per_op']:.1f} µs of CPU per operation"
+        )
     lines.append(f"tps = {summary['tps']:.6f} (without initial connection time)")
     for name, op in summary["operations"].items():
-        lines.append(f"  {name}: {op['ok']:,} ok, {op['failed']:,} failed, {op['tps']:,.1f} tps, "
-                     f"p50 {_ms(op['response']['p50_ms'])} ms, "
-                     f"p99 {_ms(op['response']['p99_ms'])} ms"
-                     + (f"; first error: {op['first_error'][:120]}" if op.get("first_error") else ""))
+        lines.append(
+            f"  {name}: {op['ok']:,} ok, {op['failed']:,} failed, {op['tps']:,.1f} tps, "
+            f"p50 {_ms(op['response']['p50_ms'])} ms, "
+            f"p99 {_ms(op['response']['p99_ms'])} ms"
+            + (f"; first error: {op['first_error'][:120]}" if op.get("first_error") else "")
+        )
     check = entry["check"]
-    lines.append(f"counts: {check['verdict']} ({check['operations']:,} operations = "
-                 f"{check['histogram_values']:,} histogram values; {check['rows_changed']:,} rows "
-                 f"changed by {check['updates']:,} updates; {check['count_before']:,} + "
-                 f"{check['inserts']:,} inserts = {check['count_after']:,} documents)"
-                 + ("".join(f"; {p}" for p in check["problems"])))
+    lines.append(
+        f"counts: {check['verdict']} ({check['operations']:,} operations = "
+        f"{check['histogram_values']:,} histogram values; {check['rows_changed']:,} rows "
+        f"changed by {check['updates']:,} updates; {check['count_before']:,} + "
+        f"{check['inserts']:,} inserts = {check['count_after']:,} documents)"
+        + ("".join(f"; {p}" for p in check["problems"]))
+    )
     ceiling = entry.get("ceiling")
     if ceiling:
-        lines.append(f"driver ceiling (no-op target, same clients and processes): {ceiling['tps']:,.0f} ops/s"
-                     + (f" -- WARNING: {entry['ceiling_warning']}" if entry.get("ceiling_warning") else ""))
+        lines.append(
+            f"driver ceiling (no-op target, same clients and processes): {ceiling['tps']:,.0f} ops/s"
+            + (f" -- WARNING: {entry['ceiling_warning']}" if entry.get("ceiling_warning") else "")
+        )
     if entry.get("memory_cap"):
         cap = entry["memory_cap"]
-        lines.append(f"io: cgroup limit {cap['limit_bytes'] / 1e6:,.0f} MB, paged in "
-                     f"{cap['pages_in_bytes'] / 1e6:,.0f} MB, machine disk reads "
-                     f"{cap['machine_disk_read_bytes'] / 1e6:,.0f} MB")
+        lines.append(
+            f"io: cgroup limit {cap['limit_bytes'] / 1e6:,.0f} MB, paged in "
+            f"{cap['pages_in_bytes'] / 1e6:,.0f} MB, machine disk reads "
+            f"{cap['machine_disk_read_bytes'] / 1e6:,.0f} MB"
+        )
     native = entry.get("native_reference") or {}
     if native.get("tps"):
         custom = native.get("custom") or {}
-        cpu = (f"; its CPU {custom['cpu_us_per_op']:.1f} µs per operation"
-               if custom.get("cpu_us_per_op") else "")
+        cpu = (
+            f"; its CPU {custom['cpu_us_per_op']:.1f} µs per operation" if custom.get("cpu_us_per_op") else ""
+        )
         order = f" (run {'before' if native.get('order') == 'native first' else 'after'} docbench's)"
-        lines.append(f"{native['tool']} with the same statements{order}: tps = {native['tps']:,.1f}; "
-                     f"docbench / {native['tool']} = {native['ratio']:.2f}{cpu}")
+        lines.append(
+            f"{native['tool']} with the same statements{order}: tps = {native['tps']:,.1f}; "
+            f"docbench / {native['tool']} = {native['ratio']:.2f}{cpu}"
+        )
     builtin = native.get("builtin") or {}
     if builtin.get("tps"):
         lines.append(f"{native['tool']} built-in {builtin['script']}: tps = {builtin['tps']:,.1f}")
@@ -148,5 +200,8 @@ def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any]:
     from docbench.results.files import trimmed_document
 
     rows = [run_row(d, run) for d in documents for run in d.get("runs", [])]
-    return {"columns": list(COLUMNS), "rows": rows,
-            "docs": [trimmed_document(d) | {"_path": d.get("_path")} for d in documents]}
+    return {
+        "columns": list(COLUMNS),
+        "rows": rows,
+        "docs": [trimmed_document(d) | {"_path": d.get("_path")} for d in documents],
+    }

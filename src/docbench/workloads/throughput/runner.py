@@ -107,6 +107,7 @@ class ThroughputRequest:
 @dataclasses.dataclass
 class Run:
     """One (scenario, mix, clients) measurement; also what a native reference receives."""
+
     scenario: str
     mix: str
     clients: int
@@ -116,9 +117,19 @@ class Run:
     def contract(self) -> ThroughputRun:
         """What a native reference receives."""
         request = self.request
-        return ThroughputRun(self.scenario, self.mix, self.clients, self.processes,
-                             request.duration_s, request.warmup_s, request.distribution,
-                             request.rate, request.docs, request.seed, request.native_builtin)
+        return ThroughputRun(
+            self.scenario,
+            self.mix,
+            self.clients,
+            self.processes,
+            request.duration_s,
+            request.warmup_s,
+            request.distribution,
+            request.rate,
+            request.docs,
+            request.seed,
+            request.native_builtin,
+        )
 
     @property
     def run_id(self) -> str:
@@ -138,16 +149,19 @@ def default_processes(clients: int, limit: int | None) -> int:
 
 # ----- checks --------------------------------------------------------------------------------
 
+
 def check_counts(summary: dict[str, Any], count_before: int, count_after: int) -> dict[str, Any]:
     """Do the counts add up? operations = histogram values; rows changed = updates;
     documents after = before + inserts (warm-up inserts included)."""
     operations = summary["operations"]
     recorded = sum(op["service"]["count"] for op in operations.values())
     updates = sum(operations.get(name, {}).get("ok", 0) for name in (UPDATE, READ_MODIFY_WRITE))
-    updates_found = updates - sum(operations.get(name, {}).get("not_found", 0)
-                                  for name in (UPDATE, READ_MODIFY_WRITE))
-    rows_changed = sum(operations.get(name, {}).get("rows_changed", 0)
-                       for name in (UPDATE, READ_MODIFY_WRITE))
+    updates_found = updates - sum(
+        operations.get(name, {}).get("not_found", 0) for name in (UPDATE, READ_MODIFY_WRITE)
+    )
+    rows_changed = sum(
+        operations.get(name, {}).get("rows_changed", 0) for name in (UPDATE, READ_MODIFY_WRITE)
+    )
     expected_after = count_before + summary["inserted_total"]
     problems = []
     if recorded != summary["transactions"]:
@@ -156,13 +170,21 @@ def check_counts(summary: dict[str, Any], count_before: int, count_after: int) -
         problems.append(f"{rows_changed} rows changed by {updates_found} updates of found keys")
     if count_after != expected_after:
         problems.append(f"{count_after} documents after the run, expected {expected_after}")
-    return {"verdict": "ok" if not problems else "wrong", "problems": problems,
-            "operations": summary["transactions"], "histogram_values": recorded,
-            "updates": updates, "rows_changed": rows_changed, "inserts": summary["inserted_total"],
-            "count_before": count_before, "count_after": count_after}
+    return {
+        "verdict": "ok" if not problems else "wrong",
+        "problems": problems,
+        "operations": summary["transactions"],
+        "histogram_values": recorded,
+        "updates": updates,
+        "rows_changed": rows_changed,
+        "inserts": summary["inserted_total"],
+        "count_before": count_before,
+        "count_after": count_after,
+    }
 
 
 # ----- one run -------------------------------------------------------------------------------
+
 
 class Ceilings:
     """The driver's own ceiling per (mix, clients, processes), measured once per invocation."""
@@ -177,26 +199,51 @@ class Ceilings:
         key = (run.mix, run.clients, run.processes)
         if key not in self.measured:
             summary = drive(self._drive_request(run))
-            self.measured[key] = {"tps": summary["tps"], "latency": summary["latency"],
-                                  "clients": run.clients, "processes": run.processes,
-                                  "duration_s": self.request.duration_s}
+            self.measured[key] = {
+                "tps": summary["tps"],
+                "latency": summary["latency"],
+                "clients": run.clients,
+                "processes": run.processes,
+                "duration_s": self.request.duration_s,
+            }
         return self.measured[key]
 
     def _drive_request(self, run: Run) -> DriveRequest:
         request = self.request
-        return DriveRequest(NOOP_MODULE, {}, run.mix, request.distribution, request.docs,
-                            run.clients, run.processes, min(request.duration_s, 10.0),
-                            warmup_s=1.0, interval_s=request.interval_s, seed=request.seed,
-                            loop=request.client_loop)
+        return DriveRequest(
+            NOOP_MODULE,
+            {},
+            run.mix,
+            request.distribution,
+            request.docs,
+            run.clients,
+            run.processes,
+            min(request.duration_s, 10.0),
+            warmup_s=1.0,
+            interval_s=request.interval_s,
+            seed=request.seed,
+            loop=request.client_loop,
+        )
 
 
-def _drive_request(run: Run, module_name: str, spec: dict[str, Any],
-                   cgroup_files: list[str]) -> DriveRequest:
+def _drive_request(run: Run, module_name: str, spec: dict[str, Any], cgroup_files: list[str]) -> DriveRequest:
     request = run.request
-    return DriveRequest(module_name, spec, run.mix, request.distribution, request.docs,
-                        run.clients, run.processes, request.duration_s, warmup_s=request.warmup_s,
-                        interval_s=request.interval_s, rate=request.rate, seed=request.seed,
-                        cgroup_files=cgroup_files, loop=request.client_loop)
+    return DriveRequest(
+        module_name,
+        spec,
+        run.mix,
+        request.distribution,
+        request.docs,
+        run.clients,
+        run.processes,
+        request.duration_s,
+        warmup_s=request.warmup_s,
+        interval_s=request.interval_s,
+        rate=request.rate,
+        seed=request.seed,
+        cgroup_files=cgroup_files,
+        loop=request.client_loop,
+    )
 
 
 @contextlib.contextmanager
@@ -214,13 +261,26 @@ def _io_cap(target: Any, run: Run, embedded_workers: bool):
         yield cap
 
 
-def run_once(target: UpdatesTarget, module_name: str, run: Run, ceilings: Ceilings,
-             native: NativeReference | None, out_stem: Path) -> dict[str, Any]:
-    entry: dict[str, Any] = {"run_id": run.run_id, "scenario": run.scenario, "mix": run.mix,
-                             "mix_description": mix_named(run.mix).description,
-                             "clients": run.clients, "processes": run.processes,
-                             "distribution": run.request.distribution, "rate": run.request.rate,
-                             "duration_s": run.request.duration_s, "warmup_s": run.request.warmup_s}
+def run_once(
+    target: UpdatesTarget,
+    module_name: str,
+    run: Run,
+    ceilings: Ceilings,
+    native: NativeReference | None,
+    out_stem: Path,
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "run_id": run.run_id,
+        "scenario": run.scenario,
+        "mix": run.mix,
+        "mix_description": mix_named(run.mix).description,
+        "clients": run.clients,
+        "processes": run.processes,
+        "distribution": run.request.distribution,
+        "rate": run.request.rate,
+        "duration_s": run.request.duration_s,
+        "warmup_s": run.request.warmup_s,
+    }
     # No server process: the clients' worker processes are the engine (embedded).
     embedded_workers = target.server_pid() is None
     with _io_cap(target, run, embedded_workers) as cap:
@@ -243,14 +303,15 @@ def run_once(target: UpdatesTarget, module_name: str, run: Run, ceilings: Ceilin
         count_before = _count(target)
         target.release()
         started = time.perf_counter()
-        summary = drive(_drive_request(run, module_name, target.session_spec(), files),
-                        on_progress=lambda line: _say(run.request, "  " + line),
-                        on_ready=(lambda: cap.cap_page_cache(budget)) if cap else None,
-                        during=after_warmup if cap else None)
+        summary = drive(
+            _drive_request(run, module_name, target.session_spec(), files),
+            on_progress=lambda line: _say(run.request, "  " + line),
+            on_ready=(lambda: cap.cap_page_cache(budget)) if cap else None,
+            during=after_warmup if cap else None,
+        )
         entry["wall_seconds"] = time.perf_counter() - started
         if cap is not None:
-            entry["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and
-                                                                               tightened[0])}
+            entry["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and tightened[0])}
         entry["check"] = check_counts(summary, count_before, _count(target))
         if native_tool is not None and reference is None:
             reference = _native_under_cap(native_tool, run, cap, budget)
@@ -260,13 +321,14 @@ def run_once(target: UpdatesTarget, module_name: str, run: Run, ceilings: Ceilin
             reference["order"] = "native first" if run.request.native_first else "docbench first"
             entry["native_reference"] = reference
     _write_series(out_stem, run, summary)
-    entry["summary"] = {k: v for k, v in summary.items()
-                        if k not in ("intervals", "interval_histograms")}
+    entry["summary"] = {k: v for k, v in summary.items() if k not in ("intervals", "interval_histograms")}
     entry["ceiling"] = ceilings.get(run)
     if entry["ceiling"] and entry["ceiling"]["tps"] < CEILING_WARNING_FACTOR * summary["tps"]:
-        entry["ceiling_warning"] = (f"within {CEILING_WARNING_FACTOR:g}x of the driver's own "
-                                    f"ceiling ({entry['ceiling']['tps']:,.0f} ops/s): the "
-                                    "driver may be the bottleneck")
+        entry["ceiling_warning"] = (
+            f"within {CEILING_WARNING_FACTOR:g}x of the driver's own "
+            f"ceiling ({entry['ceiling']['tps']:,.0f} ops/s): the "
+            "driver may be the bottleneck"
+        )
     return entry
 
 
@@ -298,8 +360,9 @@ def _budget(run: Run, embedded: bool) -> int:
     return IO_PAGE_CACHE_BYTES + headroom
 
 
-def _native_under_cap(native: NativeReference, run: Run, cap: memcap.MemoryCap | None,
-                      budget: int) -> dict[str, Any]:
+def _native_under_cap(
+    native: NativeReference, run: Run, cap: memcap.MemoryCap | None, budget: int
+) -> dict[str, Any]:
     """The native tool's run, under the same cap as docbench's clients (page cache dropped
     again, capped, tightened at the same moment of its warm-up), so that both are IO-bound
     alike."""
@@ -307,8 +370,9 @@ def _native_under_cap(native: NativeReference, run: Run, cap: memcap.MemoryCap |
     timer = None
     if cap is not None:
         cap.reset(budget)
-        timer = threading.Timer(run.request.warmup_s * 0.8,
-                                lambda: tightened.append(cap.tighten(IO_PAGE_CACHE_BYTES)))
+        timer = threading.Timer(
+            run.request.warmup_s * 0.8, lambda: tightened.append(cap.tighten(IO_PAGE_CACHE_BYTES))
+        )
         timer.start()
     try:
         reference = native.measure(run.contract())
@@ -329,8 +393,10 @@ def _write_series(out_stem: Path, run: Run, summary: dict[str, Any]) -> None:
     from docbench.workloads.throughput import histograms
 
     series = out_stem.with_name(f"{out_stem.name}.{run.run_id}.intervals.json")
-    results.write_atomically(series, {"run_id": run.run_id, "interval_s": run.request.interval_s,
-                                      "intervals": summary["intervals"]})
+    results.write_atomically(
+        series,
+        {"run_id": run.run_id, "interval_s": run.request.interval_s, "intervals": summary["intervals"]},
+    )
     log_path = out_stem.with_name(f"{out_stem.name}.{run.run_id}.hlog")
     tmp = log_path.with_name("." + log_path.name + ".tmp")
     with tmp.open("w") as handle:
@@ -347,6 +413,7 @@ def _write_series(out_stem: Path, run: Run, summary: dict[str, Any]) -> None:
 
 
 # ----- scenarios, systems --------------------------------------------------------------------
+
 
 def scenario_problem(target: Any, scenario: str, url: str | None) -> str | None:
     """Why a scenario cannot run for this target here (None: it can)."""
@@ -374,35 +441,55 @@ def scenario_setup(target: Any, scenario: str):
 
 
 def _header(target: UpdatesTarget, request: ThroughputRequest, version: str | None) -> dict[str, Any]:
-    document = results.result_header(WORKLOAD, target.engine, target.variant, count_label(request.docs),
-                                     version)
+    document = results.result_header(
+        WORKLOAD, target.engine, target.variant, count_label(request.docs), version
+    )
     return {
         **document,
-        "dataset": {"kind": "ycsb", "docs": request.docs, "seed": request.seed,
-                    "fields": ycsb.FIELD_COUNT, "field_length": ycsb.FIELD_LENGTH},
-        "concurrency": target.concurrency_note or
-        "one connection per client; clients spread over worker processes",
+        "dataset": {
+            "kind": "ycsb",
+            "docs": request.docs,
+            "seed": request.seed,
+            "fields": ycsb.FIELD_COUNT,
+            "field_length": ycsb.FIELD_LENGTH,
+        },
+        "concurrency": target.concurrency_note
+        or "one connection per client; clients spread over worker processes",
         "max_client_processes": target.max_client_processes,
         "client_loop": request.client_loop,
-        "io_method": {"engine_cache_bytes": IO_ENGINE_CACHE_BYTES,
-                      "page_cache_budget_bytes": IO_PAGE_CACHE_BYTES,
-                      "how": "engine cache made small by the target (limit_cache), page cache "
-                             "dropped, engine processes in a memory cgroup; disk reads counted "
-                             "by the blkio cgroup"},
-        "runs": [], "skipped": [], "errors": [],
+        "io_method": {
+            "engine_cache_bytes": IO_ENGINE_CACHE_BYTES,
+            "page_cache_budget_bytes": IO_PAGE_CACHE_BYTES,
+            "how": "engine cache made small by the target (limit_cache), page cache "
+            "dropped, engine processes in a memory cgroup; disk reads counted "
+            "by the blkio cgroup",
+        },
+        "runs": [],
+        "skipped": [],
+        "errors": [],
     }
 
 
 def _plan(request: ThroughputRequest, target: UpdatesTarget) -> list[tuple[str, str, int, int]]:
     limit = target.max_client_processes
-    return [(scenario, mix, clients,
-             min(request.processes, clients, limit or clients) if request.processes
-             else default_processes(clients, limit))
-            for scenario in request.scenarios for mix in request.mixes for clients in request.clients]
+    return [
+        (
+            scenario,
+            mix,
+            clients,
+            min(request.processes, clients, limit or clients)
+            if request.processes
+            else default_processes(clients, limit),
+        )
+        for scenario in request.scenarios
+        for mix in request.mixes
+        for clients in request.clients
+    ]
 
 
-def run_variant(name: str, variant: Any, request: ThroughputRequest, ceilings: Ceilings,
-                version: str | None) -> dict[str, Any]:
+def run_variant(
+    name: str, variant: Any, request: ThroughputRequest, ceilings: Ceilings, version: str | None
+) -> dict[str, Any]:
     label = count_label(request.docs)
     previous: dict[str, Any] | None = None
     path: Path | None = None
@@ -417,7 +504,8 @@ def run_variant(name: str, variant: Any, request: ThroughputRequest, ceilings: C
     clear_work_directory(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     target: UpdatesTarget = required_adapter_class(name, "updates")(
-        open_engine(name, workdir, request.urls.get(name)), variant)
+        open_engine(name, workdir, request.urls.get(name)), variant
+    )
     if path is None:
         path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, label)
     document = _header(target, request, version)
@@ -428,9 +516,16 @@ def run_variant(name: str, variant: Any, request: ThroughputRequest, ceilings: C
         return _measure_variant(name, target, request, ceilings, native, document, done, path)
 
 
-def _measure_variant(name: str, target: UpdatesTarget, request: ThroughputRequest, ceilings: Ceilings,
-                     native: NativeReference | None, document: dict[str, Any], done: dict[str, Any],
-                     path: Path) -> dict[str, Any]:
+def _measure_variant(
+    name: str,
+    target: UpdatesTarget,
+    request: ThroughputRequest,
+    ceilings: Ceilings,
+    native: NativeReference | None,
+    document: dict[str, Any],
+    done: dict[str, Any],
+    path: Path,
+) -> dict[str, Any]:
     workdir = target.engine.workdir
     try:
         target.start()
@@ -442,14 +537,16 @@ def _measure_variant(name: str, target: UpdatesTarget, request: ThroughputReques
         document["load_seconds"] = time.perf_counter() - started
         _run_plan(name, target, request, ceilings, native, document, done, path)
     except Exception as error:  # noqa: BLE001 - recorded; the next system runs
-        document["errors"].append({"error": f"{type(error).__name__}: {error}",
-                                   "traceback": traceback.format_exc(limit=8)})
+        document["errors"].append(
+            {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
+        )
     finally:
         with contextlib.suppress(Exception):
             target.stop()
         clear_work_directory(workdir)
     document["complete"] = not document["errors"] and all(
-        run.get("check", {}).get("verdict") == "ok" for run in document["runs"])
+        run.get("check", {}).get("verdict") == "ok" for run in document["runs"]
+    )
     document["finished_at"] = results.now_iso()
     document = results.scrub(document, target.engine.url)
     kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
@@ -458,9 +555,16 @@ def _measure_variant(name: str, target: UpdatesTarget, request: ThroughputReques
     return document
 
 
-def _run_plan(name: str, target: UpdatesTarget, request: ThroughputRequest,
-              ceilings: Ceilings, native: NativeReference | None, document: dict[str, Any],
-              done: dict[str, Any], path: Path) -> None:
+def _run_plan(
+    name: str,
+    target: UpdatesTarget,
+    request: ThroughputRequest,
+    ceilings: Ceilings,
+    native: NativeReference | None,
+    document: dict[str, Any],
+    done: dict[str, Any],
+    path: Path,
+) -> None:
     module_name = type(target).__module__
     plan = _plan(request, target)
     for scenario in request.scenarios:
@@ -478,15 +582,23 @@ def _run_plan(name: str, target: UpdatesTarget, request: ThroughputRequest,
                     if run.run_id in done and done[run.run_id].get("check", {}).get("verdict") == "ok":
                         document["runs"].append(done[run.run_id])
                         continue
-                    _say(request, f"{name} {run.run_id}: {clients} clients in {processes} processes, "
-                                  f"{request.warmup_s:g} s warm-up + {request.duration_s:g} s")
+                    _say(
+                        request,
+                        f"{name} {run.run_id}: {clients} clients in {processes} processes, "
+                        f"{request.warmup_s:g} s warm-up + {request.duration_s:g} s",
+                    )
                     try:
                         entry = run_once(target, module_name, run, ceilings, native, path.with_suffix(""))
                     except Exception as error:  # noqa: BLE001 - recorded; the next run goes on
-                        entry = {"run_id": run.run_id, "scenario": scenario, "mix": mix,
-                                 "clients": clients, "processes": processes,
-                                 "error": f"{type(error).__name__}: {error}",
-                                 "traceback": traceback.format_exc(limit=8)}
+                        entry = {
+                            "run_id": run.run_id,
+                            "scenario": scenario,
+                            "mix": mix,
+                            "clients": clients,
+                            "processes": processes,
+                            "error": f"{type(error).__name__}: {error}",
+                            "traceback": traceback.format_exc(limit=8),
+                        }
                     document["runs"].append(results.scrub(entry, target.engine.url))
                     for line in final_report(document, entry):
                         _say(request, "  " + line)
@@ -517,8 +629,11 @@ def run_throughput(request: ThroughputRequest) -> int:
             _say(request, f"{name}: skipped ({availability.reason})")
             failures += 1 if request.system_names else 0
             continue
-        variants = [v for v in module.VARIANTS if v.name in request.variants] \
-            if request.variants else module.VARIANTS[:1]
+        variants = (
+            [v for v in module.VARIANTS if v.name in request.variants]
+            if request.variants
+            else module.VARIANTS[:1]
+        )
         for variant in variants:
             _say(request, f"{name}/{variant.name}: {request.docs:,} documents")
             document = run_variant(name, variant, request, ceilings, availability.version)
@@ -543,8 +658,10 @@ def unserved_client_loop(request: ThroughputRequest) -> list[str]:
     for name in request.system_names or []:
         module = adapter_module(name, "updates")
         if module is not None and request.client_loop not in module.ADAPTER.client_loops:
-            refusals.append(f"{name}: the {request.client_loop} client loop cannot serve it "
-                            f"(its sessions run in: {', '.join(module.ADAPTER.client_loops)})")
+            refusals.append(
+                f"{name}: the {request.client_loop} client loop cannot serve it "
+                f"(its sessions run in: {', '.join(module.ADAPTER.client_loops)})"
+            )
     return refusals
 
 

@@ -39,8 +39,9 @@ def _open_sessions(target: Any, config: WorkerConfig) -> tuple[list[tuple[int, A
 
 
 def multiplexed(sessions: list[tuple[int, Any]], config: WorkerConfig) -> bool:
-    return config.loop in ("auto", "multiplexed") \
-        and all(isinstance(s, NonBlockingSession) for _, s in sessions)
+    return config.loop in ("auto", "multiplexed") and all(
+        isinstance(s, NonBlockingSession) for _, s in sessions
+    )
 
 
 def compiled_worker(target: Any, config: WorkerConfig, events: Any) -> CompiledWorker | None:
@@ -54,8 +55,12 @@ def compiled_worker(target: Any, config: WorkerConfig, events: Any) -> CompiledW
         if config.loop == "compiled":
             raise CompiledClientError(
                 "the compiled client loop is not available here: "
-                + ("this system has no compiled session" if description is None
-                   else "docbench-client is not built (make native)"))
+                + (
+                    "this system has no compiled session"
+                    if description is None
+                    else "docbench-client is not built (make native)"
+                )
+            )
         return None
     return CompiledWorker(config, description, events, binary)
 

@@ -51,18 +51,25 @@ def bulk_rows(documents: list[dict[str, Any]]) -> list[list[str]]:
             stats = style.get("stats_after") or {}
             hot = stats.get("hot_share")
             verdict = style.get("error") and "error" or check.get("verdict", "-")
-            rows.append([
-                doc.get("display_name", doc["system"]), kind, index, style["style"],
-                _seconds(style.get("update_seconds")),
-                f"{style['rows_changed']:,}" if isinstance(style.get("rows_changed"), int)
-                and style["rows_changed"] >= 0 else "-",
-                _seconds(style.get("load_seconds")),
-                _mb(_size(style.get("sizes_before"))), _mb(_size(style.get("sizes_after"))),
-                _mb(_size(style.get("sizes_maintained"))),
-                _seconds(style.get("maintain_seconds")),
-                f"{hot:.0%}" if isinstance(hot, (int, float)) else "-",
-                str(verdict),
-            ])
+            rows.append(
+                [
+                    doc.get("display_name", doc["system"]),
+                    kind,
+                    index,
+                    style["style"],
+                    _seconds(style.get("update_seconds")),
+                    f"{style['rows_changed']:,}"
+                    if isinstance(style.get("rows_changed"), int) and style["rows_changed"] >= 0
+                    else "-",
+                    _seconds(style.get("load_seconds")),
+                    _mb(_size(style.get("sizes_before"))),
+                    _mb(_size(style.get("sizes_after"))),
+                    _mb(_size(style.get("sizes_maintained"))),
+                    _seconds(style.get("maintain_seconds")),
+                    f"{hot:.0%}" if isinstance(hot, (int, float)) else "-",
+                    str(verdict),
+                ]
+            )
     return rows
 
 
@@ -78,10 +85,20 @@ def point_rows(documents: list[dict[str, Any]]) -> list[list[str]]:
                 if not s:
                     continue
                 ops = s.get("ops_per_second")
-                rows.append([doc.get("display_name", doc["system"]), doc["variant"], distribution,
-                             operation, f"{ops:,.0f}" if ops else "-", _us(s.get("p50_us")),
-                             _us(s.get("p99_us")), _us(s.get("p999_us")), _us(s.get("max_us")),
-                             str(s.get("errors", 0) + s.get("not_found", 0))])
+                rows.append(
+                    [
+                        doc.get("display_name", doc["system"]),
+                        doc["variant"],
+                        distribution,
+                        operation,
+                        f"{ops:,.0f}" if ops else "-",
+                        _us(s.get("p50_us")),
+                        _us(s.get("p99_us")),
+                        _us(s.get("p999_us")),
+                        _us(s.get("max_us")),
+                        str(s.get("errors", 0) + s.get("not_found", 0)),
+                    ]
+                )
         verify = point.get("verify") or {}
         if verify and rows:
             rows[-1][-1] += f" ({verify.get('verdict')})"
@@ -97,28 +114,58 @@ def print_updates_report(results_dirs: list[Path], console: Console | None = Non
     print_report(documents, console, documents)
 
 
-def print_report(documents: list[dict[str, Any]], console: Console,
-                 _all_documents: list[dict[str, Any]]) -> None:
+def print_report(
+    documents: list[dict[str, Any]], console: Console, _all_documents: list[dict[str, Any]]
+) -> None:
     if not documents:
         console.print("no updates results")
         return
     docs = sorted({d["dataset"]["docs"] for d in documents})
-    table = Table(title=f"Bulk partial update: add field11 (32 chars) to every document "
-                        f"({', '.join(f'{n:,}' for n in docs)} YCSB documents)")
-    for column in ("system", "type", "index", "style", "update s", "rows", "load s",
-                   "MB before", "MB after", "MB maintained", "maint. s", "HOT", "check"):
-        table.add_column(column, justify="right" if column not in
-                         ("system", "type", "index", "style", "check") else "left")
+    table = Table(
+        title=f"Bulk partial update: add field11 (32 chars) to every document "
+        f"({', '.join(f'{n:,}' for n in docs)} YCSB documents)"
+    )
+    for column in (
+        "system",
+        "type",
+        "index",
+        "style",
+        "update s",
+        "rows",
+        "load s",
+        "MB before",
+        "MB after",
+        "MB maintained",
+        "maint. s",
+        "HOT",
+        "check",
+    ):
+        table.add_column(
+            column, justify="right" if column not in ("system", "type", "index", "style", "check") else "left"
+        )
     for row in bulk_rows(documents):
         table.add_row(*row)
     console.print(table)
     ops = sorted({ops for d in documents if (ops := d.get("ops"))})
-    table = Table(title=f"Point operations by key, one client ({', '.join(map(str, ops))} ops "
-                        "per distribution; zipfian theta 0.99, scrambled)")
-    for column in ("system", "variant", "distribution", "op", "ops/s", "p50", "p99", "p99.9",
-                   "max", "errors"):
-        table.add_column(column, justify="left" if column in
-                         ("system", "variant", "distribution", "op") else "right")
+    table = Table(
+        title=f"Point operations by key, one client ({', '.join(map(str, ops))} ops "
+        "per distribution; zipfian theta 0.99, scrambled)"
+    )
+    for column in (
+        "system",
+        "variant",
+        "distribution",
+        "op",
+        "ops/s",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+        "errors",
+    ):
+        table.add_column(
+            column, justify="left" if column in ("system", "variant", "distribution", "op") else "right"
+        )
     for row in point_rows(documents):
         table.add_row(*row)
     console.print(table)

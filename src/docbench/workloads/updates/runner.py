@@ -104,8 +104,7 @@ def check_bulk(target, docs: int, seed: int, rng: random.Random) -> dict[str, An
             expected[ycsb.NEW_FIELD] = ycsb.NEW_FIELD_VALUE
             got = session.read(expected["ycsb_key"])
             if not _same(got, expected):
-                mismatches.append({"key": expected["ycsb_key"],
-                                   "got": None if got is None else sorted(got)})
+                mismatches.append({"key": expected["ycsb_key"], "got": None if got is None else sorted(got)})
     finally:
         session.close()
     verdict = "ok"
@@ -115,13 +114,18 @@ def check_bulk(target, docs: int, seed: int, rng: random.Random) -> dict[str, An
         verdict = "duplicated documents"
     elif with_field != docs or mismatches:
         verdict = "wrong"
-    return {"verdict": verdict, "count": count, "expected_count": docs,
-            "with_new_field": with_field, "sample": len(sample),
-            "sample_mismatches": len(mismatches), "mismatch_examples": mismatches[:3]}
+    return {
+        "verdict": verdict,
+        "count": count,
+        "expected_count": docs,
+        "with_new_field": with_field,
+        "sample": len(sample),
+        "sample_mismatches": len(mismatches),
+        "mismatch_examples": mismatches[:3],
+    }
 
 
-def point_operations(target, docs: int, seed: int, ops: int,
-                     distributions: list[str]) -> dict[str, Any]:
+def point_operations(target, docs: int, seed: int, ops: int, distributions: list[str]) -> dict[str, Any]:
     """Point reads then point updates of one random field, per distribution, one client."""
     out: dict[str, Any] = {}
     session = target.session()
@@ -167,15 +171,27 @@ def point_operations(target, docs: int, seed: int, ops: int,
         rng = random.Random(seed + 99)
         keys = rng.sample(sorted(written), min(SAMPLE_SIZE, len(written)))
         wrong = [k for k in keys if (session.read(k) or {}).get(written[k][0]) != written[k][1]]
-        out["verify"] = {"keys_updated": len(written), "checked": len(keys), "wrong": len(wrong),
-                         "wrong_examples": wrong[:3], "verdict": "ok" if not wrong else "wrong"}
+        out["verify"] = {
+            "keys_updated": len(written),
+            "checked": len(keys),
+            "wrong": len(wrong),
+            "wrong_examples": wrong[:3],
+            "verdict": "ok" if not wrong else "wrong",
+        }
     finally:
         session.close()
     return out
 
 
-def run_variant(name: str, target: UpdatesTarget, docs: int, seed: int, ops: int,
-                distributions: list[str], lines: list[bytes]) -> dict[str, Any]:
+def run_variant(
+    name: str,
+    target: UpdatesTarget,
+    docs: int,
+    seed: int,
+    ops: int,
+    distributions: list[str],
+    lines: list[bytes],
+) -> dict[str, Any]:
     variant = target.variant
     rng = random.Random(seed)
     styles: list[dict[str, Any]] = []
@@ -194,8 +210,9 @@ def run_variant(name: str, target: UpdatesTarget, docs: int, seed: int, ops: int
                 entry["count_before"] = target.count()
                 entry["sizes_before"] = _sizes(target)
                 entry["stats_before"] = _stats(target)
-                rows, entry["update_seconds"] = _timed(target.bulk_add_field, style,
-                                                       ycsb.NEW_FIELD, ycsb.NEW_FIELD_VALUE)
+                rows, entry["update_seconds"] = _timed(
+                    target.bulk_add_field, style, ycsb.NEW_FIELD, ycsb.NEW_FIELD_VALUE
+                )
                 entry["rows_changed"] = rows
                 entry["sizes_after"] = _sizes(target)
                 entry["stats_after"] = _stats(target)
@@ -203,8 +220,14 @@ def run_variant(name: str, target: UpdatesTarget, docs: int, seed: int, ops: int
                 entry["maintenance"] = what
                 entry["sizes_maintained"] = _sizes(target)
                 entry["check"] = check_bulk(target, docs, seed, rng)
-                log.info("%s/%s/%s: update %.2f s, check %s", name, variant.name, style,
-                         entry["update_seconds"], entry["check"]["verdict"])
+                log.info(
+                    "%s/%s/%s: update %.2f s, check %s",
+                    name,
+                    variant.name,
+                    style,
+                    entry["update_seconds"],
+                    entry["check"]["verdict"],
+                )
             except Exception as error:  # noqa: BLE001 - next style
                 entry["error"] = f"{type(error).__name__}: {error}"
                 entry["traceback"] = traceback.format_exc(limit=6)
@@ -217,8 +240,9 @@ def run_variant(name: str, target: UpdatesTarget, docs: int, seed: int, ops: int
         document["point_stats_after"] = _stats(target)
         document["point_sizes_after"] = _sizes(target)
     except Exception as error:  # noqa: BLE001
-        document["errors"].append({"error": f"{type(error).__name__}: {error}",
-                                   "traceback": traceback.format_exc(limit=8)})
+        document["errors"].append(
+            {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
+        )
     finally:
         with contextlib.suppress(Exception):
             document["engine"] = target.engine_info()
@@ -228,11 +252,19 @@ def run_variant(name: str, target: UpdatesTarget, docs: int, seed: int, ops: int
     return document
 
 
-def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000,
-                ops: int = 10_000, distributions: list[str] | None = None,
-                results_dir: Path | None = None, work_dir: Path | None = None, seed: int = 1,
-                variants: list[str] | None = None, urls: dict[str, str] | None = None,
-                keep_workdir: bool = False, resume: bool = False) -> int:
+def run_updates(
+    system_names: list[str] | None = None,
+    docs: int | str = 100_000,
+    ops: int = 10_000,
+    distributions: list[str] | None = None,
+    results_dir: Path | None = None,
+    work_dir: Path | None = None,
+    seed: int = 1,
+    variants: list[str] | None = None,
+    urls: dict[str, str] | None = None,
+    keep_workdir: bool = False,
+    resume: bool = False,
+) -> int:
     """Run the workload; returns the exit code (0 = every run complete)."""
     from rich.console import Console
 
@@ -261,8 +293,7 @@ def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000
         if lines is None:
             started = time.perf_counter()
             lines = ycsb.document_lines(docs, seed)
-            console.print(f"generated {docs:,} YCSB documents in "
-                          f"{time.perf_counter() - started:.1f} s")
+            console.print(f"generated {docs:,} YCSB documents in {time.perf_counter() - started:.1f} s")
         for variant in module.VARIANTS:
             if variants and variant.name not in variants:
                 continue
@@ -273,8 +304,9 @@ def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000
                     console.print(f"[dim]skip {name}/{variant.name}: {latest[0].name} is complete[/dim]")
                     written.append(latest[0])
                     continue
-            console.print(f"[bold]{name}/{variant.name}[/bold]: {docs:,} documents, "
-                          f"{ops:,} ops per distribution")
+            console.print(
+                f"[bold]{name}/{variant.name}[/bold]: {docs:,} documents, {ops:,} ops per distribution"
+            )
             started = time.perf_counter()
             workdir = work_dir / f"{name}-{variant.name}"
             clear_work_directory(workdir)
@@ -285,17 +317,25 @@ def run_updates(system_names: list[str] | None = None, docs: int | str = 100_000
             body = run_variant(name, target, docs, seed, ops, distributions, lines)
             if not keep_workdir:
                 clear_work_directory(workdir)
-            document.update({
-                "dataset": {"kind": "ycsb", "docs": docs, "seed": seed,
-                            "fields": ycsb.FIELD_COUNT, "field_length": ycsb.FIELD_LENGTH,
-                            "new_field": ycsb.NEW_FIELD, "new_field_length": len(ycsb.NEW_FIELD_VALUE)},
-                "ops": ops,
-                "distributions": distributions,
-                "zipfian": {"theta": ycsb.ZIPFIAN_THETA, "scrambled": True},
-                "wall_seconds": time.perf_counter() - started,
-                **body,
-                "finished_at": results.now_iso(),
-            })
+            document.update(
+                {
+                    "dataset": {
+                        "kind": "ycsb",
+                        "docs": docs,
+                        "seed": seed,
+                        "fields": ycsb.FIELD_COUNT,
+                        "field_length": ycsb.FIELD_LENGTH,
+                        "new_field": ycsb.NEW_FIELD,
+                        "new_field_length": len(ycsb.NEW_FIELD_VALUE),
+                    },
+                    "ops": ops,
+                    "distributions": distributions,
+                    "zipfian": {"theta": ycsb.ZIPFIAN_THETA, "scrambled": True},
+                    "wall_seconds": time.perf_counter() - started,
+                    **body,
+                    "finished_at": results.now_iso(),
+                }
+            )
             with contextlib.suppress(Exception):
                 document["versions"] = engine.versions()
             document = results.scrub(document, url)
