@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SCALE  ?= 1m
 
-.PHONY: install native test demo bench-generate bench-load lint clean systems
+.PHONY: install native test test-systems demo bench-generate bench-load lint clean systems
 
 # A virtualenv with docbench and its libraries (chDB, DuckDB, SQLite/JSONB, psycopg...), plus the
 # native generator. Re-runs only when pyproject.toml or the generator's sources change.
@@ -27,9 +27,10 @@ test-systems: install
 	$(BIN)/docbench setup all
 	bash scripts/install-chromium.sh
 
-test: install test-systems
-	$(BIN)/ruff check src tests
-	$(BIN)/python -m pytest -q
+# The tests against the real engines; the 25 slowest are listed at the end of every run (CI's
+# budget: see docs/ARCHITECTURE.md, "Tests").
+test: install test-systems lint
+	$(BIN)/python -m pytest -q --durations=25
 
 demo: install
 	-$(BIN)/docbench setup postgresql
@@ -44,8 +45,13 @@ bench-generate: install
 bench-load: install
 	$(BIN)/docbench bench load --scale $(SCALE)
 
+# What pre-commit runs (.pre-commit-config.yaml): lint, formatting, layers, types, Rust.
 lint: install
 	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+	$(BIN)/lint-imports
+	$(BIN)/mypy
+	bash scripts/check-native.sh
 
 clean:
 	rm -rf .docbench results
