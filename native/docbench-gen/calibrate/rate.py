@@ -14,8 +14,32 @@ import numpy as np
 
 T0_SECOND_OF_DAY = 16 * 3600 + 25 * 60 + 49.000167
 STEP_S = 60.0
-CYCLE = [1.55, 1.6, 1.6, 1.55, 1.45, 1.3, 1.1, 0.95, 0.85, 0.8, 0.8, 0.8,
-         0.82, 0.86, 0.9, 0.94, 0.98, 1.02, 1.08, 1.16, 1.25, 1.35, 1.45, 1.5]
+CYCLE = [
+    1.55,
+    1.6,
+    1.6,
+    1.55,
+    1.45,
+    1.3,
+    1.1,
+    0.95,
+    0.85,
+    0.8,
+    0.8,
+    0.8,
+    0.82,
+    0.86,
+    0.9,
+    0.94,
+    0.98,
+    1.02,
+    1.08,
+    1.16,
+    1.25,
+    1.35,
+    1.45,
+    1.5,
+]
 SPANS_S = {1e6: 13.55 * 60, 1e7: 2.2 * 3600, 1e8: 18.5 * 3600, 1e9: 12.34 * 86400}
 
 
@@ -51,7 +75,7 @@ def main() -> None:
     trend = np.linalg.solve(np.array(rows), np.array(rhs))
     pairs = [(k, round(float(v), 3)) for k, v in zip(knots, trend, strict=True)]
     print("trend knots (s, events/s before the cycle):", pairs)
-    rate = (trend @ basis)
+    rate = trend @ basis
     for n, span in SPANS_S.items():
         total = np.interp(span, grid, trend @ cum)
         print(f"{n:.0e}: span {span:,.0f} s, events {total:,.0f}")

@@ -18,8 +18,10 @@ def rank_probabilities(n: float, s: float, q: float) -> tuple[np.ndarray, np.nda
     """(probability per rank, ranks per entry): the head rank by rank, the tail in log bins."""
     a, b = q + 1.0, q + 1.0 + n
     e = 1.0 - s
+
     def cdf(x):
         return np.log(x / a) / np.log(b / a) if abs(e) < 1e-9 else (x**e - a**e) / (b**e - a**e)
+
     head = min(int(n), HEAD)
     edges = np.arange(head + 1, dtype=float)
     if n > head:
@@ -69,11 +71,13 @@ def nelder_mead(f, x0, step, iters=400):
 
 def fit(targets: list[tuple[float, float, float]], x0: tuple[float, float, float], max_n: float):
     """targets: (selections, distinct users, weight). Returns (n, s, q)."""
+
     def loss(x):
         n, s, q = min(np.exp(x[0]), max_n), x[1], np.exp(x[2])
         if not 0.3 < s < 3.0:
             return 1e9
         return sum(w * np.log(distinct(sel, n, s, q) / d) ** 2 for sel, d, w in targets)
+
     x, err = nelder_mead(loss, [np.log(x0[0]), x0[1], np.log(x0[2])], [0.5, 0.1, 0.7], iters=250)
     return min(np.exp(x[0]), max_n), x[1], np.exp(x[2]), err
 
@@ -88,13 +92,16 @@ def distinct_mixture(selections: float, w: float, head: tuple, tail: tuple, popu
 
 def fit_mixture(targets, x0, population: float, iters: int = 300):
     """x = (logit w, log n1, s1, log n2, s2) with q = 10 for both laws."""
+
     def unpack(x):
         w = 1 / (1 + np.exp(-x[0]))
         return w, (min(np.exp(x[1]), population), x[2], 10.0), (min(np.exp(x[3]), population), x[4], 10.0)
+
     def loss(x):
         w, h, t = unpack(x)
         if not (0.0 <= h[1] < 3.0 and 0.0 <= t[1] < 3.0):
             return 1e9
         return sum(wt * np.log(distinct_mixture(sel, w, h, t, population) / d) ** 2 for sel, d, wt in targets)
+
     x, err = nelder_mead(loss, x0, [0.5, 0.5, 0.1, 0.5, 0.1], iters=iters)
     return (*unpack(x), err)
