@@ -390,7 +390,9 @@ def test_every_managed_server_dies_with_the_process_that_started_it(name: str, b
         line = holder.stdout.readline()
         assert line, holder.stderr.read()
         pids = json.loads(line)
-        assert pids and all(process_start_time(pid) for pid in pids)
+        # The main process is alive (a server's short-lived children, such as PostgreSQL's
+        # startup or autovacuum workers, may be gone by the time they are looked at).
+        assert pids and process_start_time(pids[0])
         # The pid files (one per server: FerretDB's and its PostgreSQL's) record the servers
         # so that a later docbench would recognise them: same start time, a command line naming
         # the work directory. (PostgreSQL's backends are not recorded: they die with it.)
