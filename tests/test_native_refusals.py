@@ -90,14 +90,17 @@ def test_native_capture_finds_exactly_the_hard_documents_bisection_finds(
         assert sum(map(len, expected.values())) >= 6  # the test means something
         native = _load(system, files, batches_only=False)
         native_count = system.count()
-        bisected = _load(system, files, batches_only=True)
-        assert native.refused_lines == expected == bisected.refused_lines
-        assert native_count == system.count() == 6_000 - sum(map(len, expected.values()))
+        assert native.refused_lines == expected
+        assert native_count == 6_000 - sum(map(len, expected.values()))
         assert all(r.reason.strip() for r in native.refused)
         if name in NATIVE:
             # no batch was retried: the engine named the refused lines in one pass per file
             assert native.retried_batches == 0 and native.whole_file_refusals == 0
-            assert bisected.retried_batches > 0
+        if type(system.loader()).atomic_batches:  # (else no bisection can find them)
+            bisected = _load(system, files, batches_only=True)
+            assert bisected.refused_lines == expected and system.count() == native_count
+            if name in NATIVE:
+                assert bisected.retried_batches > 0
     finally:
         system.release()
         system.engine.stop()

@@ -71,6 +71,11 @@ class Loader(ABC):
         driver then loads the file in batches and bisects). None: declined."""
         return None
 
+    # False when the engine keeps the good lines of a batch it partly refuses (no transactions:
+    # VictoriaLogs): it cannot load a batch all or nothing, so it loads through
+    # load_batch_skipping only and its refusals cannot be found by bisection.
+    atomic_batches: ClassVar[bool] = True
+
     # How many whole files the engine's reader takes in one statement. An engine whose reader
     # runs its threads across files rather than within one (DuckDB) loads a group of files
     # as fast as its native multi-file load and one file at a time at half that speed.

@@ -79,6 +79,8 @@ def _shortened(reason: str) -> str:
 
 
 class VictoriaLogsLoader(Loader):
+    atomic_batches = False  # it keeps the good lines of a batch it partly refuses
+
     def __init__(self, engine: VictoriaLogsEngine) -> None:
         self.engine = engine
         self.client = engine.connect()
