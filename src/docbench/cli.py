@@ -254,6 +254,78 @@ def import_jsonbench(sources: tuple[Path, ...], out_dir: Path | None) -> None:
         raise SystemExit(1)
 
 
+def _threshold(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
+    from docbench.report.compare.command import parse_threshold
+
+    try:
+        return parse_threshold(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+@main.command()
+@click.argument(
+    "sets", nargs=-1, type=click.Path(path_type=Path, exists=True), metavar="[BASELINE] CONTENDER"
+)
+@click.option(
+    "--against",
+    type=click.Choice(["jsonbench"]),
+    default=None,
+    help="Compare CONTENDER with JSONBench's published results (shipped with docbench: their "
+    "commit and date are in the output) instead of a BASELINE path.",
+)
+@click.option(
+    "--threshold",
+    default="10%",
+    show_default=True,
+    metavar="PERCENT",
+    callback=_threshold,
+    help="Flag a ratio above 1 + this or below 1 / (1 + this), unless the two ranges of "
+    "tries overlap (within the noise).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (docs/compare.md).")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write it as a self-contained HTML page (the dashboard's Compare view).",
+)
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when a flagged ratio is worse (bigger, slower, fewer documents, a figure "
+    "lost) or when nothing matched; for CI.",
+)
+def compare(
+    sets: tuple[Path, ...],
+    against: str | None,
+    threshold: float,
+    as_json: bool,
+    html_file: Path | None,
+    fail_on_regression: bool,
+) -> None:
+    """Compare two sets of results figure by figure: BASELINE and CONTENDER are result
+    directories or files (docbench's or JSONBench's).
+
+    Results are matched by workload, system, variant, scale and cluster shape; each figure
+    gets the ratio contender / baseline (documents loaded, total/data/index bytes and bytes
+    per document, load time, cold and hot time per query; TPS and latency percentiles), and a
+    warning says wherever the two differ in what they measured (data, variant settings,
+    engine version, machine). Exit status: 0; 1 with --fail-on-regression (see there); 2 for
+    a usage error.
+    """
+    from docbench.report.compare.command import compare as compare_sets
+    from docbench.report.compare.command import run, sides
+
+    try:
+        baseline, contender = sides(list(sets), against)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    comparison = compare_sets(baseline, contender, threshold)
+    raise SystemExit(run(comparison, as_json, html_file, fail_on_regression))
+
+
 @main.group()
 def bench() -> None:
     """Benchmarks of docbench itself (generator, oracle, loader overhead)."""

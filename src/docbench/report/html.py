@@ -5,7 +5,8 @@ workload contributes its section (``Workload.dashboard_section``): the analytics
 main view (selectors, score, detail table, scaling), the others a table of their runs; a
 workload without a view of its own gets the generic table of its documents' scalar fields. The
 environment of every result is one click away. Nothing is fetched when the page is viewed, so
-it works offline, attached to a mail or published as is.
+it works offline, attached to a mail or published as is. ``docbench compare --html`` writes
+the same page with a Compare view (two result sets, ratio per figure, flags and warnings).
 """
 
 from __future__ import annotations
@@ -126,14 +127,25 @@ def render_dashboard(payload: dict[str, Any]) -> str:
     return page
 
 
-def write_dashboard(results_dirs: list[Path], out: Path) -> tuple[Path, dict[str, int]]:
-    """Write the dashboard of every result under ``results_dirs``; returns the path and the
-    number of results shown per workload."""
-    payload = build_payload(latest_documents(load_results(results_dirs)))
+def _write_page(payload: dict[str, Any], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(render_dashboard(payload), encoding="utf-8")
     tmp.replace(out)
+
+
+def write_dashboard(results_dirs: list[Path], out: Path) -> tuple[Path, dict[str, int]]:
+    """Write the dashboard of every result under ``results_dirs``; returns the path and the
+    number of results shown per workload."""
+    payload = build_payload(latest_documents(load_results(results_dirs)))
+    _write_page(payload, out)
     shown = {"analytics": len(payload["runs"])} if payload["runs"] else {}
     shown.update({w["workload"]: len(w.get("docs", [])) for w in payload["workloads"]})
     return out, shown
+
+
+def write_comparison(comparison: dict[str, Any], out: Path) -> Path:
+    """``docbench compare --html``: the dashboard page with its Compare view only; the data is
+    ``docbench compare --json``'s document (``payload["comparison"]``)."""
+    _write_page({**build_payload([]), "comparison": comparison}, out)
+    return out

@@ -16,6 +16,8 @@ from typing import Any
 import click
 from rich.console import Console
 
+from docbench.workloads.measures import Measure
+
 REGISTERED: list[str] = ["analytics", "updates", "storage", "throughput"]
 DEFAULT = "analytics"
 
@@ -45,6 +47,9 @@ class Workload:
     plots: str | None = None
     # Module with dashboard_section(documents), when it is not the report module.
     dashboard: str | None = None
+    # Module with measures(document) -> [Measure] (workloads/measures.py): the figures
+    # `docbench compare` compares; None: its results are listed as not compared.
+    compare: str | None = None
 
     def command(self) -> click.Command:
         return importlib.import_module(self.cli).command()
@@ -60,6 +65,12 @@ class Workload:
 
     def dashboard_section(self, documents: Documents) -> dict[str, Any] | None:
         return importlib.import_module(self.dashboard or self.report).dashboard_section(documents)
+
+    def measures(self, document: dict[str, Any]) -> list[Measure] | None:
+        """The figures of one of its results, or None when the workload has no comparison."""
+        if self.compare is None:
+            return None
+        return list(importlib.import_module(self.compare).measures(document))
 
 
 def workload(name: str) -> Workload:

@@ -13,6 +13,8 @@
   const RUNS = DATA.runs;
   const DATASETS = DATA.datasets;
   const WORKLOADS = DATA.workloads || [];
+  // `docbench compare --html`: the comparison (`docbench compare --json`'s document), else null.
+  const COMPARISON = DATA.comparison || null;
 
   const METRICS = [
     {id: 'hot', label: 'Hot run', perQuery: true,
@@ -66,7 +68,7 @@
   }
 
   function defaults() {
-    return {view: 'analytics', scale: defaultScale(), metric: 'hot', runs: null,
+    return {view: COMPARISON ? 'compare' : 'analytics', scale: defaultScale(), metric: 'hot', runs: null,
       queries: [true, true, true, true, true], unchecked: false};
   }
 
@@ -299,7 +301,8 @@
   // ----- views ----------------------------------------------------------------------------------
 
   function views() {
-    const list = [{id: 'analytics', label: 'Analytics (Q1-Q5)'}];
+    const list = COMPARISON ? [{id: 'compare', label: 'Compare'}] : [];
+    if (RUNS.length || !COMPARISON) list.push({id: 'analytics', label: 'Analytics (Q1-Q5)'});
     if (DATASETS.length >= 2) list.push({id: 'scaling', label: 'Scaling'});
     const names = {updates: 'Updates', throughput: 'Throughput', storage: 'Storage matrix'};
     for (const w of WORKLOADS) list.push({id: `workload-${w.workload}`, label: w.label || names[w.workload] || w.workload});
@@ -317,6 +320,15 @@
   function renderMeta() {
     const imported = RUNS.filter(r => r.imported).length;
     const meta = document.getElementById('meta');
+    if (COMPARISON && !RUNS.length) {
+      const s = COMPARISON.summary;
+      meta.textContent = `Comparison: ${s.pairs} matched pair${s.pairs === 1 ? '' : 's'} of results, ` +
+        `${s.flagged} ratio${s.flagged === 1 ? '' : 's'} flagged (${s.regressions} worse); ` +
+        `generated ${COMPARISON.generated_at} by docbench ${COMPARISON.docbench_version}.`;
+      document.getElementById('footer').textContent = 'A self-contained page: every figure, script and style is inside this file; nothing is fetched. ' +
+        'Ratio = contender / baseline. Flagged: beyond the threshold and not within the noise (the two ranges of tries overlap), or a figure the contender failed to get.';
+      return;
+    }
     meta.textContent = `${RUNS.length} analytics result${RUNS.length === 1 ? '' : 's'} on ` +
       `${DATASETS.length} dataset${DATASETS.length === 1 ? '' : 's'}` +
       (imported ? ` (${imported} imported from other machines, marked "imported")` : '') +
@@ -833,6 +845,72 @@
     box.appendChild(table);
   }
 
+  // ----- comparison (docbench compare --html) ---------------------------------------------------
+
+  function fmtMeasure(value, unit) {
+    if (value === null || value === undefined) return '-';
+    if (unit === 'bytes') return fmtBytes(value);
+    if (unit === 'bytes/document') return `${+value.toPrecision(4)} B`;
+    if (unit === 's') return fmtSeconds(value);
+    if (unit === 'ms') return `${value.toFixed(3)} ms`;
+    return fmtInt(value);
+  }
+
+  function flagOf(m) {
+    if (m.regression) return {cls: 'worse', text: m.contender === null ? '✗ failed' : '▲ worse'};
+    if (m.flagged) return {cls: 'better', text: '▼ better'};
+    if (m.beyond_threshold && m.noise === 'overlap') return {cls: 'noise', text: 'within noise'};
+    return {cls: '', text: ''};
+  }
+
+  function comparePair(pair) {
+    const tries = values => values.length > 1 ? `tries ${values.join(', ')}` : '';
+    const body = el('tbody', {}, pair.metrics.map(m => {
+      const flag = flagOf(m);
+      return el('tr', {class: `metric-row ${flag.cls}`, dataset: {metric: m.metric, ratio: m.ratio === null ? '' : m.ratio,
+        flag: flag.cls}},
+      el('td', {class: 'name'}, m.label),
+      el('td', {title: tries(m.baseline_tries)}, fmtMeasure(m.baseline, m.unit)),
+      el('td', {title: tries(m.contender_tries)}, fmtMeasure(m.contender, m.unit)),
+      el('td', {class: 'ratio'}, m.ratio === null ? '-' : fmtRatio(m.ratio)),
+      el('td', {class: 'text'}, m.noise === 'unknown' ? '' : m.noise),
+      el('td', {class: `text flag ${flag.cls}`}, flag.text),
+      el('td', {class: 'text'}, m.note));
+    }));
+    const head = el('thead', {}, el('tr', {}, ['figure', 'baseline', 'contender', 'ratio', 'noise', 'flag', 'note'].map(c => el('th', {}, c))));
+    return el('section', {class: 'compare-pair', dataset: {pair: pair.name}},
+      el('h2', {}, pair.name, ' ', el('span', {class: `badge ${pair.regressions ? 'bad' : 'warn'}`}, `${pair.flagged} flagged, ${pair.regressions} worse`)),
+      el('p', {class: 'note'}, `baseline ${pair.baseline.path} (${pair.baseline.display_name || '?'} ${pair.baseline.version || ''}, ${pair.baseline.machine || '?'})`,
+        el('br', {}), `contender ${pair.contender.path} (${pair.contender.display_name || '?'} ${pair.contender.version || ''}, ${pair.contender.machine || '?'})`),
+      el('div', {class: 'table-wrap'}, el('table', {class: 'details compare'}, head, body)),
+      pair.warnings.length ? el('ul', {class: 'warnings'}, pair.warnings.map(w => el('li', {dataset: {kind: w.kind}}, w.message))) : null);
+  }
+
+  function unmatchedList(title, items, text) {
+    if (!items.length) return null;
+    return el('details', {class: 'unmatched'}, el('summary', {}, `${title} (${items.length})`),
+      el('ul', {}, items.map(i => el('li', {}, text(i)))));
+  }
+
+  function renderCompare() {
+    const box = clear(document.getElementById('view-compare'));
+    const c = COMPARISON;
+    const t = c.threshold;
+    const source = s => `${s.sources.join(', ')} (${s.results} results)`;
+    box.append(el('p', {class: 'note'}, `Baseline: ${source(c.baseline)}`, el('br', {}), `Contender: ${source(c.contender)}`, el('br', {}),
+      `Ratio = contender / baseline; flagged beyond ${+(t * 100).toFixed(6)}% (above ×${(1 + t).toFixed(2)} or below ×${(1 / (1 + t)).toFixed(2)}) ` +
+      'unless the two ranges of tries overlap.'));
+    const s = c.summary;
+    box.append(el('p', {id: 'compare-summary'}, s.pairs ?
+      `${s.pairs} pairs, ${s.ratios} ratios: ${s.flagged} flagged (${s.regressions} worse, ${s.improvements} better); ${s.warnings} warnings.` :
+      'Nothing compared: no result of the contender has the identity of one of the baseline.'));
+    for (const pair of c.pairs) box.append(comparePair(pair));
+    const keyText = i => `${i.key.workload} ${i.key.system}/${i.key.variant}${i.key.cluster ? ` [${i.key.cluster}]` : ''} ${i.key.scale} — ${i.path}`;
+    box.append(...[unmatchedList('Only in the baseline', c.only_baseline, keyText),
+      unmatchedList('Only in the contender', c.only_contender, keyText),
+      unmatchedList('Not compared', c.not_compared, i => `${i.set}: ${i.name} (${i.path}): ${i.reason}`)].filter(Boolean));
+  }
+
   // ----- render ---------------------------------------------------------------------------------
 
   function renderAnalytics() {
@@ -854,18 +932,20 @@
   }
 
   function render() {
-    if (!views().some(v => v.id === state.view)) state.view = 'analytics';
+    if (!views().some(v => v.id === state.view)) state.view = views()[0].id;
     renderTabs();
     renderMeta();
     renderSelectors();
     for (const v of ['analytics', 'scaling']) document.getElementById(`view-${v}`).hidden = state.view !== v;
     document.getElementById('view-workloads').hidden = !state.view.startsWith('workload-');
+    document.getElementById('view-compare').hidden = state.view !== 'compare';
     if (!RUNS.length && state.view === 'analytics') {
       document.getElementById('nothing-selected').hidden = false;
       document.getElementById('nothing-selected').textContent = 'No analytics results in the result directories.';
       document.getElementById('analytics-body').hidden = true;
     } else if (state.view === 'analytics') renderAnalytics();
     else if (state.view === 'scaling') renderScaling();
+    else if (state.view === 'compare') renderCompare();
     else renderWorkload(state.view);
     document.body.dataset.ready = hashOf(state);
   }

@@ -12,4 +12,5 @@ WORKLOAD = Workload(
     top_commands=True,
     plots="docbench.workloads.analytics.plots",
     dashboard="docbench.workloads.analytics.dashboard",
+    compare="docbench.workloads.analytics.measures",
 )

@@ -9,4 +9,5 @@ WORKLOAD = Workload(
     cli="docbench.workloads.throughput.cli",
     report="docbench.workloads.throughput.report",
     bench_commands=True,
+    compare="docbench.workloads.throughput.measures",
 )

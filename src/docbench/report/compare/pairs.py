@@ -1,0 +1,281 @@
+"""Matching two result sets and comparing each matched pair, figure by figure.
+
+Results match when they have the same identity: workload, system, variant, scale (dataset
+label) and cluster shape (``results.files.run_identity``). Of several results of one identity
+in a set, the one compared is the latest complete run, preferring the contender's machine and
+data on the baseline's side; the others are named in a warning. Wherever the two results of a
+pair differ in what they measured (dataset, variant settings, engine version, machine, tries,
+an incomplete run) the pair carries a warning: the ratios are still computed, the reader judges.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from docbench.core.units import parse_count
+from docbench.report.compare.ratios import MetricComparison, compare_measure
+from docbench.report.compare.sets import NotCompared, ResultSet
+from docbench.results.files import latest_documents, run_identity
+from docbench.workloads import REGISTERED as WORKLOADS
+from docbench.workloads import workload as workload_named
+from docbench.workloads.measures import Measure
+
+Key = tuple[str, str, str, str, str]  # workload, system, variant, scale, cluster shape
+
+
+@dataclass(frozen=True)
+class Difference:
+    kind: str  # dataset | settings | version | machine | tries | incomplete | others | counterpart
+    message: str
+
+
+@dataclass
+class Pair:
+    key: Key
+    baseline: dict[str, Any]
+    contender: dict[str, Any]
+    metrics: list[MetricComparison]
+    warnings: list[Difference]
+    baseline_others: list[str] = field(default_factory=list)
+    contender_others: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        workload, system, variant, scale, cluster = self.key
+        return f"{workload} {system}/{variant}" + (f" [{cluster}]" if cluster else "") + f" {scale}"
+
+
+@dataclass
+class Comparison:
+    baseline: ResultSet
+    contender: ResultSet
+    threshold: float
+    pairs: list[Pair]
+    only_baseline: list[dict[str, Any]]
+    only_contender: list[dict[str, Any]]
+    not_compared: list[tuple[str, NotCompared]]  # (set label, why)
+
+    @property
+    def regressions(self) -> list[tuple[Pair, MetricComparison]]:
+        return [(p, m) for p in self.pairs for m in p.metrics if m.regression]
+
+
+def key_of(document: dict[str, Any]) -> Key:
+    return run_identity(document)
+
+
+def _scale_order(label: str) -> tuple[int, str]:
+    try:
+        return parse_count(label), label
+    except ValueError:
+        return 0, label
+
+
+def _order(key: Key) -> tuple[Any, ...]:
+    workload, system, variant, scale, cluster = key
+    place = WORKLOADS.index(workload) if workload in WORKLOADS else len(WORKLOADS)
+    return place, workload, system, variant, _scale_order(scale), cluster
+
+
+def dataset_identity(document: dict[str, Any]) -> str | None:
+    """The data's fingerprint; for generated key-value data (no files) its parameters."""
+    if document.get("dataset_fingerprint"):
+        return str(document["dataset_fingerprint"])
+    dataset = document.get("dataset")
+    if isinstance(dataset, dict) and dataset.get("kind"):
+        return json.dumps(dataset, sort_keys=True)
+    return None
+
+
+def _rank(document: dict[str, Any], like: dict[str, Any] | None) -> tuple[Any, ...]:
+    same_machine = like is not None and document.get("machine") == like.get("machine")
+    same_data = like is not None and dataset_identity(document) == dataset_identity(like)
+    return (
+        same_machine,
+        same_data,
+        bool(document.get("complete")),
+        str(document.get("started_at") or ""),
+        str(document.get("_path")),
+    )
+
+
+def _grouped(documents: list[dict[str, Any]]) -> dict[Key, list[dict[str, Any]]]:
+    groups: dict[Key, list[dict[str, Any]]] = {}
+    for document in latest_documents(documents):
+        groups.setdefault(key_of(document), []).append(document)
+    return groups
+
+
+def _pick(candidates: list[dict[str, Any]], like: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+    ordered = sorted(candidates, key=lambda d: _rank(d, like), reverse=True)
+    return ordered[0], [str(d.get("_path")) for d in ordered[1:]]
+
+
+# ----- what the two measured ------------------------------------------------------------------
+
+
+def _settings_difference(baseline: Any, contender: Any) -> str | None:
+    if baseline is None:
+        return "variant settings: the baseline's are not known"
+    if contender is None:
+        return "variant settings: the contender's are not known"
+    if baseline == contender:
+        return None
+    keys = sorted(set(baseline) | set(contender), key=str)
+    changes = [
+        f"{k}: {baseline.get(k, '(none)')!r} -> {contender.get(k, '(none)')!r}"
+        for k in keys
+        if baseline.get(k) != contender.get(k)
+    ]
+    return "variant settings differ: " + "; ".join(changes)
+
+
+def _dataset_difference(baseline: dict[str, Any], contender: dict[str, Any]) -> str | None:
+    b, c = dataset_identity(baseline), dataset_identity(contender)
+    if b is not None and b == c:
+        return None
+    if b is None or c is None:
+        side, other = ("baseline", baseline) if b is None else ("contender", contender)
+        source = (other.get("dataset") or {}).get("source") or "no fingerprint recorded"
+        known = c if b is None else b
+        return f"dataset: the {side}'s data is not fingerprinted ({source}); the other's is {known}"
+    return f"dataset: not the same data (baseline {b}, contender {c})"
+
+
+def _machine_difference(baseline: dict[str, Any], contender: dict[str, Any]) -> str | None:
+    b, c = baseline.get("machine"), contender.get("machine")
+    if b == c:
+        return None
+    return (
+        f"machine: the baseline ran on {b!r}, the contender on {c!r}: times are compared across "
+        "machines (sizes and counts do not depend on the machine)"
+    )
+
+
+def differences(baseline: dict[str, Any], contender: dict[str, Any]) -> list[Difference]:
+    """Every way the two results differ in what they measured."""
+    found: list[Difference] = []
+    for kind, text in (
+        ("dataset", _dataset_difference(baseline, contender)),
+        (
+            "settings",
+            _settings_difference(baseline.get("variant_settings"), contender.get("variant_settings")),
+        ),
+        ("machine", _machine_difference(baseline, contender)),
+    ):
+        if text:
+            found.append(Difference(kind, text))
+    if baseline.get("version") != contender.get("version"):
+        found.append(
+            Difference(
+                "version",
+                f"engine version: baseline {baseline.get('version')!r}, "
+                f"contender {contender.get('version')!r}",
+            )
+        )
+    if baseline.get("tries") != contender.get("tries"):
+        found.append(
+            Difference(
+                "tries",
+                f"tries per query: baseline {baseline.get('tries')}, contender {contender.get('tries')}",
+            )
+        )
+    for side, document in (("baseline", baseline), ("contender", contender)):
+        if not document.get("complete"):
+            found.append(Difference("incomplete", f"the {side}'s run is incomplete: {document.get('_path')}"))
+        counterpart = document.get("jsonbench_counterpart")
+        if counterpart:
+            note = f": {counterpart['note']}" if counterpart.get("note") else ""
+            found.append(
+                Difference(
+                    "counterpart",
+                    f"the {side} is JSONBench's {counterpart['jsonbench']!r} "
+                    f"(docbench {document['system']}/{document['variant']}){note}",
+                )
+            )
+    return found
+
+
+# ----- pairs ------------------------------------------------------------------------------------
+
+
+def compare_metrics(
+    baseline: list[Measure], contender: list[Measure], threshold: float
+) -> list[MetricComparison]:
+    """Every metric of either side, in the contender's order (then the baseline's own)."""
+    base = {m.metric: m for m in baseline}
+    cont = {m.metric: m for m in contender}
+    order = list(cont) + [m for m in base if m not in cont]
+    return [compare_measure(base.get(m), cont.get(m), threshold) for m in order]
+
+
+def _others_warning(side: str, others: list[str], chosen: dict[str, Any]) -> Difference:
+    return Difference(
+        "others",
+        f"{len(others)} other result(s) of this identity in the {side} left out (another machine, "
+        f"data or an earlier run); compared: {chosen.get('_path')}",
+    )
+
+
+def _pair(
+    key: Key,
+    baseline_candidates: list[dict[str, Any]],
+    contender_candidates: list[dict[str, Any]],
+    threshold: float,
+) -> Pair:
+    contender, contender_others = _pick(contender_candidates, None)
+    baseline, baseline_others = _pick(baseline_candidates, contender)
+    measured = workload_named(key[0])
+    metrics = compare_metrics(
+        measured.measures(baseline) or [], measured.measures(contender) or [], threshold
+    )
+    warnings = differences(baseline, contender)
+    if not any(m.machine_bound and m.baseline is not None and m.contender is not None for m in metrics):
+        warnings = [w for w in warnings if w.kind != "machine"]
+    if baseline_others:
+        warnings.append(_others_warning("baseline", baseline_others, baseline))
+    if contender_others:
+        warnings.append(_others_warning("contender", contender_others, contender))
+    return Pair(key, baseline, contender, metrics, warnings, baseline_others, contender_others)
+
+
+def _comparable(result_set: ResultSet) -> tuple[list[dict[str, Any]], list[tuple[str, NotCompared]]]:
+    """The set's documents of workloads that can be compared; the others, with the reason."""
+    kept, left = [], [(result_set.label, n) for n in result_set.not_compared]
+    for document in result_set.documents:
+        name = str(document.get("workload"))
+        path, shown = str(document.get("_path")), f"{name} {document.get('system')}/{document.get('variant')}"
+        if name not in WORKLOADS:
+            left.append((result_set.label, NotCompared(path, shown, f"unknown workload {name!r}")))
+        elif workload_named(name).compare is None:
+            left.append(
+                (result_set.label, NotCompared(path, shown, f"the {name} workload has no comparison"))
+            )
+        else:
+            kept.append(document)
+    return kept, left
+
+
+def compare(baseline: ResultSet, contender: ResultSet, threshold: float) -> Comparison:
+    base_documents, not_compared = _comparable(baseline)
+    cont_documents, left = _comparable(contender)
+    base_groups, cont_groups = _grouped(base_documents), _grouped(cont_documents)
+    pairs = [
+        _pair(key, base_groups[key], cont_groups[key], threshold)
+        for key in sorted(set(base_groups) & set(cont_groups), key=_order)
+    ]
+    return Comparison(
+        baseline=baseline,
+        contender=contender,
+        threshold=threshold,
+        pairs=pairs,
+        only_baseline=[
+            _pick(base_groups[k], None)[0] for k in sorted(set(base_groups) - set(cont_groups), key=_order)
+        ],
+        only_contender=[
+            _pick(cont_groups[k], None)[0] for k in sorted(set(cont_groups) - set(base_groups), key=_order)
+        ],
+        not_compared=not_compared + left,
+    )
