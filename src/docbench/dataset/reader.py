@@ -292,6 +292,9 @@ def split_ranges(path: Path, pieces: int) -> list[tuple[int, int]]:
 
 
 _SHA_CACHE: dict[tuple[str, int, int], str] = {}
+# The keys whose sha256 this process computed from the file's bytes: a sha256 recorded
+# elsewhere (a cache's belief for the same size and mtime) does not replace it.
+_HASHED: set[tuple[str, int, int]] = set()
 
 
 def _sha_key(path: Path) -> tuple[str, int, int]:
@@ -316,6 +319,7 @@ def file_sha256(path: Path) -> str:
             digest.update(view[:n])
     value = digest.hexdigest()
     _SHA_CACHE[key] = value
+    _HASHED.add(key)
     return value
 
 
@@ -326,8 +330,16 @@ def remember_sha256(path: Path, value: str, key: tuple[str, int, int] | None = N
     the read is not cached under its new identity.
     """
     key = key or _sha_key(path)
+    if key == _sha_key(path) and not (key in _HASHED and key in _SHA_CACHE):
+        _SHA_CACHE[key] = value
+
+
+def remember_hashed_sha256(path: Path, value: str, key: tuple[str, int, int]) -> None:
+    """Record the sha256 this process computed from the file's bytes (read after ``key``
+    was taken): no recorded belief replaces it."""
     if key == _sha_key(path):
         _SHA_CACHE[key] = value
+        _HASHED.add(key)
 
 
 def sha_cache_key(path: Path) -> tuple[str, int, int]:

@@ -152,6 +152,25 @@ def _with_progress(
             raise SystemExit(1) from None
 
 
+def _verify_or_exit(data_dir: Path, files: list[Path], jobs: int) -> None:
+    """No answers from a damaged file: every file is read and checked first (cut short,
+    trailing garbage, not what dataset.json records; see :mod:`docbench.dataset.verify`)."""
+    from rich.console import Console
+
+    from docbench.dataset.verify import DamagedDataset, verify_dataset
+
+    errors = Console(stderr=True)
+    try:
+        verify_dataset(data_dir, files, jobs=jobs)
+    except DamagedDataset as damaged:
+        for line in damaged.problems:
+            errors.print(line, style="red", markup=False, highlight=False, soft_wrap=True)
+        raise SystemExit(1) from None
+    except OSError as error:
+        errors.print(read_error_message(error), style="red", markup=False, highlight=False, soft_wrap=True)
+        raise SystemExit(1) from None
+
+
 def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> None:
     """``docbench answers DIR``: compute (or read the cached) answers and print them, with
     how they were obtained (files scanned or reused, documents/s, peak memory)."""
@@ -163,6 +182,7 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
     if not files:
         console.print(f"[red]no data files (*.json, *.jsonl, *.ndjson[.gz|.zst|.lz4]) in {data_dir}[/red]")
         raise SystemExit(1)
+    _verify_or_exit(data_dir, files, jobs)
     log = ComputeLog()
     started = time.perf_counter()
     cpu_started = time.process_time()

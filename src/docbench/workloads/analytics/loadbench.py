@@ -40,7 +40,12 @@ from docbench.procstats import can_drop_page_cache, drop_page_cache
 from docbench.systems import REGISTERED, engine_class, open_adapter
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.load import load_files
-from docbench.workloads.analytics.runner import RunRequest, generated_line_counts, prepare_dataset
+from docbench.workloads.analytics.runner import (
+    RunRequest,
+    generated_line_counts,
+    prepare_dataset,
+    verify_before_use,
+)
 
 console = report_console()
 TARGET_RATIO = 1.15
@@ -94,8 +99,11 @@ def bench_load_overhead(
     system_names: list[str] | None, scale: str = "1m", data_dir: Path | None = None, repeat: int = 2
 ) -> list[LoadOverhead]:
     if data_dir is None:
-        data_dir = prepare_dataset(RunRequest(scale=scale)).path
-    files = dataset_files(data_dir)
+        data_dir = prepare_dataset(RunRequest(scale=scale)).path  # (verified there)
+        files = dataset_files(data_dir)
+    else:
+        files = dataset_files(data_dir)
+        verify_before_use(data_dir, files)
     clean_dir = clean_twin(data_dir)
     if clean_dir is None:
         console.print(

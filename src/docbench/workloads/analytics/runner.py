@@ -47,6 +47,7 @@ from docbench.dataset.baselines import dataset_baselines
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import load_or_compute_answers
 from docbench.dataset.reader import dataset_files, read_error_message
+from docbench.dataset.verify import DamagedDataset, verify_dataset
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
@@ -170,6 +171,7 @@ def prepare_dataset(request: RunRequest) -> Dataset:
         files = dataset_files(path)
         if not files:
             raise SystemExit(f"no ndjson files in {path}")
+        verify_before_use(path, files)
         console.print(f"Dataset {path} ({len(files)} files): computing/reading the oracle's answers")
         answers = load_or_compute_answers(path, jobs=_cpu_count())
         if not answers.get("documents"):
@@ -184,6 +186,20 @@ def prepare_dataset(request: RunRequest) -> Dataset:
         raise SystemExit(read_error_message(error)) from None
     manifest = read_manifest(path) if path.is_dir() else None
     return Dataset(path, label, files, answers, baselines, _manifest_summary(manifest) if manifest else None)
+
+
+def verify_before_use(path: Path, files: list[Path]) -> None:
+    """Every file is read once before the oracle or any engine trusts it: a damaged one (cut
+    short, trailing garbage, not what dataset.json records) stops the run, named."""
+    try:
+        verified = verify_dataset(path, files, jobs=_cpu_count())
+    except DamagedDataset as damaged:
+        raise SystemExit(str(damaged)) from None
+    against = " and dataset.json" if verified.manifest else ""
+    console.print(
+        f"[dim]verified {verified.files} file(s), {verified.bytes / 1e6:,.1f} MB (SHA-256, compressed "
+        f"frames{against}) in {verified.seconds:.2f} s[/dim]"
+    )
 
 
 def _manifest_summary(manifest: Any) -> dict[str, Any]:
