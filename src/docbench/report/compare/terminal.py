@@ -66,18 +66,19 @@ def pair_table(pair: Pair) -> Table:
         caption=f"baseline {pair.baseline.get('_path')}\ncontender {pair.contender.get('_path')}",
         caption_justify="left",
     )
-    for column in ("figure", "baseline", "contender", "ratio", "noise", "flag", "note"):
+    notes = any(m.note for m in pair.metrics)
+    for column in ("figure", "baseline", "contender", "ratio", "noise", "flag", "note")[: 7 if notes else 6]:
         table.add_column(column, justify="right" if column in {"baseline", "contender", "ratio"} else "left")
     for metric in pair.metrics:
-        table.add_row(
+        row = [
             metric.label,
             format_value(metric.baseline, metric.unit),
             format_value(metric.contender, metric.unit),
             format_ratio(metric.ratio),
             "" if metric.noise == "unknown" else metric.noise,
             _flag(metric),
-            escape(metric.note),
-        )
+        ]
+        table.add_row(*row, *([escape(metric.note)] if notes else []))
     return table
 
 

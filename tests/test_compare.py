@@ -1,0 +1,534 @@
+"""`docbench compare`: two sets of results matched by identity and compared figure by figure
+(ratio, noise of the tries, threshold, warnings where they measured differently), JSONBench's
+published results as a baseline, the JSON schema, exit codes, the HTML view, and two real runs.
+
+The result documents are real ones (docs/results/scale, and runs made here), copied and changed
+where a test needs two results to differ in one known way."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+from test_dashboard import Chromium, browser  # noqa: F401  (the browser fixture)
+
+from docbench.cli import main
+from docbench.report.compare import compare, load_set, published_jsonbench, to_json
+from docbench.report.compare.command import parse_threshold
+from docbench.report.compare.pairs import Comparison, Pair
+from docbench.report.compare.ratios import MetricComparison
+from docbench.report.compare.sets import PUBLISHED_JSONBENCH
+from docbench.systems import adapter_variants
+from docbench.systems.jsonbench import COUNTERPARTS
+
+ROOT = Path(__file__).resolve().parents[1]
+SCALE = ROOT / "docs" / "results" / "scale"
+SCHEMA = ROOT / "src" / "docbench" / "report" / "compare" / "compare.schema.json"
+FIXTURES = Path(__file__).parent / "fixtures" / "jsonbench"
+DUCKDB_1M = "analytics.duckdb.default.1m.vm.20261124T121556Z.json"
+CLICKHOUSE_1M = "analytics.clickhouse.zstd.1m.vm.20261124T165004Z.json"
+CLICKHOUSE_10M = "analytics.clickhouse.zstd.10m.vm.20261124T164620Z.json"
+OPENSEARCH_10M = "analytics.opensearch.default.10m.vm.20261124T162620Z.json"
+SQLITE_1M = "analytics.sqlite.jsonb.1m.vm.20261124T121651Z.json"
+
+
+def real(name: str) -> dict[str, Any]:
+    return json.loads((SCALE / name).read_text())
+
+
+def write(directory: Path, document: dict[str, Any], name: str | None = None) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / (name or f"{document['workload']}.{document['system']}.{document['variant']}.json")
+    path.write_text(json.dumps(document))
+    return path
+
+
+def sides(
+    tmp_path: Path, baseline: list[dict[str, Any]], contender: list[dict[str, Any]]
+) -> tuple[Path, Path]:
+    for i, document in enumerate(baseline):
+        write(tmp_path / "baseline", document, f"b{i}.json")
+    for i, document in enumerate(contender):
+        write(tmp_path / "contender", document, f"c{i}.json")
+    return tmp_path / "baseline", tmp_path / "contender"
+
+
+def compared(baseline: Path, contender: Path, threshold: float = 0.1) -> Comparison:
+    return compare(load_set([baseline], "baseline"), load_set([contender], "contender"), threshold)
+
+
+def metric(pair: Pair, name: str) -> MetricComparison:
+    return next(m for m in pair.metrics if m.metric == name)
+
+
+def with_query(document: dict[str, Any], q: int, tries: list[float | None]) -> dict[str, Any]:
+    changed = copy.deepcopy(document)
+    changed["result"][q] = list(tries)
+    return changed
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(main, ["compare", *args], terminal_width=200)
+
+
+# ----- matching ------------------------------------------------------------------------------
+
+
+def test_results_match_by_workload_system_variant_scale_and_cluster(tmp_path: Path) -> None:
+    on_three_nodes = real(OPENSEARCH_10M) | {
+        "cluster": {"nodes": 3, "shards": 3, "replicas": 1, "managed": True}
+    }
+    other_variant = real(DUCKDB_1M) | {"variant": "other"}
+    updates = real(SQLITE_1M) | {"workload": "updates"}  # a workload with no comparison
+    baseline, contender = sides(
+        tmp_path,
+        [real(DUCKDB_1M), real(CLICKHOUSE_1M), real(CLICKHOUSE_10M), on_three_nodes],
+        [
+            real(DUCKDB_1M),
+            real(CLICKHOUSE_10M),
+            real(OPENSEARCH_10M),
+            other_variant,
+            real(SQLITE_1M),
+            updates,
+        ],
+    )
+    comparison = compared(baseline, contender)
+    assert [p.name for p in comparison.pairs] == [
+        "analytics clickhouse/zstd 10m",
+        "analytics duckdb/default 1m",
+    ]
+    only_baseline = [(d["system"], d["dataset_label"]) for d in comparison.only_baseline]
+    assert only_baseline == [("clickhouse", "1m"), ("opensearch", "10m")]  # 3 nodes: not the 1-node run
+    only_contender = [(d["system"], d["variant"]) for d in comparison.only_contender]
+    assert only_contender == [("duckdb", "other"), ("opensearch", "default"), ("sqlite", "jsonb")]
+    assert [(label, n.reason) for label, n in comparison.not_compared] == [
+        ("contender", "the updates workload has no comparison")
+    ]
+    # Identical results: every ratio is 1, nothing flagged, nothing to warn about.
+    duckdb = comparison.pairs[1]
+    assert all(m.ratio == 1 for m in duckdb.metrics if m.ratio is not None)
+    assert not any(m.flagged for m in duckdb.metrics) and duckdb.warnings == []
+
+
+def test_several_results_of_one_identity_the_latest_complete_is_compared(tmp_path: Path) -> None:
+    older = real(CLICKHOUSE_10M) | {"started_at": "2026-11-01T00:00:00+00:00", "load_time": 999.0}
+    incomplete = real(CLICKHOUSE_10M) | {"started_at": "2026-12-01T00:00:00+00:00", "complete": False}
+    other_data = real(CLICKHOUSE_10M) | {"dataset_fingerprint": "0123456789abcdef"}
+    baseline, contender = sides(
+        tmp_path, [older, real(CLICKHOUSE_10M), incomplete, other_data], [real(CLICKHOUSE_10M)]
+    )
+    (pair,) = compared(baseline, contender).pairs
+    assert pair.baseline["started_at"] == real(CLICKHOUSE_10M)["started_at"]
+    assert metric(pair, "load_time").ratio == 1
+    # The older and the incomplete runs are superseded; the run on other data is named.
+    assert len(pair.baseline_others) == 1
+    assert [w.kind for w in pair.warnings] == ["others"]
+
+
+# ----- ratios, noise, threshold --------------------------------------------------------------
+
+
+def test_ratios_of_totals_and_per_document_bytes(tmp_path: Path) -> None:
+    base = real(CLICKHOUSE_10M)
+    bigger = base | {
+        "total_size": base["total_size"] * 2,
+        "num_loaded_documents": base["num_loaded_documents"] // 2,
+    }
+    baseline, contender = sides(tmp_path, [base], [bigger])
+    (pair,) = compared(baseline, contender).pairs
+    assert metric(pair, "storage.total_bytes").ratio == 2
+    per_document = metric(pair, "storage.total_bytes_per_document")
+    assert per_document.baseline == base["total_size"] / base["num_loaded_documents"]
+    assert per_document.ratio == pytest.approx(4, rel=1e-6)
+    assert per_document.regression and per_document.direction == "worse"
+    loaded = metric(pair, "documents_loaded")
+    assert loaded.ratio == pytest.approx(0.5, rel=1e-6) and loaded.regression  # fewer documents: worse
+    assert not metric(pair, "storage.total_bytes").machine_bound
+    assert metric(pair, "q1.hot").machine_bound
+
+
+def test_overlapping_tries_are_noise_separated_ones_are_flagged(tmp_path: Path) -> None:
+    base = with_query(real(DUCKDB_1M), 1, [3.0, 1.00, 1.20])
+    overlap = with_query(real(DUCKDB_1M), 1, [3.0, 1.15, 1.30])
+    slower = with_query(real(DUCKDB_1M), 1, [3.0, 1.30, 1.32])
+    faster = with_query(real(DUCKDB_1M), 1, [3.0, 0.50, 0.52])
+    baseline, _ = sides(tmp_path, [base], [])
+    for document, noise, flagged, direction in (
+        (overlap, "overlap", False, "worse"),
+        (slower, "separated", True, "worse"),
+        (faster, "separated", True, "better"),
+    ):
+        contender = write(tmp_path / noise / direction, document)
+        hot = metric(compared(baseline, contender, threshold=0).pairs[0], "q2.hot")
+        assert (hot.noise, hot.flagged, hot.direction) == (noise, flagged, direction), hot
+        assert hot.regression == (flagged and direction == "worse")
+    # Within the noise even far beyond the threshold; one try a side: the threshold decides.
+    hot = metric(compared(baseline, write(tmp_path / "o", overlap), threshold=0.05).pairs[0], "q2.hot")
+    assert hot.ratio == pytest.approx(1.15) and hot.beyond_threshold and not hot.flagged
+    cold = metric(compared(baseline, write(tmp_path / "s", slower), threshold=0.05).pairs[0], "q2.cold")
+    assert cold.noise == "unknown" and cold.ratio == 1 and not cold.flagged
+
+
+def test_the_threshold_decides_beyond_the_noise(tmp_path: Path) -> None:
+    base = with_query(real(DUCKDB_1M), 0, [3.0, 1.00, 1.20])
+    contender = write(tmp_path / "c", with_query(real(DUCKDB_1M), 0, [3.0, 1.25, 1.26]))
+    baseline = write(tmp_path / "b", base)
+    for threshold, flagged in ((0.30, False), (0.25, False), (0.10, True)):
+        hot = metric(compared(baseline, contender, threshold).pairs[0], "q1.hot")
+        assert hot.noise == "separated" and hot.ratio == pytest.approx(1.25)
+        assert hot.flagged is flagged, threshold
+    # Symmetric: x0.8 is as far below as x1.25 is above.
+    faster = write(tmp_path / "f", with_query(real(DUCKDB_1M), 0, [3.0, 0.80, 0.801]))
+    assert not metric(compared(baseline, faster, 0.26).pairs[0], "q1.hot").flagged
+    assert metric(compared(baseline, faster, 0.24).pairs[0], "q1.hot").flagged
+
+
+def test_a_query_that_failed_in_the_contender_is_a_regression(tmp_path: Path) -> None:
+    failed = with_query(real(DUCKDB_1M), 4, [None, None, None])
+    failed["answers"][4] = {"query": 5, "status": "error", "detail": "timeout"}
+    baseline, contender = sides(tmp_path, [real(DUCKDB_1M)], [failed])
+    (pair,) = compared(baseline, contender).pairs
+    hot = metric(pair, "q5.hot")
+    assert hot.contender is None and hot.regression and hot.direction == "worse"
+    assert "contender: answer error" in hot.note and "no figure in the contender (failed)" in hot.note
+    # A figure a side never measures (JSONBench publishes no load time) is never flagged.
+    published = compare(published_jsonbench(), load_set([SCALE / DUCKDB_1M], "contender"), 0.1)
+    load = metric(published.pairs[0], "load_time")
+    assert load.baseline is None and load.contender is not None and not load.flagged
+
+
+def test_threshold_values() -> None:
+    assert parse_threshold("10%") == pytest.approx(0.1)
+    assert parse_threshold("5") == pytest.approx(0.05)
+    assert parse_threshold(" 2.5 % ") == pytest.approx(0.025)
+    assert parse_threshold("0%") == 0
+    for text in ("abc", "-1%", "nan", "inf"):
+        with pytest.raises(ValueError, match="not a percentage"):
+            parse_threshold(text)
+
+
+# ----- warnings -----------------------------------------------------------------------------
+
+
+def test_warnings_where_the_two_measured_differently(tmp_path: Path) -> None:
+    base = real(CLICKHOUSE_10M)
+    changed = base | {
+        "dataset_fingerprint": "0123456789abcdef",
+        "variant_settings": base["variant_settings"] | {"codec": "CODEC(LZ4)"},
+        "version": "27.1",
+        "machine": "64 cores, 256 GiB, Other CPU",
+        "tries": 5,
+    }
+    baseline, contender = sides(tmp_path, [base], [changed])
+    (pair,) = compared(baseline, contender).pairs
+    messages = {w.kind: w.message for w in pair.warnings}
+    assert set(messages) == {"dataset", "settings", "machine", "version", "tries"}
+    assert (
+        messages["dataset"]
+        == "dataset: not the same data (baseline 7413da714995a86c, contender 0123456789abcdef)"
+    )
+    assert messages["settings"] == "variant settings differ: codec: 'CODEC(ZSTD(3))' -> 'CODEC(LZ4)'"
+    assert (
+        "'2 cores, 24 GiB, AMD EPYC', the contender on '64 cores, 256 GiB, Other CPU'" in messages["machine"]
+    )
+    assert messages["version"] == "engine version: baseline '26.9.2.1 (chDB 4.4.0)', contender '27.1'"
+    # Each alone: exactly its own warning.
+    for key, value, kind in (
+        ("dataset_fingerprint", "0123456789abcdef", "dataset"),
+        ("version", "27.1", "version"),
+        ("machine", "another machine", "machine"),
+        ("variant_settings", {}, "settings"),
+        ("complete", False, "incomplete"),
+    ):
+        one = write(tmp_path / kind, base | {key: value})
+        (pair,) = compared(baseline, one).pairs
+        assert [w.kind for w in pair.warnings] == [kind]
+
+
+# ----- JSONBench's published results -----------------------------------------------------------
+
+
+def test_the_published_jsonbench_results_are_shipped_with_their_source() -> None:
+    shipped = json.loads(PUBLISHED_JSONBENCH.read_text())
+    assert shipped["source"] == "https://github.com/ClickHouse/JSONBench"
+    assert len(shipped["commit"]) == 40 and shipped["commit_date"][:4] >= "2025"
+    systems = {r["system"] for r in shipped["results"]}
+    for name in ("ClickHouse", "DuckDB", "PostgreSQL", "MongoDB", "Elasticsearch", "VictoriaLogs"):
+        assert name in systems
+    assert {r["path"].split("/")[0] for r in shipped["results"]} >= {
+        "clickhouse",
+        "postgresql",
+        "_files_json",
+    }
+    assert all(r["path"].count("/") == 2 and "/results/" in r["path"] for r in shipped["results"])
+    scales = {r["dataset_size"] for r in shipped["results"]}
+    assert scales >= {1_000_000, 10_000_000, 100_000_000, 1_000_000_000}
+    published = published_jsonbench()
+    assert published.published and published.published["commit"] == shipped["commit"]
+    mapped = {(d["system"], d["variant"], d["dataset_label"]) for d in published.documents}
+    assert ("clickhouse", "zstd", "10m") in mapped and ("postgresql", "lz4", "1000m") in mapped
+    # Nothing is dropped silently: what has no counterpart is listed, with the reason.
+    assert len(published.documents) + len(published.not_compared) == len(shipped["results"])
+    unmatched = {n.name for n in published.not_compared}
+    assert {"Apache Doris", "SingleStore", "data.json.zstd"} <= unmatched
+
+
+def test_every_counterpart_is_a_variant_of_its_system() -> None:
+    for row in COUNTERPARTS:
+        variants = {v.name: v for v in adapter_variants(row.system, "analytics")}
+        assert row.variant in variants, row
+        if row.settings is not None:  # the variant's own keys, so that a difference is one of value
+            assert set(row.settings) <= set(variants[row.variant].settings), row
+
+
+def test_scale_results_against_jsonbench(tmp_path: Path) -> None:
+    outcome = invoke("--against", "jsonbench", str(SCALE), "--json")
+    assert outcome.exit_code == 0, outcome.output
+    document = json.loads(outcome.stdout)
+    jsonschema.validate(document, json.loads(SCHEMA.read_text()))
+    assert (
+        document["baseline"]["published"]["commit"] == json.loads(PUBLISHED_JSONBENCH.read_text())["commit"]
+    )
+    pair = next(p for p in document["pairs"] if p["name"] == "analytics clickhouse/zstd 10m")
+    figures = {m["metric"]: m for m in pair["metrics"]}
+    # docbench's ClickHouse at 10m (max_dynamic_paths = 0, ZSTD(3)) stores 1.64x JSONBench's.
+    for name in ("storage.data_bytes", "storage.data_bytes_per_document", "storage.total_bytes"):
+        assert 1.6 < figures[name]["ratio"] < 1.7, name
+        assert figures[name]["regression"] and not figures[name]["machine_bound"]
+    assert figures["documents_loaded"]["ratio"] == 1  # both loaded 9,999,994 of 10,000,000
+    kinds = {w["kind"] for w in pair["warnings"]}
+    assert kinds == {"dataset", "settings", "machine", "version", "counterpart"}
+    settings = next(w["message"] for w in pair["warnings"] if w["kind"] == "settings")
+    assert settings == "variant settings differ: codec: 'CODEC(ZSTD(1))' -> 'CODEC(ZSTD(3))'"
+    assert pair["baseline"]["path"].endswith("clickhouse/results/m6i.8xlarge_bluesky_10m.json")
+    assert pair["baseline"]["imported_from"] == "JSONBench"
+    reasons = {(n["name"], n["reason"]) for n in document["not_compared"]}
+    assert ("Apache Doris", "no docbench system or variant corresponds (systems/jsonbench.py)") in reasons
+    # The terminal says the same.
+    text = invoke("--against", "jsonbench", str(SCALE)).output
+    assert "analytics clickhouse/zstd 10m" in text and "×1.64" in text
+    assert "variant settings differ: codec: 'CODEC(ZSTD(1))' -> 'CODEC(ZSTD(3))'" in text
+    assert "no docbench system or variant corresponds (systems/jsonbench.py): Apache Doris (4)" in text
+
+
+def test_jsonbench_result_files_as_a_side(tmp_path: Path) -> None:
+    baseline = tmp_path / "jsonbench"
+    baseline.mkdir()
+    for path in FIXTURES.iterdir():
+        (baseline / path.name).write_text(path.read_text())
+    (baseline / "other.json").write_text(
+        json.dumps({"system": "Apache Doris", "dataset_size": 10, "result": []})
+    )
+    comparison = compared(baseline, SCALE)
+    assert {p.name for p in comparison.pairs} == {
+        "analytics clickhouse/zstd 1m",
+        "analytics clickhouse/zstd 10m",
+    }
+    assert [d["system"] for d in comparison.only_baseline] == ["postgresql"]  # JSONBench's lz4 table
+    assert [n.name for _, n in comparison.not_compared] == ["Apache Doris"]
+
+
+def test_update_script_regenerates_the_shipped_file(tmp_path: Path) -> None:
+    """From a (tiny) JSONBench repository: its results at the commit, with that commit."""
+    repo = tmp_path / "JSONBench"
+    (repo / "clickhouse" / "results" / "_query_results").mkdir(parents=True)
+    (repo / "clickhouse" / "results" / "m.json").write_text(
+        (FIXTURES / "m6i.8xlarge_bluesky_1m_clickhouse.json").read_text()
+    )
+    (repo / "clickhouse" / "results" / "_query_results" / "x.json").write_text("{}")
+    (repo / "clickhouse" / "ddl.sql").write_text("CREATE TABLE t")
+
+    def git(*args: str) -> str:
+        names = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)} | dict.fromkeys(names, "t")
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+        ).stdout
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "results")
+    out = tmp_path / "jsonbench.json"
+    script = ROOT / "scripts" / "update-jsonbench-published.py"
+    subprocess.run(
+        [sys.executable, str(script), str(repo), "--out", str(out)], check=True, capture_output=True
+    )
+    shipped = json.loads(out.read_text())
+    assert shipped["commit"] == git("rev-parse", "HEAD").strip()
+    assert [r["path"] for r in shipped["results"]] == ["clickhouse/results/m.json"]
+    assert shipped["results"][0]["total_size"] == 99012345
+    published = published_jsonbench(path=out)
+    assert [(d["system"], d["variant"], d["dataset_label"]) for d in published.documents] == [
+        ("clickhouse", "zstd", "1m")
+    ]
+
+
+# ----- JSON, exit codes --------------------------------------------------------------------------
+
+
+def test_json_schema_is_the_output_and_is_live(tmp_path: Path) -> None:
+    slower = with_query(real(DUCKDB_1M), 0, [3.0, 2.0, 2.1])
+    baseline, contender = sides(tmp_path, [real(DUCKDB_1M)], [slower])
+    outcome = invoke(str(baseline), str(contender), "--json", "--threshold", "5%")
+    assert outcome.exit_code == 0, outcome.output
+    document = json.loads(outcome.stdout)
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.validate(document, schema)
+    assert document["schema"] == "docbench-compare/1" and document["threshold"] == pytest.approx(0.05)
+    assert document["summary"]["pairs"] == 1 and document["summary"]["regressions"] >= 1
+    assert document["regression"] is True
+    hot = next(m for m in document["pairs"][0]["metrics"] if m["metric"] == "q1.hot")
+    assert hot["baseline_tries"] == real(DUCKDB_1M)["result"][0][1:] and hot["contender_tries"] == [2.0, 2.1]
+    assert document == json.loads(json.dumps(to_json(compared(baseline, contender, 0.05)))) | {
+        "generated_at": document["generated_at"]
+    }
+    broken = copy.deepcopy(document)
+    broken["pairs"][0]["metrics"][0]["noise"] = "maybe"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_exit_codes(tmp_path: Path) -> None:
+    slower = with_query(real(DUCKDB_1M), 0, [3.0, 2.0, 2.1])
+    baseline, contender = sides(tmp_path, [real(DUCKDB_1M)], [slower])
+    assert invoke(str(baseline), str(contender)).exit_code == 0  # regressions are shown, not fatal
+    failing = invoke(str(baseline), str(contender), "--fail-on-regression")
+    assert failing.exit_code == 1
+    assert "--fail-on-regression: 2 regression(s) beyond 10%: exit 1" in failing.output  # Q1 cold and hot
+    assert invoke(str(baseline), str(baseline), "--fail-on-regression").exit_code == 0
+    nothing = write(tmp_path / "nothing", real(SQLITE_1M))
+    empty = invoke(str(baseline), str(nothing), "--fail-on-regression")
+    assert empty.exit_code == 1 and "Nothing compared" in empty.output
+    for args, message in (
+        ((str(baseline),), "give two paths, BASELINE and CONTENDER, or --against jsonbench (1 given)"),
+        (("--against", "jsonbench", str(baseline), str(contender)), "--against jsonbench takes one path"),
+        ((str(baseline), str(tmp_path / "missing")), "does not exist"),
+        (
+            (str(baseline), str(contender), "--threshold", "ten"),
+            "'ten' is not a percentage (use e.g. 10% or 5)",
+        ),
+    ):
+        outcome = invoke(*args)
+        assert outcome.exit_code == 2 and message in outcome.output, (args, outcome.output)
+    (tmp_path / "empty").mkdir()
+    outcome = invoke(str(baseline), str(tmp_path / "empty"))
+    assert outcome.exit_code == 2
+    assert (
+        f"contender {tmp_path / 'empty'} holds no docbench or JSONBench result file (*.json)"
+        in outcome.output
+    )
+
+
+# ----- real runs ------------------------------------------------------------------------------------
+
+
+def docbench(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = os.environ | {"DOCBENCH_HOME": str(home / "home"), "DOCBENCH_DATA": str(home / "data")}
+    return subprocess.run(
+        [sys.executable, "-m", "docbench.cli", *args], env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_two_real_duckdb_runs_compared(tmp_path: Path) -> None:
+    for name in ("first", "second"):
+        run = docbench(
+            tmp_path, "run", "--systems", "duckdb", "--scale", "2k", "--results", str(tmp_path / name)
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+    outcome = docbench(tmp_path, "compare", str(tmp_path / "first"), str(tmp_path / "second"), "--json")
+    assert outcome.returncode == 0, outcome.stderr
+    document = json.loads(outcome.stdout)
+    jsonschema.validate(document, json.loads(SCHEMA.read_text()))
+    (pair,) = document["pairs"]
+    assert pair["key"] == {
+        "workload": "analytics",
+        "system": "duckdb",
+        "variant": "default",
+        "scale": "2k",
+        "cluster": "",
+    }
+    assert pair["warnings"] == []  # same data, settings, version, machine, tries
+    figures = {m["metric"]: m for m in pair["metrics"]}
+    assert figures["documents_loaded"]["ratio"] == 1 and figures["documents_loaded"]["baseline"] == 2000
+    assert all(figures[f"q{q}.hot"]["ratio"] for q in range(1, 6))
+    assert len(figures["q1.hot"]["baseline_tries"]) == 2  # tries 2 and 3
+    table = docbench(tmp_path, "compare", str(tmp_path / "first"), str(tmp_path / "second"))
+    assert "analytics duckdb/default 2k" in table.stdout and "1 pairs" in table.stdout
+
+
+def test_two_real_throughput_runs_compared_with_their_intervals(tmp_path: Path) -> None:
+    for name in ("first", "second"):
+        run = docbench(
+            tmp_path, "run", "throughput", "--systems", "sqlite", "--docs", "2k", "--clients", "1",
+            "--duration", "1.5", "--warmup", "0", "--progress", "0.5", "--mix", "read-only",
+            "--scenario", "cpu", "--no-ceiling", "--no-native", "--results", str(tmp_path / name),
+        )  # fmt: skip
+        assert run.returncode == 0, run.stdout + run.stderr
+    comparison = compared(tmp_path / "first", tmp_path / "second")
+    (pair,) = comparison.pairs
+    tps = metric(pair, "cpu-read-only-uniform-c1.tps")
+    assert tps.higher_is_better and tps.baseline and tps.contender
+    assert len(tps.baseline_tries) >= 2 and tps.noise in ("overlap", "separated")
+    assert {m.metric.rsplit(".", 1)[1] for m in pair.metrics} == {
+        "tps",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "p999_ms",
+    }
+    # Half the TPS in every interval: separated, flagged, worse.
+    result = next((tmp_path / "second").glob("throughput.*[0-9]Z.json"))
+    series = next((tmp_path / "second").glob("*.intervals.json"))
+    halved = tmp_path / "halved"
+    halved.mkdir()
+    document = json.loads(result.read_text())
+    document["runs"][0]["summary"]["tps"] /= 2
+    intervals = json.loads(series.read_text())
+    low = min(
+        i["tps"]
+        for i in json.loads(next((tmp_path / "first").glob("*.intervals.json")).read_text())["intervals"]
+    )
+    for interval in intervals["intervals"]:
+        interval["tps"] = low / 3
+    (halved / result.name).write_text(json.dumps(document))
+    (halved / series.name).write_text(json.dumps(intervals))
+    tps = metric(compared(tmp_path / "first", halved).pairs[0], "cpu-read-only-uniform-c1.tps")
+    assert tps.noise == "separated" and tps.regression and tps.direction == "worse"
+
+
+# ----- the HTML view -------------------------------------------------------------------------------
+
+
+def test_compare_view_in_chromium(tmp_path: Path, browser: Chromium) -> None:  # noqa: F811
+    page = tmp_path / "compare.html"
+    outcome = invoke("--against", "jsonbench", str(SCALE), "--html", str(page))
+    assert outcome.exit_code == 0, outcome.output
+    expected = to_json(compare(published_jsonbench(), load_set([SCALE], "contender"), 0.1))
+    browser.open(page.as_uri())
+    assert browser.js("[...document.querySelectorAll('#tabs button')].map(b => b.textContent)") == ["Compare"]
+    assert browser.js("document.getElementById('view-compare').hidden") is False
+    shown = browser.js("[...document.querySelectorAll('section.compare-pair')].map(s => s.dataset.pair)")
+    assert shown == [p["name"] for p in expected["pairs"]]
+    in_pair = 'section.compare-pair[data-pair="analytics clickhouse/zstd 10m"]'
+    rows = browser.js(
+        f"""[...document.querySelectorAll('{in_pair} tr.metric-row')].map(tr => ({{metric: tr.dataset.metric,
+        ratio: tr.dataset.ratio, flag: tr.dataset.flag, text: tr.querySelector('td.ratio').textContent}}))"""
+    )
+    data = next(r for r in rows if r["metric"] == "storage.data_bytes")
+    assert data["text"] == "×1.64" and data["flag"] == "worse" and 1.6 < float(data["ratio"]) < 1.7
+    pair = next(p for p in expected["pairs"] if p["name"] == "analytics clickhouse/zstd 10m")
+    assert [r["metric"] for r in rows] == [m["metric"] for m in pair["metrics"]]
+    warnings = browser.js(
+        f"[...document.querySelectorAll('{in_pair} ul.warnings li')].map(li => li.dataset.kind)"
+    )
+    assert warnings == [w["kind"] for w in pair["warnings"]]
+    assert "Apache Doris" in browser.js("document.getElementById('view-compare').textContent")
+    browser.screenshot(tmp_path / "compare.png")
