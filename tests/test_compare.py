@@ -289,6 +289,14 @@ def test_every_counterpart_is_a_variant_of_its_system() -> None:
             assert set(row.settings) <= set(variants[row.variant].settings), row
 
 
+def test_the_documented_table_is_the_table_in_code() -> None:
+    text = (ROOT / "docs" / "compare.md").read_text()
+    table = text.split("| JSONBench `system` | docbench | settings |", 1)[1].split("\n\n", 1)[0]
+    cells = [line.split("|")[1:3] for line in table.splitlines()[2:]]
+    rows = [(name.strip(), target.strip().strip("`")) for name, target in cells]
+    assert rows == [(r.jsonbench, f"{r.system}/{r.variant}") for r in COUNTERPARTS]
+
+
 def test_scale_results_against_jsonbench(tmp_path: Path) -> None:
     outcome = invoke("--against", "jsonbench", str(SCALE), "--json")
     assert outcome.exit_code == 0, outcome.output
