@@ -26,6 +26,7 @@ from docbench.report.compare.command import parse_threshold
 from docbench.report.compare.pairs import Comparison, Pair
 from docbench.report.compare.ratios import MetricComparison
 from docbench.report.compare.sets import PUBLISHED_JSONBENCH
+from docbench.report.jsonbench_import import import_files
 from docbench.systems import adapter_variants
 from docbench.systems.jsonbench import COUNTERPARTS
 
@@ -342,6 +343,14 @@ def test_jsonbench_result_files_as_a_side(tmp_path: Path) -> None:
     }
     assert [d["system"] for d in comparison.only_baseline] == ["postgresql"]  # JSONBench's lz4 table
     assert [n.name for _, n in comparison.not_compared] == ["Apache Doris"]
+    # The same files imported by `docbench import-jsonbench` (variant imported-<machine>) match alike.
+    imported, _ = import_files([baseline], tmp_path / "imported")
+    assert len(imported) == 3
+    again = compared(tmp_path / "imported", SCALE)
+    assert [p.name for p in again.pairs] == [p.name for p in comparison.pairs]
+    assert [metric(p, "storage.total_bytes").ratio for p in again.pairs] == [
+        metric(p, "storage.total_bytes").ratio for p in comparison.pairs
+    ]
 
 
 def test_update_script_regenerates_the_shipped_file(tmp_path: Path) -> None:
