@@ -501,24 +501,22 @@ def test_two_real_throughput_runs_compared_with_their_intervals(tmp_path: Path) 
         "p99_ms",
         "p999_ms",
     }
-    # Half the TPS in every interval: separated, flagged, worse.
+    # The second run made half as fast as the first, in all and in every interval: separated,
+    # flagged, worse.
     result = next((tmp_path / "second").glob("throughput.*[0-9]Z.json"))
     series = next((tmp_path / "second").glob("*.intervals.json"))
     halved = tmp_path / "halved"
     halved.mkdir()
     document = json.loads(result.read_text())
-    document["runs"][0]["summary"]["tps"] /= 2
+    document["runs"][0]["summary"]["tps"] = tps.baseline / 2
     intervals = json.loads(series.read_text())
-    low = min(
-        i["tps"]
-        for i in json.loads(next((tmp_path / "first").glob("*.intervals.json")).read_text())["intervals"]
-    )
     for interval in intervals["intervals"]:
-        interval["tps"] = low / 3
+        interval["tps"] = min(tps.baseline_tries) / 3
     (halved / result.name).write_text(json.dumps(document))
     (halved / series.name).write_text(json.dumps(intervals))
-    tps = metric(compared(tmp_path / "first", halved).pairs[0], "cpu-read-only-uniform-c1.tps")
-    assert tps.noise == "separated" and tps.regression and tps.direction == "worse"
+    slower = metric(compared(tmp_path / "first", halved).pairs[0], "cpu-read-only-uniform-c1.tps")
+    assert slower.ratio == pytest.approx(0.5)
+    assert slower.noise == "separated" and slower.regression and slower.direction == "worse"
 
 
 # ----- the HTML view -------------------------------------------------------------------------------
