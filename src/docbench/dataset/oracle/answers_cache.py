@@ -2,9 +2,13 @@
 
 ``answers.json`` goes next to the data only when docbench generated the dataset (see
 :func:`docbench.paths.cache_dir_for`), else under docbench's home, so that a user's data
-directory is never written. It is valid while the data files' names and sha256 match its
-``files``; a file whose size and mtime are those recorded is not hashed again. The per-file
-partials (:mod:`.partial_cache`) go to the same place. ``--refresh`` ignores both.
+directory is never written. It is used only when intact (its checksum matches its content,
+see :mod:`.document`) and computed by this version of the oracle; then it is valid while the
+data files' names and sha256 match its ``files``, and a file whose size and mtime are those
+recorded is not hashed again (the checksum vouches for them: validating the cache reads no
+data). One that is not intact or of another oracle is named in the :class:`ComputeLog`'s
+notes and recomputed. The per-file partials (:mod:`.partial_cache`) go to the same place.
+``--refresh`` ignores both.
 """
 
 from __future__ import annotations
@@ -18,8 +22,13 @@ from typing import Any
 
 from docbench.dataset.oracle.compute import compute_answers
 from docbench.dataset.oracle.compute_log import ComputeLog
-from docbench.dataset.oracle.document import FORMAT, dumps_answers
-from docbench.dataset.oracle.partial_cache import PartialCache, directory_writable
+from docbench.dataset.oracle.document import FORMAT, answers_checksum, dumps_answers
+from docbench.dataset.oracle.partial_cache import (
+    PartialCache,
+    another_oracle,
+    directory_writable,
+    oracle_version,
+)
 from docbench.dataset.reader import dataset_files, file_sha256, known_sha256, remember_sha256, sha_cache_key
 from docbench.paths import cache_dir_for
 
@@ -59,15 +68,53 @@ def answers_cache_path(data_dir: Path) -> Path:
     return cache_dir_for(Path(data_dir)) / ANSWERS_NAME
 
 
-def read_cached_answers(data_dir: Path) -> Answers | None:
+def _damage(doc: object) -> str | None:
+    """Why an answer document read from answers.json is not what docbench wrote, or None."""
+    if not isinstance(doc, dict):
+        return "not an answer document"
+    if not isinstance(doc.get("checksum"), str):
+        return "it has no checksum (written by an older docbench)"
+    if doc["checksum"] != answers_checksum(doc):
+        return "its checksum does not match its content (edited or damaged)"
+    return None
+
+
+def _not_ours(doc: Answers) -> str | None:
+    """Why an intact answer document is not this docbench's answers, or None."""
+    if doc.get("format") != FORMAT:
+        return f"format {doc.get('format')!r}, not {FORMAT} (another docbench)"
+    if doc.get("oracle") != oracle_version():
+        return another_oracle(doc.get("oracle"))
+    return None
+
+
+def _read_intact(data_dir: Path, log: ComputeLog) -> tuple[Answers | None, bool]:
+    """``(answers.json's document if intact, whether it may be used)``: intact when its
+    checksum matches its content, usable when this oracle computed it too. Why not goes to
+    ``log.notes``."""
     path = answers_cache_path(data_dir)
+    doc: Answers | None = None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        return None
-    return doc
+        read = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, False
+    except (OSError, ValueError) as error:  # (UnicodeDecodeError and JSONDecodeError too)
+        problem: str | None = f"not readable as JSON, truncated or damaged ({error})"
+    else:
+        problem = _damage(read)
+        if problem is None:
+            doc = read
+            problem = _not_ours(doc)
+    if problem is not None:
+        log.note(f"{path}: {problem}; recomputing the answers")
+    return doc, problem is None
+
+
+def read_cached_answers(data_dir: Path, log: ComputeLog | None = None) -> Answers | None:
+    """The cached answers of a dataset directory, if there are any and they may be used: its
+    checksum matches its content and this oracle computed them (why not: ``log.notes``)."""
+    doc, usable = _read_intact(data_dir, log if log is not None else ComputeLog())
+    return doc if usable else None
 
 
 def _remember_recorded(doc: Answers, files: list[Path]) -> None:
@@ -153,15 +200,16 @@ def load_or_compute(
     data_dir = Path(data_dir)
     files = dataset_files(data_dir)
     single = data_dir.is_file()
-    cached = None if single else read_cached_answers(data_dir)
+    log = log if log is not None else ComputeLog()
+    intact, usable = (None, False) if single else _read_intact(data_dir, log)
     if not refresh:
-        if cached is not None and _cache_valid(cached, files):
-            return cached, ANSWERS_NAME
+        if intact is not None and usable and _cache_valid(intact, files):
+            return intact, ANSWERS_NAME
         memo = _remembered(data_dir, files, single)
         if memo is not None:
             return memo, "memory"
-    elif cached is not None:
-        _remember_recorded(cached, files)
+    if intact is not None:  # its checksum vouches for the sha256 it records, whoever computed it
+        _remember_recorded(intact, files)
     cache = None if single else PartialCache.for_dataset(data_dir)
     doc = compute_answers(files, jobs=jobs, progress=progress, cache=cache, refresh=refresh, log=log)
     _MEMO[_doc_key(doc)] = doc
@@ -170,13 +218,14 @@ def load_or_compute(
     return doc, "computed"
 
 
-def load_or_compute_answers(data_dir: Path, jobs: int = 1) -> Answers:
+def load_or_compute_answers(data_dir: Path, jobs: int = 1, log: ComputeLog | None = None) -> Answers:
     """The answers for a dataset directory (or single file), from ``answers.json`` (see
-    :func:`answers_cache_path`) when its files' names and sha256 match the data, else computed
-    from the per-file partials (only files without a valid cached partial are read) and
-    cached there (atomically; in memory only when that place is not writable or a single
-    file was given)."""
-    return load_or_compute(data_dir, jobs=jobs)[0]
+    :func:`answers_cache_path`) when it is intact, of this oracle, and its files' names and
+    sha256 match the data, else computed from the per-file partials (only files without a
+    valid cached partial are read) and cached there (atomically; in memory only when that
+    place is not writable or a single file was given). ``log.notes`` says which cache was
+    not used, and why."""
+    return load_or_compute(data_dir, jobs=jobs, log=log)[0]
 
 
 def write_answers(data_dir: Path, jobs: int = 1) -> Path:

@@ -193,6 +193,8 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
     )
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
+    for note in log.messages():  # a cache not used, and why
+        console.print(note, style="yellow", markup=False, highlight=False)
     print_answers(doc, console)
     console.print(
         f"files {len(doc['files'])}, documents {doc['documents']:,}, "

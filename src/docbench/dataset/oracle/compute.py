@@ -12,7 +12,7 @@ from typing import Any
 from docbench.dataset.oracle.compute_log import ComputeLog
 from docbench.dataset.oracle.document import finalize
 from docbench.dataset.oracle.parallel import execute
-from docbench.dataset.oracle.partial_cache import FileKey, PartialCache
+from docbench.dataset.oracle.partial_cache import FileKey, PartialCache, oracle_version
 from docbench.dataset.oracle.partials import Partial
 from docbench.dataset.oracle.tasks import Result, plan_tasks
 from docbench.dataset.reader import known_sha256, remember_sha256, sha_cache_key
@@ -71,13 +71,17 @@ class _Merger:
 
 
 def _known_shas(
-    todo: list[Path], keys: dict[str, FileKey], cache: PartialCache | None, shas: dict[str, str]
+    todo: list[Path],
+    keys: dict[str, FileKey],
+    cache: PartialCache | None,
+    shas: dict[str, str],
+    log: ComputeLog,
 ) -> None:
     """The sha256 of the files to scan that this process or the cache already knows."""
     for f in todo:
         sha = known_sha256(f, keys[f.name])
         if sha is None and cache is not None:
-            sha = cache.recorded_sha(f, keys[f.name])
+            sha = cache.recorded_sha(f, keys[f.name], log)
         if sha is not None:
             shas[f.name] = sha
 
@@ -99,7 +103,7 @@ def _scan(
         # (a worker's failure would name its own executable, not the file).
         with open(f, "rb"):
             pass
-    _known_shas(todo, keys, cache, shas)
+    _known_shas(todo, keys, cache, shas, log)
     tasks = plan_tasks(todo, jobs, {f.name for f in todo if f.name not in shas})
     tasks_left = Counter(t[1] for t in tasks if t[0] == "scan")
     merger = _Merger(todo, tasks_left, keys, shas, total, cache, log)
@@ -152,5 +156,6 @@ def compute_answers(
         for f in files
     ]
     doc = finalize(total, file_entries)
+    doc["oracle"] = oracle_version()  # answers.json of another version is not used
     doc["compute_seconds"] = round(time.perf_counter() - started, 3)
     return doc

@@ -16,7 +16,13 @@ What every database's answers are compared against by :func:`docbench.answers.ch
      "q5": [[did, span_us], ...],
            # creates of post; the 3 largest max(time_us) - min(time_us), descending
      "q4_ties": TIES_or_null, "q5_ties": TIES_or_null,
-     "compute_seconds": float}
+     "oracle": version,    # the oracle that computed them (partial_cache.oracle_version)
+     "compute_seconds": float,
+     "checksum": hex}      # in answers.json: SHA-256 of the rest (answers_checksum)
+
+The checksum binds the answers to the files' sha256 and the oracle's version and proves
+the content is what docbench wrote: an answers.json whose checksum does not match (edited,
+damaged) is never used to judge a database (:mod:`.answers_cache` recomputes it).
 
 Ties in Q4/Q5 are broken by did ascending (``null`` first) to make the document
 deterministic; any other choice among dids sharing the 3rd value is just as valid. ``TIES``
@@ -33,12 +39,14 @@ fields that are missing or odd: :mod:`.semantics`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 import numpy as np
 
 from docbench.dataset.oracle.dids import DistinctDids, decode_did, sorted_unique
+from docbench.dataset.oracle.partial_cache import canonical_json
 from docbench.dataset.oracle.partials import Partial
 from docbench.dataset.oracle.semantics import NO_HOUR
 
@@ -186,15 +194,22 @@ def finalize(part: Partial, files: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def answers_checksum(doc: dict[str, Any]) -> str:
+    """SHA-256 of an answer document without its ``checksum``, whatever its layout."""
+    return hashlib.sha256(canonical_json({k: v for k, v in doc.items() if k != "checksum"})).hexdigest()
+
+
 def dumps_answers(doc: dict[str, Any]) -> str:
     """answers.json text: one top-level key per line, one row per line; ASCII-only (lone
-    surrogates from the data survive as escapes)."""
+    surrogates from the data survive as escapes); its checksum last."""
 
     def enc(value: object) -> str:
         return json.dumps(value, ensure_ascii=True, separators=(", ", ": "))
 
     parts = []
-    for key, value in doc.items():
+    sealed = {k: v for k, v in doc.items() if k != "checksum"}
+    sealed["checksum"] = answers_checksum(sealed)
+    for key, value in sealed.items():
         if isinstance(value, list) and value and isinstance(value[0], list | dict):
             inner = ",\n    ".join(enc(v) for v in value)
             parts.append(f"  {enc(key)}: [\n    {inner}\n  ]")

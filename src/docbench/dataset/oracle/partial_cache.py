@@ -7,6 +7,13 @@ that file has the recorded name and sha256 and the oracle is the same version (a
 this package's source). Adding files to a dataset reads only the new files; removing one
 reads nothing (its partial is dropped); a changed file is read again. A file whose size and
 mtime are those recorded is not hashed again.
+
+Each partial carries its own proof: the SHA-256 of its metadata (the data file's name,
+sha256, size and mtime, the oracle's version) and of every array, stored in the metadata. A
+partial that cannot be read (truncated, overwritten), whose checksum does not match its
+content (edited, damaged), that an older docbench wrote without a checksum or that another
+version of the oracle computed is not used: its file is scanned again, and the reason is
+recorded in the :class:`ComputeLog` for the caller to say.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +36,7 @@ from docbench.dataset.reader import file_sha256, remember_sha256
 from docbench.paths import cache_dir_for
 
 PARTIALS_DIR = ".oracle-partials"  # in the directory answers.json goes to (cache_dir_for)
-PARTIAL_FORMAT = 1
+PARTIAL_FORMAT = 2  # 2: with a checksum ("checksum" in the metadata)
 FileKey = tuple[str, int, int]  # (path, size, mtime_ns): see reader.sha_cache_key
 Meta = dict[str, Any]  # a stored partial's identity and counts (JSON)
 
@@ -48,6 +55,11 @@ def oracle_version() -> str:
     return _VERSION
 
 
+def another_oracle(theirs: object) -> str:
+    """Why a cache that another version of the oracle computed is not used."""
+    return f"computed by another version of the oracle ({theirs}; this one is {oracle_version()})"
+
+
 def directory_writable(path: Path) -> bool:
     """Writable for us AND not marked read-only: root could write into a ``r-x`` directory
     (such as a shared, read-only dataset), but docbench leaves it alone."""
@@ -59,6 +71,25 @@ def directory_writable(path: Path) -> bool:
 
 
 # -- a partial as arrays (np.savez) -----------------------------------------------------------
+
+
+class UnusablePartial(Exception):
+    """A stored partial that must not be used; the message says why (for the user)."""
+
+
+def canonical_json(value: object) -> bytes:
+    """One text for one JSON value, whatever the key order or spacing it was read with."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def partial_checksum(meta: Meta, arrays: Iterable[tuple[str, np.ndarray]]) -> str:
+    """SHA-256 of a partial's metadata (without its checksum) and of its arrays (name, dtype,
+    shape, bytes), in name order."""
+    digest = hashlib.sha256(canonical_json({k: v for k, v in meta.items() if k != "checksum"}))
+    for name, a in sorted(arrays, key=lambda item: item[0]):
+        digest.update(f"\0{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        digest.update(np.ascontiguousarray(a).data)
+    return digest.hexdigest()
 
 
 def partial_arrays(part: Partial, meta: Meta) -> dict[str, np.ndarray]:
@@ -83,6 +114,7 @@ def partial_arrays(part: Partial, meta: Meta) -> dict[str, np.ndarray]:
         colls=colls,
         post_others=others,
     )
+    doc["checksum"] = partial_checksum(doc, arrays.items())
     # ensure_ascii: lone surrogates (valid JSON escapes in the data) survive as escapes
     arrays["meta"] = np.frombuffer(json.dumps(doc, ensure_ascii=True).encode(), np.uint8)
     return arrays
@@ -125,6 +157,44 @@ def partial_from_arrays(doc: Meta, arrays: Mapping[str, np.ndarray]) -> Partial:
     return part
 
 
+def read_partial(path: Path) -> tuple[Meta, dict[str, np.ndarray]]:
+    """The metadata and arrays of a stored partial, unchecked. FileNotFoundError when there
+    is none; UnusablePartial when the file is not one (truncated, overwritten...)."""
+    try:
+        stored = np.load(path, allow_pickle=False)
+        if not isinstance(stored, NpzFile):
+            raise ValueError("a single array, not an archive of arrays")
+        with stored:
+            arrays = {name: stored[name] for name in stored.files}
+        meta = json.loads(bytes(arrays.pop("meta")))
+        if not isinstance(meta, dict):
+            raise ValueError("its metadata is not a JSON object")
+    except FileNotFoundError:
+        raise
+    # Whatever its bytes are (zipfile, zlib, numpy and json each raise their own errors on
+    # a truncated or overwritten file), a damaged cache file must never stop a run.
+    except Exception as error:
+        detail = f"{type(error).__name__}: {error}"
+        raise UnusablePartial(f"not readable: truncated or not a partial ({detail})") from None
+    return meta, arrays
+
+
+def check_partial(meta: Meta, arrays: Mapping[str, np.ndarray], name: str) -> None:
+    """UnusablePartial unless the partial is intact (its checksum matches its metadata and
+    arrays), of this format, computed by this version of the oracle, for the data file
+    ``name``."""
+    if not isinstance(meta.get("checksum"), str):
+        raise UnusablePartial("it has no checksum (written by an older docbench)")
+    if meta["checksum"] != partial_checksum(meta, arrays.items()):
+        raise UnusablePartial("its checksum does not match its content (edited or damaged)")
+    if meta.get("format") != PARTIAL_FORMAT:
+        raise UnusablePartial(f"format {meta.get('format')!r}, not {PARTIAL_FORMAT} (another docbench)")
+    if meta.get("oracle") != oracle_version():
+        raise UnusablePartial(another_oracle(meta.get("oracle")))
+    if meta.get("name") != name:
+        raise UnusablePartial(f"made for another data file ({meta.get('name')!r})")
+
+
 # -- the cache --------------------------------------------------------------------------------
 
 
@@ -152,36 +222,27 @@ class PartialCache:
     def path(self, name: str) -> Path:
         return self.dir / f"{name}.npz"
 
-    def _open(self, name: str) -> tuple[Meta, NpzFile] | None:
-        """``(meta, arrays)`` of a stored partial of this version, or None."""
+    def _open(self, name: str, log: ComputeLog) -> tuple[Meta, dict[str, np.ndarray]] | None:
+        """``(meta, arrays)`` of the stored partial of a data file, checked (see
+        :func:`check_partial`); None when there is none or it must not be used (the reason
+        goes to ``log``)."""
+        path = self.path(name)
         try:
-            arrays = np.load(self.path(name), allow_pickle=False)
-        except (OSError, ValueError):
+            meta, arrays = read_partial(path)
+            check_partial(meta, arrays, name)
+        except FileNotFoundError:
             return None
-        if not isinstance(arrays, NpzFile):  # (a single array saved under that name)
-            return None
-        try:
-            meta = json.loads(bytes(arrays["meta"]))
-        except (KeyError, OSError, ValueError):
-            arrays.close()
-            return None
-        if (
-            not isinstance(meta, dict)
-            or meta.get("format") != PARTIAL_FORMAT
-            or meta.get("oracle") != oracle_version()
-            or meta.get("name") != name
-        ):
-            arrays.close()
+        except UnusablePartial as error:
+            log.partial_not_used(str(path), name, str(error))
             return None
         return meta, arrays
 
-    def recorded_sha(self, path: Path, key: FileKey) -> str | None:
+    def recorded_sha(self, path: Path, key: FileKey, log: ComputeLog) -> str | None:
         """The sha256 recorded for this file if its size and mtime are still those."""
-        opened = self._open(path.name)
+        opened = self._open(path.name, log)
         if opened is None:
             return None
-        meta, arrays = opened
-        arrays.close()
+        meta = opened[0]
         if (meta.get("size"), meta.get("mtime_ns")) == key[1:]:
             return meta.get("sha256")
         return None
@@ -189,22 +250,23 @@ class PartialCache:
     def load(self, path: Path, key: FileKey, log: ComputeLog) -> tuple[Partial, str] | None:
         """The cached partial of a file and its sha256, if valid (the file is hashed when
         its mtime changed: a new mtime is recorded when the content is the same)."""
-        opened = self._open(path.name)
+        opened = self._open(path.name, log)
         if opened is None:
             return None
         meta, arrays = opened
-        with arrays:
-            if meta.get("size") != key[1] or not isinstance(meta.get("sha256"), str):
+        if meta.get("size") != key[1] or not isinstance(meta.get("sha256"), str):
+            return None
+        sha: str = meta["sha256"]
+        if meta.get("mtime_ns") != key[2]:  # touched or copied: is it the same content?
+            log.hashed.append(path.name)
+            if file_sha256(path) != sha:
                 return None
-            sha: str = meta["sha256"]
-            if meta.get("mtime_ns") != key[2]:  # touched or copied: is it the same content?
-                log.hashed.append(path.name)
-                if file_sha256(path) != sha:
-                    return None
-            try:
-                part = partial_from_arrays(meta, arrays)
-            except (KeyError, TypeError, ValueError, OSError):
-                return None
+        try:
+            part = partial_from_arrays(meta, arrays)
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            reason = f"not a partial of this format ({type(error).__name__}: {error})"
+            log.partial_not_used(str(self.path(path.name)), path.name, reason)
+            return None
         remember_sha256(path, sha, key)
         if meta.get("mtime_ns") != key[2]:
             self.save(path, key, sha, part)  # record the new mtime: no hashing next time

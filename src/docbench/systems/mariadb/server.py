@@ -14,7 +14,6 @@ import tempfile
 from pathlib import Path
 
 from docbench.core.machine import machine_memory
-from docbench.core.ownership import claim_directory, remove_owned_directory
 from docbench.systems import server
 
 GiB = 1024**3
@@ -121,7 +120,7 @@ class MariaDBServer(server.ManagedServer):
         server.chown_tree(path, self.user)
 
     def _prepare(self) -> None:
-        claim_directory(self.workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
         if self.user is not None:
             os.chmod(self.workdir, os.stat(self.workdir).st_mode | stat.S_IXOTH)
             blocked = server.first_blocked_ancestor(self.workdir, self.user)
@@ -146,7 +145,7 @@ class MariaDBServer(server.ManagedServer):
         if self.initialized():
             return
         if self.data_dir.exists():  # half-made by an interrupted init: ours, in our workdir
-            remove_owned_directory(self.data_dir)
+            shutil.rmtree(self.data_dir)
         self.password_file.unlink(missing_ok=True)
         install = install_db_binary()
         if install is None:

@@ -16,7 +16,6 @@ from typing import Any
 
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
-from docbench.core.ownership import claim_directory
 from docbench.core.sqlfiles import read_sql_statements
 
 DATABASE_NAME = "docbench.sqlite"
@@ -106,7 +105,7 @@ class SQLiteEngine(Engine):
         if read_only:
             uri = self.path.resolve().as_uri() + "?mode=ro"
             return sqlean.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-        claim_directory(self.workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
         con = sqlean.connect(str(self.path), isolation_level=None, check_same_thread=False)
         for statement in read_sql_statements(self.folder() / "pragmas.sql"):
             con.execute(statement).fetchall()

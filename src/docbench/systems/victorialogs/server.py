@@ -10,7 +10,6 @@ import urllib.request
 from pathlib import Path
 
 from docbench import paths
-from docbench.core.ownership import remove_owned_directory
 from docbench.systems import server
 
 VERSION = "v1.52.1"
@@ -77,7 +76,7 @@ class VictoriaLogsServer(server.ManagedServer):
     def wipe(self) -> None:
         """Stop, remove the data directory, start again (on the same port)."""
         self.stop()
-        remove_owned_directory(self.data_dir)
+        shutil.rmtree(self.data_dir, ignore_errors=True)
         self.start()
 
     def log_size(self) -> int:

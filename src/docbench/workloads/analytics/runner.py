@@ -19,7 +19,6 @@ import logging
 import os
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,19 +41,18 @@ from docbench.answers import AnswerCheck, check_answer
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.common import Variant
 from docbench.contracts.engine import Engine
-from docbench.core.ownership import claim_directory, protect_directory
 from docbench.core.redact import redact_text
 from docbench.core.units import parse_count
 from docbench.dataset.baselines import dataset_baselines
 from docbench.dataset.manifest import read_manifest
-from docbench.dataset.oracle import load_or_compute_answers
+from docbench.dataset.oracle import ComputeLog, load_or_compute_answers
 from docbench.dataset.reader import dataset_files, read_error_message
 from docbench.dataset.verify import DamagedDataset, verify_dataset
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
 from docbench.workloads.analytics.expected import answers_without
-from docbench.workloads.analytics.load import LoadReport, load_files, offered_lines
+from docbench.workloads.analytics.load import LoadReport, load_files
 from docbench.workloads.analytics.worker import QueryRun, run_query_in_worker
 
 log = logging.getLogger(__name__)
@@ -107,9 +105,6 @@ def run_analytics(request: RunRequest) -> int:
     """Run every planned (system, variant); the exit status is 0 only when every run the user
     asked for completed (an unavailable system that was named explicitly counts as failed)."""
     results.check_writable(request.results_dir)
-    for kept in (request.results_dir, request.data_dir):  # never cleared, wherever they are
-        if kept is not None:
-            protect_directory(kept)
     runs, failures = plan_runs(request)
     if not runs:
         console.print(
@@ -121,7 +116,6 @@ def run_analytics(request: RunRequest) -> int:
         console.print(f"[red]Not started: {refused}[/red]\n(see `docbench plan --scale {request.scale}`)")
         return 2
     dataset = prepare_dataset(request)
-    protect_directory(dataset.path)
     written = []
     for name, variant in runs:
         document = run_or_skip(name, variant, dataset, request)
@@ -179,7 +173,10 @@ def prepare_dataset(request: RunRequest) -> Dataset:
             raise SystemExit(f"no ndjson files in {path}")
         verify_before_use(path, files)
         console.print(f"Dataset {path} ({len(files)} files): computing/reading the oracle's answers")
-        answers = load_or_compute_answers(path, jobs=_cpu_count())
+        oracle_log = ComputeLog()
+        answers = load_or_compute_answers(path, jobs=_cpu_count(), log=oracle_log)
+        for note in oracle_log.messages():  # a damaged or foreign cache, recomputed: say so
+            console.print(note, style="yellow", markup=False, highlight=False)
         if not answers.get("documents"):
             # nothing any system could load: "5/5 correct" on no data would be a false verdict
             raise SystemExit(
@@ -275,7 +272,6 @@ def run_system(
     document = base_document(system, dataset, request)
     console.rule(f"{engine.display_name} / {variant.name}")
     try:
-        claim_directory(engine.workdir)
         engine.start()
         document["version"] = engine.version() or "unknown"
         document["environment"]["versions"] = engine.versions()
@@ -343,13 +339,6 @@ def generated_line_counts(data_dir: Path, answers: dict[str, Any]) -> dict[str, 
         and entry.sha256
         and found.get(entry.name) == entry.sha256
     }
-
-
-def offered_counter(dataset: Dataset) -> Callable[[Path], int]:
-    """The lines the load offers from a file, as a resumed load checks its checkpoint: from
-    the generator's manifest when it wrote the file, else counted in the file."""
-    known = generated_documents(dataset)
-    return lambda path: known[path.name] if path.name in known else offered_lines(path)
 
 
 def keep_for_resume(engine: Engine, document: dict[str, Any]) -> bool:
@@ -428,7 +417,7 @@ def load_phase(
     checkpoint = LoadCheckpoint(system.engine.workdir, dataset.fingerprint, system.name, system.variant.name)
     resumed = None
     if request.resume:
-        resumed, why = checkpoint.resume(system.count, dataset.files, offered_counter(dataset), system.name)
+        resumed, why = checkpoint.resume(system.count)
         console.print(f"[dim]{system.name}/{system.variant.name}: {why}[/dim]")
     if resumed is None:
         system.create()
