@@ -26,6 +26,7 @@ from docbench.report.compare.command import parse_threshold
 from docbench.report.compare.pairs import Comparison, Pair
 from docbench.report.compare.ratios import MetricComparison
 from docbench.report.compare.sets import PUBLISHED_JSONBENCH
+from docbench.report.jsonbench_import import import_files
 from docbench.systems import adapter_variants
 from docbench.systems.jsonbench import COUNTERPARTS
 
@@ -342,6 +343,14 @@ def test_jsonbench_result_files_as_a_side(tmp_path: Path) -> None:
     }
     assert [d["system"] for d in comparison.only_baseline] == ["postgresql"]  # JSONBench's lz4 table
     assert [n.name for _, n in comparison.not_compared] == ["Apache Doris"]
+    # The same files imported by `docbench import-jsonbench` (variant imported-<machine>) match alike.
+    imported, _ = import_files([baseline], tmp_path / "imported")
+    assert len(imported) == 3
+    again = compared(tmp_path / "imported", SCALE)
+    assert [p.name for p in again.pairs] == [p.name for p in comparison.pairs]
+    assert [metric(p, "storage.total_bytes").ratio for p in again.pairs] == [
+        metric(p, "storage.total_bytes").ratio for p in comparison.pairs
+    ]
 
 
 def test_update_script_regenerates_the_shipped_file(tmp_path: Path) -> None:
@@ -492,24 +501,22 @@ def test_two_real_throughput_runs_compared_with_their_intervals(tmp_path: Path) 
         "p99_ms",
         "p999_ms",
     }
-    # Half the TPS in every interval: separated, flagged, worse.
+    # The second run made half as fast as the first, in all and in every interval: separated,
+    # flagged, worse.
     result = next((tmp_path / "second").glob("throughput.*[0-9]Z.json"))
     series = next((tmp_path / "second").glob("*.intervals.json"))
     halved = tmp_path / "halved"
     halved.mkdir()
     document = json.loads(result.read_text())
-    document["runs"][0]["summary"]["tps"] /= 2
+    document["runs"][0]["summary"]["tps"] = tps.baseline / 2
     intervals = json.loads(series.read_text())
-    low = min(
-        i["tps"]
-        for i in json.loads(next((tmp_path / "first").glob("*.intervals.json")).read_text())["intervals"]
-    )
     for interval in intervals["intervals"]:
-        interval["tps"] = low / 3
+        interval["tps"] = min(tps.baseline_tries) / 3
     (halved / result.name).write_text(json.dumps(document))
     (halved / series.name).write_text(json.dumps(intervals))
-    tps = metric(compared(tmp_path / "first", halved).pairs[0], "cpu-read-only-uniform-c1.tps")
-    assert tps.noise == "separated" and tps.regression and tps.direction == "worse"
+    slower = metric(compared(tmp_path / "first", halved).pairs[0], "cpu-read-only-uniform-c1.tps")
+    assert slower.ratio == pytest.approx(0.5)
+    assert slower.noise == "separated" and slower.regression and slower.direction == "worse"
 
 
 # ----- the HTML view -------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import managed_server_systems
 
+from docbench.core.ownership import claim_directory
 from docbench.systems import server
 from docbench.systems.server import PID_FILE_NAME, boot_id, process_cmdline, process_start_time
 
@@ -323,7 +324,7 @@ def test_a_stale_pid_file_naming_an_unrelated_process_leaves_it_alone(
     with its very start time or another one: it is not signalled, the file is replaced, and
     the run completes."""
     workdir = base / "home" / "work" / VARIANT_DIR
-    workdir.mkdir(parents=True)
+    claim_directory(workdir)  # the work directory of the docbench that left the pid file
     sleeper = subprocess.Popen(["sleep", "600"])
     try:
         started = wait_for(lambda: process_start_time(sleeper.pid), 10, "sleep to start")

@@ -27,12 +27,12 @@ import atexit
 import contextlib
 import ctypes
 import json
+import logging
 import multiprocessing
 import os
 import pwd
 import select
 import shlex
-import shutil
 import signal
 import socket
 import stat
@@ -46,7 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from docbench import runlock
+from docbench.core.ownership import claim_directory, removal_refusal, remove_owned_tree
 
+log = logging.getLogger(__name__)
 _RUNNING: dict[int, ManagedProcess] = {}
 
 UNPRIVILEGED_USER = "docbench"
@@ -615,7 +617,7 @@ class ManagedServer(PortedServer):
     # ----- what a server gives ---------------------------------------------------------
     def prepare(self) -> None:
         """Before the first try: make the work directory ready (data directory, config)."""
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        claim_directory(self.workdir)
 
     def command(self, ports: tuple[int, ...]) -> list[str]:
         """The server's command line, listening on 127.0.0.1 at ``ports``."""
@@ -722,8 +724,15 @@ if multiprocessing.parent_process() is None:
 
 def clear_work_directory(path: Path) -> None:
     """Empty a work directory for a fresh run: first stop any server an earlier, killed
-    docbench left running there (its pid file is in the directory), then remove it all."""
-    if path.is_dir():
-        for pid_file in sorted(path.rglob(PID_FILE_NAME)):
-            reap_leftovers(pid_file)
-    shutil.rmtree(path, ignore_errors=True)
+    docbench left running there (its pid file is in the directory), then remove it all --
+    only when docbench made it (its mark) and it holds neither the run's data nor its
+    results; otherwise it stays as it is, and a warning says why."""
+    if not path.is_dir():
+        return
+    refusal = removal_refusal(path)
+    if refusal is not None:
+        log.warning("docbench left %s as it is: %s", path, refusal)
+        return
+    for pid_file in sorted(path.rglob(PID_FILE_NAME)):
+        reap_leftovers(pid_file)
+    remove_owned_tree(path)

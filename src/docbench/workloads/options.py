@@ -19,6 +19,7 @@ from docbench.contracts.cluster import (
     requested_kill,
     requested_shape,
 )
+from docbench.core.ownership import protect_directory
 from docbench.core.units import parse_count
 from docbench.systems import REGISTERED, UnknownSystem, all_engines, check_names
 
@@ -212,7 +213,7 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "results_dir",
         type=click.Path(path_type=Path, file_okay=False),
         default=None,
-        help="Results directory [results/].",
+        help="Results directory, not inside docbench's work directory [results/].",
     )(command)
     command = click.option(
         "--variants",
@@ -239,7 +240,28 @@ def urls_from(options: dict[str, Any]) -> dict[str, str]:
 
 
 def results_dir_or_default(value: Path | None) -> Path:
-    return value or paths.results_dir()
+    """--results, else $DOCBENCH_RESULTS or results/: never inside docbench's work directory."""
+    return kept_directory(value or paths.results_dir(), "--results")
+
+
+def kept_directory(path: Path, option: str) -> Path:
+    """A --data or --results directory, whose contents docbench never removes: refused
+    inside docbench's work directory (whose directories docbench empties after each run)
+    before anything runs, and protected from every cleanup of the run wherever it is."""
+    work = paths.work_dir()
+    if work == path.resolve() or work in path.resolve().parents:
+        raise click.BadParameter(
+            f"{path} is inside docbench's work directory {work}, which docbench empties after "
+            "its runs: give a directory outside it (or set DOCBENCH_HOME to another place)",
+            param_hint=f"'{option}'",
+        )
+    protect_directory(path)
+    return path
+
+
+def data_dir_callback(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    """--data: an existing directory outside docbench's work directory."""
+    return None if value is None else kept_directory(value, "--data")
 
 
 def choices(

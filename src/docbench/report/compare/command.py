@@ -67,7 +67,7 @@ def run(comparison: Comparison, as_json: bool, html: Path | None, fail_on_regres
         reason = (
             f"{regressions} regression(s) beyond {threshold_text(comparison.threshold)}"
             if regressions
-            else summary_line(comparison)
+            else summary_line(comparison).rstrip(".")
         )
         report_console(stderr=True).print(f"--fail-on-regression: {reason}: exit {EXIT_REGRESSION}")
         return EXIT_REGRESSION

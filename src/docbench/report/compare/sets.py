@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docbench.report.jsonbench_import import NotJSONBench, convert
+from docbench.report.jsonbench_import import SOURCE_NAME, NotJSONBench, convert
 from docbench.results.compat import upgrade
 from docbench.systems.jsonbench import counterpart
 
@@ -47,18 +47,30 @@ def is_jsonbench(document: dict[str, Any]) -> bool:
     return "system" in document and "workload" not in document and "variant" not in document
 
 
+NO_COUNTERPART = "no docbench system or variant corresponds (systems/jsonbench.py)"
+
+
 def from_jsonbench(content: dict[str, Any], source: str) -> dict[str, Any] | NotCompared:
     """The docbench result a JSONBench result corresponds to, or why there is none."""
     name = str(content.get("system"))
     if content.get("fake"):
         return NotCompared(source, name, "a JSONBench file-size reference (fake: true), not a system")
-    row = counterpart(name)
-    if row is None:
-        return NotCompared(source, name, "no docbench system or variant corresponds (systems/jsonbench.py)")
+    if counterpart(name) is None:
+        return NotCompared(source, name, NO_COUNTERPART)
     try:
         document = convert(content, source)
     except NotJSONBench as error:
         return NotCompared(source, name, str(error))
+    return as_counterpart(document, source)
+
+
+def as_counterpart(document: dict[str, Any], source: str) -> dict[str, Any] | NotCompared:
+    """A converted JSONBench result (also one `docbench import-jsonbench` wrote) under the
+    docbench system and variant of its configuration (its display_name is JSONBench's system)."""
+    name = str(document.get("display_name"))
+    row = counterpart(name)
+    if row is None:
+        return NotCompared(source, name, NO_COUNTERPART)
     document.update(
         system=row.system,
         variant=row.variant,
@@ -90,9 +102,15 @@ def _add(result_set: ResultSet, content: Any, source: str) -> None:
             result_set.documents.append(converted)
         return
     document = upgrade(content)
-    if "workload" in document:
-        document.setdefault("_path", source)
-        result_set.documents.append(document)
+    if "workload" not in document:
+        return
+    document.setdefault("_path", source)
+    if (document.get("imported") or {}).get("from") == SOURCE_NAME:  # docbench import-jsonbench's
+        mapped = as_counterpart(document, source)
+        if isinstance(mapped, NotCompared):
+            result_set.not_compared.append(mapped)
+            return
+    result_set.documents.append(document)
 
 
 def load_set(paths: list[Path], label: str) -> ResultSet:

@@ -11,7 +11,6 @@ storage).
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import orjson
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.core.ownership import remove_owned_directory
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.clickhouse.engine import ClickHouseEngine, is_content_error, sql_string
 from docbench.systems.clickhouse.loader import BATCH_FILE_NAME, DATABASE, QUALIFIED, TABLE, ClickHouseLoader
@@ -80,7 +80,7 @@ class ClickHouseAnalytics(AnalyticsAdapter):
     def create(self) -> None:
         # A fresh directory: no leftovers of an earlier load in the sizes.
         self.engine.release()
-        shutil.rmtree(self.engine.path, ignore_errors=True)
+        remove_owned_directory(self.engine.path)
         (self.engine.workdir / BATCH_FILE_NAME).unlink(missing_ok=True)
         con = self.engine.connect()
         for statement in read_sql_statements(self.engine.folder() / "ddl.sql"):

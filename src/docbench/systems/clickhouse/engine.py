@@ -21,6 +21,7 @@ from typing import Any
 
 from docbench.contracts.common import Availability, NotSupported
 from docbench.contracts.engine import Engine
+from docbench.core.ownership import claim_directory
 
 DATABASE_DIR = "chdb"  # chDB's database directory inside the work dir
 # Lines per writev call (two iovecs per line; IOV_MAX is 1024 on Linux).
@@ -210,7 +211,7 @@ class ClickHouseEngine(Engine):
     def connect(self) -> Any:
         """The process's chDB session on this engine's directory (opened on first use, shared
         by every handle and session of the process on the same directory)."""
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        claim_directory(self.workdir)
         return _open_session(self.path)
 
     def query(self, sql: str, fmt: str = "TSVRaw") -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
+from docbench.core.ownership import claim_directory
 
 DATABASE_NAME = "docbench.duckdb"
 # Lines joined per write() of a temporary batch file.
@@ -105,7 +106,7 @@ class DuckDBEngine(Engine):
         """A new connection to the database file, never touching the network (``CONFIG``).
         Read-only connections are the query workers'."""
         if not read_only:
-            self.workdir.mkdir(parents=True, exist_ok=True)
+            claim_directory(self.workdir)
         return duckdb_module().connect(str(self.path), read_only=read_only, config=dict(CONFIG))
 
     def connection(self) -> Any:

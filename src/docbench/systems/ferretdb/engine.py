@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from docbench import paths
 from docbench.contracts.common import Availability, command_version, directory_size
+from docbench.core.ownership import claim_directory
 from docbench.systems import server
 from docbench.systems.mongodb.engine import (
     PYMONGO_HINT,
@@ -146,7 +147,7 @@ class FerretDBServer(server.ManagedServer):
 
     # ----- what the managed-server loop asks of FerretDB ----------------------------------
     def prepare(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        claim_directory(self.workdir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self._start_documentdb()
 
@@ -293,7 +294,7 @@ class FerretDBEngine(MongoDBEngine):
     # ----- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
         if self.server is not None:
-            self.workdir.mkdir(parents=True, exist_ok=True)
+            claim_directory(self.workdir)
             self.server.start()
         super().start()
 

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from docbench.core.machine import machine_memory
+from docbench.core.ownership import claim_directory, remove_owned_directory
 from docbench.systems import server
 
 GiB = 1024**3
@@ -120,7 +121,7 @@ class MariaDBServer(server.ManagedServer):
         server.chown_tree(path, self.user)
 
     def _prepare(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        claim_directory(self.workdir)
         if self.user is not None:
             os.chmod(self.workdir, os.stat(self.workdir).st_mode | stat.S_IXOTH)
             blocked = server.first_blocked_ancestor(self.workdir, self.user)
@@ -145,7 +146,7 @@ class MariaDBServer(server.ManagedServer):
         if self.initialized():
             return
         if self.data_dir.exists():  # half-made by an interrupted init: ours, in our workdir
-            shutil.rmtree(self.data_dir)
+            remove_owned_directory(self.data_dir)
         self.password_file.unlink(missing_ok=True)
         install = install_db_binary()
         if install is None:

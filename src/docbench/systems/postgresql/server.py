@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from docbench.core.machine import machine_memory
+from docbench.core.ownership import claim_directory, remove_owned_directory
 from docbench.systems import server
 
 SUPERUSER = "docbench"
@@ -198,7 +199,7 @@ class Cluster(server.ManagedServer):
 
     def _prepare_workdir(self) -> None:
         """Create the work directory; find out whether the server user can walk to it."""
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        claim_directory(self.workdir)
         self.reachable = True
         if self.user is None:
             return
@@ -245,9 +246,7 @@ class Cluster(server.ManagedServer):
             return
         if self.data_dir.exists():
             # A half-made data directory from an interrupted initdb (ours: it is in our workdir).
-            import shutil
-
-            shutil.rmtree(self.data_dir)
+            remove_owned_directory(self.data_dir)
         self.data_dir.mkdir(mode=0o700)
         self.run_dir.mkdir(mode=0o700, exist_ok=True)
         password = secrets.token_urlsafe(24)

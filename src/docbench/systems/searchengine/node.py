@@ -28,6 +28,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from docbench.core.ownership import claim_directory, remove_owned_directory
 from docbench.systems import server
 from docbench.systems.searchengine.http import HttpClient, node_process_id
 from docbench.systems.searchengine.jvm import MiB, find_java_home, heap_size
@@ -110,7 +111,7 @@ class SearchNode(server.ManagedServer):
 
     # ----- configuration -------------------------------------------------------------------
     def prepare(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        claim_directory(self.workdir)
         if self.user is not None:
             blocked = server.first_blocked_ancestor(self.workdir, self.user)
             if blocked and Path(blocked) != self.workdir:
@@ -132,8 +133,7 @@ class SearchNode(server.ManagedServer):
             directory.mkdir(exist_ok=True)
         # The distribution's config directory, copied so the node writes only in the work dir
         # (keystore, auto-configuration); jvm.options without GC logs and heap dumps.
-        if self.config_dir.exists():
-            shutil.rmtree(self.config_dir)
+        remove_owned_directory(self.config_dir)
         shutil.copytree(self.install_dir / "config", self.config_dir)
         options = self.config_dir / "jvm.options"
         kept = [
@@ -349,7 +349,7 @@ class SearchCluster(server.PortedServer):
         if all(node.running() for node in self.nodes):
             return
         self.stop()
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        claim_directory(self.workdir)
         self.start_on_ports(timeout)
         self.bootstrapped.touch()
         self.killed = []

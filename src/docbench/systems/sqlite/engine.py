@@ -16,6 +16,7 @@ from typing import Any
 
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
+from docbench.core.ownership import claim_directory
 from docbench.core.sqlfiles import read_sql_statements
 
 DATABASE_NAME = "docbench.sqlite"
@@ -105,7 +106,7 @@ class SQLiteEngine(Engine):
         if read_only:
             uri = self.path.resolve().as_uri() + "?mode=ro"
             return sqlean.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        claim_directory(self.workdir)
         con = sqlean.connect(str(self.path), isolation_level=None, check_same_thread=False)
         for statement in read_sql_statements(self.folder() / "pragmas.sql"):
             con.execute(statement).fetchall()

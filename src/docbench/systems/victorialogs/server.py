@@ -10,6 +10,7 @@ import urllib.request
 from pathlib import Path
 
 from docbench import paths
+from docbench.core.ownership import remove_owned_directory
 from docbench.systems import server
 
 VERSION = "v1.52.1"
@@ -76,7 +77,7 @@ class VictoriaLogsServer(server.ManagedServer):
     def wipe(self) -> None:
         """Stop, remove the data directory, start again (on the same port)."""
         self.stop()
-        shutil.rmtree(self.data_dir, ignore_errors=True)
+        remove_owned_directory(self.data_dir)
         self.start()
 
     def log_size(self) -> int:

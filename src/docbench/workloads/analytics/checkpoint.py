@@ -68,33 +68,63 @@ class LoadCheckpoint:
             os.fsync(handle.fileno())
         os.replace(partial, self.path)
 
-    def resume(self, engine_count: Callable[[], int]) -> tuple[Resumed | None, str]:
+    def resume(
+        self,
+        engine_count: Callable[[], int],
+        files: list[Path],
+        offered_in: Callable[[Path], int],
+        holder: str,
+    ) -> tuple[Resumed | None, str]:
         """(the load so far, why) -- None when there is nothing to resume or it cannot be
-        trusted, with the reason to print."""
+        trusted, with the reason to print.
+
+        The checkpoint is a claim, checked before any file is skipped: its committed files
+        must be the dataset's first `files` in order, and the documents they hold (their
+        lines, counted in the data by `offered_in`, less the refusals it records) must be
+        what the engine (`holder`) counts and what the checkpoint itself says."""
         try:
-            state = orjson.loads(self.path.read_bytes())
+            state = _checked_state(orjson.loads(self.path.read_bytes()))
         except FileNotFoundError:
             return None, "no load checkpoint: the load starts from the first file"
-        except (OSError, orjson.JSONDecodeError) as error:
-            return None, f"unreadable load checkpoint ({error}): the load starts over"
-        if state.get("format") != FORMAT or any(state.get(k) != v for k, v in self.identity.items()):
+        except OSError as error:
+            return None, f"cannot read {self.path} ({error.strerror or error}): the load starts over"
+        except orjson.JSONDecodeError as error:
+            return None, f"{self.path} is not JSON ({error}): the load starts over"
+        except MalformedCheckpoint as error:
+            return (
+                None,
+                f"{self.path} is not a load checkpoint docbench wrote ({error}): the load starts over",
+            )
+        if state["format"] != FORMAT:
+            return None, f"{self.path} is of format {state['format']}, not {FORMAT}: the load starts over"
+        if any(state[k] != v for k, v in self.identity.items()):
             return None, "the load checkpoint is for other data or another variant: the load starts over"
+        committed: list[str] = state["committed"]
+        report = LoadReport.from_state(state["report"])
+        disagreement = _disagreement(committed, report, files)
+        if disagreement is not None:
+            return None, f"{self.path.name} {disagreement}: the load starts over"
+        offered = sum(offered_in(path) for path in files[: len(committed)])
+        expected = offered - report.refused_count
         try:
             count = engine_count()
         except Exception as error:  # noqa: BLE001 - e.g. the table is gone
-            return None, f"the engine cannot count the documents ({error}): the load starts over"
-        expected = int(state["expected_count"])
+            return None, f"{holder} cannot count the documents ({error}): the load starts over"
         if count != expected:
             return None, (
-                f"the engine holds {count:,} documents, the checkpoint after "
-                f"{len(state['committed'])} files expects {expected:,} (a file was "
-                "partly committed): the load starts over"
+                f"{self.path.name} lists {len(committed)} files as committed, {expected:,} documents "
+                f"in the data; {holder} holds {count:,}: the load starts over"
             )
-        report = LoadReport.from_state(state["report"])
-        self.committed = list(state["committed"])
+        if (report.offered, state["expected_count"]) != (offered, expected):
+            return None, (
+                f"{self.path.name} counts {state['expected_count']:,} documents of "
+                f"{report.offered:,} lines in its {len(committed)} committed files, which hold "
+                f"{expected:,} of {offered:,}: the load starts over"
+            )
+        self.committed = list(committed)
         return Resumed(report, self.committed, self._refusal_lines(report.refused_count)), (
             f"resuming the load after {len(self.committed)} committed files "
-            f"({expected:,} documents, as the engine counts)"
+            f"({expected:,} documents, as {holder} counts)"
         )
 
     def _refusal_lines(self, count: int) -> list[str]:
@@ -107,6 +137,102 @@ class LoadCheckpoint:
                     break
                 lines.append(line)
         return lines
+
+
+class MalformedCheckpoint(ValueError):
+    """A checkpoint that is JSON but not of the shape docbench writes (the reason)."""
+
+
+_REPORT_COUNTS = (
+    "offered",
+    "empty_lines",
+    "refused_count",
+    "not_objects",
+    "batches",
+    "retried_batches",
+    "whole_file_refusals",
+)
+
+
+def _count(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise MalformedCheckpoint(f"{where} is {_shown(value)}, not a count")
+    return value
+
+
+def _text(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise MalformedCheckpoint(f"{where} is {_shown(value)}, not a text")
+    return value
+
+
+def _shown(value: object) -> str:
+    text = orjson.dumps(value).decode() if value is not None else "missing"
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _object(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise MalformedCheckpoint(f"{where} is {_shown(value)}, not an object")
+    return value
+
+
+def _list(value: object, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise MalformedCheckpoint(f"{where} is {_shown(value)}, not a list")
+    return value
+
+
+def _checked_state(state: object) -> dict[str, Any]:
+    """The checkpoint's state when every field has the type docbench writes; otherwise
+    :class:`MalformedCheckpoint` naming the first field that has not."""
+    top = _object(state, "its content")
+    _count(top.get("format"), "'format'")
+    for key in ("dataset_fingerprint", "system", "variant"):
+        _text(top.get(key), f"'{key}'")
+    committed = [_text(name, "a name in 'committed'") for name in _list(top.get("committed"), "'committed'")]
+    if len(set(committed)) != len(committed):
+        raise MalformedCheckpoint("'committed' names a file twice")
+    _count(top.get("expected_count"), "'expected_count'")
+    report = _object(top.get("report"), "'report'")
+    for key in _REPORT_COUNTS:
+        _count(report.get(key), f"'report.{key}'")
+    seconds = report.get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+        raise MalformedCheckpoint(f"'report.seconds' is {_shown(seconds)}, not a duration")
+    for refused in _list(report.get("refused"), "'report.refused'"):
+        entry = _object(refused, "an entry of 'report.refused'")
+        if set(entry) != {"file", "line", "reason"}:
+            raise MalformedCheckpoint(f"an entry of 'report.refused' has the keys {sorted(entry)}")
+        _text(entry["file"], "'report.refused[].file'")
+        _count(entry["line"], "'report.refused[].line'")
+        _text(entry["reason"], "'report.refused[].reason'")
+    for name, lines in _object(report.get("refused_lines"), "'report.refused_lines'").items():
+        for line in _list(lines, f"'report.refused_lines.{name}'"):
+            _count(line, f"a line of 'report.refused_lines.{name}'")
+    return top
+
+
+def _disagreement(committed: list[str], report: LoadReport, files: list[Path]) -> str | None:
+    """What in the checkpoint contradicts itself or the dataset's files (None: nothing): the
+    load commits the files in order, so the committed ones are the dataset's first files,
+    and the refusals it records are in those files."""
+    names = [path.name for path in files]
+    for number, name in enumerate(committed, 1):
+        if number > len(names) or names[number - 1] != name:
+            where = (
+                f"the dataset's file {number} is {names[number - 1]}"
+                if number <= len(names)
+                else "the dataset has fewer"
+            )
+            return f"lists {name} as committed file {number}, but {where}"
+    outside = sorted(set(report.refused_lines) - set(committed))
+    if outside:
+        return f"records refused lines of {outside[0]}, a file it does not list as committed"
+    listed = sum(len(lines) for lines in report.refused_lines.values())
+    if listed != report.refused_count:
+        return f"counts {report.refused_count:,} refused documents but lists {listed:,}"
+    return None
 
 
 class TeeLog:

@@ -11,6 +11,7 @@ from docbench import paths, runlock
 from docbench.core.units import count_label, parse_count
 from docbench.workloads.options import (
     check_variants,
+    data_dir_callback,
     results_dir_or_default,
     system_options,
     systems_callback,
@@ -41,7 +42,9 @@ def command() -> click.Command:
         "data_dir",
         type=click.Path(path_type=Path, exists=True, readable=True),
         default=None,
-        help="Any directory of ndjson files instead of a generated scale.",
+        callback=data_dir_callback,
+        help="Any directory of ndjson files instead of a generated scale (not inside "
+        "docbench's work directory, $DOCBENCH_HOME/work).",
     )
     @click.option(
         "--tries",
@@ -119,6 +122,7 @@ def bench_commands() -> list[click.Command]:
         "data_dir",
         type=click.Path(path_type=Path, exists=True),
         default=None,
+        callback=data_dir_callback,
         help="A dataset directory instead of the --scale one.",
     )
     @click.option(

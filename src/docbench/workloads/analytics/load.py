@@ -207,6 +207,19 @@ def _document_lines(
     return kept
 
 
+def offered_lines(path: Path) -> int:
+    """How many lines of a file the driver offers to an engine: every line but the empty ones
+    (nothing, or only JSON whitespace), counted as :func:`batches` and the whole-file paths
+    count them. A resumed load checks its checkpoint's claims against this."""
+    offered = 0
+    for block in iter_line_batches(path):
+        if block and _all_start_with_brace(block):
+            offered += len(block)
+        else:
+            offered += sum(1 for line in block if line.strip(JSON_WHITESPACE))
+    return offered
+
+
 def batches(path: Path, size: int, report: LoadReport) -> Iterator[Batch]:
     pending: list[bytes] = []
     numbers: list[int] | None = None

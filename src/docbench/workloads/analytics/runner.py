@@ -19,6 +19,7 @@ import logging
 import os
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from docbench.answers import AnswerCheck, check_answer
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.common import Variant
 from docbench.contracts.engine import Engine
+from docbench.core.ownership import claim_directory, protect_directory
 from docbench.core.redact import redact_text
 from docbench.core.units import parse_count
 from docbench.dataset.baselines import dataset_baselines
@@ -52,7 +54,7 @@ from docbench.systems import REGISTERED, adapter_variants, engine_class, open_en
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
 from docbench.workloads.analytics.expected import answers_without
-from docbench.workloads.analytics.load import LoadReport, load_files
+from docbench.workloads.analytics.load import LoadReport, load_files, offered_lines
 from docbench.workloads.analytics.worker import QueryRun, run_query_in_worker
 
 log = logging.getLogger(__name__)
@@ -105,6 +107,9 @@ def run_analytics(request: RunRequest) -> int:
     """Run every planned (system, variant); the exit status is 0 only when every run the user
     asked for completed (an unavailable system that was named explicitly counts as failed)."""
     results.check_writable(request.results_dir)
+    for kept in (request.results_dir, request.data_dir):  # never cleared, wherever they are
+        if kept is not None:
+            protect_directory(kept)
     runs, failures = plan_runs(request)
     if not runs:
         console.print(
@@ -116,6 +121,7 @@ def run_analytics(request: RunRequest) -> int:
         console.print(f"[red]Not started: {refused}[/red]\n(see `docbench plan --scale {request.scale}`)")
         return 2
     dataset = prepare_dataset(request)
+    protect_directory(dataset.path)
     written = []
     for name, variant in runs:
         document = run_or_skip(name, variant, dataset, request)
@@ -272,6 +278,7 @@ def run_system(
     document = base_document(system, dataset, request)
     console.rule(f"{engine.display_name} / {variant.name}")
     try:
+        claim_directory(engine.workdir)
         engine.start()
         document["version"] = engine.version() or "unknown"
         document["environment"]["versions"] = engine.versions()
@@ -339,6 +346,13 @@ def generated_line_counts(data_dir: Path, answers: dict[str, Any]) -> dict[str, 
         and entry.sha256
         and found.get(entry.name) == entry.sha256
     }
+
+
+def offered_counter(dataset: Dataset) -> Callable[[Path], int]:
+    """The lines the load offers from a file, as a resumed load checks its checkpoint: from
+    the generator's manifest when it wrote the file, else counted in the file."""
+    known = generated_documents(dataset)
+    return lambda path: known[path.name] if path.name in known else offered_lines(path)
 
 
 def keep_for_resume(engine: Engine, document: dict[str, Any]) -> bool:
@@ -417,7 +431,7 @@ def load_phase(
     checkpoint = LoadCheckpoint(system.engine.workdir, dataset.fingerprint, system.name, system.variant.name)
     resumed = None
     if request.resume:
-        resumed, why = checkpoint.resume(system.count)
+        resumed, why = checkpoint.resume(system.count, dataset.files, offered_counter(dataset), system.name)
         console.print(f"[dim]{system.name}/{system.variant.name}: {why}[/dim]")
     if resumed is None:
         system.create()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import shutil
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from docbench import paths, results
 from docbench.contracts import storage_documents as documents
 from docbench.contracts.common import BatchRejected, Variant
 from docbench.contracts.storage import StorageMatrixTarget
+from docbench.core.ownership import claim_directory, remove_owned_tree
 from docbench.core.redact import redact_text
 from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
@@ -106,7 +106,7 @@ def run_storage(request: StorageRequest) -> int:
                 url = request.urls.get(name)
                 _say(f"{name}/{variant.name}: FAILED: {redact_text(str(error), url)}")
                 log.debug("%s", redact_text(traceback.format_exc(), url))
-    shutil.rmtree(documents_dir(request), ignore_errors=True)
+    _remove_documents(request)
     return 1 if failed else 0
 
 
@@ -142,7 +142,7 @@ def run_variant(name: str, variant: Variant, request: StorageRequest, version: s
         path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, label)
     workdir = (request.work_dir or paths.work_dir()) / f"storage-{name}-{variant.name}"
     clear_work_directory(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
+    claim_directory(workdir)
     target: StorageMatrixTarget = required_adapter_class(name, WORKLOAD)(
         open_engine(name, workdir, request.urls.get(name)), variant
     )
@@ -265,13 +265,21 @@ def documents_dir(request: StorageRequest) -> Path:
     return (request.work_dir or paths.work_dir()) / "storage-documents"
 
 
+def _remove_documents(request: StorageRequest) -> None:
+    """The payload files of the run are removed when it is done -- if docbench made their
+    directory (its mark) and it holds neither data nor results."""
+    refusal = remove_owned_tree(documents_dir(request))
+    if refusal:
+        _say(f"docbench left {documents_dir(request)} as it is: {refusal}")
+
+
 def _payload_file(entropy: str, size: int, request: StorageRequest) -> Path:
     """The payloads of a cell, generated once per run and shared by every (system, variant):
     every payload is exactly ``size`` ASCII bytes, so the file is rows x size bytes."""
     path = documents_dir(request) / f"{request.seed}-{entropy}-{size}-{request.rows}.bin"
     if path.exists() and path.stat().st_size == request.rows * size:
         return path
-    path.parent.mkdir(parents=True, exist_ok=True)
+    claim_directory(path.parent)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "wb") as handle:
         for _key, payload in documents.rows(entropy, size, request.rows, request.seed):

@@ -44,6 +44,7 @@ from docbench.contracts.common import NotSupported
 from docbench.contracts.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.throughput import NativeReference, ThroughputRun
 from docbench.contracts.updates import UpdatesTarget
+from docbench.core.ownership import claim_directory
 from docbench.core.units import count_label, parse_count
 from docbench.systems import (
     REGISTERED,
@@ -502,7 +503,7 @@ def run_variant(
             path, previous = latest
     workdir = paths.work_dir() / WORKLOAD / f"{name}-{variant.name}"
     clear_work_directory(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
+    claim_directory(workdir)
     target: UpdatesTarget = required_adapter_class(name, "updates")(
         open_engine(name, workdir, request.urls.get(name)), variant
     )

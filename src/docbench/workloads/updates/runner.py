@@ -28,6 +28,7 @@ from typing import Any
 from docbench import paths, results
 from docbench.contracts import ycsb
 from docbench.contracts.updates import UpdatesTarget
+from docbench.core.ownership import claim_directory
 from docbench.core.units import count_label, parse_count
 from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
@@ -310,7 +311,7 @@ def run_updates(
             started = time.perf_counter()
             workdir = work_dir / f"{name}-{variant.name}"
             clear_work_directory(workdir)
-            workdir.mkdir(parents=True, exist_ok=True)
+            claim_directory(workdir)
             engine = open_engine(name, workdir, url)
             target = required_adapter_class(name, WORKLOAD)(engine, variant)
             document = results.result_header(WORKLOAD, engine, variant, label, availability.version)
