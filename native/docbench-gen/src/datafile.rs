@@ -155,7 +155,8 @@ pub fn dirty_line(o: &mut Vec<u8>, start: usize, rate: f64, rng: &mut Rng) -> Op
 /// fixed parameters, hard and dirty lines included), so any change to what the generator writes
 /// changes the version recorded in dataset.json.
 pub fn full_version() -> String {
-    const N: u64 = 3_000;
+    // Long enough to hold some of the rarer content too (long image descriptions: ~9).
+    const N: u64 = 30_000;
     let tg = TextGen::new();
     let mut g = Gen::new(12_345, 1, 0, N, &tg);
     let mut clock = Clock::new(12_345, 1, N);
@@ -220,6 +221,45 @@ mod tests {
         assert!(hard_positions(1, 1, 1_000_000, 0.0).is_empty());
         let n: usize = (2..200).map(|f| hard_positions(1, f, 1_000_000, 1e-6).len()).sum();
         assert!((150..=250).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn documents_of_4_kib_and_more_in_nearly_every_duckdb_row_group() {
+        // The published DuckDB 1.1.3 sizes need ~35 per million (README, "DuckDB"); each is a
+        // post whose images carry long descriptions, each description at most 2,000
+        // graphemes (the Bluesky app's limit; at most 3 bytes a grapheme here).
+        const ROWS: u64 = 122_880;
+        let (files, docs) = (2u64, 1_000_000u64);
+        let tg = TextGen::new();
+        let (mut large, mut groups_without) = (0, 0);
+        for file in 1..=files {
+            let mut g = Gen::new(1, file, (file - 1) * docs, docs, &tg);
+            let mut clock = Clock::new(1, file, docs);
+            let mut o = Vec::with_capacity(1 << 16);
+            let mut in_group = 0;
+            for i in 1..=docs {
+                o.clear();
+                g.event(&mut o, clock.next());
+                if o.len() > 4096 {
+                    large += 1;
+                    in_group += 1;
+                    let doc: serde_json::Value = serde_json::from_slice(&o).unwrap();
+                    let record = &doc["commit"]["record"];
+                    let embed = &record["embed"];
+                    let images = embed["images"].as_array().or(embed["media"]["images"].as_array()).unwrap();
+                    for image in images {
+                        assert!(image["alt"].as_str().unwrap().len() <= 6_000);
+                    }
+                }
+                if i % ROWS == 0 {
+                    groups_without += (in_group == 0) as u32;
+                    in_group = 0;
+                }
+            }
+        }
+        let per_million = large as f64 / files as f64;
+        assert!((20.0..=55.0).contains(&per_million), "{per_million} per million");
+        assert!(groups_without <= 1, "{groups_without} of 16 row groups without one");
     }
 
     #[test]

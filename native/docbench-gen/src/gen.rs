@@ -45,6 +45,16 @@ pub const DEEP_LEVELS: usize = 1000;
 /// Text size of the `long_text` hard document.
 pub const LONG_TEXT_BYTES: usize = 50_000;
 
+/// Share of image embeds whose author describes every image at length (transcribed
+/// screenshots and comics). They make the real stream's documents of 4 KiB and more, about 35
+/// per million events (inferred from the published DuckDB sizes): nearly every DuckDB row group
+/// (122,880 rows) holds one, which is why DuckDB 1.1.3 stored JSONBench's events uncompressed
+/// (README, "DuckDB").
+pub const DESCRIBED_IMAGES: f64 = 0.018;
+/// Length of such a description in graphemes, log-uniform between a paragraph and the Bluesky
+/// app's limit of 2,000 graphemes.
+pub const LONG_ALT_GRAPHEMES: (f64, f64) = (200.0, 2000.0);
+
 #[derive(Clone, Copy)]
 enum FacetVal {
     Mention(u64),
@@ -87,6 +97,9 @@ pub struct Gen<'t> {
     tg: &'t TextGen,
     pub rng: Rng,
     pub hard_rng: Rng,
+    /// Decides and writes the long image descriptions: its own stream, so that the rare long
+    /// documents leave every other document as the main stream makes it.
+    alt_rng: Rng,
     kinds: Vec<KindSpec>,
     /// One alias table per mix segment.
     kind_alias: Vec<Alias>,
@@ -112,6 +125,7 @@ pub struct Gen<'t> {
     batch: Option<Batch>,
     pending_account: Option<u64>,
     txt: Vec<u8>,
+    alt: Vec<u8>,
     fval: Vec<u8>,
     url: Vec<u8>,
     facets: Vec<Facet>,
@@ -174,6 +188,7 @@ impl<'t> Gen<'t> {
             tg,
             rng: Rng::new(seed, file, 1),
             hard_rng: Rng::new(seed, file, 2),
+            alt_rng: Rng::new(seed, file, 6),
             kind_alias,
             kinds,
             users,
@@ -246,6 +261,7 @@ impl<'t> Gen<'t> {
             batch: None,
             pending_account: None,
             txt: Vec::with_capacity(64 * 1024),
+            alt: Vec::with_capacity(8 * 1024),
             fval: Vec::with_capacity(1024),
             url: Vec::with_capacity(256),
             facets: Vec::with_capacity(16),
@@ -714,22 +730,29 @@ impl<'t> Gen<'t> {
         } else {
             4
         };
+        let described = self.alt_rng.chance(DESCRIBED_IMAGES);
         o.extend_from_slice(b"{\"$type\":\"app.bsky.embed.images\",\"images\":[");
         for i in 0..n {
             if i > 0 {
                 o.push(b',');
             }
             o.extend_from_slice(b"{\"alt\":");
-            if self.rng.chance(0.15) {
-                let mut txt = std::mem::take(&mut self.txt);
+            // The main stream draws the same whether or not the images are described.
+            let short = self.rng.chance(0.15);
+            let mut txt = std::mem::take(&mut self.txt);
+            if short {
                 txt.clear();
                 let len = self.rng.range(10, 220) as usize;
                 self.tg.text(&mut self.rng, lang, len, &mut txt);
+            }
+            if described {
+                self.long_alt(o, lang);
+            } else if short {
                 json::str(o, &txt);
-                self.txt = txt;
             } else {
                 o.extend_from_slice(b"\"\"");
             }
+            self.txt = txt;
             o.push(b',');
             if self.rng.chance(0.93) {
                 self.aspect(o);
@@ -758,6 +781,28 @@ impl<'t> Gen<'t> {
             o.push(b'}');
         }
         o.extend_from_slice(b"]}");
+    }
+
+    /// A long image description (`LONG_ALT_GRAPHEMES`) in paragraphs, from `alt_rng`.
+    fn long_alt(&mut self, o: &mut Vec<u8>, lang: usize) {
+        let (lo, hi) = LONG_ALT_GRAPHEMES;
+        let graphemes = lo * (hi / lo).powf(self.alt_rng.f64());
+        let target = self.tg.scaled_len(lang, graphemes);
+        let mut alt = std::mem::take(&mut self.alt);
+        alt.clear();
+        loop {
+            let paragraph = self.alt_rng.range(150, 700) as usize;
+            self.tg.text(&mut self.alt_rng, lang, paragraph.min(target - alt.len()), &mut alt);
+            while alt.last().is_some_and(|&b| b == b'\n' || b == b' ') {
+                alt.pop();
+            }
+            if alt.len() + 2 >= target {
+                break;
+            }
+            alt.extend_from_slice(b"\n\n");
+        }
+        json::str(o, &alt);
+        self.alt = alt;
     }
 
     fn video(&mut self, o: &mut Vec<u8>, lang: usize) {
@@ -1338,6 +1383,8 @@ impl<'t> Gen<'t> {
     /// A hard document: a valid, well-formed post create at time `t` that some systems refuse.
     pub fn hard_event(&mut self, o: &mut Vec<u8>, t: u64, kind: Hard) {
         std::mem::swap(&mut self.rng, &mut self.hard_rng);
+        // The regular documents after a hard one do not depend on where hard ones are.
+        let alt_rng = self.alt_rng.clone();
         let u = self.user_for(Post);
         let (ct, created, _) = self.times(t, 0.0);
         let clock = self.user_clock(u);
@@ -1346,6 +1393,7 @@ impl<'t> Gen<'t> {
         self.record_start(o, Post);
         self.post_body(o, t, u, created, TsFmt::Millis, Some(kind));
         self.commit_tail(o);
+        self.alt_rng = alt_rng;
         std::mem::swap(&mut self.rng, &mut self.hard_rng);
     }
 }

@@ -209,6 +209,12 @@ def _print_details(console: Console, m: dict) -> None:
         ("createdAt lag median (s)", f"{m['created_lag_median_s']:.1f}", f"{p['created_lag_median_s']:.0f}"),
         ("createdAt lag p90 (s)", f"{m['created_lag_p90_s']:.0f}", f"{p['created_lag_p90_s']:.0f}"),
         ("largest batch commit", str(m["max_batch"]), "20"),
+        (
+            f"DuckDB row groups ({faithfulness.DUCKDB_ROW_GROUP:,} docs) with a doc >= "
+            f"{faithfulness.LARGE_DOC_BYTES} B",
+            f"{m['row_groups_with_large_doc']:.3f}" if m["row_groups_with_large_doc"] is not None else "-",
+            "~0.98-0.99",
+        ),
     ]
     for k in ("like", "repost", "follow", "block", "delete", "identity", "post"):
         if k in m["doc_bytes"]:

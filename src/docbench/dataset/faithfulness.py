@@ -77,7 +77,18 @@ PUBLISHED_1M: dict = {
     },
     "created_lag_median_s": 26.0,
     "created_lag_p90_s": 960.0,
+    # Documents of LARGE_DOC_BYTES and more per million. Not published as such: inferred from
+    # JSONBench's DuckDB 1.1.3 sizes (about 1.0x the raw ndjson at every scale), which need one
+    # such document in nearly every row group; about 2% of row groups compressed at 100m and
+    # 0.8% at 1000m give 32-40 per million (native/docbench-gen/README.md, "DuckDB").
+    "large_docs_per_million": 35.0,
 }
+
+#: DuckDB 1.1.3 stores a whole row group's string column uncompressed when one of its strings
+#: is this long or longer (its FSST and dictionary analysis refuse it).
+LARGE_DOC_BYTES = 4096
+#: Rows of a DuckDB row group.
+DUCKDB_ROW_GROUP = 122_880
 
 #: Collections whose share and distinct users are acceptance checks.
 TOP7 = [
@@ -163,6 +174,9 @@ class Measured:
     created_lag_s: list = field(default_factory=list)
     max_batch: int = 0
     did_web: int = 0
+    large_docs: int = 0
+    row_groups: int = 0
+    row_groups_with_large_doc: int = 0
 
     def as_dict(self) -> dict:
         span_us = (self.last_time_us or 0) - (self.first_time_us or 0)
@@ -212,6 +226,10 @@ class Measured:
             "created_lag_median_s": lags[len(lags) // 2] if lags else None,
             "created_lag_p90_s": lags[int(len(lags) * 0.9)] if lags else None,
             "max_batch": self.max_batch,
+            "large_docs_per_million": 1e6 * self.large_docs / self.docs if self.docs else 0.0,
+            "row_groups_with_large_doc": (
+                self.row_groups_with_large_doc / self.row_groups if self.row_groups else None
+            ),
         }
 
 
@@ -246,6 +264,7 @@ def measure(files: Iterable[Path], gzip_sample_bytes: int | None = None, lag_sam
     loads = orjson.loads
     short_of: dict = {}
     n_creates = 0
+    large = large_in_group = groups = groups_with_large = 0
     for path in files:
         for line in open_lines(Path(path)):
             n = len(line)
@@ -267,6 +286,13 @@ def measure(files: Iterable[Path], gzip_sample_bytes: int | None = None, lag_sam
                 n += 1
             docs += 1
             doc_bytes += n
+            if n - 1 >= LARGE_DOC_BYTES:
+                large += 1
+                large_in_group += 1
+            if docs % DUCKDB_ROW_GROUP == 0:
+                groups += 1
+                groups_with_large += large_in_group > 0
+                large_in_group = 0
             t = doc["time_us"]
             if first_t is None:
                 first_t = t
@@ -336,6 +362,7 @@ def measure(files: Iterable[Path], gzip_sample_bytes: int | None = None, lag_sam
     m.size_n.update(size_n)
     m.max_batch = max(max_batch, 1 if docs else 0)
     m.did_web = did_web
+    m.large_docs, m.row_groups, m.row_groups_with_large_doc = large, groups, groups_with_large
     return m.as_dict()
 
 
@@ -421,6 +448,15 @@ def compare(measured: dict, scale_docs: int | None = None) -> list[Check]:
             p["no_collection"] / factor,
             0.10,
             "identity + account",
+        )
+    )
+    checks.append(
+        Check(
+            f"docs >= {LARGE_DOC_BYTES} B per million",
+            measured["large_docs_per_million"],
+            p["large_docs_per_million"],
+            0.5,
+            "inferred from DuckDB 1.1.3's published sizes",
         )
     )
     return checks
