@@ -206,8 +206,8 @@ def verify_before_use(path: Path, files: list[Path]) -> None:
         raise SystemExit(str(damaged)) from None
     against = " and dataset.json" if verified.manifest else ""
     console.print(
-        f"[dim]verified {verified.files} file(s), {verified.bytes / 1e6:,.1f} MB (SHA-256, compressed "
-        f"frames{against}) in {verified.seconds:.2f} s[/dim]"
+        f"[dim]Dataset {path}: verified {verified.files} file(s), {verified.bytes / 1e6:,.1f} MB (SHA-256, "
+        f"compressed frames{against}) in {verified.seconds:.2f} s[/dim]"
     )
 
 
