@@ -16,6 +16,7 @@ from analytics_suite import (
 )
 
 from docbench.contracts.common import BatchRejected
+from docbench.core.ownership import DIRECTORY_MARK
 from docbench.systems.sqlite.analytics import INDEX, SQLiteAnalytics
 from docbench.systems.sqlite.engine import SQLiteEngine
 from docbench.systems.sqlite.session import format_query_plan
@@ -138,7 +139,8 @@ class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
         system.finish_load()
 
     def check_recreated(self, system):
-        assert sorted(p.name for p in system.engine.workdir.iterdir())[0] == "docbench.sqlite"
+        files = sorted(p.name for p in system.engine.workdir.iterdir() if p.name != DIRECTORY_MARK)
+        assert files[0] == "docbench.sqlite"
 
     # ----- SQLite's own -------------------------------------------------------------------
     def test_load_settings(self, loaded: SQLiteAnalytics):
