@@ -805,6 +805,13 @@ impl<'t> Gen<'t> {
         self.alt = alt;
     }
 
+    /// One long image description in each language, for the version fingerprint.
+    pub fn long_alt_sample(&mut self, o: &mut Vec<u8>) {
+        for lang in 0..self.tg.langs.len() {
+            self.long_alt(o, lang);
+        }
+    }
+
     fn video(&mut self, o: &mut Vec<u8>, lang: usize) {
         o.extend_from_slice(b"{\"$type\":\"app.bsky.embed.video\",");
         if self.rng.chance(0.1) {
