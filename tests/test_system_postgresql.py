@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 from pathlib import Path
 
 import psycopg
@@ -21,9 +22,13 @@ from analytics_suite import (
     SQLTableCases,
     gone,
     non_empty_lines,
+    reload,
     same_documents,
+    work_dir,
 )
 
+from docbench.contracts.common import BatchRejected
+from docbench.systems import adapter_class, open_engine
 from docbench.systems.postgresql import server as pgserver
 from docbench.systems.postgresql.analytics import PostgreSQLAnalytics, copy_buffer
 from docbench.systems.postgresql.engine import PostgreSQLEngine
@@ -57,7 +62,7 @@ class TestPostgreSQL(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
     system_name = "postgresql"
     engine_type = PostgreSQLEngine
     adapter_type = PostgreSQLAnalytics
-    variant_roles = [("pglz", "default"), ("lz4", "best")]
+    variant_roles = [("pglz", "default"), ("lz4", "best"), ("jsonbench", "alt")]
     has_setup_script = True
     refused = REFUSED
     accepted = ACCEPTED
@@ -217,3 +222,106 @@ class TestPostgreSQL(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
             system.engine.stop()
         for pid in [postmaster, *children]:
             assert gone(pid), pid
+
+
+# time_us values JSONBench's index expression TO_TIMESTAMP((data ->> 'time_us')::BIGINT /
+# 1000000.0) cannot evaluate (docbench's own variants store these documents, time "none"),
+# with PostgreSQL's SQLSTATE for each.
+TIME_US_REFUSED = {
+    b'{"did": "did:plc:past", "kind": "commit", "time_us": -9000000000000000000}': "22008",
+    b'{"did": "did:plc:frac", "kind": "commit", "time_us": 1.5}': "22P02",
+    b'{"did": "did:plc:huge", "kind": "commit", "time_us": 123456789012345678901234567890}': "22003",
+}
+
+
+class TestPostgreSQLJsonBench(AnalyticsAdapterSuite):
+    """The variant ``jsonbench`` (JSONBench's DDL: lz4, its index created before the load, its
+    TO_TIMESTAMP time column, VACUUM ANALYZE after the load) on the session's server: every real
+    event loaded, the five answers, JSONBench's size measurement, and its own refusals."""
+
+    system_name = "postgresql"
+    engine_type = PostgreSQLEngine
+    adapter_type = PostgreSQLAnalytics
+    variant_roles = TestPostgreSQL.variant_roles
+    has_setup_script = True
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def variant(cls) -> str:
+        return "jsonbench"
+
+    def check_explain(self, system, number, plan):
+        assert json.loads(plan)[0]["Plan"]["Node Type"]
+
+    def check_storage(self, system, size):
+        assert size.detail["compression"] == "lz4"
+        # JSONBench's index_size.sh (the index's main fork) is what index_bytes says
+        assert size.index == size.detail["index_relation_bytes"] > 0
+        assert size.total == size.data + size.index  # JSONBench's total_size.sh = data + index
+
+    def test_the_index_is_created_before_the_load(self, loaded, real_files):
+        conn = loaded.engine.admin_connection()
+
+        def index_bytes() -> int:
+            return int(conn.execute("SELECT pg_relation_size(%s::regclass)", (loaded.index,)).fetchone()[0])
+
+        try:
+            loaded.create()
+            assert loaded.count() == 0
+            indexes = conn.execute(
+                "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index "
+                "WHERE indrelid = %s::regclass",
+                (loaded.table,),
+            ).fetchall()
+            assert [name for name, _ in indexes] == [loaded.index]
+            assert (
+                "to_timestamp((((((data ->> 'time_us'::text))::bigint)::numeric / 1000000.0))::double precision)"
+                in indexes[0][1]
+            )
+            empty = index_bytes()
+            load_files(loaded.loader(), real_files, PostgreSQLAnalytics.load_batch_size)
+            assert index_bytes() > empty  # COPY maintained it row by row
+            loaded.finish_steps.clear()
+            loaded.finish_load()
+            assert [step["step"] for step in loaded.finish_steps] == [f"VACUUM ANALYZE {loaded.table}"]
+        finally:
+            reload(loaded, real_files)
+
+    def test_the_planner_uses_the_index(self, loaded):
+        spec = {**loaded.session_spec(), "session_settings": {"enable_seqscan": "off"}}
+        session = PostgreSQLAnalytics.open_session(spec)
+        try:
+            for number, query in enumerate(loaded.queries()[1:], start=2):
+                assert loaded.check_plan(number, session.explain(number, query)) is None
+        finally:
+            session.close()
+
+    @pytest.mark.parametrize("name", ["postgresql", "postgresql18"])
+    def test_a_time_us_to_timestamp_refuses_is_a_refusal(self, name, server_url, real_files, tmp_path):
+        """JSONBench's behaviour: the insert fails in the index expression; the load driver
+        records the document as refused (file, line, PostgreSQL's reason) and keeps the rest."""
+        good = non_empty_lines(real_files)[:50]
+        lines = [*good[:10], *TIME_US_REFUSED, *good[10:]]
+        path = tmp_path / "time_us.jsonl"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        base = work_dir(f"{name}-jsonbench")
+        engine = open_engine(name, base / "work", server_url(name))
+        adapter = adapter_class(name, "analytics")
+        system = adapter(engine, adapter.variant_named("jsonbench"))
+        try:
+            engine.start()
+            system.create()
+            report = load_files(system.loader(), [path], PostgreSQLAnalytics.load_batch_size)
+            assert report.refused_lines == {path.name: {11, 12, 13}}
+            reasons = [refusal.reason for refusal in report.refused]
+            assert [reason.rsplit("[SQLSTATE ", 1)[1].rstrip("]") for reason in reasons] == list(
+                TIME_US_REFUSED.values()
+            )
+            assert "timestamp out of range" in reasons[0]
+            assert system.count() == len(good)
+            with pytest.raises(BatchRejected, match="SQLSTATE 22008"):
+                system.loader().load_batch([good[0], next(iter(TIME_US_REFUSED))])
+        finally:
+            system.release()
+            engine.stop()
+            shutil.rmtree(base, ignore_errors=True)

@@ -5,7 +5,8 @@ The server (managed cluster or the user's, by URL) is the engine's (``engine.py`
 adapter creates its table in docbench's own database there, loads it (``loader.py``: COPY FROM
 STDIN) and queries it (``session.py``: the query worker's session).
 
-The DDL (``ddl.sql``) and the queries (``queries.sql``) are plain SQL files next to this module.
+The DDL (``ddl.sql``; the variant ``jsonbench`` uses JSONBench's own, ``ddl-jsonbench.sql``) and
+the queries (``queries.sql``) are plain SQL files next to this module.
 """
 
 from __future__ import annotations
@@ -43,6 +44,13 @@ VARIANTS: list[Variant] = [
         settings={"compression": "pglz"},
     ),
     Variant("lz4", "JSONB column, TOAST compression lz4", role="best", settings={"compression": "lz4"}),
+    Variant(
+        "jsonbench",
+        "JSONBench's configuration: lz4, its index (time as TO_TIMESTAMP) created before the load, "
+        "VACUUM ANALYZE after it (ddl-jsonbench.sql)",
+        role="alt",
+        settings={"compression": "lz4", "ddl": "ddl-jsonbench.sql"},
+    ),
 ]
 
 
@@ -62,10 +70,14 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
         self.table = f"bluesky_{variant.name}"
         self.index = f"{self.table}_paths"
         self.compression = str(variant.settings.get("compression", "pglz"))
+        # The schema file: docbench's ddl.sql, or another one next to it (JSONBench's own).
+        self.ddl_file = str(variant.settings.get("ddl", "ddl.sql"))
 
     # ----- loading -----------------------------------------------------------------------
     def _ddl(self) -> tuple[list[str], list[str]]:
-        return read_ddl(self.engine.system_file("ddl.sql"), table=self.table, compression=self.compression)
+        return read_ddl(
+            self.engine.system_file(self.ddl_file), table=self.table, compression=self.compression
+        )
 
     def create(self) -> None:
         conn = self.engine.admin_connection()
@@ -123,11 +135,14 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
             "SELECT pg_total_relation_size(c.oid), pg_table_size(c.oid), pg_indexes_size(c.oid),"
             " pg_relation_size(c.oid),"
             " CASE WHEN c.reltoastrelid <> 0 THEN pg_total_relation_size(c.reltoastrelid) END,"
-            " pg_database_size(current_database())"
+            " pg_database_size(current_database()),"
+            " pg_relation_size(to_regclass(%s))"
             " FROM pg_class c WHERE c.oid = %s::regclass",
-            (self.table,),
+            (self.index, self.table),
         ).fetchone()
-        total, data, index, heap, toast, database = (int(v) if v is not None else None for v in row)
+        total, data, index, heap, toast, database, index_main = (
+            int(v) if v is not None else None for v in row
+        )
         compressed = conn.execute(
             f"SELECT count(*) FILTER (WHERE pg_column_compression(data) IS NOT NULL), count(*)"
             f" FROM {self.table}"
@@ -136,6 +151,9 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
             "heap_bytes": heap,
             "toast_bytes": toast,
             "database_bytes": database,
+            # JSONBench's index_size.sh: the main fork of the index alone (index_bytes, from
+            # pg_indexes_size, adds its other forks: none for a B-tree that never freed a page).
+            "index_relation_bytes": index_main,
             "compression": self.compression,
             "compressed_documents": int(compressed[0]),
             "documents": int(compressed[1]),

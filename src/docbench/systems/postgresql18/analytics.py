@@ -1,5 +1,6 @@
 """PostgreSQL 18 in the analytics workload (JSONB, pglz and lz4 TOAST compression,
-composite expression index): the postgresql system's adapter on the chroot's server."""
+composite expression index; JSONBench's own DDL as the variant jsonbench): the postgresql
+system's adapter and variants on the chroot's server."""
 
 from __future__ import annotations
 
