@@ -120,9 +120,11 @@ def _fingerprint(home: Path, data: Path) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def _run_argv(data: Path, system: str, variant: str, results: Path, url: str | None) -> list[str]:
+def _run_argv(
+    data: Path, system: str, variant: str, results: Path, url: str | None, keep: bool = True
+) -> list[str]:
     argv = ["run", "--data", str(data), "--systems", system, "--variants", variant]
-    argv += ["--tries", "1", "--results", str(results), "--keep-databases"]
+    argv += ["--tries", "1", "--results", str(results), *(["--keep-databases"] if keep else [])]
     return argv + ([f"--{system}-url", url] if url else [])
 
 
@@ -283,12 +285,12 @@ def test_data_inside_the_work_directory_is_refused_and_kept(
     shutil.copytree(generated, inside)
     before = _files_under(inside)
 
-    run = _docbench(home, *_run_argv(inside, "duckdb", "default", tmp_path / "results", None))
+    run = _docbench(home, *_run_argv(inside, "duckdb", "default", tmp_path / "results", None, keep=False))
 
+    assert _files_under(inside) == before
     assert run.returncode == 2, run.stdout[-3000:]
     refusal = _lines_about(run.stdout, "Invalid value for '--data'")
     assert len(refusal) == 1 and "inside docbench's work directory" in refusal[0], run.stdout
-    assert _files_under(inside) == before
     assert not list((tmp_path / "results").glob("*.json"))  # nothing ran
 
 
@@ -300,12 +302,12 @@ def test_results_inside_the_work_directory_are_refused_and_kept(
     (results / "analytics.earlier.json").write_text('{"an": "earlier result"}\n')
     before = _files_under(results)
 
-    run = _docbench(home, *_run_argv(generated, "duckdb", "default", results, None))
+    run = _docbench(home, *_run_argv(generated, "duckdb", "default", results, None, keep=False))
 
+    assert _files_under(results) == before
     assert run.returncode == 2, run.stdout[-3000:]
     refusal = _lines_about(run.stdout, "Invalid value for '--results'")
     assert len(refusal) == 1 and "inside docbench's work directory" in refusal[0], run.stdout
-    assert _files_under(results) == before
 
 
 def test_a_results_directory_where_a_work_directory_goes_is_never_wiped(
@@ -320,8 +322,37 @@ def test_a_results_directory_where_a_work_directory_goes_is_never_wiped(
     (kept / "analytics.duckdb.default.json").write_text('{"an": "earlier result"}\n')
     before = _files_under(workdir)
 
-    run = _docbench(home, *_run_argv(generated, "duckdb", "default", tmp_path / "results", None))
+    run = _docbench(home, *_run_argv(generated, "duckdb", "default", tmp_path / "results", None, keep=False))
 
+    assert _files_under(workdir) == before
     assert run.returncode == 1, run.stdout[-3000:]  # the duckdb run could not take place
     assert len(_lines_about(run.stdout, f"{workdir} exists and was not created by docbench")) >= 1, run.stdout
-    assert _files_under(workdir) == before
+
+
+def test_cleanup_removes_a_marked_directory_only_and_never_what_it_protects(tmp_path: Path) -> None:
+    """The guard every cleanup goes through: a directory without docbench's mark, or one that
+    holds a protected directory (the run's --data or --results), stays as it is."""
+    from docbench.core.ownership import ForeignDirectory, claim_directory, protect_directory
+    from docbench.systems.server import clear_work_directory
+
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "dataset.ndjson").write_text("{}\n")
+    clear_work_directory(foreign)
+    assert (foreign / "dataset.ndjson").exists()
+    with pytest.raises(ForeignDirectory, match="was not created by docbench"):
+        claim_directory(foreign)  # not taken over either
+
+    holding = tmp_path / "holding"
+    claim_directory(holding)
+    (holding / "results").mkdir()
+    (holding / "results" / "analytics.json").write_text("{}\n")
+    protect_directory(holding / "results")
+    clear_work_directory(holding)
+    assert (holding / "results" / "analytics.json").exists()
+
+    owned = tmp_path / "owned"
+    claim_directory(owned)
+    (owned / "docbench.duckdb").write_bytes(b"\0")
+    clear_work_directory(owned)
+    assert not owned.exists()

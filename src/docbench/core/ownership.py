@@ -92,10 +92,10 @@ def removal_refusal(path: Path) -> str | None:
     directory above it, or it holds a protected directory (the run's data or results)."""
     path = path.resolve()
     if not any((folder / DIRECTORY_MARK).is_file() for folder in (path, *path.parents)):
-        return f"{path} has no {DIRECTORY_MARK} mark: docbench did not create it"
+        return f"it has no {DIRECTORY_MARK} mark (docbench did not create it)"
     inside = sorted(str(kept) for kept in _protected if kept == path or path in kept.parents)
     if inside:
-        return f"{path} holds {', '.join(inside)} (data or results of this run)"
+        return f"it holds {', '.join(inside)} (the data or results of this run)"
     return None
 
 
