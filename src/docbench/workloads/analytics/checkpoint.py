@@ -4,11 +4,14 @@ After each file is committed (``Loader.commit_file``: one transaction, or a stag
 attached at once), the load driver's state is written atomically to ``load-checkpoint.json``
 in the variant's work directory, beside the database; every refusal also goes to
 ``load-refusals.tsv`` there. ``docbench run --resume`` after a kill (of docbench or of the
-server) reads the checkpoint, asks the engine for its own count and continues at the first
-file not committed when the two agree: the engine then holds exactly the documents of the
-committed files minus the refused ones, none twice, none lost. When they disagree (a system
-whose file loads are not atomic was killed mid-file, or the database is gone) the load starts
-over, and says why.
+server) reads the checkpoint as a claim, not a fact: it must have the shape written here, the
+files it lists as committed must be the dataset's first files in order, and the documents of
+those files -- their lines, from the generator's manifest or counted in the files, less the
+refusals it records -- must be what the engine counts and what the checkpoint itself says.
+Then the load continues at the first file not committed: the engine holds exactly the
+documents of the committed files minus the refused ones, none twice, none lost. Anything else
+(a checkpoint edited or damaged, a system whose file loads are not atomic killed mid-file, a
+database that is gone) makes the load start over, with one line that says why.
 """
 
 from __future__ import annotations
