@@ -143,6 +143,25 @@ def git_revision(path: Path) -> str | None:
     return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
+def process_start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, field 22 of /proc/PID/stat); None
+    if there is no such process or it is a zombie (dead, not yet reaped). A PID is reused,
+    (PID, start time) is not: a process is known by both."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return None if fields[0] in ("Z", "X") else int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def boot_id() -> str:
+    """This boot's id: a (PID, start time) from another boot names no process of this one."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
 def own_peak_rss() -> int:
     """Peak resident memory of this process so far (bytes): docbench's own cost, without the
     engines' servers and the query worker processes."""

@@ -9,6 +9,7 @@ with ``Engine.runs_as_cluster``; the others refuse ``--nodes`` above 1 before an
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -92,15 +93,20 @@ PHASES = ("load", "queries")
 
 
 def parse_kill(value: str) -> NodeKill:
-    """``load``, ``queries``, ``load@10`` (seconds after the phase started)."""
-    phase, _, delay = value.partition("@")
+    """``load``, ``queries``, ``load@10`` (seconds after the phase started, 0 or more)."""
+    phase, at, delay = value.partition("@")
     if phase not in PHASES:
         raise ValueError(f"{value!r}: give load or queries, optionally @SECONDS (e.g. load@5)")
+    if not at:
+        return NodeKill(phase)
     try:
-        seconds = float(delay.rstrip("s")) if delay else 5.0
+        seconds = float(delay.removesuffix("s"))
     except ValueError:
-        raise ValueError(f"{value!r}: the delay after @ is a number of seconds") from None
-    return NodeKill(phase, max(0.0, seconds))
+        raise ValueError(f"{value!r}: the delay after @ is a number of seconds (e.g. {phase}@5)") from None
+    # A negative delay is not "at once": it is a typo, and a fault plan must say what it does.
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"{value!r}: the delay after @ must be 0 or more seconds (e.g. {phase}@5)")
+    return NodeKill(phase, seconds)
 
 
 def requested_kill() -> NodeKill | None:

@@ -56,6 +56,64 @@ def redact_url(url: str) -> str:
     return scheme + rest
 
 
+def _authority_end(rest: str) -> int:
+    """Where the authority (``user:password@host:port``) of a URL's part after ``scheme://``
+    ends for every URL parser: at the first ``/``, ``?`` or ``#``."""
+    return min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+
+
+def at_encoded(url: str) -> str:
+    """The URL with each ``@`` of its password percent-encoded: the password ends at the
+    *last* ``@`` of the authority, as docbench reads and redacts it, where libpq would end it
+    at the first (and connect to a host that is the rest of the password) and pymongo
+    refuses it. Any other URL (or a ``key=value`` string) is returned unchanged."""
+    head, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = _authority_end(rest)
+    authority, tail = rest[:end], rest[end:]
+    if authority.count("@") < 2:
+        return url
+    userinfo, _, hosts = authority.rpartition("@")
+    return f"{head}://{userinfo.replace('@', '%40')}@{hosts}{tail}"
+
+
+# What cuts a URL short when a password holds it unencoded (an "@" only where a "/", "?" or
+# "#" comes before the last "@": alone it is read to the last "@", see at_encoded).
+_BREAKING = {"@": "%40", "/": "%2F", "?": "%3F", "#": "%23"}
+# A host with its optional port, as an authority ends ("127.0.0.1:5432", "[::1]", "h").
+_HOST = re.compile(r"(?:[^:\[\]]*|\[[0-9A-Fa-f:.]*\])(?::[0-9]*)?")
+# What follows the last "@" of a URL cut short by its password: the host and port that the
+# password hid ("127.0.0.1:5432/db"), not a path holding an "@" ("/mail@example").
+_HOST_AND_PORT = re.compile(r"(?:[^/?#@:\[\]]+|\[[0-9A-Fa-f:.]+\]):[0-9]+(?:[/?#].*)?")
+
+
+def unencoded_userinfo(url: str) -> str | None:
+    """Why ``url`` will not connect where it says, when a ``/``, ``?`` or ``#`` in its
+    password (not percent-encoded) ends the authority early: every client then reads a piece
+    of the password as the host ("failed to resolve host"). Says what to percent-encode,
+    never the password itself; None for a URL without that problem.
+
+    Ambiguous in general (``postgresql://u@h/mail@example`` is database ``mail@example``),
+    so it is said only where the URL shows it: the authority before the first ``/``/``?``/``#``
+    is not ``host[:port]`` (``u:pa/ss@h`` gives port ``pa``), or what follows the last ``@``
+    is a host and port (``u:p@ss/w@127.0.0.1:5432/db``)."""
+    _scheme, rest = _split_scheme(url)
+    end, last_at = _authority_end(rest), rest.rfind("@")
+    if last_at < end:
+        return None  # every "@" inside the authority: the password ends at the last one
+    host = rest[:end].rpartition("@")[2]
+    if _HOST.fullmatch(host) and not _HOST_AND_PORT.fullmatch(rest[last_at + 1 :]):
+        return None
+    userinfo = rest[:last_at]
+    found = [char for char in _BREAKING if char in userinfo.partition(":")[2]]
+    if not found:
+        return None
+    chars = " or ".join(f"'{char}'" for char in found)
+    codes = ", ".join(_BREAKING[char] for char in found)
+    return f"the URL's password seems to contain {chars}: percent-encode it ({codes})"
+
+
 def url_secrets(url: str | None) -> list[str]:
     """The password of a URL as written and as decoded (the form a driver may echo), and the
     values of its password query parameters. The password ends at the last ``@``, as in

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from docbench import procstats
 from docbench.contracts.cluster import requested_shape
 from docbench.results.compat import upgrade
 from docbench.results.environment import machine_slug, stamp
@@ -24,6 +26,13 @@ RESULT_FORMAT = 2
 # Free space a results directory must have before a run starts (results are small; a full
 # disk is what this catches).
 MIN_FREE_BYTES = 16 << 20
+# What a result file holds from the moment its name is reserved until the run writes the
+# result: who reserved it. Never an empty file: a run killed before writing its result
+# leaves this, which no reader takes for a result (it has no workload nor system), and the
+# next run in the directory removes it once the process that reserved it is gone.
+RESERVATION_KEY = "docbench_reservation"
+# Result files up to this size are looked at for abandoned reservations (a result is larger).
+_RESERVATION_MAX_BYTES = 4096
 
 
 class ResultsUnwritable(Exception):
@@ -31,80 +40,239 @@ class ResultsUnwritable(Exception):
 
 
 def new_result_path(results_dir: Path, workload: str, system: str, variant: str, label: str) -> Path:
-    """A new file name for a run; reserved at once (exclusive create), so two runs started in
-    the same second never share a file."""
+    """A new file name for a run, reserved at once: created holding the reservation (this
+    process's identity), atomically and only if no file has that name, so two runs started
+    in the same second never share a file, and no kill leaves an empty result file."""
     results_dir.mkdir(parents=True, exist_ok=True)
     base = f"{workload}.{system}.{variant}.{label}.{machine_slug()}.{stamp()}"
+    reservation = {
+        RESERVATION_KEY: _this_process(),
+        "note": "the name of a docbench run's result, written when the run ends",
+    }
     for attempt in range(1000):
         path = results_dir / (f"{base}.json" if attempt == 0 else f"{base}-{attempt + 1}.json")
         try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            if _reserve(path, reservation):
+                return path
+        except OSError:
+            # A directory that takes no file now: writing the result there fails too, and
+            # write_or_keep keeps it elsewhere, saying why (the run's result is not lost).
             return path
-        except FileExistsError:
-            continue
     raise ResultsUnwritable(f"no free result file name for {base} in {results_dir}")
 
 
-def write_atomically(path: Path, document: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _reserve(path: Path, reservation: dict[str, Any]) -> bool:
+    """Create ``path`` holding the reservation (False: the name is taken); on a full disk,
+    which has no room for it, an empty file reserves the name."""
+    try:
+        return _create_new(path, reservation)
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        return True
+    except FileExistsError:
+        return False
+
+
+def _this_process() -> dict[str, Any]:
+    pid = os.getpid()
+    return {
+        "pid": pid,
+        "start_time": procstats.process_start_time(pid),
+        "boot_id": procstats.boot_id(),
+        "machine": machine_slug(),
+    }
+
+
+def _create_new(path: Path, document: dict[str, Any]) -> bool:
+    """Write ``document`` to ``path`` only if no file has that name (False: taken), whole or
+    not at all: a complete temporary file linked to the name."""
+    temporary = _write_temporary(path, document)
+    try:
+        os.link(temporary, path)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as error:
+        if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
+        return _create_new_without_links(path, temporary)  # a file system without hard links
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _create_new_without_links(path: Path, temporary: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(temporary.read_bytes())
+    return True
+
+
+def _write_temporary(path: Path, document: dict[str, Any]) -> Path:
+    """The document in a hidden file beside ``path``, on disk (fsync). Its name carries this
+    process's PID: a kill's leftover is removed by the next run (release_abandoned)."""
     data = orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+    temporary = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        temporary.chmod(0o644)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
+    return temporary
+
+
+def write_atomically(path: Path, document: dict[str, Any]) -> None:
+    """The document at ``path``, whole or not at all (a temporary file renamed over it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = _write_temporary(path, document)
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def os_reason(error: OSError) -> str:
+    """``No space left on device (ENOSPC)``: the OS's words and the error's name."""
+    name = errno.errorcode.get(error.errno or 0)
+    return f"{error.strerror or error}" + (f" ({name})" if name else "")
 
 
 def write_or_keep(path: Path, document: dict[str, Any], keep_dir: Path) -> Path | None:
     """Write the result; when the results directory fails (read-only, full disk), keep it in
-    ``keep_dir`` (docbench's own work directory) instead, so a finished run is not lost; when
-    that fails too, print it to stderr. Returns where it went (None: only stderr)."""
+    ``keep_dir`` (docbench's own work directory) instead, so a finished run is not lost, and
+    say so on stderr (the OS's reason, both paths): the caller counts the run as failed, its
+    result is not where it was asked for. When that fails too, print the result to stderr.
+    Returns where it went (None: only stderr)."""
     try:
         write_atomically(path, document)
         return path
     except OSError as error:
+        reason = os_reason(error)
         kept = keep_dir / path.name
-        document.setdefault("warnings", []).append(
-            f"could not write {path} ({error.strerror or error}); kept at {kept}"
-        )
-        _unlink_if_empty(path)
+        document.setdefault("warnings", []).append(f"could not write {path} ({reason}); kept at {kept}")
+        _release(path)
         try:
             write_atomically(kept, document)
-            return kept
         except OSError as second:
             print(
-                f"could not write the result to {path} nor to {kept} ({second.strerror or second}); "
-                "here it is:",
+                f"error: could not write the result to {path} ({reason}) nor to {kept} "
+                f"({os_reason(second)}); here it is:",
                 file=sys.stderr,
             )
             print(orjson.dumps(document, option=orjson.OPT_NON_STR_KEYS).decode(), file=sys.stderr)
             return None
+        print(
+            f"error: could not write the result to {path}: {reason}; it is saved at {kept} instead "
+            "(make room or fix the directory, then move it there; or give another --results)",
+            file=sys.stderr,
+        )
+        return kept
 
 
-def _unlink_if_empty(path: Path) -> None:
+def _reservation_of(path: Path) -> dict[str, Any] | None:
+    """Who reserved ``path`` when it still holds a reservation (not a result), else None."""
+    try:
+        if path.stat().st_size > _RESERVATION_MAX_BYTES:
+            return None
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    owner = document.get(RESERVATION_KEY) if isinstance(document, dict) else None
+    return owner if isinstance(owner, dict) else None
+
+
+def _release(path: Path) -> None:
+    """Remove ``path`` if it still holds this process's reservation (or is empty: the
+    reservation of an earlier docbench version)."""
     with contextlib.suppress(OSError):
-        if path.exists() and path.stat().st_size == 0:
+        if path.stat().st_size == 0 or _reservation_of(path) == _this_process():
             path.unlink()
 
 
 @contextlib.contextmanager
 def reserved(path: Path) -> Iterator[Path]:
-    """A result file name reserved by new_result_path, released again (the empty file
+    """A result file name reserved by new_result_path, released again (the reservation
     removed) if the run ends without writing it (an error, Ctrl-C, a signal)."""
     try:
         yield path
     finally:
-        _unlink_if_empty(path)
+        _release(path)
+
+
+def _gone(owner: dict[str, Any]) -> bool:
+    """Whether the process that made a reservation has ended (False when that cannot be
+    told: another machine's, or without its start time)."""
+    if owner.get("machine") != machine_slug() or owner.get("start_time") is None:
+        return False
+    if owner.get("boot_id") != procstats.boot_id():
+        return True
+    pid = owner.get("pid")
+    return not isinstance(pid, int) or procstats.process_start_time(pid) != owner["start_time"]
+
+
+def _pid_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return procstats.process_start_time(pid) is None  # a zombie
+
+
+def _abandoned(path: Path) -> str | None:
+    """What the result file ``path`` is when a killed run left it (None: a result, or the
+    reservation of a run that still runs)."""
+    try:
+        if path.stat().st_size == 0:
+            return "an empty result file: a run killed before writing its result"
+    except OSError:
+        return None
+    owner = _reservation_of(path)
+    if owner is None or not _gone(owner):
+        return None
+    return f"the name reserved by docbench PID {owner.get('pid')}, which ended without writing its result"
+
+
+def abandoned_files(results_dir: Path) -> list[tuple[Path, str]]:
+    """What killed runs left in a results directory, each with what it is: reservations of
+    processes that have ended, empty result files (an earlier docbench version reserved names
+    that way) and temporary files of processes that have ended (a write cut short)."""
+    found = [(path, what) for path in sorted(results_dir.glob("*.json")) if (what := _abandoned(path))]
+    for path in sorted(results_dir.glob(".*.tmp")):
+        pid = path.name.removesuffix(".tmp").split(".")[-2]
+        if pid.isdigit() and _pid_gone(int(pid)):
+            found.append((path, f"a result write of docbench PID {pid} cut short"))
+    return found
+
+
+def release_abandoned(results_dir: Path) -> list[str]:
+    """Remove what killed runs left in the directory (abandoned_files); a note for each."""
+    notes = []
+    for path, what in abandoned_files(results_dir):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            notes.append(f"removed {path}: {what}")
+    return notes
 
 
 def check_writable(results_dir: Path, min_free: int = MIN_FREE_BYTES) -> None:
-    """Raise ResultsUnwritable unless results can be written there (before any load starts)."""
+    """Raise ResultsUnwritable unless results can be written there (before any load starts);
+    what killed runs left there is removed first, each with a note on stderr."""
+    with contextlib.suppress(OSError):
+        for note in release_abandoned(results_dir):
+            print(f"note: {note}", file=sys.stderr)
     try:
         results_dir.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=results_dir, prefix=".docbench-probe-")

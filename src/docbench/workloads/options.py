@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,44 @@ from docbench.systems import REGISTERED, UnknownSystem, all_engines, check_names
 
 
 def split_list(value: str | None) -> list[str] | None:
-    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+    """The items of a comma-separated option value (None: not given). An empty item (``1,,2``,
+    a trailing comma, an empty value) or an item given twice is refused (click.BadParameter):
+    either is a typo, and dropping or repeating it silently would run something else than
+    what was asked."""
+    if value is None:
+        return None
+    items = [item.strip() for item in value.split(",")]
+    if not any(items):
+        raise click.BadParameter(f"{value!r}: give at least one value")
+    empty = next((number for number, item in enumerate(items, 1) if not item), None)
+    if empty is not None:
+        raise click.BadParameter(f"{value!r}: item {empty} is empty (a stray comma?)")
+    _refuse_repeats(value, items)
+    return items
+
+
+def _refuse_repeats(value: str, items: list[Any]) -> None:
+    seen: set[Any] = set()
+    for item in items:
+        if item in seen:
+            raise click.BadParameter(f"{value!r}: {item} is given twice")
+        seen.add(item)
+
+
+def list_callback(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[str] | None:
+    """``split_list`` as a click callback (a plain comma-separated option, e.g. --variants)."""
+    return split_list(value)
+
+
+class FiniteFloat(click.FloatRange):
+    """A FloatRange that also refuses nan and inf (which pass every bound): a duration of
+    ``inf`` never ends, one of ``nan`` compares false with everything."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 def systems_callback(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[str] | None:
@@ -161,6 +199,7 @@ def count_list(minimum: int = 1) -> Callable[[click.Context, click.Parameter, An
         values = [convert(ctx, param, part) for part in split_list(value) or []]
         if not values:
             raise click.BadParameter("give at least one value")
+        _refuse_repeats(value, values)  # 1000,1k: the same count twice
         return values
 
     return convert_list
@@ -187,6 +226,22 @@ def _warn_password_in_argv(ctx: click.Context, param: click.Parameter, value: st
     return value
 
 
+def url_callback(several: bool) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    """A --<system>-url's check (``several``: comma-separated node URLs): a password that
+    would cut the URL elsewhere is refused with what to encode (the password never shown),
+    before a client reports a host that is a piece of it; then the `ps` warning."""
+    from docbench.core.redact import unencoded_userinfo
+
+    def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        for url in (value.split(",") if several else [value]) if value else []:
+            problem = unencoded_userinfo(url.strip())
+            if problem:
+                raise click.BadParameter(problem)
+        return _warn_password_in_argv(ctx, param, value)
+
+    return callback
+
+
 def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--systems, --variants, --results, --resume and every server's --<system>-url."""
     for engine in reversed(all_engines()):
@@ -196,7 +251,7 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 default=None,
                 metavar="URL",
                 show_envvar=True,
-                callback=_warn_password_in_argv,
+                callback=url_callback(engine.runs_as_cluster),
                 envvar=f"DOCBENCH_{engine.name.upper()}_URL",
                 help=f"Run against this {engine.display_name} server (e.g. {engine.url_example}"
                 f"{'; several node URLs comma-separated' if engine.runs_as_cluster else ''}); "
@@ -218,7 +273,7 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
     command = click.option(
         "--variants",
         default=None,
-        callback=lambda c, p, v: split_list(v),
+        callback=list_callback,
         help="Comma-separated variants (default: all of each system).",
     )(command)
     command = click.option(

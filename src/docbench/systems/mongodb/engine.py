@@ -25,7 +25,7 @@ from typing import Any
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
 from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
-from docbench.core.redact import redact_text, redact_url
+from docbench.core.redact import at_encoded, redact_text, redact_url
 
 # docbench's own database on the server: every collection it makes lives there.
 DATABASE = "docbench"
@@ -52,7 +52,8 @@ def mongo_client(uri: str, **options: Any):
         "appname": "docbench",
         **options,
     }
-    return pymongo.MongoClient(uri, **settings)
+    # pymongo refuses an unencoded "@" in the password: it ends at the last "@", as elsewhere.
+    return pymongo.MongoClient(at_encoded(uri), **settings)
 
 
 def ferretdb_version(info: dict[str, Any]) -> str | None:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from docbench.contracts.common import Availability, NotSupported, command_version
 from docbench.contracts.engine import Engine
 from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
-from docbench.core.redact import redact_text, redact_url
+from docbench.core.redact import at_encoded, redact_text, redact_url
 from docbench.systems.postgresql import server as pgserver
 
 if TYPE_CHECKING:
@@ -111,15 +111,7 @@ def libpq_url(url: str) -> str:
     connect to host ``ss@host`` (and say so in its error, half the password with it). docbench
     ends the password at the *last* ``@`` of the authority, as its redaction does.
     """
-    head, sep, rest = url.partition("://")
-    if not sep:
-        return url  # a key=value conninfo string: libpq's own syntax
-    end = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
-    authority, tail = rest[:end], rest[end:]
-    if authority.count("@") < 2:
-        return url
-    userinfo, _, hosts = authority.rpartition("@")
-    return f"{head}://{userinfo.replace('@', '%40')}@{hosts}{tail}"
+    return at_encoded(url)  # a key=value conninfo string (libpq's own syntax) stays as it is
 
 
 def is_local_host(params: dict[str, Any]) -> bool:

@@ -10,8 +10,10 @@ import click
 from docbench import paths, runlock
 from docbench.core.units import count_label, parse_count
 from docbench.workloads.options import (
+    FiniteFloat,
     check_variants,
     data_dir_callback,
+    list_callback,
     results_dir_or_default,
     system_options,
     systems_callback,
@@ -57,7 +59,7 @@ def command() -> click.Command:
         "--timeout",
         default=600.0,
         show_default=True,
-        type=click.FloatRange(min=0, min_open=True),
+        type=FiniteFloat(min=0, min_open=True),
         help="Seconds per query try.",
     )
     @click.option(
@@ -115,7 +117,7 @@ def command() -> click.Command:
 
 def bench_commands() -> list[click.Command]:
     @click.command("load")
-    @click.option("--systems", "system_names", default=None)
+    @click.option("--systems", "system_names", default=None, callback=systems_callback)
     @click.option("--scale", default="1m", show_default=True, callback=_scale)
     @click.option(
         "--data",
@@ -132,14 +134,13 @@ def bench_commands() -> list[click.Command]:
         type=click.IntRange(min=1),
         help="Loads per side (alternating); the minimum is compared.",
     )
-    def bench_load(system_names: str | None, scale: str, data_dir: Path | None, repeat: int) -> None:
+    def bench_load(system_names: list[str] | None, scale: str, data_dir: Path | None, repeat: int) -> None:
         """docbench's load of the dataset (hard documents included) against each system's
         native bulk load of its clean twin (same seed, --hard-rate 0): time and ratio."""
         from docbench.workloads.analytics.loadbench import bench_load_overhead
-        from docbench.workloads.options import split_list
 
         with runlock.hold(paths.work_dir()):
-            bench_load_overhead(split_list(system_names), scale=scale, data_dir=data_dir, repeat=repeat)
+            bench_load_overhead(system_names, scale=scale, data_dir=data_dir, repeat=repeat)
 
     return [bench_load]
 
@@ -154,7 +155,7 @@ def top_commands() -> list[click.Command]:
         callback=systems_callback,
         help="Comma-separated systems [the default ones].",
     )
-    @click.option("--variants", default=None, help="Comma-separated variants [all].")
+    @click.option("--variants", default=None, callback=list_callback, help="Comma-separated variants [all].")
     @click.option(
         "--compress",
         type=click.Choice(["none", "zstd"]),
@@ -172,7 +173,7 @@ def top_commands() -> list[click.Command]:
     def plan(
         scale: str,
         system_names: list[str] | None,
-        variants: str | None,
+        variants: list[str] | None,
         compress: str,
         results_dir: Path | None,
     ) -> None:
@@ -180,12 +181,9 @@ def top_commands() -> list[click.Command]:
         scales on this machine; exits 1 when the disk cannot hold it (nothing is started)."""
         from docbench.core.console import report_console
         from docbench.workloads.analytics.plan import make_plan, print_plan, refusal
-        from docbench.workloads.options import split_list
 
-        check_variants("analytics", system_names, split_list(variants))
-        made = make_plan(
-            scale, system_names, split_list(variants), [results_dir_or_default(results_dir)], compress
-        )
+        check_variants("analytics", system_names, variants)
+        made = make_plan(scale, system_names, variants, [results_dir_or_default(results_dir)], compress)
         print_plan(made, report_console())
         raise SystemExit(1 if refusal(made) else 0)
 

@@ -126,10 +126,11 @@ def run_analytics(request: RunRequest) -> int:
     for name, variant in runs:
         document = run_or_skip(name, variant, dataset, request)
         written.append(Path(document["_path"]))
-        failures += 0 if document.get("complete") else 1
+        # A result kept elsewhere (the results directory failed: said on stderr) is a failure.
+        failures += 0 if document.get("complete") and written[-1].parent == request.results_dir else 1
     from docbench.workloads.analytics.report import print_analytics_report
 
-    print_analytics_report([request.results_dir], only=written)
+    print_analytics_report(written, only=written)  # the files, wherever they were kept
     return 1 if failures else 0
 
 
@@ -147,12 +148,9 @@ def run_or_skip(name: str, variant: Variant, dataset: Dataset, request: RunReque
     with results.reserved(path):
         document = results.scrub(run_system(name, variant, dataset, request, path), request.urls.get(name))
         kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
-    if kept is None:
-        console.print(f"[red]could not write {path} anywhere: the result is on stderr[/red]")
+    if kept is None:  # printed on stderr (write_or_keep says why)
         document["complete"] = False
-    elif kept != path:
-        console.print(f"[red]could not write {path}; the result is kept at {kept}[/red]")
-    else:
+    elif kept == path:
         console.print(f"[green]wrote[/green] {path}")
     document["_path"] = str(kept or path)
     return document

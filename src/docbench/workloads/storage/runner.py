@@ -183,8 +183,9 @@ def _measure_variant(
             clear_work_directory(workdir)
     document["finished_at"] = results.now_iso()
     document["complete"] = True
-    if results.write_or_keep(path, document, paths.work_dir() / "unsaved-results") is None:
-        document["complete"] = False
+    saved = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+    # A result kept elsewhere (the results directory failed: said on stderr) is a failure.
+    document["complete"] = saved is not None and saved.parent == request.results_dir
     return document
 
 

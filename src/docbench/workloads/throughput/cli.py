@@ -9,10 +9,12 @@ import click
 
 from docbench.contracts.mixes import MIXES
 from docbench.workloads.options import (
+    FiniteFloat,
     check_variants,
     choices,
     count_list,
     count_type,
+    list_callback,
     results_dir_or_default,
     system_options,
     systems_callback,
@@ -52,14 +54,14 @@ def command() -> click.Command:
         "--duration",
         default=30.0,
         show_default=True,
-        type=click.FloatRange(min=0, min_open=True),
+        type=FiniteFloat(min=0, min_open=True),
         help="Measured seconds per run.",
     )
     @click.option(
         "--warmup",
         default=5.0,
         show_default=True,
-        type=click.FloatRange(min=0),
+        type=FiniteFloat(min=0),
         help="Seconds run before measuring (not counted).",
     )
     @click.option(
@@ -80,7 +82,7 @@ def command() -> click.Command:
     @click.option(
         "--rate",
         default=None,
-        type=click.FloatRange(min=0, min_open=True),
+        type=FiniteFloat(min=0, min_open=True),
         help="Target operations per second in all (Poisson schedule; latency measured "
         "from each operation's intended start).",
     )
@@ -89,7 +91,7 @@ def command() -> click.Command:
         "progress_s",
         default=5.0,
         show_default=True,
-        type=click.FloatRange(min=0, min_open=True),
+        type=FiniteFloat(min=0, min_open=True),
         help="Seconds between progress lines.",
     )
     @click.option(
@@ -186,15 +188,20 @@ def bench_commands() -> list[click.Command]:
         help="Systems (those with a native tool get the ratio) [the systems that run "
         "by default and have a native tool].",
     )
-    @click.option("--variants", default=None, help="Comma-separated variants [each system's first].")
+    @click.option(
+        "--variants",
+        default=None,
+        callback=list_callback,
+        help="Comma-separated variants [each system's first].",
+    )
     @click.option("--docs", default="100k", show_default=True, callback=count_type(1))
     @click.option("--clients", default="1,8,32", show_default=True, callback=count_list(1))
     @click.option("--scenario", "scenarios", default="cpu,io", show_default=True, callback=choices(SCENARIOS))
     @click.option(
         "--mix", "mixes", default="read-only,read-write", show_default=True, callback=choices(list(MIXES))
     )
-    @click.option("--duration", default=20.0, show_default=True, type=click.FloatRange(min=1))
-    @click.option("--warmup", default=5.0, show_default=True, type=click.FloatRange(min=0))
+    @click.option("--duration", default=20.0, show_default=True, type=FiniteFloat(min=1))
+    @click.option("--warmup", default=5.0, show_default=True, type=FiniteFloat(min=0))
     @click.option(
         "--repeat",
         default=2,
@@ -219,7 +226,7 @@ def bench_commands() -> list[click.Command]:
     )
     def bench_throughput(
         system_names: list[str],
-        variants: str | None,
+        variants: list[str] | None,
         docs: int,
         clients: list[int],
         scenarios: list[str],
@@ -235,15 +242,14 @@ def bench_commands() -> list[click.Command]:
         no-op ceiling against the best engine figure."""
         from docbench import paths, runlock
         from docbench.core.console import report_console
-        from docbench.workloads.options import split_list
         from docbench.workloads.throughput.bench import bench_throughput as run_bench
         from docbench.workloads.throughput.runner import ThroughputRequest
 
         system_names = system_names or native_tool_systems()
-        check_variants("updates", system_names, split_list(variants))
+        check_variants("updates", system_names, variants)
         request = ThroughputRequest(
             system_names=system_names,
-            variants=split_list(variants),
+            variants=variants,
             docs=docs,
             clients=clients,
             duration_s=duration,

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from docbench import procstats
 from docbench.contracts.mixes import WRITES
 from docbench.workloads.throughput import histograms
 from docbench.workloads.throughput.clients import WorkerConfig
@@ -93,11 +94,37 @@ class DriverError(RuntimeError):
     pass
 
 
-def _wait_ready(events, workers: list, count: int) -> list[int]:
+class ServerDied(DriverError):
+    """The server the clients talk to has ended (the message names it and its PID)."""
+
+
+@dataclass(frozen=True)
+class ServerWatch:
+    """The server process a run needs, known by PID and start time (a PID is reused): its
+    death ends the run at once, instead of after the clients' and the checks' timeouts."""
+
+    name: str
+    pid: int
+    start_time: int | None
+
+    @classmethod
+    def of(cls, name: str, pid: int | None) -> ServerWatch | None:
+        """The watch of process ``pid`` (None: no server process, an embedded engine)."""
+        return None if pid is None else cls(name, pid, procstats.process_start_time(pid))
+
+    def check(self) -> None:
+        """Raise ServerDied when the process has ended (a zombie counts as ended)."""
+        if procstats.process_start_time(self.pid) != self.start_time:
+            raise ServerDied(f"{self.name} server (PID {self.pid}) died during the run")
+
+
+def _wait_ready(events, workers: list, count: int, watch: ServerWatch | None = None) -> list[int]:
     connect_ns: list[int] = []
     ready = 0
     deadline = time.monotonic() + READY_TIMEOUT_S
     while ready < count:
+        if watch is not None:
+            watch.check()
         try:
             message = events.get(timeout=1.0)
         except queue_module.Empty:
@@ -116,10 +143,13 @@ def drive(
     on_progress: Callable[[str], None] | None = None,
     during: Callable[[float], None] | None = None,
     on_ready: Callable[[], None] | None = None,
+    watch: ServerWatch | None = None,
 ) -> dict[str, Any]:
     """Run the clients; the merged figures (see ``summarize``). ``on_ready()`` runs once every
     client has connected, before the start; ``during(t)`` is called from the driver's own
-    loop about every 0.1 s with the seconds since start (tests use it to inject a stall)."""
+    loop about every 0.1 s with the seconds since start (tests use it to inject a stall).
+    ``watch``: the server, checked as often; its death stops the clients and raises
+    ServerDied."""
     context = multiprocessing.get_context("spawn")
     events = context.Queue()
     go = context.Event()
@@ -137,18 +167,41 @@ def drive(
     for worker in workers:
         worker.start()
     try:
-        connect_ns = _wait_ready(events, workers, len(workers))
+        connect_ns = _wait_ready(events, workers, len(workers), watch)
         if on_ready is not None:
             on_ready()
         start_at.value = time.monotonic_ns() + int(START_DELAY_S * 1e9)
         go.set()
+        if watch is not None:
+            during = _watching(watch, during)
         intervals, finals = _collect(events, workers, configs, request, start_at.value, on_progress, during)
+    except BaseException:
+        _stop(workers)  # nothing more to measure: not the rest of the run's duration
+        raise
     finally:
         for worker in workers:
             worker.join(timeout=30)
             if worker.is_alive():
                 worker.kill()
     return summarize(request, intervals, finals, connect_ns)
+
+
+def _watching(watch: ServerWatch, during: Callable[[float], None] | None) -> Callable[[float], None]:
+    def check(seconds: float) -> None:
+        watch.check()
+        if during is not None:
+            during(seconds)
+
+    return check
+
+
+def _stop(workers: list) -> None:
+    """End the client workers now (SIGTERM; their compiled clients die with them)."""
+    for worker in workers:
+        if worker.is_alive():
+            worker.terminate()
+    for worker in workers:
+        worker.join(timeout=5)
 
 
 def _collect(events, workers, configs, request, start_ns, on_progress, during):

@@ -45,7 +45,7 @@ from docbench.contracts.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.throughput import NativeReference, ThroughputRun
 from docbench.contracts.updates import UpdatesTarget
 from docbench.core.ownership import claim_directory
-from docbench.core.units import count_label, parse_count
+from docbench.core.units import count_label
 from docbench.systems import (
     REGISTERED,
     adapter_class,
@@ -56,7 +56,7 @@ from docbench.systems import (
 )
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.throughput import memcap
-from docbench.workloads.throughput.driver import DriveRequest, drive
+from docbench.workloads.throughput.driver import DriveRequest, ServerDied, ServerWatch, drive
 from docbench.workloads.throughput.report import final_report
 
 WORKLOAD = "throughput"
@@ -283,7 +283,8 @@ def run_once(
         "warmup_s": run.request.warmup_s,
     }
     # No server process: the clients' worker processes are the engine (embedded).
-    embedded_workers = target.server_pid() is None
+    watch = ServerWatch.of(target.engine.name, target.server_pid())
+    embedded_workers = watch is None
     with _io_cap(target, run, embedded_workers) as cap:
         files = cap.procs_files() if cap and embedded_workers else []
         budget = _budget(run, embedded=bool(files))
@@ -301,7 +302,7 @@ def run_once(
             reference = _native_under_cap(native_tool, run, cap, budget)
             if cap is not None:
                 cap.lift()
-        count_before = _count(target)
+        count_before = _count(target, watch)
         target.release()
         started = time.perf_counter()
         summary = drive(
@@ -309,11 +310,12 @@ def run_once(
             on_progress=lambda line: _say(run.request, "  " + line),
             on_ready=(lambda: cap.cap_page_cache(budget)) if cap else None,
             during=after_warmup if cap else None,
+            watch=watch,
         )
         entry["wall_seconds"] = time.perf_counter() - started
         if cap is not None:
             entry["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and tightened[0])}
-        entry["check"] = check_counts(summary, count_before, _count(target))
+        entry["check"] = check_counts(summary, count_before, _count(target, watch))
         if native_tool is not None and reference is None:
             reference = _native_under_cap(native_tool, run, cap, budget)
         if reference is not None:
@@ -333,16 +335,18 @@ def run_once(
     return entry
 
 
-def _count(target: Any, patience_s: float = SERVER_RECOVERY_S) -> int:
+def _count(target: Any, watch: ServerWatch | None = None, patience_s: float = SERVER_RECOVERY_S) -> int:
     """The target's count; again on a fresh connection while the server does not answer, for
     up to ``patience_s`` (a server restarting after a crash, e.g. a backend the io scenario's
     cap killed, refuses connections until its recovery ends; the crash itself shows in the
-    run's failures and memory figures)."""
+    run's failures and memory figures) -- but not once the server's process is gone."""
     deadline = time.monotonic() + patience_s
     while True:
         try:
             return target.count()
         except Exception:  # noqa: BLE001 - retried until the deadline, then it propagates
+            if watch is not None:
+                watch.check()
             if time.monotonic() > deadline:
                 raise
             target.release()
@@ -551,7 +555,8 @@ def _measure_variant(
     document["finished_at"] = results.now_iso()
     document = results.scrub(document, target.engine.url)
     kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
-    document["complete"] = document["complete"] and kept is not None
+    # A result kept elsewhere (the results directory failed: said on stderr) is a failure.
+    document["complete"] = document["complete"] and kept == path
     document["_path"] = str(kept or path)
     return document
 
@@ -591,22 +596,30 @@ def _run_plan(
                     try:
                         entry = run_once(target, module_name, run, ceilings, native, path.with_suffix(""))
                     except Exception as error:  # noqa: BLE001 - recorded; the next run goes on
-                        entry = {
-                            "run_id": run.run_id,
-                            "scenario": scenario,
-                            "mix": mix,
-                            "clients": clients,
-                            "processes": processes,
-                            "error": f"{type(error).__name__}: {error}",
-                            "traceback": traceback.format_exc(limit=8),
-                        }
+                        entry = _failed_run(run, error)
                     document["runs"].append(results.scrub(entry, target.engine.url))
                     for line in final_report(document, entry):
                         _say(request, "  " + line)
                     results.write_atomically(path, document)
+                    if entry.get("server_died"):
+                        target.start()  # a new server for the next run (its data recovered)
         except NotSupported as reason:
             document["skipped"].append({"scenario": scenario, "reason": str(reason)})
             _say(request, f"  {scenario}: not run ({reason})")
+
+
+def _failed_run(run: Run, error: Exception) -> dict[str, Any]:
+    """The entry of a run that ended in ``error``; a server that died is said as it is."""
+    entry = {
+        "run_id": run.run_id,
+        "scenario": run.scenario,
+        "mix": run.mix,
+        "clients": run.clients,
+        "processes": run.processes,
+    }
+    if isinstance(error, ServerDied):
+        return entry | {"error": str(error), "server_died": True}
+    return entry | {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
 
 
 def run_throughput(request: ThroughputRequest) -> int:
@@ -664,7 +677,3 @@ def unserved_client_loop(request: ThroughputRequest) -> list[str]:
                 f"(its sessions run in: {', '.join(module.ADAPTER.client_loops)})"
             )
     return refusals
-
-
-def parse_clients(text: str) -> list[int]:
-    return [parse_count(part) for part in text.split(",") if part.strip()]

@@ -346,6 +346,8 @@ def run_updates(
                 document["complete"] = False
             else:
                 written.append(kept)
+            # A result kept elsewhere (the results directory failed: said on stderr) is a failure.
+            failures += 0 if kept == path or not document["complete"] else 1
             state = "complete" if document["complete"] else "[red]incomplete[/red]"
             console.print(f"  {state}: {kept or 'stderr'} ({document['wall_seconds']:.0f} s)")
             if not document["complete"]:
