@@ -219,17 +219,20 @@ def test_a_server_killed_during_a_throughput_run_is_noticed_at_once(tmp_path: Pa
     )
     try:
         wait_for(lambda: "progress:" in run.output(), 300, "the first run's progress")
-        postmaster = wait_for(lambda: postmaster_pid(home), 10, "the postmaster's pid file")
+        postmaster = wait_for(lambda: postmaster_pid(home), 30, "the postmaster's pid file")
         killed = time.monotonic()
         os.kill(postmaster, signal.SIGKILL)
         said = f"postgresql server (PID {postmaster}) died during the run"
-        wait_for(lambda: said in run.output(), 10, "the run to say the server died")
-        assert time.monotonic() - killed < 5
+        # Seconds, not the 120 s of patience for a server in recovery (a loaded machine's
+        # margin: the run itself says it within about 0.1 s).
+        wait_for(lambda: said in run.output(), 60, "the run to say the server died")
+        assert time.monotonic() - killed < 10
         assert run.proc.wait(timeout=120) == 1, run.output()
     finally:
         run.stop()
         shutil.rmtree(home, ignore_errors=True)
     (document,) = results.load_results([results_dir])
+    results.validate(document)
     killed_run, next_run = document["runs"]
     assert killed_run["error"] == said and killed_run["server_died"] is True
     assert next_run["check"]["verdict"] == "ok", next_run

@@ -47,6 +47,7 @@ from typing import Any
 
 from docbench import runlock
 from docbench.core.ownership import claim_directory, removal_refusal, remove_owned_tree
+from docbench.procstats import boot_id, process_start_time
 
 log = logging.getLogger(__name__)
 _RUNNING: dict[int, ManagedProcess] = {}
@@ -137,29 +138,13 @@ def demote(user: pwd.struct_passwd | None) -> Callable[[], None] | None:
 
 
 # ----- processes by identity: (boot, PID, start time), never a bare PID ---------------------
-def process_start_time(pid: int) -> int | None:
-    """When process ``pid`` started (clock ticks after boot, field 22 of /proc/PID/stat); None
-    if there is no such process or it is a zombie. A PID is reused, (PID, start time) is not."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return None if fields[0] in ("Z", "X") else int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
+# (process_start_time and boot_id: docbench.procstats, which the results use too)
 def process_cmdline(pid: int) -> str:
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return ""
     return raw.replace(b"\0", b" ").decode(errors="replace").strip()
-
-
-def boot_id() -> str:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return ""
 
 
 def _identity(pid: int, command: str = "") -> dict[str, Any]:

@@ -177,6 +177,8 @@ def drive(
         intervals, finals = _collect(events, workers, configs, request, start_at.value, on_progress, during)
     except BaseException:
         _stop(workers)  # nothing more to measure: not the rest of the run's duration
+        if watch is not None:
+            watch.check()  # clients that failed because the server died: say that
         raise
     finally:
         for worker in workers:

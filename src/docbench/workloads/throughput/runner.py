@@ -269,7 +269,12 @@ def run_once(
     ceilings: Ceilings,
     native: NativeReference | None,
     out_stem: Path,
+    watch: ServerWatch | None = None,
 ) -> dict[str, Any]:
+    """One run; ``watch``: the server's process (None: embedded), whose death ends the run
+    at once (ServerDied)."""
+    if watch is not None:
+        watch.check()
     entry: dict[str, Any] = {
         "run_id": run.run_id,
         "scenario": run.scenario,
@@ -283,7 +288,6 @@ def run_once(
         "warmup_s": run.request.warmup_s,
     }
     # No server process: the clients' worker processes are the engine (embedded).
-    watch = ServerWatch.of(target.engine.name, target.server_pid())
     embedded_workers = watch is None
     with _io_cap(target, run, embedded_workers) as cap:
         files = cap.procs_files() if cap and embedded_workers else []
@@ -583,29 +587,38 @@ def _run_plan(
             with scenario_setup(target, scenario) as what:
                 if what:
                     document.setdefault("io_setup", what)
+                watch = _watch(name, target)  # (the scenario's setup may have restarted it)
                 for _, mix, clients, processes in (p for p in plan if p[0] == scenario):
                     run = Run(scenario, mix, clients, processes, request)
                     if run.run_id in done and done[run.run_id].get("check", {}).get("verdict") == "ok":
                         document["runs"].append(done[run.run_id])
                         continue
+                    if document["runs"] and document["runs"][-1].get("server_died"):
+                        target.start()  # a new server (its data recovered) for this run
+                        watch = _watch(name, target)
                     _say(
                         request,
                         f"{name} {run.run_id}: {clients} clients in {processes} processes, "
                         f"{request.warmup_s:g} s warm-up + {request.duration_s:g} s",
                     )
                     try:
-                        entry = run_once(target, module_name, run, ceilings, native, path.with_suffix(""))
+                        entry = run_once(
+                            target, module_name, run, ceilings, native, path.with_suffix(""), watch
+                        )
                     except Exception as error:  # noqa: BLE001 - recorded; the next run goes on
                         entry = _failed_run(run, error)
                     document["runs"].append(results.scrub(entry, target.engine.url))
                     for line in final_report(document, entry):
                         _say(request, "  " + line)
                     results.write_atomically(path, document)
-                    if entry.get("server_died"):
-                        target.start()  # a new server for the next run (its data recovered)
         except NotSupported as reason:
             document["skipped"].append({"scenario": scenario, "reason": str(reason)})
             _say(request, f"  {scenario}: not run ({reason})")
+
+
+def _watch(name: str, target: UpdatesTarget) -> ServerWatch | None:
+    """The watch of the server's process as it runs now (None: embedded, or by URL)."""
+    return ServerWatch.of(name, target.server_pid())
 
 
 def _failed_run(run: Run, error: Exception) -> dict[str, Any]:
