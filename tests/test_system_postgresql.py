@@ -275,7 +275,8 @@ class TestPostgreSQLJsonBench(AnalyticsAdapterSuite):
             ).fetchall()
             assert [name for name, _ in indexes] == [loaded.index]
             assert (
-                "to_timestamp((((((data ->> 'time_us'::text))::bigint)::numeric / 1000000.0))::double precision)"
+                "to_timestamp((((((data ->> 'time_us'::text))::bigint)::numeric"
+                " / 1000000.0))::double precision)"
                 in indexes[0][1]
             )
             empty = index_bytes()

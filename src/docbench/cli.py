@@ -16,6 +16,7 @@ import click
 from docbench import paths
 from docbench.core.units import parse_count
 from docbench.workloads import DEFAULT, all_workloads
+from docbench.workloads.options import verify_option
 
 
 def _count(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
@@ -130,11 +131,12 @@ def generate(
 @click.argument("data_dir", type=click.Path(path_type=Path, exists=True))
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("--refresh", is_flag=True, help="Ignore a cached answers.json.")
-def answers(data_dir: Path, jobs: int, refresh: bool) -> None:
+@verify_option
+def answers(data_dir: Path, jobs: int, refresh: bool, verify: str) -> None:
     """Compute the exact answers of Q1-Q5 for a directory of ndjson files (no database)."""
     from docbench.dataset.oracle import answers_command
 
-    answers_command(data_dir, jobs=jobs, refresh=refresh)
+    answers_command(data_dir, jobs=jobs, refresh=refresh, verify_full=verify == "full")
 
 
 @main.command()

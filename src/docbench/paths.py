@@ -47,10 +47,17 @@ def cache_dir_for(data_dir: Path) -> Path:
     Next to the data when docbench generated that dataset (it has docbench's dataset.json);
     otherwise under docbench's home, so a directory docbench does not own is never written.
     """
-    import hashlib
-
     data_dir = data_dir.resolve()
     if data_dir.is_dir() and (data_dir / "dataset.json").exists():
         return data_dir
+    return own_cache_dir_for(data_dir)
+
+
+def own_cache_dir_for(data_dir: Path) -> Path:
+    """The place under docbench's home for derived files of a dataset, by its resolved path
+    (for data docbench did not generate, and for a generated dataset it may not write to)."""
+    import hashlib
+
+    data_dir = data_dir.resolve()
     digest = hashlib.sha1(str(data_dir).encode()).hexdigest()[:16]
     return home() / "cache" / f"{data_dir.name}-{digest}"

@@ -161,8 +161,9 @@ class AnalyticsAdapter(ABC):
     retains_structure: ClassVar[bool] = True
     # Lines per load batch (the unit that is retried and bisected on a refusal).
     load_batch_size: ClassVar[int] = 100_000
-    # Timestamp precision of query answers (microseconds; 1000 = milliseconds).
-    time_precision_us: ClassVar[int] = 1
+    # Timestamp precision of query answers (microseconds; 1000 = milliseconds); the answer
+    # checks read the adapter's, so a variant that stores coarser times sets its own.
+    time_precision_us: int = 1
     # Query numbers whose answers are approximate by design.
     approximate_queries: ClassVar[frozenset[int]] = frozenset()
     # The generator's hard-document kinds (docbench-gen, dataset/generate.py) the engine

@@ -1,4 +1,4 @@
-"""Every data file is verified before anything trusts it: one read of each file per run.
+"""Every data file is verified before anything trusts it: read once, and again only when changed.
 
 A compressed file must end where its format says it ends, or the oracle and every engine
 would read a download cut short as if the data ended there ("5/5 correct" on half the data).
@@ -23,7 +23,10 @@ there. A user's own data (no manifest) gets the structural check only.
 
 :func:`verify_dataset` is called once per run, before the oracle reads the data and before
 any engine starts (``docbench run``, ``docbench answers``); :class:`DamagedDataset` carries
-one line per damaged file.
+one line per damaged file. A file found whole gets a verification stamp (:mod:`.stamps`):
+the next run does not read it again while its size, mtime, ctime, inode and device are the
+ones stamped (its SHA-256 and format come from the stamp; the check against dataset.json is
+made again), unless ``full`` (``--verify full``) asks for every file to be read.
 """
 
 from __future__ import annotations
@@ -34,12 +37,25 @@ import time
 import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from docbench.dataset.manifest import FileEntry, Manifest, read_manifest
-from docbench.dataset.reader import compression_of, remember_hashed_sha256, sha_cache_key
+from docbench.dataset.reader import (
+    compression_of,
+    remember_hashed_sha256,
+    remember_sha256,
+    sha_cache_key,
+)
+from docbench.dataset.stamps import (
+    Identity,
+    Stamp,
+    StampFile,
+    read_stamps,
+    stamp_after_read,
+    write_stamps,
+)
 
 READ_BYTES = 1 << 20  # bytes read per call
 # Bytes given to a decompressor per call: what it returns for them stays small (the output
@@ -192,18 +208,24 @@ class FrameWalk:
 
 @dataclass(frozen=True)
 class FileFacts:
-    """One file as read: its size and SHA-256, and its damage (None when it is whole)."""
+    """One file as read (or as its stamp records it): its size and SHA-256, its damage (None
+    when it is whole) and, when whole, its stamp (None when it changed during the read)."""
 
     path: Path
     size: int
     sha256: str | None
     problem: str | None
+    compression: str = "none"
+    stamp: Stamp | None = None
 
 
 def read_and_check(path: Path) -> FileFacts:
     """Hash the file and, when it is compressed, walk its frames; one read."""
+    began_ns = time.time_ns()
+    before = os.stat(path)  # (before the format is looked at: a change after it shows)
     key = sha_cache_key(path)  # (path, size, mtime) before reading
-    fmt = FORMATS.get(compression_of(path))
+    compression = compression_of(path)
+    fmt = FORMATS.get(compression)
     digest = hashlib.sha256()
     with open(path, "rb", buffering=0) as fh:
         size = os.fstat(fh.fileno()).st_size
@@ -216,10 +238,29 @@ def read_and_check(path: Path) -> FileFacts:
             if walk is not None:
                 walk.finish()
         except Damage as damage:
-            return FileFacts(path, size, None, f"{path}: {damage}")  # (the rest is not read)
+            return FileFacts(path, size, None, f"{path}: {damage}", compression)  # (the rest is not read)
+        after = os.fstat(fh.fileno())
     sha = digest.hexdigest()
     remember_hashed_sha256(path, sha, key)
-    return FileFacts(path, size, sha, None)
+    stamp = stamp_after_read(before, after, began_ns, sha, compression)
+    return FileFacts(path, size, sha, None, compression, stamp)
+
+
+def facts_of_unchanged(path: Path, stamp: Stamp | None) -> FileFacts | None:
+    """The facts its stamp records for a file unchanged since its check (not read), else None."""
+    if stamp is None or Identity.of(os.stat(path)) != stamp.identity:
+        return None
+    remember_sha256(path, stamp.sha256)  # the oracle does not hash it either
+    return FileFacts(path, stamp.identity.size, stamp.sha256, None, stamp.compression, stamp)
+
+
+def verifier_version() -> str:
+    """A digest of the verifier's source: a stamp another version wrote is not trusted (it
+    may have let through what this one refuses)."""
+    digest = hashlib.sha256()
+    for module in ("verify.py", "stamps.py"):
+        digest.update(module.encode() + b"\0" + Path(__file__).with_name(module).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 # -- the manifest of a generated dataset ------------------------------------------------------
@@ -290,17 +331,68 @@ class Verified:
     bytes: int
     seconds: float
     manifest: bool  # checked against dataset.json
+    read: int = 0  # files read and checked in full
+    unchanged: list[Stamp] = field(default_factory=list)  # the stamps of the files not read
+    compressed: bool = False  # some file is compressed (its frames were walked)
+    full: bool = False  # every file was read, whatever its stamp (--verify full)
+    notes: list[str] = field(default_factory=list)  # about the stamps, for the user
+
+    def summary(self, data: Path) -> str:
+        """One line: how many files were read and checked, how many are known unchanged since
+        their check, and when that was."""
+        checks = ", ".join(["SHA-256"] + ["frames"] * self.compressed + ["dataset.json"] * self.manifest)
+        forced = "; --verify full" if self.full else ""
+        files = f"{self.files} file{'' if self.files == 1 else 's'}, {self.bytes / 1e6:,.1f} MB"
+        line = f"Dataset {data}: {files}: {self.read} read ({checks}{forced})"
+        if self.unchanged:
+            line += f", {len(self.unchanged)} unchanged since {self._when()} (--verify full re-reads them)"
+        return f"{line} in {self.seconds:.2f} s"
+
+    def _when(self) -> str:
+        checked = [stamp.checked_ns for stamp in self.unchanged]
+        first, last = (
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(ns / 1e9)) for ns in (min(checked), max(checked))
+        )
+        return f"their check of {first}" if first == last else f"their checks of {first} to {last}"
 
 
-def verify_dataset(data: Path, files: list[Path], jobs: int = 1) -> Verified:
-    """Read every file once (``jobs`` at a time, biggest first): SHA-256, the frames of a
-    compressed file, and, when ``data`` is a directory with ``dataset.json``, the manifest.
-    Raises :class:`DamagedDataset` naming every damaged file."""
-    started = time.perf_counter()
-    order = sorted(files, key=lambda p: -p.stat().st_size)
+def _read_what_changed(
+    files: list[Path], recorded: StampFile, full: bool, jobs: int
+) -> tuple[dict[str, FileFacts], dict[str, FileFacts]]:
+    """(the facts of every file, those of the files read): a file known unchanged since its
+    check is not read (unless ``full``); the others are, ``jobs`` at a time, biggest first."""
+    known = [] if full else [facts_of_unchanged(path, recorded.stamps.get(path.name)) for path in files]
+    facts = {fact.path.name: fact for fact in known if fact is not None}
+    order = sorted((path for path in files if path.name not in facts), key=lambda p: -p.stat().st_size)
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(order)))) as pool:
         # threads suffice: hashlib, zlib, zstandard and lz4 release the GIL while they work
-        facts = {fact.path.name: fact for fact in pool.map(read_and_check, order)}
+        read = {fact.path.name: fact for fact in pool.map(read_and_check, order)}
+    return facts | read, read
+
+
+def _record_stamps(recorded: StampFile, facts: dict[str, FileFacts], version: str) -> str | None:
+    """Write the stamps of the files found whole when they are not those recorded (whole files
+    only: a file gone from the dataset loses its stamp); a note when they cannot be."""
+    stamps = {name: fact.stamp for name, fact in facts.items() if fact.stamp is not None}
+    if stamps == recorded.stamps and recorded.problem is None:
+        return None
+    problem = write_stamps(recorded.path, stamps, version)
+    if problem is None:
+        return None
+    return f"{recorded.path}: cannot write the verification stamps ({problem}): the next run reads every file"
+
+
+def verify_dataset(data: Path, files: list[Path], jobs: int = 1, full: bool = False) -> Verified:
+    """Read every file not known unchanged since its check (every file when ``full``): its
+    SHA-256 and, when compressed, its frames; then, when ``data`` is a directory with
+    ``dataset.json``, check every file against the manifest. The files found whole get their
+    stamps. Raises :class:`DamagedDataset` naming every damaged file."""
+    started = time.perf_counter()
+    version = verifier_version()
+    recorded = read_stamps(data, version)
+    notes = [f"{recorded.path}: {recorded.problem}; every file is read again"] if recorded.problem else []
+    facts, read = _read_what_changed(files, recorded, full, jobs)
+    notes += filter(None, [_record_stamps(recorded, facts, version)])
     manifest = read_manifest(data) if Path(data).is_dir() else None
     if manifest is not None:
         problems = _manifest_problems(Path(data), manifest, facts)
@@ -308,5 +400,14 @@ def verify_dataset(data: Path, files: list[Path], jobs: int = 1) -> Verified:
         problems = _own_data_problems(facts)
     if problems:
         raise DamagedDataset(sorted(problems))
-    total = sum(fact.size for fact in facts.values())
-    return Verified(len(facts), total, time.perf_counter() - started, manifest is not None)
+    return Verified(
+        files=len(facts),
+        bytes=sum(fact.size for fact in facts.values()),
+        seconds=time.perf_counter() - started,
+        manifest=manifest is not None,
+        read=len(read),
+        unchanged=[fact.stamp for name, fact in facts.items() if name not in read and fact.stamp],
+        compressed=any(fact.compression in FORMATS for fact in facts.values()),
+        full=full,
+        notes=notes,
+    )

@@ -347,3 +347,24 @@ def check_variants(adapter_module: str, system_names: list[str] | None, variants
             f"no such variant {', '.join(unknown)} for these systems (known: {', '.join(sorted(known))})",
             param_hint="--variants",
         )
+
+
+VERIFY_ENV = "DOCBENCH_VERIFY"
+
+
+def verify_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--verify changed|full: which data files are read and checked before they are used
+    (``full`` is the ``full`` argument of :func:`docbench.dataset.verify.verify_dataset`)."""
+    return click.option(
+        "--verify",
+        "verify",
+        type=click.Choice(["changed", "full"]),
+        default="changed",
+        show_default=True,
+        show_envvar=True,
+        envvar=VERIFY_ENV,
+        help="Which data files are read and checked (SHA-256, compressed frames, dataset.json) "
+        "before use: changed = those without a verification stamp or whose size, mtime, ctime, "
+        "inode or device differ from it (the others are known unchanged since their check); "
+        "full = every file again (e.g. for suspected bit rot).",
+    )(command)

@@ -152,16 +152,17 @@ def _with_progress(
             raise SystemExit(1) from None
 
 
-def _verify_or_exit(data_dir: Path, files: list[Path], jobs: int) -> None:
-    """No answers from a damaged file: every file is read and checked first (cut short,
-    trailing garbage, not what dataset.json records; see :mod:`docbench.dataset.verify`)."""
+def _verify_or_exit(console: Console, data_dir: Path, files: list[Path], jobs: int, full: bool) -> None:
+    """No answers from a damaged file: every file is checked first (cut short, trailing
+    garbage, not what dataset.json records; see :mod:`docbench.dataset.verify`), read when it
+    changed since its last check or when ``full``; what was read goes to ``console``."""
     from rich.console import Console
 
     from docbench.dataset.verify import DamagedDataset, verify_dataset
 
     errors = Console(stderr=True)
     try:
-        verify_dataset(data_dir, files, jobs=jobs)
+        verified = verify_dataset(data_dir, files, jobs=jobs, full=full)
     except DamagedDataset as damaged:
         for line in damaged.problems:
             errors.print(line, style="red", markup=False, highlight=False, soft_wrap=True)
@@ -169,9 +170,12 @@ def _verify_or_exit(data_dir: Path, files: list[Path], jobs: int) -> None:
     except OSError as error:
         errors.print(read_error_message(error), style="red", markup=False, highlight=False, soft_wrap=True)
         raise SystemExit(1) from None
+    for note in verified.notes:  # a stamp file not used or not written, and why
+        console.print(note, style="yellow", markup=False, highlight=False, soft_wrap=True)
+    console.print(verified.summary(data_dir), style="dim", markup=False, highlight=False, soft_wrap=True)
 
 
-def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> None:
+def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False, verify_full: bool = False) -> None:
     """``docbench answers DIR``: compute (or read the cached) answers and print them, with
     how they were obtained (files scanned or reused, documents/s, peak memory)."""
     from rich.console import Console
@@ -182,7 +186,7 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False) -> Non
     if not files:
         console.print(f"[red]no data files (*.json, *.jsonl, *.ndjson[.gz|.zst|.lz4]) in {data_dir}[/red]")
         raise SystemExit(1)
-    _verify_or_exit(data_dir, files, jobs)
+    _verify_or_exit(console, data_dir, files, jobs, verify_full)
     log = ComputeLog()
     started = time.perf_counter()
     cpu_started = time.process_time()

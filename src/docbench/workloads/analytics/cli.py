@@ -18,6 +18,7 @@ from docbench.workloads.options import (
     system_options,
     systems_callback,
     urls_from,
+    verify_option,
 )
 
 
@@ -74,6 +75,7 @@ def command() -> click.Command:
         "is written, so a large scale needs the room of one database at a time). On a "
         "server given by URL docbench's database and tables always stay.",
     )
+    @verify_option
     def analytics(
         system_names: list[str] | None,
         variants: list[str] | None,
@@ -85,6 +87,7 @@ def command() -> click.Command:
         timeout: float,
         no_restart: bool,
         keep_databases: bool,
+        verify: str,
         **urls: Any,
     ) -> None:
         """JSONBench: load the Bluesky events, measure storage, run Q1-Q5 cold and hot, check
@@ -108,6 +111,7 @@ def command() -> click.Command:
                     restart_for_cold=not no_restart,
                     urls=urls_from(urls),
                     keep_databases=keep_databases,
+                    verify_full=verify == "full",
                 )
             )
         )

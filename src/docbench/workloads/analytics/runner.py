@@ -82,6 +82,9 @@ class RunRequest:
     # Keep each variant's database after its result is written (default: removed, so that a
     # large scale needs the room of one database at a time).
     keep_databases: bool = False
+    # Read every data file before use, even those known unchanged since their check
+    # (--verify full); by default only files without a matching verification stamp are read.
+    verify_full: bool = False
 
 
 @dataclass
@@ -175,7 +178,7 @@ def prepare_dataset(request: RunRequest) -> Dataset:
         files = dataset_files(path)
         if not files:
             raise SystemExit(f"no ndjson files in {path}")
-        verify_before_use(path, files)
+        verify_before_use(path, files, full=request.verify_full)
         console.print(f"Dataset {path} ({len(files)} files): computing/reading the oracle's answers")
         oracle_log = ComputeLog()
         answers = load_or_compute_answers(path, jobs=_cpu_count(), log=oracle_log)
@@ -195,18 +198,17 @@ def prepare_dataset(request: RunRequest) -> Dataset:
     return Dataset(path, label, files, answers, baselines, _manifest_summary(manifest) if manifest else None)
 
 
-def verify_before_use(path: Path, files: list[Path]) -> None:
-    """Every file is read once before the oracle or any engine trusts it: a damaged one (cut
-    short, trailing garbage, not what dataset.json records) stops the run, named."""
+def verify_before_use(path: Path, files: list[Path], full: bool = False) -> None:
+    """Every file is checked before the oracle or any engine trusts it (read when it has
+    changed since its last check, or every file when ``full``): a damaged one (cut short,
+    trailing garbage, not what dataset.json records) stops the run, named."""
     try:
-        verified = verify_dataset(path, files, jobs=_cpu_count())
+        verified = verify_dataset(path, files, jobs=_cpu_count(), full=full)
     except DamagedDataset as damaged:
         raise SystemExit(str(damaged)) from None
-    against = " and dataset.json" if verified.manifest else ""
-    console.print(
-        f"[dim]Dataset {path}: verified {verified.files} file(s), {verified.bytes / 1e6:,.1f} MB (SHA-256, "
-        f"compressed frames{against}) in {verified.seconds:.2f} s[/dim]"
-    )
+    for note in verified.notes:  # a stamp file not used or not written, and why
+        console.print(note, style="yellow", markup=False, highlight=False)
+    console.print(verified.summary(path), style="dim", markup=False, highlight=False)
 
 
 def _manifest_summary(manifest: Any) -> dict[str, Any]:
@@ -600,7 +602,6 @@ def record_query(
     run: QueryRun,
     expected: dict[str, Any],
 ) -> None:
-    cls = type(system)
     index = number - 1
     document["result"][index] = [_round(t.seconds) for t in run.tries]
     document["memory_usage"][index] = [t.peak_rss for t in run.tries]
@@ -610,8 +611,8 @@ def record_query(
     per_query["plan_warnings"].append(system.check_plan(number, run.plan))
     per_query["query_errors"].append([t.error for t in run.tries])
     per_query["query_extra"].append([t.extra for t in run.tries])
-    answer = answer_for(cls, number, run, expected)
-    alternatives = alternatives_for(number, run, expected, cls.time_precision_us)
+    answer = answer_for(system, number, run, expected)
+    alternatives = alternatives_for(number, run, expected, system.time_precision_us)
     if alternatives:
         answer["alternatives"] = alternatives
     if run.crashed:
@@ -649,7 +650,7 @@ def alternatives_for(
 
 
 def answer_for(
-    cls: type[AnalyticsAdapter], number: int, run: QueryRun, expected: dict[str, Any]
+    system: AnalyticsAdapter, number: int, run: QueryRun, expected: dict[str, Any]
 ) -> dict[str, Any]:
     answered = [t for t in run.tries if t.rows is not None and t.error is None]
     if not answered:
@@ -660,8 +661,8 @@ def answer_for(
             number,
             answered[0].rows,
             expected,
-            time_precision_us=cls.time_precision_us,
-            approximate=number in cls.approximate_queries,
+            time_precision_us=system.time_precision_us,  # (the variant's: it may differ)
+            approximate=number in system.approximate_queries,
         )
         if any(t.rows != answered[0].rows for t in answered[1:]):
             check.detail = (check.detail + "; " if check.detail else "") + "tries returned different rows"
