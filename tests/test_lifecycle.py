@@ -356,6 +356,53 @@ def test_a_stale_pid_file_naming_an_unrelated_process_leaves_it_alone(
         sleeper.wait()
 
 
+_NO_COMMAND_LINE = textwrap.dedent("""
+    import ctypes, os
+    # /bin/cat with an empty argv: a live process whose /proc/PID/cmdline is empty, as that of
+    # an exiting process is (its memory, the command line with it, goes first).
+    argv = (ctypes.c_char_p * 1)(None)
+    ctypes.CDLL(None).execve(b"/bin/cat", argv, argv)
+    os._exit(127)
+""")
+
+
+def test_a_recorded_process_whose_command_line_is_gone_is_waited_for(tmp_path: Path, capsys) -> None:
+    """A process of the pid file that is still the recorded one (same boot, PID and start time)
+    but has no command line any more is exiting -- e.g. the DuckDB worker of a query process
+    the runner has just killed (duckdb113), reaped by the next query's worker start: it is
+    stopped through its pidfd and waited for, not called "another process" and left alone."""
+    reader, writer = os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", _NO_COMMAND_LINE], stdin=reader)
+    os.close(reader)
+    try:
+        # (its command line reads empty for a moment before the first exec too: wait for cat)
+        comm = Path(f"/proc/{child.pid}/comm")
+        started = wait_for(
+            lambda: comm.read_text().strip() == "cat" and process_start_time(child.pid), 10, "exec"
+        )
+        assert process_cmdline(child.pid) == ""
+        pid_file = tmp_path / PID_FILE_NAME
+        pid_file.write_text(
+            json.dumps(
+                {
+                    "boot_id": boot_id(),
+                    "owner": {"pid": 1, "start_time": -1},
+                    "stop_signal": int(signal.SIGTERM),
+                    "processes": [{"pid": child.pid, "start_time": started, "command": f"worker {tmp_path}"}],
+                }
+            )
+        )
+        server.reap_leftovers(pid_file)
+        assert child.wait(5) == -signal.SIGTERM
+        assert not pid_file.exists()
+        assert "another process" not in capsys.readouterr().err
+    finally:
+        os.close(writer)
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 # ----- every engine's real server gets the death signal --------------------------------------
 _HOLDER = textwrap.dedent("""
     import json, sys, time

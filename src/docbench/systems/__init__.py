@@ -25,6 +25,7 @@ from docbench.contracts.engine import Engine
 REGISTERED: list[str] = [
     "clickhouse",
     "duckdb",
+    "duckdb113",
     "sqlite",
     "postgresql",
     "postgresql18",

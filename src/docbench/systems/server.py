@@ -244,8 +244,16 @@ def _reap_entry(entry: dict[str, Any], record: dict[str, Any], pid_file: Path) -
     pid = entry.get("pid")
     if not isinstance(pid, int) or process_start_time(pid) is None:
         return  # gone
-    if not _same_process(entry, record) or str(pid_file.parent) not in process_cmdline(pid):
-        _say(f"stale {pid_file}: PID {pid} is now another process ({process_cmdline(pid)[:80]}), left alone")
+    command = process_cmdline(pid)
+    stop_signal = int(record.get("stop_signal", signal.SIGTERM))
+    if _same_process(entry, record) and not command:
+        # The recorded process itself (same boot, PID and start time) with its command line
+        # gone: it is exiting (e.g. a worker whose docbench was just killed, ending by its
+        # death signal). It is waited for, not taken for another process.
+        stop_process(pid, entry["start_time"], stop_signal, LEFTOVER_STOP_TIMEOUT)
+        return
+    if not _same_process(entry, record) or str(pid_file.parent) not in command:
+        _say(f"stale {pid_file}: PID {pid} is now another process ({command[:80]}), left alone")
         return
     mine = _RUNNING.get(pid)
     if mine is not None:  # this very process runs it: stop it the ordinary way
@@ -255,9 +263,7 @@ def _reap_entry(entry: dict[str, Any], record: dict[str, Any], pid_file: Path) -
         f"stopping server PID {pid} left running in {pid_file.parent} by docbench process "
         f"{(record.get('owner') or {}).get('pid')} ({entry.get('command', '')[:80]})"
     )
-    stop_process(
-        pid, entry["start_time"], int(record.get("stop_signal", signal.SIGTERM)), LEFTOVER_STOP_TIMEOUT
-    )
+    stop_process(pid, entry["start_time"], stop_signal, LEFTOVER_STOP_TIMEOUT)
 
 
 # ----- jails: a server of another distribution's userland ------------------------------------
@@ -376,9 +382,13 @@ class ManagedProcess:
         pass_fds: Sequence[int] = (),
         pid_file: Path | None = None,
         jail: Jail | None = None,
+        pipes: bool = False,
     ) -> None:
         self.argv = list(argv)
         self.jail = jail
+        # A worker that speaks over its stdin and stdout (``proc.stdin``/``proc.stdout``, e.g.
+        # the duckdb113 system's DuckDB worker): both are pipes, its stderr goes to the log.
+        self.pipes = pipes
         self.log_path = log_path
         self.user = user
         self.env = env
@@ -398,9 +408,9 @@ class ManagedProcess:
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 self.argv,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if self.pipes else log,
+                stderr=log if self.pipes else subprocess.STDOUT,
+                stdin=subprocess.PIPE if self.pipes else subprocess.DEVNULL,
                 env=self.env,
                 cwd=self.cwd,
                 preexec_fn=child_setup(self.user, self.stop_signal, self.jail),
@@ -468,6 +478,10 @@ class ManagedProcess:
                 self.proc.wait(timeout=10)
         for entry in self._recorded[1:]:
             stop_process(entry["pid"], entry["start_time"], signal.SIGTERM, timeout)
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
         self._remove_pid_file()
         _RUNNING.pop(self.proc.pid, None)
 

@@ -103,6 +103,10 @@ class DuckDBAnalytics(AnalyticsAdapter):
         )
 
     # ----- queries -------------------------------------------------------------------------
+    def sql_names(self) -> dict[str, str]:
+        """queries.sql's table and JSON column."""
+        return {"table": TABLE, "column": "doc"}
+
     def session_spec(self) -> dict[str, Any]:
         return {"workdir": str(self.engine.workdir)}
 
