@@ -466,3 +466,34 @@ def test_every_managed_server_dies_with_the_process_that_started_it(name: str, b
         with contextlib.suppress(ProcessLookupError):
             holder.kill()
         holder.wait()
+
+
+_FORKED_WORKER = textwrap.dedent("""
+    import multiprocessing, os, sys, time
+    from docbench.runlock import exit_on_signals
+
+    def sleep(_):
+        time.sleep(60)
+
+    if __name__ == "__main__":
+        exit_on_signals()
+        context = multiprocessing.get_context("fork")
+        pool = context.Pool(1)
+        pool.map_async(sleep, [0])
+        time.sleep(1)
+        pool.terminate()  # SIGTERM to the worker, which inherited the run's handler
+        pool.join()
+        print("parent done", flush=True)
+""")
+
+
+def test_a_forked_worker_terminated_by_sigterm_does_not_speak_for_the_run() -> None:
+    """A multiprocessing worker inherits docbench's SIGTERM handler: terminated by its pool, it
+    dies by the signal quietly instead of printing "SIGTERM received: stopping the servers this
+    run started" in the middle of a run that goes on."""
+    process = subprocess.run(
+        [sys.executable, "-c", _FORKED_WORKER], capture_output=True, text=True, timeout=60
+    )
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.strip() == "parent done"
+    assert "received" not in process.stderr

@@ -119,11 +119,21 @@ def exit_on_signals() -> None:
     """SIGHUP and SIGTERM end the process as Ctrl-C does (main thread only; idempotent)."""
     if threading.current_thread() is not threading.main_thread():
         return
+    _handler_pid[:] = [os.getpid()]
     for signum in EXIT_SIGNALS:
         signal.signal(signum, _on_exit_signal)
 
 
+# The process that installed the handler: a forked child (a multiprocessing worker the pool
+# terminates with SIGTERM) inherits it, and must die by the signal quietly, not speak for the run.
+_handler_pid: list[int] = []
+
+
 def _on_exit_signal(signum: int, _frame: object) -> None:
+    if _handler_pid and os.getpid() != _handler_pid[0]:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
     # Once only: a second signal must not interrupt the shutdown the first one started
     # (stopping servers in `finally` blocks and at exit).
     if _received:
