@@ -191,6 +191,32 @@ def test_a_killed_run_leaves_no_empty_result_file_and_the_next_run_removes_its_n
     assert sorted(p.name for p in results_dir.iterdir()) == [Path(document["_path"]).name]
 
 
+def test_the_refusal_log_of_a_killed_run_goes_with_its_name(tmp_path: Path) -> None:
+    """A run killed after its first refusal leaves its refusal log (empty when the lines were
+    still in its buffer) beside its reserved name: the next run removes both, saying so; the
+    refusal log of a written result stays."""
+    from docbench.results.environment import machine_slug
+    from docbench.results.files import RESERVATION_KEY, release_abandoned
+
+    dead = {"pid": 1, "start_time": 1, "boot_id": "another boot", "machine": machine_slug()}
+    killed = tmp_path / "analytics.duckdb.default.1m.vm.20261128T000000Z.json"
+    killed.write_text(json.dumps({RESERVATION_KEY: dead}))
+    killed.with_suffix(".refused.tsv").write_text("")
+    alone = tmp_path / "analytics.chdb.lz4.1m.vm.20261128T000001Z.refused.tsv"
+    alone.write_text("file_0001.json\t3\treason\n")
+    kept = tmp_path / "analytics.sqlite.jsonb.1m.vm.20261128T000002Z.json"
+    kept.write_text(json.dumps({"system": "sqlite", "result": []}))
+    kept.with_suffix(".refused.tsv").write_text("file_0001.json\t3\treason\n")
+    notes = release_abandoned(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [kept.name, kept.with_suffix(".refused.tsv").name]
+    )
+    log_note = "the refusal log of a run killed before it wrote its result"
+    assert f"removed {killed.with_suffix('.refused.tsv')}: {log_note}" in notes
+    assert f"removed {alone}: {log_note}" in notes
+    assert any(note.startswith(f"removed {killed}: the name reserved by docbench PID 1") for note in notes)
+
+
 # ----- c. the server killed during a throughput run -----------------------------------------
 
 

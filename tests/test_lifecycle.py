@@ -477,8 +477,8 @@ _FORKED_WORKER = textwrap.dedent("""
 
     if __name__ == "__main__":
         exit_on_signals()
-        context = multiprocessing.get_context("fork")
-        pool = context.Pool(1)
+        context = multiprocessing.get_context(sys.argv[1])
+        pool = context.Pool(1, initializer=exit_on_signals)  # (as a spawned docbench import does)
         pool.map_async(sleep, [0])
         time.sleep(1)
         pool.terminate()  # SIGTERM to the worker, which inherited the run's handler
@@ -487,12 +487,18 @@ _FORKED_WORKER = textwrap.dedent("""
 """)
 
 
-def test_a_forked_worker_terminated_by_sigterm_does_not_speak_for_the_run() -> None:
-    """A multiprocessing worker inherits docbench's SIGTERM handler: terminated by its pool, it
-    dies by the signal quietly instead of printing "SIGTERM received: stopping the servers this
-    run started" in the middle of a run that goes on."""
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_a_pool_worker_terminated_by_sigterm_does_not_speak_for_the_run(
+    start_method: str, tmp_path: Path
+) -> None:
+    """A multiprocessing worker has docbench's SIGTERM handler (inherited when forked, installed
+    again by its import of docbench when spawned): terminated by its pool, it dies by the signal
+    quietly instead of printing "SIGTERM received: stopping the servers this run started" in the
+    middle of a run that goes on."""
+    script = tmp_path / "pool.py"  # (a file: spawned workers import the main module)
+    script.write_text(_FORKED_WORKER)
     process = subprocess.run(
-        [sys.executable, "-c", _FORKED_WORKER], capture_output=True, text=True, timeout=60
+        [sys.executable, str(script), start_method], capture_output=True, text=True, timeout=60
     )
     assert process.returncode == 0, process.stderr
     assert process.stdout.strip() == "parent done"

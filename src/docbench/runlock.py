@@ -125,12 +125,20 @@ def exit_on_signals() -> None:
 
 
 # The process that installed the handler: a forked child (a multiprocessing worker the pool
-# terminates with SIGTERM) inherits it, and must die by the signal quietly, not speak for the run.
+# terminates with SIGTERM) inherits it, and a spawned one installs it again when it imports
+# docbench; either must die by the signal quietly, not speak for the run.
 _handler_pid: list[int] = []
 
 
+def _is_worker() -> bool:
+    import multiprocessing
+
+    forked = bool(_handler_pid) and os.getpid() != _handler_pid[0]
+    return forked or multiprocessing.parent_process() is not None
+
+
 def _on_exit_signal(signum: int, _frame: object) -> None:
-    if _handler_pid and os.getpid() != _handler_pid[0]:
+    if _is_worker():
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return

@@ -250,6 +250,13 @@ def abandoned_files(results_dir: Path) -> list[tuple[Path, str]]:
     processes that have ended, empty result files (an earlier docbench version reserved names
     that way) and temporary files of processes that have ended (a write cut short)."""
     found = [(path, what) for path in sorted(results_dir.glob("*.json")) if (what := _abandoned(path))]
+    # The refusal log of a result never written: that of an abandoned name, or one alone (its
+    # run killed while its lines were still in the buffer leaves it empty).
+    abandoned = {path for path, _ in found}
+    for log in sorted(results_dir.glob("*.refused.tsv")):
+        result = log.with_name(log.name.removesuffix(".refused.tsv") + ".json")
+        if result in abandoned or not result.exists():
+            found.append((log, "the refusal log of a run killed before it wrote its result"))
     for path in sorted(results_dir.glob(".*.tmp")):
         pid = path.name.removesuffix(".tmp").split(".")[-2]
         if pid.isdigit() and _pid_gone(int(pid)):
