@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from analytics_suite import AnalyticsAdapterSuite, non_empty_lines
+from analytics_suite import AnalyticsAdapterSuite, non_empty_lines, real_files_of
 
 from docbench.answers import check_answer
 from docbench.contracts.common import BatchRejected
@@ -89,7 +89,7 @@ class TestClickHouse(AnalyticsAdapterSuite):
     system_name = "clickhouse"
     engine_type = ClickHouseEngine
     adapter_type = ClickHouseAnalytics
-    variant_roles = [("lz4", "default"), ("zstd", "best")]
+    variant_roles = [("lz4", "default"), ("zstd", "best"), ("jsonbench", "alt"), ("jsonbench_current", "alt")]
 
     # ----- the shared cases' hooks --------------------------------------------------------
     def check_version(self, version):
@@ -168,6 +168,39 @@ class TestClickHouse(AnalyticsAdapterSuite):
             assert system.count() == 0
         finally:
             system.release()
+
+
+@pytest.mark.parametrize("variant", ["jsonbench", "jsonbench_current"])
+def test_jsonbench_variants_create_jsonbench_tables(
+    tmp_path: Path, real_data_dir: Path, variant: str
+) -> None:
+    """jsonbench: JSONBench's DDL its sizes were measured with (the default dynamic paths,
+    ZSTD(1)), merges of at most 5 parts; jsonbench_current: its current DDL (no dynamic paths,
+    the v3 and 'advanced' serializations). The real events load and are counted in both."""
+    real_files = real_files_of(real_data_dir)
+    system = open_adapter("clickhouse", "analytics", tmp_path, variant)
+    system.create()
+    try:
+        system.native_load(real_files)
+        system.finish_load()
+        assert system.count() == len(non_empty_lines(real_files))
+        (table,) = system.engine.query(
+            "SELECT create_table_query FROM system.tables WHERE database = 'docbench' AND name = 'bluesky'"
+        ).splitlines()
+        size = system.storage()
+        assert size.detail["codec"] == "CODEC(ZSTD(1))"
+        if variant == "jsonbench":
+            assert "max_dynamic_paths" not in table and "max_parts_to_merge_at_once = 5" in table
+            # the events' paths are dynamic paths (files of their own), not shared data
+            assert "commit.record.text" in system.engine.query(
+                "SELECT arrayJoin(JSONDynamicPaths(data)) AS p FROM docbench.bluesky GROUP BY p"
+            )
+        else:
+            assert "max_dynamic_paths = 0" in table and "max_parts_to_merge_at_once = 20" in table
+            assert "object_shared_data_serialization_version = 'advanced'" in table
+            assert size.detail["table_settings"].startswith("object_serialization_version = 'v3'")
+    finally:
+        system.release()
 
 
 def test_refused_and_accepted_lines(tmp_path: Path) -> None:

@@ -25,9 +25,12 @@ from docbench.answers import check_answer
 from docbench.contracts.common import BatchRejected
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
+from docbench.systems.searchengine.filebeat import js_number_string
 from docbench.systems.searchengine.http import HttpClient
 from docbench.systems.searchengine.node import pid_alive
 from docbench.workloads.analytics.load import load_files
+from docbench.workloads.analytics.runner import answer_for
+from docbench.workloads.analytics.worker import QueryRun, TryResult
 
 HEAP = "1g"  # small heap: faster start, and tests load a thousand documents
 
@@ -252,6 +255,54 @@ class SearchEngineSuite(SearchEngineSmoke):
 class TestElasticsearch(SearchEngineSuite):
     system_name = "elasticsearch"
     update_by_query = False
+
+    def test_jsonbench_variant(self, cls_, engine_cls, node, files, answers, tmp_path):
+        """JSONBench's configuration on the class's node by URL: its index template, the
+        documents as its Filebeat sent them (time_us a millisecond date, @timestamp first, a
+        string subject renamed), every real event loaded, the five answers right within the
+        millisecond the date keeps, and judged so by the runner (the variant's precision)."""
+        system = cls_(
+            engine_cls(tmp_path / "jsonbench", url=node.engine.base_url), cls_.variant_named("jsonbench")
+        )
+        system.engine.start()
+        system.create()
+        report = load_files(system.loader(), files, cls_.load_batch_size)
+        assert report.refused_count == 0, report.refused
+        system.finish_load()
+        lines = _real_lines(files)
+        assert system.count() == len(lines)
+        client = system.engine.client()
+        mappings = client.request("GET", f"/{system.index}/_mapping")[system.index]["mappings"]
+        properties = mappings["properties"]
+        assert properties["time_us"]["type"] == properties["@timestamp"]["type"] == "date"
+        record = properties["commit"]["properties"]["record"]["properties"]
+        assert record["createdAt"]["type"] == "date"  # date detection on, as JSONBench's
+        assert record["subject"]["properties"]["value"]["type"] == "keyword"
+        index = client.request("GET", f"/{system.index}/_settings")[system.index]["settings"]["index"]
+        assert (index["codec"], index["refresh_interval"]) == ("best_compression", "30s")
+        assert index["sort"]["field"] == ["kind", "commit.operation", "commit.collection", "did", "time_us"]
+
+        follows = [json.loads(line) for line in lines if b'"app.bsky.graph.follow"' in line]
+        raw = next(d for d in follows if isinstance(d["commit"].get("record", {}).get("subject"), str))
+        hits = client.request(
+            "POST", f"/{system.index}/_search", {"query": {"term": {"commit.rkey": raw["commit"]["rkey"]}}}
+        )["hits"]["hits"]
+        source = next(h["_source"] for h in hits if h["_source"]["did"] == raw["did"])
+        assert next(iter(source)) == "@timestamp"
+        assert source["time_us"] == js_number_string(raw["time_us"] / 1000)
+        assert source["commit"]["record"]["subject"] == {"value": raw["commit"]["record"]["subject"]}
+
+        assert system.time_precision_us == 1000 and cls_.time_precision_us == 1
+        session = cls_.open_session(system.session_spec())
+        try:
+            for number, text in enumerate(system.queries(), start=1):
+                rows = session.execute(number, text).rows
+                check = check_answer(number, rows, answers, time_precision_us=1000)
+                assert check.status in ("ok", "precision"), (number, check.detail)
+                judged = answer_for(system, number, QueryRun(tries=[TryResult(rows=rows)]), answers)
+                assert judged["status"] == check.status
+        finally:
+            session.close()
 
 
 class TestElasticsearch9(SearchEngineSmoke):

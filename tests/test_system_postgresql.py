@@ -276,8 +276,7 @@ class TestPostgreSQLJsonBench(AnalyticsAdapterSuite):
             assert [name for name, _ in indexes] == [loaded.index]
             assert (
                 "to_timestamp((((((data ->> 'time_us'::text))::bigint)::numeric"
-                " / 1000000.0))::double precision)"
-                in indexes[0][1]
+                " / 1000000.0))::double precision)" in indexes[0][1]
             )
             empty = index_bytes()
             load_files(loaded.loader(), real_files, PostgreSQLAnalytics.load_batch_size)

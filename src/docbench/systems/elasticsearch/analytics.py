@@ -8,9 +8,10 @@ to this module.
 from __future__ import annotations
 
 from docbench.contracts.common import Variant
-from docbench.systems.searchengine.analytics import SearchAnalyticsBase, variants
+from docbench.systems.searchengine.analytics import SearchAnalyticsBase, jsonbench_variants, variants
 
-VARIANTS: list[Variant] = variants()
+# JSONBench ran Elasticsearch: its configuration is a variant here (not OpenSearch's).
+VARIANTS: list[Variant] = variants() + jsonbench_variants()
 
 
 class ElasticsearchAnalytics(SearchAnalyticsBase):

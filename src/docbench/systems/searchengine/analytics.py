@@ -19,6 +19,7 @@ from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import StorageSize, Variant
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.engine import SearchEngineBase
+from docbench.systems.searchengine.filebeat import FilebeatEvents
 from docbench.systems.searchengine.http import BULK_TIMEOUT, NDJSON
 from docbench.systems.searchengine.loader import BulkLoader
 from docbench.systems.searchengine.session import SearchSession
@@ -56,6 +57,34 @@ def variants() -> list[Variant]:
     ]
 
 
+def jsonbench_variants() -> list[Variant]:
+    """JSONBench's own configuration (Elasticsearch 8.17 fed by Filebeat), with and without
+    ``_source``: its index template (``index-jsonbench.json``), the documents as its Filebeat
+    sent them (``filebeat.py``: time_us a millisecond date, @timestamp, subject renamed, Go's
+    key order), ``queries-jsonbench.json`` (time_us in milliseconds)."""
+    jsonbench = {
+        "codec": "best_compression",
+        "index": "index-jsonbench.json",
+        "queries": "queries-jsonbench.json",
+        "documents": "filebeat",
+        "time_precision_us": 1000,
+    }
+    return [
+        Variant(
+            "jsonbench",
+            "JSONBench's index template and Filebeat documents, _source kept, codec best_compression",
+            role="alt",
+            settings={"source": True, **jsonbench},
+        ),
+        Variant(
+            "jsonbench_no_source",
+            "JSONBench's index template and Filebeat documents, _source disabled, codec best_compression",
+            role="alt",
+            settings={"source": False, **jsonbench, "retains_structure": False},
+        ),
+    ]
+
+
 def substitute(value: Any, settings: dict[str, Any]) -> Any:
     """Replace strings "{name}" in a JSON template by the variant's (typed) setting."""
     if isinstance(value, dict):
@@ -84,10 +113,17 @@ class SearchAnalyticsBase(AnalyticsAdapter):
     def __init__(self, engine: SearchEngineBase, variant: Variant) -> None:
         super().__init__(engine, variant)
         self.index = f"docbench_bluesky_{variant.name}"
+        settings = variant.settings
+        # A variant's own index definition and queries (JSONBench's), else the folder's.
+        self.index_file = str(settings.get("index", "index.json"))
+        self.queries_file = str(settings.get("queries", "queries.json"))
+        self.filebeat = settings.get("documents") == "filebeat"
+        # JSONBench's Filebeat makes time_us a millisecond date.
+        self.time_precision_us = int(settings.get("time_precision_us", type(self).time_precision_us))
 
     # ----- loading -----------------------------------------------------------------------
     def index_definition(self) -> dict[str, Any]:
-        template = json.loads(self.engine.system_file("index.json").read_text())
+        template = json.loads(self.engine.system_file(self.index_file).read_text())
         template.pop("_comment", None)
         return substitute(template, dict(self.variant.settings))
 
@@ -101,13 +137,18 @@ class SearchAnalyticsBase(AnalyticsAdapter):
             self.engine.connect(BULK_TIMEOUT),
             self.index,
             explicit_ids=self.engine.shape.distributed or self.engine.several_urls,
+            events=FilebeatEvents().events if self.filebeat else None,
         )
 
     def finish_load(self) -> None:
         """Refresh on again, then merge into one segment (like JSONBench) and refresh."""
+        # Refresh back on: the definition's own interval (JSONBench's template: 30 s), or the
+        # server's default where the definition turned it off for the load (docbench's: -1).
+        interval = self.index_definition().get("settings", {}).get("index", {}).get("refresh_interval")
+        interval = None if interval in (None, "-1", -1) else str(interval)
         self.finish_step(
             "refresh and force-merge to one segment",
-            lambda: search_index.merge_to_one_segment(self.engine, self.index),
+            lambda: search_index.merge_to_one_segment(self.engine, self.index, interval),
         )
 
     def native_load(self, files: list[Path]) -> None:
@@ -117,13 +158,15 @@ class SearchAnalyticsBase(AnalyticsAdapter):
 
         client = self.engine.connect(BULK_TIMEOUT)
         path = f"{search_index.index_path(self.index)}/_bulk?filter_path=errors"
+        events = FilebeatEvents() if self.filebeat else None  # (Filebeat's part, by hand)
         try:
             for file in files:
                 chunk: list[bytes] = []
                 for line in iter_lines(file):
                     if not line.strip():
                         continue
-                    chunk.append(b'{"index":{}}\n' + line + b"\n")
+                    document = events.event(line) if events is not None else line
+                    chunk.append(b'{"index":{}}\n' + document + b"\n")
                     if len(chunk) >= self.load_batch_size:
                         client.request("POST", path, b"".join(chunk), content_type=NDJSON)
                         chunk = []
@@ -144,7 +187,7 @@ class SearchAnalyticsBase(AnalyticsAdapter):
 
     # ----- queries -----------------------------------------------------------------------
     def queries(self) -> list[str]:
-        document = json.loads(self.engine.system_file("queries.json").read_text())
+        document = json.loads(self.engine.system_file(self.queries_file).read_text())
         return [json.dumps(document[f"q{n}"]) for n in range(1, 6)]
 
     def session_spec(self) -> dict[str, Any]:

@@ -130,11 +130,11 @@ def index_uuid(client: HttpClient, index: str) -> str:
     return answer[index]["settings"]["index"]["uuid"]
 
 
-def merge_to_one_segment(engine: SearchEngineBase, index: str) -> None:
-    """Refresh interval back to the default, refresh, force-merge into one segment (like
-    JSONBench), refresh."""
+def merge_to_one_segment(engine: SearchEngineBase, index: str, refresh_interval: str | None = None) -> None:
+    """Refresh interval back to the index definition's (None: the server's default), refresh,
+    force-merge into one segment (like JSONBench), refresh."""
     client = engine.client()
-    client.request("PUT", f"{index_path(index)}/_settings", {"index": {"refresh_interval": None}})
+    client.request("PUT", f"{index_path(index)}/_settings", {"index": {"refresh_interval": refresh_interval}})
     refresh(client, index)
     engine.long_request(
         "POST",

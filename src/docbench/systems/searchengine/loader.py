@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -36,8 +37,17 @@ class BulkLoader(Loader):
     refused for load reasons (429 queue full, 503) make the whole batch be retried.
     """
 
-    def __init__(self, client: HttpClient, index: str, explicit_ids: bool = False) -> None:
+    def __init__(
+        self,
+        client: HttpClient,
+        index: str,
+        explicit_ids: bool = False,
+        events: Callable[[list[bytes]], list[bytes]] | None = None,
+    ) -> None:
         self.client = client
+        # What is indexed for each raw line, when not the line itself (one document per line,
+        # in order: JSONBench's Filebeat events, searchengine/filebeat.py).
+        self.events = events
         self.path = f"/{quote(index)}/_bulk{_BULK_QUERY}"
         self.index = index
         # Explicit ids (this loader's token, then a sequence number): a batch sent again to
@@ -47,6 +57,8 @@ class BulkLoader(Loader):
         self.sequence = 0
 
     def _body(self, lines: list[bytes]) -> bytes:
+        if self.events is not None:
+            lines = self.events(lines)
         if self.id_prefix is None:
             return bulk_body(lines)
         first = self.sequence

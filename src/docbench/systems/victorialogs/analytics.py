@@ -21,7 +21,7 @@ VARIANTS: list[Variant] = [
     Variant(
         "default",
         "jsonline ingestion, _time from time_us, stream fields kind, "
-        "commit.operation, commit.collection (JSONBench's configuration)",
+        "commit.collection, commit.operation (JSONBench's configuration)",
         role="default",
     ),
 ]
