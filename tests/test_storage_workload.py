@@ -167,7 +167,8 @@ def _check_loaded(
 
 def test_matrix_variants_declared() -> None:
     """MongoDB: one variant per block compressor; the search engines mirror their analytics
-    variants' names (JSONBench's configuration aside); FerretDB has a single one (DocumentDB's TOAST, no block compressor)."""
+    variants' names (JSONBench's configuration aside); FerretDB has a single one (DocumentDB's
+    TOAST, no block compressor)."""
     names = {
         name: [v.name for v in adapter_variants(name, "storage")]
         for name in ("mongodb", "ferretdb", "elasticsearch", "opensearch")
