@@ -292,7 +292,7 @@ impl<'t> Gen<'t> {
             return self.profile_pool.user_at(self.rng.f64());
         }
         let u = self.rng.f64();
-        self.users[c as usize].user_at(u)
+        self.users[c as usize].user_at(u, self.index)
     }
 
     /// Key of a referenced post created `age` before `t`; popular posts (small index in their

@@ -4,10 +4,10 @@ against the published figures of the real one, with nothing written to disk.
 Each file of the dataset ``docbench generate --docs SCALE`` would write (same seed, same hard
 documents) is generated into a pipe that the oracle's native scanner reads; the per-file
 aggregates are merged as the oracle merges them. Figures (issue #15's, from the first N events
-of the public JSONBench files): creates and distinct users per collection, all events per
-collection (Q1), the time span (max - min ``time_us``), and the hour-of-day profile of the
-creates (Q3's collections). The span counts the documents the scanner takes (all but the hard
-ones, which have no say on it).
+of the public JSONBench files; at 10m JSONBench's published VictoriaLogs query results):
+creates and distinct users per collection, all events per collection (Q1), the time span
+(max - min ``time_us``), and the hour-of-day profile of the creates (Q3's collections). The
+span counts the documents the scanner takes (all but the hard ones, which have no say on it).
 """
 
 from __future__ import annotations
@@ -26,9 +26,20 @@ from docbench.dataset.generate import DEFAULT_HARD_RATE, docs_per_file_default, 
 
 HOUR_US = 3_600_000_000
 
-# Creates and distinct users (dids) of the eight big collections, per scale.
+# Creates and distinct users (dids) of the eight big collections, per scale. 10m (and list
+# blocks at 1m): JSONBench's published VictoriaLogs query results (Q1, Q2) of the first 10m.
 PUBLISHED_CREATES: dict[int, dict[str, tuple[int, int]]] = {
-    1_000_000: dict(PUBLISHED_1M["creates_users"]),  # (listblock's users are not published)
+    1_000_000: {**PUBLISHED_1M["creates_users"], "app.bsky.graph.listblock": (860, 449)},
+    10_000_000: {
+        "app.bsky.feed.like": (4_631_335, 694_849),
+        "app.bsky.graph.follow": (3_220_534, 463_192),
+        "app.bsky.feed.post": (895_614, 327_190),
+        "app.bsky.feed.repost": (582_487, 188_549),
+        "app.bsky.graph.block": (139_918, 45_808),
+        "app.bsky.graph.listitem": (72_005, 7_097),
+        "app.bsky.actor.profile": (57_530, 54_333),
+        "app.bsky.graph.listblock": (9_994, 5_104),
+    },
     100_000_000: {
         "app.bsky.feed.like": (44_526_587, 2_576_215),
         "app.bsky.graph.follow": (34_272_827, 2_389_002),
@@ -53,6 +64,24 @@ PUBLISHED_CREATES: dict[int, dict[str, tuple[int, int]]] = {
 # All events per collection (Q1; None: no collection), per scale.
 PUBLISHED_EVENTS: dict[int, dict[str | None, int]] = {
     1_000_000: {**PUBLISHED_1M["collections"], None: PUBLISHED_1M["no_collection"]},
+    10_000_000: {
+        "app.bsky.feed.like": 4_673_017,
+        "app.bsky.graph.follow": 3_387_006,
+        "app.bsky.feed.post": 930_269,
+        "app.bsky.feed.repost": 597_193,
+        "app.bsky.graph.block": 142_218,
+        "app.bsky.actor.profile": 118_646,
+        "app.bsky.graph.listitem": 75_984,
+        None: 53_826,
+        "app.bsky.graph.listblock": 10_467,
+        "app.bsky.graph.starterpack": 3_619,
+        "app.bsky.graph.list": 3_414,
+        "app.bsky.feed.threadgate": 2_554,
+        "app.bsky.feed.postgate": 1_076,
+        "app.bsky.feed.generator": 686,
+        "app.bsky.labeler.service": 13,
+        "app.kollective.catalog": 6,
+    },
     100_000_000: {
         "app.bsky.feed.like": 44_994_712,
         "app.bsky.graph.follow": 36_362_556,
