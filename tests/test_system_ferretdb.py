@@ -158,9 +158,15 @@ class TestFerretDB(BadLinesCases, AnalyticsAdapterSuite):
 
     def test_no_password_on_a_command_line_or_in_a_log(self, engine):
         password = engine.server.cluster.password_file.read_text().strip()
+        read = 0
         for pid in engine.server_pids():
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                assert password.encode() not in handle.read()
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    assert password.encode() not in handle.read()
+                read += 1
+            except FileNotFoundError:
+                continue  # a backend that ended since it was listed (a loaded machine)
+        assert read >= 2  # FerretDB and the postmaster at least
         for log in (engine.server.log_path, engine.server.cluster.log_path):
             assert password not in log.read_text(errors="replace")
         assert oct(engine.server.url_file.stat().st_mode & 0o777) == "0o600"
