@@ -39,12 +39,14 @@ def _variant(
     codec: str,
     table_settings: str = "",
     max_parts_to_merge_at_once: int = 20,
+    server_settings: str = "",
 ) -> Variant:
     settings = {
         "json_parameters": json_parameters,
         "codec": codec,
         "max_parts_to_merge_at_once": max_parts_to_merge_at_once,
         "table_settings": table_settings,
+        "server_settings": server_settings,
     }
     return Variant(name, description, role=role, settings=settings)
 
@@ -62,9 +64,14 @@ JSONBENCH_TABLE_SETTINGS = (
 #: wide part of Bluesky events is ~1,500 files (~750 data files, each held open while a merge
 #: reads the part; the part a merge or an insert writes holds all ~1,500), and this machine
 #: allows 20,000 open files per process: a 100m load with merges of up to 100 parts failed at
-#: 55m documents. chDB runs up to 4 merges at once (background_pool_size 2, ratio 2): 4 merges
-#: of 5 wide parts stay near 20,000 at worst, 1 or 2 (what runs at once here) far below it.
+#: 55m documents.
 JSONBENCH_MAX_PARTS_TO_MERGE = 5
+
+#: chDB runs up to 4 merges at once (background_pool_size 2 x concurrency ratio 2): 4 merges
+#: of 5 wide parts (~5,300 files each) plus an insert would pass 20,000 (two ran at once at
+#: 20m documents: 10,759 open files). Ratio 1 keeps at most 2 merges, one per pool thread (a
+#: thread runs one merge at a time either way), so at most ~12,500 open files by construction.
+JSONBENCH_SERVER_SETTINGS = "background_merges_mutations_concurrency_ratio=1"
 
 
 # lz4 and zstd use JSONBench's published JSON type parameters (max_dynamic_paths = 0: the
@@ -95,12 +102,14 @@ VARIANTS: list[Variant] = [
     _variant(
         "jsonbench",
         "JSONBench's published storage configuration: CODEC(ZSTD(1)), the JSON type's default "
-        "1024 dynamic paths; a merge reads at most 5 parts (docbench's others: 20), so that "
-        "merges hold fewer than this machine's 20,000 open files",
+        "1024 dynamic paths; a merge reads at most 5 parts (docbench's others: 20) and at most "
+        "2 merges run at once (concurrency ratio 1), so that merges hold fewer than this "
+        "machine's 20,000 open files",
         "alt",
         "",
         "CODEC(ZSTD(1))",
         max_parts_to_merge_at_once=JSONBENCH_MAX_PARTS_TO_MERGE,
+        server_settings=JSONBENCH_SERVER_SETTINGS,
     ),
     _variant(
         "jsonbench_current",
@@ -124,6 +133,10 @@ class ClickHouseAnalytics(AnalyticsAdapter):
     load_batch_size = 1_000_000
     refused_hard_kinds = frozenset({"lone_surrogate"})
     native_refusals = "skips"  # input_format_allow_errors_num + the record-errors file
+
+    def __init__(self, engine: ClickHouseEngine, variant: Variant) -> None:
+        super().__init__(engine, variant)
+        engine.server_settings = str(variant.settings.get("server_settings", ""))
 
     # ----- loading -------------------------------------------------------------------------
     def create(self) -> None:
@@ -205,6 +218,7 @@ class ClickHouseAnalytics(AnalyticsAdapter):
             "parts_default_codec": sorted(part_codecs),
             "json_parameters": self.variant.settings.get("json_parameters", "").strip(" ,"),
             "table_settings": self.variant.settings.get("table_settings", "").strip(" ,"),
+            "server_settings": self.engine.server_settings,
         }
         return StorageSize(
             total=int(total),
@@ -216,7 +230,7 @@ class ClickHouseAnalytics(AnalyticsAdapter):
 
     # ----- queries -------------------------------------------------------------------------
     def session_spec(self) -> dict[str, Any]:
-        return {"workdir": str(self.engine.workdir)}
+        return {"workdir": str(self.engine.workdir), "server_settings": self.engine.server_settings}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> QuerySession:

@@ -67,7 +67,7 @@ def chdb_module():
 # ----- one chDB session per database directory and process -------------------------------
 
 _LOCK = threading.RLock()
-_OPEN: dict[str, Any] = {"path": None, "session": None}
+_OPEN: dict[str, Any] = {"path": None, "server_settings": "", "session": None}
 
 
 def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:
@@ -92,23 +92,31 @@ def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-def _open_session(path: Path):
+def _open_session(path: Path, server_settings: str = ""):
     """The process's chDB session on ``path``, opened on first use.
 
     chDB runs one embedded server per process, bound to one directory: if another directory
-    is open (an engine that was never released), it is closed first.
+    is open (an engine that was never released), it is closed first. ``server_settings``
+    (``name=value&name=value``) configure that server; a session opened with other server
+    settings is closed and opened again with these.
     """
     key = str(Path(path).resolve())
     with _LOCK:
-        if _OPEN["session"] is not None and _OPEN["path"] == key:
+        if (
+            _OPEN["session"] is not None
+            and _OPEN["path"] == key
+            and _OPEN["server_settings"] == server_settings
+        ):
             return _OPEN["session"]
         _close_session()
         from chdb import session as chdb_session
 
         Path(key).mkdir(parents=True, exist_ok=True)
         raise_open_files_limit()
-        _OPEN["session"] = chdb_session.Session(key)
+        connection = f"{key}?{server_settings}" if server_settings else key
+        _OPEN["session"] = chdb_session.Session(connection)
         _OPEN["path"] = key
+        _OPEN["server_settings"] = server_settings
         return _OPEN["session"]
 
 
@@ -122,6 +130,7 @@ def _close_session(path: Path | None = None) -> None:
             return
         _OPEN["session"] = None
         _OPEN["path"] = None
+        _OPEN["server_settings"] = ""
         with contextlib.suppress(Exception):
             held.close()
 
@@ -179,6 +188,10 @@ class ClickHouseEngine(Engine):
         "load. Engine time from chDB's elapsed(); chDB reports no per-query memory."
     )
 
+    #: The embedded server's settings (``name=value&...``, chDB's connection string), set by a
+    #: variant that needs them (clickhouse/jsonbench bounds its concurrent merges).
+    server_settings: str = ""
+
     @property
     def path(self) -> Path:
         """chDB's database directory in the work directory."""
@@ -212,7 +225,7 @@ class ClickHouseEngine(Engine):
         """The process's chDB session on this engine's directory (opened on first use, shared
         by every handle and session of the process on the same directory)."""
         claim_directory(self.workdir)
-        return _open_session(self.path)
+        return _open_session(self.path, self.server_settings)
 
     def query(self, sql: str, fmt: str = "TSVRaw") -> str:
         """Run one statement on the process's session; the result as text."""

@@ -30,6 +30,7 @@ class ClickHouseSession(QuerySession):
 
     def __init__(self, spec: dict[str, Any]) -> None:
         self.engine = ClickHouseEngine(Path(spec["workdir"]))
+        self.engine.server_settings = str(spec.get("server_settings", ""))
         self.con = self.engine.connect()
         settings = {
             # No result cache (it is off by default; said explicitly, as JSONBench requires).
