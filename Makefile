@@ -27,10 +27,12 @@ test-systems: install
 	$(BIN)/docbench setup all
 	bash scripts/install-chromium.sh
 
-# The tests against the real engines; the 25 slowest are listed at the end of every run (CI's
-# budget: see docs/ARCHITECTURE.md, "Tests").
+# The tests against the real engines, in two pytest-xdist workers (a test module stays on one
+# worker: its fixtures start once); the 25 slowest are listed at the end of every run (CI's
+# budget: see docs/ARCHITECTURE.md, "Tests"). TEST_WORKERS=0 runs them in one process.
+TEST_WORKERS ?= 2
 test: install test-systems lint
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 demo: install
 	-$(BIN)/docbench setup postgresql

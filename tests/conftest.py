@@ -12,6 +12,23 @@ from typing import Any
 
 import pytest
 
+
+def _own_directories_per_worker() -> None:
+    """Under pytest-xdist (``make test`` runs two workers) each worker gets its own
+    DOCBENCH_HOME and DOCBENCH_DATA below the session's: work directories are named after the
+    system and variant, run locks and caches live there, and two workers must not share them."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    for name, default in (("DOCBENCH_HOME", ".docbench"), ("DOCBENCH_DATA", "data")):
+        own = Path(os.environ.get(name, default)).resolve() / f"xdist-{worker}"
+        own.mkdir(parents=True, exist_ok=True)
+        own.chmod(0o755)  # the unprivileged server user enters it
+        os.environ[name] = str(own)
+
+
+_own_directories_per_worker()
+
 # Search-engine nodes of the tests get a small heap (the tests load a few thousand documents):
 # a 3 GB heap pre-touched at every JVM start costs seconds and memory. Cluster tests set theirs.
 os.environ.setdefault("DOCBENCH_SEARCH_HEAP", "512m")

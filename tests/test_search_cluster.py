@@ -31,7 +31,7 @@ from docbench.contracts.cluster import ClusterShape, parse_kill
 from docbench.results import cluster_label, run_name
 
 NODE_HEAP = "1536m"  # shared by the 3 nodes: 512 MiB each
-DOCS = "50k"
+DOCS = "20k"  # a load of ~10 s on 3 nodes: long enough for a kill 2 s into it
 # The environment the shape options set (cleared around each run).
 SHAPE_VARIABLES = ("DOCBENCH_NODES", "DOCBENCH_SHARDS", "DOCBENCH_REPLICAS", "DOCBENCH_KILL_NODE")
 
@@ -193,8 +193,8 @@ def test_node_killed_during_the_load_loses_and_duplicates_nothing(cluster_home: 
     output = process.stdout + process.stderr
     assert document["complete"], output[-3000:]
     assert _statuses(document) == ["ok"] * 5, document.get("query_errors")
-    assert document["dataset"]["documents_by_oracle"] == 50_000
-    assert document["num_loaded_documents"] == 50_000
+    assert document["dataset"]["documents_by_oracle"] == 20_000
+    assert document["num_loaded_documents"] == 20_000
     assert (document["load_errors"] or {}).get("count", 0) == 0
     cluster = document["cluster"]
     assert (cluster["nodes"], cluster["shards"], cluster["replicas"], cluster["managed"]) == (3, 3, 1, True)
