@@ -93,6 +93,21 @@ def reload(system: AnalyticsAdapter, files: list[Path]) -> None:
     system.finish_load()
 
 
+def processes_under(path: Path) -> list[int]:
+    """PIDs of live processes whose command line mentions `path` (servers we started)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(path) in cmdline:
+            found.append(int(proc.name))
+    return found
+
+
 def zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"

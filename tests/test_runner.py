@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from analytics_suite import processes_under
 from conftest import broad_systems, managed_server_systems
 
 from docbench import paths, results
@@ -54,21 +55,6 @@ def real_events(real_data_dir: Path, tmp_path: Path) -> Path:
     for path in sorted(real_data_dir.glob("*.jsonl")):
         shutil.copy(path, target / path.name)
     return target
-
-
-def processes_under(path: Path) -> list[int]:
-    """PIDs of live processes whose command line mentions `path` (servers we started)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if str(path) in cmdline:
-            found.append(int(proc.name))
-    return found
 
 
 def run(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from analytics_suite import AnalyticsAdapterSuite, EmbeddedCases, SQLTableCases, same_documents
+from hard_lines import NOT_JSON, ODD_BUT_VALID, pick
 
 from docbench.contracts.common import BatchRejected
 from docbench.systems.duckdb.analytics import DuckDBAnalytics
@@ -16,48 +17,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 # Not JSON, but DuckDB's parser is lenient about them (the oracle counts them as invalid lines).
-LENIENT = {
-    "nan": b'{"did": "did:plc:nan", "n": NaN}',
-    "trailing_comma": b'{"did": "did:plc:comma",}',
-}
+LENIENT = pick("nan", "trailing_comma")
 
-REFUSED = {
-    "invalid_json": b'{"did": "did:plc:x", "kind": ',
-    "invalid_utf8": b'{"did": "did:plc:\xff\xfe", "kind": "commit"}',
-    "lone_surrogate": b'{"did": "did:plc:x", "text": "\\ud83d"}',
-    "utf8_encoded_surrogate": b'{"did": "did:plc:\xed\xa0\xbd"}',
-    "raw_control_character": b'{"did": "did:plc:x\x01x"}',
-    # (A line starting with a UTF-8 BOM is not here: DuckDB 2.0.1 takes a BOM at the start
-    # of a file, 2.0.0 did not; the load driver refuses such a line itself, for every
-    # system, before any engine sees it -- tests/test_documents.py.)
-    "trailing_garbage": b'{"did": "did:plc:x"} x',
-    "two_objects": b'{"did": "did:plc:x"} {"did": "did:plc:y"}',
-    "not_an_object": b"[1, 2]",
-    "json_string": b'"did:plc:x"',
-}
+# (A line starting with a UTF-8 BOM is not here: DuckDB 2.0.1 takes a BOM at the start of a file,
+# 2.0.0 did not; the load driver refuses such a line itself, for every system, before any engine
+# sees it -- tests/test_documents.py.)
+REFUSED = pick(*NOT_JSON, "lone_surrogate", "utf8_encoded_surrogate", "not_an_object", "json_string")
 # Valid JSON objects DuckDB stores; after loading them the answers must still match the oracle.
-ACCEPTED = {
-    "nul_escape": b'{"did": "did:plc:nul", "text": "a\\u0000b"}',
-    "int_beyond_64_bits": b'{"did": "did:plc:big", "kind": "commit", "n": 123456789012345678901234567890}',
-    "overflowing_number": b'{"did": "did:plc:inf", "n": 1e1000000}',
-    "deep_1000": b'{"did": "did:plc:deep", "a": ' + b"[" * 1000 + b"]" * 1000 + b"}",
-    "raw_carriage_return": b'{"did": "did:plc:cr",\r"kind": "identity"}',
-    "duplicate_keys": b'{"did": "did:plc:dup", "did": "did:plc:dup2"}',
-    "empty_object": b"{}",
-    "backslashes": b'{"did": "did:plc:bs", "text": "a\\\\b \\"q\\" \\n \\t \\u00e9 \\ud83d\\ude00"}',
-    # posts with odd time_us: "no time" (hour NULL, ignored by Q4/Q5) unless a 64-bit integer
-    "time_us_fraction": b'{"did": "did:plc:frac", "time_us": 1.5, "kind": "commit", '
-    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
-    "time_us_string": b'{"did": "did:plc:str", "time_us": "1732206349000167", "kind": "commit", '
-    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
-    "time_us_beyond_64_bits": b'{"did": "did:plc:huge", "time_us": 9223372036854775808, '
-    b'"kind": "commit", "commit": {"operation": "create", '
-    b'"collection": "app.bsky.feed.like"}}',
-    "time_us_negative": b'{"did": "did:plc:neg", "time_us": -1, "kind": "commit", '
-    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
-    "collection_number": b'{"did": "did:plc:num", "kind": "commit", "commit": '
-    b'{"operation": "create", "collection": 42}}',
-}
+ACCEPTED = pick(*ODD_BUT_VALID, "deep_1000", "duplicate_keys", "time_us_negative")
 
 
 class TestDuckDB(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):

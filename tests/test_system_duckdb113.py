@@ -7,7 +7,6 @@ docbench)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -20,10 +19,12 @@ from analytics_suite import (
     EmbeddedCases,
     SQLTableCases,
     gone,
+    processes_under,
     real_files_of,
     same_documents,
     work_dir,
 )
+from hard_lines import NOT_JSON, ODD_BUT_VALID, pick
 
 from docbench import paths, results
 from docbench.contracts.common import BatchRejected
@@ -43,36 +44,9 @@ pytestmark = pytest.mark.skipif(
 
 # What JSONBench's read_ndjson_objects (DuckDB 1.1.3) refuses. Lines that are JSON but no object
 # ([1, 2], "a string") it takes: docbench's load driver refuses those before any engine.
-REFUSED = {
-    "invalid_json": b'{"did": "did:plc:x", "kind": ',
-    "invalid_utf8": b'{"did": "did:plc:\xff\xfe", "kind": "commit"}',
-    "lone_surrogate": b'{"did": "did:plc:x", "text": "\\ud83d"}',
-    "utf8_encoded_surrogate": b'{"did": "did:plc:\xed\xa0\xbd"}',
-    "raw_control_character": b'{"did": "did:plc:x\x01x"}',
-    "trailing_garbage": b'{"did": "did:plc:x"} x',
-    "two_objects": b'{"did": "did:plc:x"} {"did": "did:plc:y"}',
-    "byte_order_mark": b'\xef\xbb\xbf{"did": "did:plc:bom"}',
-}
+REFUSED = pick(*NOT_JSON, "lone_surrogate", "utf8_encoded_surrogate", "byte_order_mark")
 # Valid JSON objects DuckDB 1.1.3 stores; the answers must still match the oracle after them.
-ACCEPTED = {
-    "nul_escape": b'{"did": "did:plc:nul", "text": "a\\u0000b"}',
-    "int_beyond_64_bits": b'{"did": "did:plc:big", "kind": "commit", "n": 123456789012345678901234567890}',
-    "overflowing_number": b'{"did": "did:plc:inf", "n": 1e1000000}',
-    "deep_1000": b'{"did": "did:plc:deep", "a": ' + b"[" * 1000 + b"]" * 1000 + b"}",
-    "raw_carriage_return": b'{"did": "did:plc:cr",\r"kind": "identity"}',
-    "duplicate_keys": b'{"did": "did:plc:dup", "did": "did:plc:dup2"}',
-    "empty_object": b"{}",
-    "backslashes": b'{"did": "did:plc:bs", "text": "a\\\\b \\"q\\" \\n \\t \\u00e9 \\ud83d\\ude00"}',
-    "time_us_fraction": b'{"did": "did:plc:frac", "time_us": 1.5, "kind": "commit", '
-    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
-    "time_us_string": b'{"did": "did:plc:str", "time_us": "1732206349000167", "kind": "commit", '
-    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
-    "time_us_beyond_64_bits": b'{"did": "did:plc:huge", "time_us": 9223372036854775808, '
-    b'"kind": "commit", "commit": {"operation": "create", '
-    b'"collection": "app.bsky.feed.like"}}',
-    "collection_number": b'{"did": "did:plc:num", "kind": "commit", "commit": '
-    b'{"operation": "create", "collection": 42}}',
-}
+ACCEPTED = pick(*ODD_BUT_VALID, "deep_1000", "duplicate_keys")
 
 
 class TestDuckDB113(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
@@ -278,19 +252,6 @@ def test_the_worker_ends_with_docbench(tmp_path: Path, sig: int):
     again.engine.stop()
 
 
-def _processes_naming(path: Path) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit() and int(proc.name) != os.getpid():
-            try:
-                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if str(path) in cmdline:
-                found.append(int(proc.name))
-    return found
-
-
 def test_a_run_checks_every_answer_and_leaves_no_worker(
     real_data_dir: Path, generated_20k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
@@ -344,6 +305,6 @@ def test_a_run_checks_every_answer_and_leaves_no_worker(
         assert [a["status"] for a in document["answers"]] == ["ok"] * 5, document["answers"]
         assert document["total_size"] == document["storage"]["detail"]["jsonbench_num_blocks"] * 262_144
         assert all(rss and rss > 0 for tries in document["memory_usage"] for rss in tries)
-        assert _processes_naming(home) == []
+        assert processes_under(home) == []
     finally:
         subprocess.run(["rm", "-rf", str(home)], check=False)

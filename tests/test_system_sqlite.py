@@ -14,6 +14,7 @@ from analytics_suite import (
     non_empty_lines,
     same_documents,
 )
+from hard_lines import NOT_JSON, ODD_BUT_VALID, pick
 
 from docbench.contracts.common import BatchRejected
 from docbench.core.ownership import DIRECTORY_MARK
@@ -28,48 +29,22 @@ pytestmark = pytest.mark.skipif(
 VARIANTS = [v.name for v in SQLiteAnalytics.variants]
 
 # Lines both variants refuse (-> BatchRejected), by name.
-REFUSED = {
-    "invalid_json": b'{"did": "did:plc:x", "kind": ',
-    # SQLite does not check UTF-8 itself (invalid text is undefined behaviour): the adapter
-    # refuses it before binding.
-    "invalid_utf8": b'{"did": "did:plc:\xff\xfe", "kind": "commit"}',
-    "utf8_encoded_surrogate": b'{"did": "did:plc:\xed\xa0\xbd"}',
-    # SQLite's JSON parser stops at 1000 levels of nesting (this document has 1001).
-    "deep_1000": b'{"did": "did:plc:deep", "a": ' + b"[" * 1000 + b"]" * 1000 + b"}",
-    "raw_control_character": b'{"did": "did:plc:x\x01x"}',
-    "byte_order_mark": b'\xef\xbb\xbf{"did": "did:plc:x"}',
-    "trailing_garbage": b'{"did": "did:plc:x"} x',
-    "two_objects": b'{"did": "did:plc:x"} {"did": "did:plc:y"}',
-    "not_an_object": b"[1, 2]",
-    "json_string": b'"did:plc:x"',
-    # JSON5, which jsonb() alone would take: refused by the strict json_valid() check
-    "json5_unquoted_key": b"{did: 'did:plc:x'}",
-    "json5_nan": b'{"did": "did:plc:x", "n": NaN}',
-    "json5_trailing_comma": b'{"did": "did:plc:x",}',
-}
+# SQLite does not check UTF-8 itself (invalid text is undefined behaviour): the adapter refuses it
+# before binding. Its JSON parser stops at 1000 levels of nesting (deep_1000 has 1001). JSON5,
+# which jsonb() alone would take, is refused by the strict json_valid() check.
+REFUSED = pick(
+    *NOT_JSON,
+    "utf8_encoded_surrogate",
+    "deep_1000",
+    "byte_order_mark",
+    "not_an_object",
+    "json_string",
+    "json5_unquoted_key",
+    "json5_nan",
+    "json5_trailing_comma",
+)
 # Valid JSON objects SQLite stores; after loading them the answers must still match the oracle.
-ACCEPTED = {
-    "nul_escape": b'{"did": "did:plc:nul", "text": "a\\u0000b"}',
-    "lone_surrogate": b'{"did": "did:plc:lone", "text": "\\ud83d"}',
-    "int_beyond_64_bits": b'{"did": "did:plc:big", "kind": "commit", "n": 123456789012345678901234567890}',
-    "overflowing_number": b'{"did": "did:plc:inf", "n": 1e1000000}',
-    "deep_999": b'{"did": "did:plc:deep", "a": ' + b"[" * 999 + b"]" * 999 + b"}",
-    "raw_carriage_return": b'{"did": "did:plc:cr",\r"kind": "identity"}',
-    "empty_object": b"{}",
-    "backslashes": b'{"did": "did:plc:bs", "text": "a\\\\b \\"q\\" \\n \\t \\u00e9 \\ud83d\\ude00"}',
-    # posts with odd time_us: "no time" (hour NULL, ignored by Q4/Q5) unless a 64-bit integer
-    "time_us_fraction": b'{"did": "did:plc:frac", "time_us": 1.5, "kind": "commit", '
-    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
-    "time_us_string": b'{"did": "did:plc:str", "time_us": "1732206349000167", "kind": "commit", '
-    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
-    "time_us_beyond_64_bits": b'{"did": "did:plc:huge", "time_us": 9223372036854775808, '
-    b'"kind": "commit", "commit": {"operation": "create", '
-    b'"collection": "app.bsky.feed.like"}}',
-    "time_us_negative": b'{"did": "did:plc:neg", "time_us": -1, "kind": "commit", '
-    b'"commit": {"operation": "create", "collection": "app.bsky.feed.post"}}',
-    "collection_number": b'{"did": "did:plc:num", "kind": "commit", "commit": '
-    b'{"operation": "create", "collection": 42}}',
-}
+ACCEPTED = pick(*ODD_BUT_VALID, "lone_surrogate", "deep_999", "time_us_negative")
 
 
 class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):

@@ -79,7 +79,11 @@ class VLClient:
         body: bytes | None = None,
         content_type: str | None = None,
         tenant: bool = True,
+        idempotent: bool = False,
     ) -> bytes:
+        """One request; sent again once on a fresh connection when the server closed the kept
+        one (it closes it after refusing a request whose body it did not read to the end), if
+        sending it twice changes nothing: a GET, a query, a flush; never an insert."""
         headers = (
             dict(self.headers) if tenant else {k: v for k, v in self.headers.items() if k == "Authorization"}
         )
@@ -93,7 +97,7 @@ class VLClient:
                 data = answer.read()
             except (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine):
                 self.close()
-                if attempt == 2 or method != "GET":
+                if attempt == 2 or not (method == "GET" or idempotent):
                     raise
                 continue
             self.last_headers = {k.lower(): v for k, v in answer.getheaders()}
@@ -111,7 +115,11 @@ class VLClient:
         if timeout:
             form["timeout"] = f"{max(1, int(timeout))}s"
         data = self.request(
-            "POST", "/select/logsql/query", urlencode(form).encode(), "application/x-www-form-urlencoded"
+            "POST",
+            "/select/logsql/query",
+            urlencode(form).encode(),
+            "application/x-www-form-urlencoded",
+            idempotent=True,
         )
         return [orjson.loads(line) for line in data.splitlines() if line.strip()]
 
@@ -128,7 +136,7 @@ class VLClient:
 
     def force_flush(self) -> None:
         """Make everything sent so far searchable."""
-        self.request("POST", "/internal/force_flush", b"", tenant=False)
+        self.request("POST", "/internal/force_flush", b"", tenant=False, idempotent=True)
 
     def close(self) -> None:
         if self.conn is not None:
