@@ -155,3 +155,31 @@ def mongodb_url(shared_servers: SharedServers) -> str:
     real MongoDB), else the session's FerretDB 2 on DocumentDB (``docbench setup ferretdb``),
     so that no mongodb test is skipped for want of a server."""
     return os.environ.get("DOCBENCH_MONGODB_URL") or shared_servers.url("ferretdb")
+
+
+# Modules by falling run time on a quiet 2-core machine (`make test`'s --durations; the clusters
+# and the runner's every-system pass first). pytest-xdist hands whole modules to its two workers
+# in collection order: the longest first, so that the workers finish together (the longest last
+# left one worker idle for minutes). The others keep their order, after these.
+SLOWEST_MODULES = (
+    "test_search_cluster",
+    "test_runner",
+    "test_storage_workload",
+    "test_native_refusals",
+    "test_updates_workload",
+    "test_throughput_workload",
+    "test_documents",
+    "test_damaged_checkpoints",
+    "test_compressed",
+    "test_lifecycle",
+    "test_resume_load",
+    "test_system_elasticsearch",
+    "test_system_opensearch",
+    "test_url_servers",
+    "test_native_crate",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: place for place, name in enumerate(SLOWEST_MODULES)}
+    items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))

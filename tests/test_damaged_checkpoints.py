@@ -254,11 +254,24 @@ def _not_json(state: dict[str, Any]) -> bytes:
     return json.dumps(state).encode()[:40]  # cut short
 
 
+@pytest.fixture(scope="module")
+def duckdb_after_first_file(generated: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """DuckDB's work directory and checkpoint after the first file of `generated`, made once
+    for the damages below (each test damages a copy in its own home)."""
+    home = tmp_path_factory.mktemp("first-file-home")
+    _checkpoint, state = _after_first_file(
+        home, generated, tmp_path_factory.mktemp("first-file"), "duckdb", "default", None
+    )
+    return home / "work" / "duckdb-default", state
+
+
 @pytest.mark.parametrize("damage", [_array, _count_not_a_number, _no_report, _not_json])
 def test_a_malformed_checkpoint_is_said_in_one_line_and_the_load_starts_over(
-    damage: Any, generated: Path, home: Path, tmp_path: Path
+    damage: Any, duckdb_after_first_file: tuple[Path, dict], generated: Path, home: Path, tmp_path: Path
 ) -> None:
-    checkpoint, state = _after_first_file(home, generated, tmp_path, "duckdb", "default", None)
+    left, state = duckdb_after_first_file
+    shutil.copytree(left, home / "work" / "duckdb-default")
+    checkpoint = home / "work" / "duckdb-default" / CHECKPOINT
     checkpoint.write_bytes(damage(state))
 
     results = tmp_path / "results"
