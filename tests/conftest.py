@@ -32,6 +32,9 @@ _own_directories_per_worker()
 # Search-engine nodes of the tests get a small heap (the tests load a few thousand documents):
 # a 3 GB heap pre-touched at every JVM start costs seconds and memory. Cluster tests set theirs.
 os.environ.setdefault("DOCBENCH_SEARCH_HEAP", "512m")
+# ... and the JVM's quick compiler only: a node's start took 33 s of CPU with the optimizing
+# compiler and 19-20 s without it, and the suite starts dozens of nodes on 2 cores.
+os.environ.setdefault("DOCBENCH_SEARCH_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 
 def shared_dir() -> Path:

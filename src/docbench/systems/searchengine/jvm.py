@@ -28,6 +28,13 @@ def heap_size(ram: int | None = None) -> int:
     return min(max(ram // 8, 1 * GiB), 8 * GiB) // MiB * MiB
 
 
+def extra_jvm_options() -> list[str]:
+    """JVM options for every node after docbench's own (``DOCBENCH_SEARCH_JVM_OPTIONS``,
+    split on spaces); the tests set ``-XX:TieredStopAtLevel=1``: a node that answers a few
+    thousand documents does not repay the optimizing compiler's CPU at its start."""
+    return os.environ.get("DOCBENCH_SEARCH_JVM_OPTIONS", "").split()
+
+
 def find_java_home(accepted: tuple[int, ...]) -> Path | None:
     """A Java runtime of one of the accepted major versions (first preferred):
     ``DOCBENCH_JAVA_HOME`` overrides the search; else a JDK of the machine's (under

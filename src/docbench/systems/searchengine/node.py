@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from docbench.core.ownership import claim_directory, remove_owned_directory
 from docbench.systems import server
 from docbench.systems.searchengine.http import HttpClient, node_process_id
-from docbench.systems.searchengine.jvm import MiB, find_java_home, heap_size
+from docbench.systems.searchengine.jvm import MiB, extra_jvm_options, find_java_home, heap_size
 
 if TYPE_CHECKING:
     from docbench.systems.searchengine.engine import SearchEngineBase
@@ -192,7 +192,7 @@ class SearchNode(server.ManagedServer):
         env.update(
             {
                 dist.java_home_env: str(java_home),
-                dist.java_opts_env: f"-Xms{heap}m -Xmx{heap}m",
+                dist.java_opts_env: " ".join([f"-Xms{heap}m -Xmx{heap}m", *extra_jvm_options()]),
                 dist.path_conf_env: str(self.config_dir),
                 dist.tmpdir_env: str(self.tmp_dir),
                 "LC_ALL": "C.UTF-8",
