@@ -846,10 +846,18 @@ class _PsWatcher:
         while not self._stop.is_set():
             out = subprocess.run(["ps", "-eww", "-o", "args="], capture_output=True, text=True, check=False)
             self.lines.update(out.stdout.splitlines())
-            for path in self.home.rglob("password") if self.home else []:
+            for path in self._password_files():
                 with contextlib.suppress(OSError):
                     self.passwords.add(path.read_text().strip())
             time.sleep(0.05)
+
+    def _password_files(self) -> list[Path]:
+        if self.home is None:
+            return []
+        try:
+            return list(self.home.rglob("password"))
+        except OSError:  # a work directory removed while it was walked (CI: the watcher died)
+            return []
 
     def __enter__(self) -> _PsWatcher:
         self._thread.start()
