@@ -62,7 +62,13 @@ class TestPostgreSQL(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
     system_name = "postgresql"
     engine_type = PostgreSQLEngine
     adapter_type = PostgreSQLAnalytics
-    variant_roles = [("pglz", "default"), ("lz4", "best"), ("jsonbench", "alt")]
+    variant_roles = [
+        ("pglz", "default"),
+        ("lz4", "best"),
+        ("json", "representation"),
+        ("jsonb_columns", "representation"),
+        ("jsonbench", "alt"),
+    ]
     has_setup_script = True
     refused = REFUSED
     accepted = ACCEPTED

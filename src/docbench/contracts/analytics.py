@@ -159,6 +159,11 @@ class AnalyticsAdapter(ABC):
     # Whether the system keeps the document's structure (JSONBench's `retains_structure`);
     # a variant may override it with settings["retains_structure"] (e.g. no _source).
     retains_structure: ClassVar[bool] = True
+    # How the system holds a document by default (its JSON type, e.g. "jsonb"); a variant
+    # that holds it another way names its own in settings["representation"], and says with
+    # settings["schema_by_hand"] that it gives paths a type or column by hand (beyond
+    # JSONBench's rules).
+    representation: ClassVar[str] = "JSON"
     # Lines per load batch (the unit that is retried and bisected on a refusal).
     load_batch_size: ClassVar[int] = 100_000
     # Timestamp precision of query answers (microseconds; 1000 = milliseconds); the answer
@@ -200,6 +205,16 @@ class AnalyticsAdapter(ABC):
     def keeps_structure(self) -> bool:
         return bool(self.variant.settings.get("retains_structure", self.retains_structure))
 
+    def representation_labels(self) -> dict[str, Any]:
+        """What a result says of how the documents were held: the representation, whether
+        the whole document can be read back, and whether a schema was given by hand."""
+        settings = self.variant.settings
+        return {
+            "name": str(settings.get("representation", self.representation)),
+            "retains_structure": self.keeps_structure(),
+            "schema_by_hand": bool(settings.get("schema_by_hand", False)),
+        }
+
     # ----- loading -----------------------------------------------------------------------
     @abstractmethod
     def create(self) -> None:
@@ -235,9 +250,11 @@ class AnalyticsAdapter(ABC):
     # ----- queries -----------------------------------------------------------------------
     def queries(self) -> list[str]:
         """The five query texts, read from this system's folder: by default the statements
-        of its ``queries.sql``, with the placeholders of :meth:`sql_names` filled in (systems
-        whose queries are not SQL override this)."""
-        return split_sql(render(self.engine.system_file("queries.sql").read_text(), **self.sql_names()))
+        of its ``queries.sql`` (or of the file the variant's ``queries`` setting names, for a
+        representation whose paths are columns), with the placeholders of :meth:`sql_names`
+        filled in (systems whose queries are not SQL override this)."""
+        name = str(self.variant.settings.get("queries", "queries.sql"))
+        return split_sql(render(self.engine.system_file(name).read_text(), **self.sql_names()))
 
     def sql_names(self) -> dict[str, str]:
         """Placeholders of the system's SQL files (e.g. ``{table}``) and their values."""

@@ -127,6 +127,7 @@ class ClickHouseAnalytics(AnalyticsAdapter):
     engine: ClickHouseEngine
     variants = VARIANTS
     retains_structure = True
+    representation = "JSON type (paths as dynamic subcolumns)"
     # JSONBench inserts 1M-row blocks. Smaller batches mean more, smaller parts and more
     # merging: 100k-line batches loaded a 1M-document file 1.85x slower than the native insert
     # (2.4x with OPTIMIZE FINAL), 1M-line batches 0.96-1.19x (README).

@@ -30,6 +30,7 @@ class DuckDBAnalytics(AnalyticsAdapter):
     engine: DuckDBEngine
     variants = VARIANTS
     retains_structure = True
+    representation = "JSON (text)"
     # One DuckDB row group (122,880 rows) per batch: a full row group is compressed and
     # written straight to the database file at commit, a partial one waits for a checkpoint
     # (100,000-line batches loaded ~25% slower).

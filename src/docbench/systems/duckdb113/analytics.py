@@ -58,6 +58,7 @@ class DuckDB113Analytics(AnalyticsAdapter):
     engine: DuckDB113Engine
     variants = VARIANTS
     retains_structure = True
+    representation = "JSON (text)"
     load_batch_size = CHUNK_LINES
     refused_hard_kinds = frozenset({"lone_surrogate"})
     # No reader that skips and names refusals: a refused chunk is bisected (loader.py).

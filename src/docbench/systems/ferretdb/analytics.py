@@ -51,6 +51,7 @@ class FerretDBAnalytics(MongoDBAnalytics):
     engine: FerretDBEngine
     variants = VARIANTS
     retains_structure = True
+    representation = "BSON (DocumentDB on PostgreSQL)"
     load_batch_size = 20_000
     refused_hard_kinds = frozenset({"lone_surrogate", "bigint", "deep_nesting"})
     time_precision_us = 1

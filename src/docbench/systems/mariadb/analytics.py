@@ -46,6 +46,7 @@ VARIANTS: list[Variant] = [
 class MariaDBAnalytics(AnalyticsAdapter):
     variants: ClassVar[list[Variant]] = VARIANTS
     retains_structure = True
+    representation = "JSON (LONGTEXT checked by JSON_VALID)"
     load_batch_size = 20_000
     refused_hard_kinds = frozenset({"lone_surrogate", "deep_nesting"})
     time_precision_us = 1

@@ -114,6 +114,7 @@ class MongoDBAnalytics(AnalyticsAdapter):
     engine: MongoDBEngine
     variants = VARIANTS
     retains_structure = True
+    representation = "BSON"
     # 20k documents (~10 MB) per insert_many: one or two wire messages, cheap to re-send
     # while a refused batch is bisected.
     load_batch_size = 20_000

@@ -25,6 +25,12 @@ from docbench.systems.searchengine.loader import BulkLoader
 from docbench.systems.searchengine.session import SearchSession
 from docbench.systems.searchengine.sizes import index_storage
 
+# Without _source only the indexed terms and doc values remain: the document cannot be read back.
+NO_SOURCE_SETTINGS = {
+    "retains_structure": False,
+    "representation": "indexed fields and doc values only (no _source)",
+}
+
 
 def variants() -> list[Variant]:
     """Codec default / best_compression, with and without ``_source``."""
@@ -46,13 +52,13 @@ def variants() -> list[Variant]:
             "_source disabled (the document is not kept as such: only its "
             "indexed fields and doc values), codec default",
             role="alt",
-            settings={"source": False, "codec": "default", "retains_structure": False},
+            settings={"source": False, "codec": "default", **NO_SOURCE_SETTINGS},
         ),
         Variant(
             "no_source_best_compression",
             "_source disabled, codec best_compression",
             role="alt",
-            settings={"source": False, "codec": "best_compression", "retains_structure": False},
+            settings={"source": False, "codec": "best_compression", **NO_SOURCE_SETTINGS},
         ),
     ]
 
@@ -80,7 +86,7 @@ def jsonbench_variants() -> list[Variant]:
             "jsonbench_no_source",
             "JSONBench's index template and Filebeat documents, _source disabled, codec best_compression",
             role="alt",
-            settings={"source": False, **jsonbench, "retains_structure": False},
+            settings={"source": False, **jsonbench, **NO_SOURCE_SETTINGS},
         ),
     ]
 
@@ -102,6 +108,7 @@ class SearchAnalyticsBase(AnalyticsAdapter):
 
     engine: SearchEngineBase
     retains_structure = True
+    representation = "_source with dynamic mapping"
     # ~5 MB bulk requests (480 B per document): the engines' recommended bulk size.
     load_batch_size = 10_000
     # time_us is mapped as a long: exact microseconds (min/max come back as exact doubles).

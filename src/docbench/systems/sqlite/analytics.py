@@ -42,6 +42,7 @@ VARIANTS: list[Variant] = [
         "JSON text column with CHECK (json_valid(doc)), expression index on the five paths",
         role="alt",
         settings={
+            "representation": "JSON text",
             "column_type": "TEXT",
             "column_check": "json_valid(doc) AND json_type(doc) = 'object'",
             "value": "?1",
@@ -54,6 +55,7 @@ class SQLiteAnalytics(AnalyticsAdapter):
     engine: SQLiteEngine
     variants = VARIANTS
     retains_structure = True
+    representation = "jsonb (SQLite binary JSON)"
     load_batch_size = 100_000
     refused_hard_kinds = frozenset({"deep_nesting"})
     native_refusals = "skips"  # executemany goes on after the row it refuses

@@ -36,6 +36,7 @@ class VictoriaLogsAnalytics(AnalyticsAdapter):
     variants: ClassVar[list[Variant]] = VARIANTS
     # Flattened into fields; arrays, numbers and booleans become strings; empty values go.
     retains_structure = False
+    representation = "log fields (nested objects flattened to dotted names)"
     load_batch_size = 50_000
     # _time is kept in nanoseconds: time_us survives exactly.
     time_precision_us = 1

@@ -390,6 +390,7 @@ def base_document(system: AnalyticsAdapter, dataset: Dataset, request: RunReques
         **header,
         # JSONBench's keys (its `system` is docbench's `display_name`)
         "retains_structure": "yes" if system.keeps_structure() else "no",
+        "representation": system.representation_labels(),
         "tags": [engine.mode],
         "dataset_size": None,
         "num_loaded_documents": None,

@@ -1,0 +1,122 @@
+"""Every representation variant (role "representation": another way for an engine to hold the
+documents, e.g. PostgreSQL's json text or jsonb with generated columns) against its real
+engine: every real event loaded, the five answers equal the oracle's, the plan uses the
+variant's index, and the result labels say what the representation is."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from analytics_suite import non_empty_lines, real_files_of, work_dir
+from hard_lines import LINES
+
+from docbench.answers import check_answer
+from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.dataset.oracle import compute_answers
+from docbench.systems import REGISTERED, adapter_class, adapter_variants, engine_class, open_engine
+from docbench.workloads.analytics.load import load_files
+
+
+def representation_variants() -> list[tuple[str, str]]:
+    return [
+        (system, variant.name)
+        for system in REGISTERED
+        if engine_class(system).availability().ok
+        for variant in adapter_variants(system, "analytics")
+        if variant.role == "representation"
+    ]
+
+
+@pytest.fixture
+def loaded(request: pytest.FixtureRequest, server_url, real_data_dir: Path):
+    system_name, variant_name = request.param
+    base = work_dir(f"{system_name}-{variant_name}")
+    engine = open_engine(system_name, base / "work", server_url(system_name))
+    adapter_type = adapter_class(system_name, "analytics")
+    system = adapter_type(engine, adapter_type.variant_named(variant_name))
+    try:
+        engine.start()
+        system.create()
+        report = load_files(system.loader(), real_files_of(real_data_dir), adapter_type.load_batch_size)
+        assert report.refused_count == 0, report.refused
+        system.finish_load()
+        yield system
+    finally:
+        system.release()
+        engine.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("loaded", representation_variants(), indirect=True, ids="/".join)
+def test_representation_answers_like_the_oracle(loaded: AnalyticsAdapter, real_data_dir: Path):
+    files = real_files_of(real_data_dir)
+    expected = compute_answers(files)
+    assert loaded.count() == len(non_empty_lines(files)) == expected["documents"]
+    labels = loaded.representation_labels()
+    assert labels["name"] == loaded.variant.settings["representation"] != type(loaded).representation
+    assert labels["schema_by_hand"] is bool(loaded.variant.settings.get("schema_by_hand"))
+    assert loaded.storage().total
+    spec: dict[str, Any] = json.loads(json.dumps({**loaded.session_spec(), "timeout": 30}))
+    loaded.release()
+    session = type(loaded).open_session(spec)
+    try:
+        for number, text in enumerate(loaded.queries(), start=1):
+            outcome = session.execute(number, text)
+            check = check_answer(number, outcome.rows, expected, time_precision_us=loaded.time_precision_us)
+            assert check.status == "ok", (number, check.detail, outcome.rows[:5])
+            assert session.explain(number, text)
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize(
+    "loaded",
+    [(name, variant) for name, variant in representation_variants() if name.startswith("postgresql")],
+    indirect=True,
+    ids="/".join,
+)
+def test_postgresql_representations_use_their_index(loaded: AnalyticsAdapter):
+    """On a table this small the planner rightly prefers a sequential scan: with it off, each
+    filtering query must go through the variant's index (its expressions or its columns)."""
+    no_seqscan = {"enable_seqscan": "off"}
+    session = type(loaded).open_session({**loaded.session_spec(), "session_settings": no_seqscan})
+    try:
+        for number, text in enumerate(loaded.queries()[1:], start=2):
+            assert loaded.check_plan(number, session.explain(number, text)) is None
+    finally:
+        session.close()
+
+
+def test_postgresql_json_keeps_what_jsonb_refuses_or_rewrites(server_url, tmp_path: Path):
+    """json is the text as it arrived: \\u0000 (which jsonb cannot hold) is stored, and
+    duplicate keys, key order and whitespace come back as they were sent; jsonb_columns holds
+    jsonb, so it refuses \\u0000 like the default variant."""
+    if not engine_class("postgresql").availability().ok:
+        pytest.skip("PostgreSQL not installed")
+    lines = [LINES["nul_escape"], LINES["duplicate_keys"], b'{"b": 1,  "a": [1, 2.50]}']
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    refused_by = {}
+    for variant_name in ("json", "jsonb_columns"):
+        base = work_dir(f"postgresql-odd-{variant_name}")
+        engine = open_engine("postgresql", base / "work", server_url("postgresql"))
+        adapter_type = adapter_class("postgresql", "analytics")
+        system = adapter_type(engine, adapter_type.variant_named(variant_name))
+        try:
+            engine.start()
+            system.create()
+            report = load_files(system.loader(), [path], adapter_type.load_batch_size)
+            refused_by[variant_name] = report.refused_lines.get(path.name, set())
+            if variant_name == "json":
+                query = f"SELECT data::text FROM {system.table}"
+                stored = engine.admin_connection().execute(query).fetchall()
+                assert sorted(row[0].encode() for row in stored) == sorted(lines)
+        finally:
+            system.release()
+            engine.stop()
+            shutil.rmtree(base, ignore_errors=True)
+    assert refused_by == {"json": set(), "jsonb_columns": {1}}
