@@ -23,6 +23,18 @@ VARIANTS: list[Variant] = [
     Variant(
         "default", "JSON column, DuckDB's automatic compression (dictionary/FSST), no index", role="default"
     ),
+    Variant(
+        "variant",
+        "VARIANT column (each document decomposed into typed values at insert, DuckDB 2.0), "
+        "paths read with dot notation (queries-variant.sql), no index",
+        role="representation",
+        settings={
+            "doc_type": "VARIANT",
+            "doc_value": "json::VARCHAR::JSON",
+            "queries": "queries-variant.sql",
+            "representation": "VARIANT",
+        },
+    ),
 ]
 
 
@@ -45,7 +57,7 @@ class DuckDBAnalytics(AnalyticsAdapter):
         (self.engine.workdir / BATCH_FILE_NAME).unlink(missing_ok=True)
         con = self.engine.connection()
         for statement in read_sql_statements(self.engine.folder() / "ddl.sql"):
-            con.execute(render(statement, **self.variant.settings))
+            con.execute(render(statement, doc_type=str(self.variant.settings.get("doc_type", "JSON"))))
         con.execute("CHECKPOINT")
 
     def loader(self) -> Loader:

@@ -14,9 +14,11 @@ FROM read_ndjson_objects($path, ignore_errors = false, maximum_object_size = 107
 -- VARCHAR -> JSON cast (the same JSON parser as read_ndjson_objects) judges each line, and a
 -- line it refuses is skipped and recorded with its file and line number in the rejects tables (the
 -- text is kept as it is, like read_ndjson_objects). Every line starts with '{' (the driver
--- checked), so a line the cast accepts is an object.
+-- checked), so a line the cast accepts is an object. {doc_value}: the value inserted, json
+-- itself, or for a VARIANT column json::VARCHAR::JSON (DuckDB 2.0.1 stores the reader's JSON
+-- column in a VARIANT as one string; a JSON value cast from text becomes the object).
 INSERT INTO documents
-SELECT json
+SELECT {doc_value}
 FROM read_csv($path, columns = {'json': 'JSON'}, header = false, auto_detect = false,
               delim = chr(1), quote = '', escape = '', new_line = '\n',
               max_line_size = 1073741824, store_rejects = true,
