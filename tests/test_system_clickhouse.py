@@ -89,7 +89,14 @@ class TestClickHouse(AnalyticsAdapterSuite):
     system_name = "clickhouse"
     engine_type = ClickHouseEngine
     adapter_type = ClickHouseAnalytics
-    variant_roles = [("lz4", "default"), ("zstd", "best"), ("jsonbench", "alt"), ("jsonbench_current", "alt")]
+    variant_roles = [
+        ("lz4", "default"),
+        ("zstd", "best"),
+        ("jsonbench", "alt"),
+        ("jsonbench_current", "alt"),
+        ("string", "representation"),
+        ("columns", "representation"),
+    ]
 
     # ----- the shared cases' hooks --------------------------------------------------------
     def check_version(self, version):

@@ -40,6 +40,7 @@ def _variant(
     table_settings: str = "",
     max_parts_to_merge_at_once: int = 20,
     server_settings: str = "",
+    representation: dict[str, Any] | None = None,
 ) -> Variant:
     settings = {
         "json_parameters": json_parameters,
@@ -47,6 +48,7 @@ def _variant(
         "max_parts_to_merge_at_once": max_parts_to_merge_at_once,
         "table_settings": table_settings,
         "server_settings": server_settings,
+        **(representation or {}),
     }
     return Variant(name, description, role=role, settings=settings)
 
@@ -120,6 +122,37 @@ VARIANTS: list[Variant] = [
         "CODEC(ZSTD(1))",
         JSONBENCH_TABLE_SETTINGS,
     ),
+    _variant(
+        "string",
+        "each document as its text in a String column (checked by isValidJSON), the paths "
+        "extracted with JSONExtract* at query time; sorted by the five paths as expressions; "
+        "CODEC(ZSTD(1)) (ddl-string.sql, queries-string.sql)",
+        "representation",
+        "",
+        "CODEC(ZSTD(1))",
+        representation={
+            "ddl": "ddl-string.sql",
+            "queries": "queries-string.sql",
+            "input_format": "JSONAsString",
+            "representation": "String (the text), JSONExtract at query time",
+        },
+    ),
+    _variant(
+        "columns",
+        "the document's text (String) and the five JSONBench paths as typed columns beside it, "
+        "MATERIALIZED at insert, sorted and queried by the columns; CODEC(ZSTD(1)) "
+        "(ddl-columns.sql, queries-columns.sql): a schema by hand, beyond JSONBench's rules",
+        "representation",
+        "",
+        "CODEC(ZSTD(1))",
+        representation={
+            "ddl": "ddl-columns.sql",
+            "queries": "queries-columns.sql",
+            "input_format": "JSONAsString",
+            "representation": "String + five typed columns",
+            "schema_by_hand": True,
+        },
+    ),
 ]
 
 
@@ -138,6 +171,8 @@ class ClickHouseAnalytics(AnalyticsAdapter):
     def __init__(self, engine: ClickHouseEngine, variant: Variant) -> None:
         super().__init__(engine, variant)
         engine.server_settings = str(variant.settings.get("server_settings", ""))
+        # How the insert reads a line: into the JSON type, or as the document's text.
+        self.input_format = str(variant.settings.get("input_format", "JSONAsObject"))
 
     # ----- loading -------------------------------------------------------------------------
     def create(self) -> None:
@@ -146,7 +181,8 @@ class ClickHouseAnalytics(AnalyticsAdapter):
         remove_owned_directory(self.engine.path)
         (self.engine.workdir / BATCH_FILE_NAME).unlink(missing_ok=True)
         con = self.engine.connect()
-        for statement in read_sql_statements(self.engine.folder() / "ddl.sql"):
+        ddl = str(self.variant.settings.get("ddl", "ddl.sql"))
+        for statement in read_sql_statements(self.engine.folder() / ddl):
             con.query(render(statement, **{k: str(v) for k, v in self.variant.settings.items()}))
 
     def loader(self) -> Loader:
@@ -178,11 +214,11 @@ class ClickHouseAnalytics(AnalyticsAdapter):
         for path in files:
             literal = sql_string(str(Path(path).resolve()))
             try:
-                con.query(render(first, path=literal, table=QUALIFIED))
+                con.query(render(first, path=literal, table=QUALIFIED, format=self.input_format))
             except Exception as error:
                 if not is_content_error(error):
                     raise
-                con.query(render(second, path=literal, table=QUALIFIED))
+                con.query(render(second, path=literal, table=QUALIFIED, format=self.input_format))
 
     def count(self) -> int:
         return int(self.engine.query(f"SELECT count() FROM {QUALIFIED}").strip())

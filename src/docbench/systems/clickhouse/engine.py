@@ -52,6 +52,8 @@ CONTENT_ERRORS = frozenset(
         "CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN",
         "CANNOT_READ_ARRAY_FROM_TEXT",
         "TOO_LARGE_ARRAY_SIZE",
+        # a table CHECK on the document (the String representations: isValidJSON)
+        "VIOLATED_CONSTRAINT",
     }
 )
 _ERROR_NAME = re.compile(r"\(([A-Z][A-Z0-9_]+)\)")

@@ -54,6 +54,7 @@ class ClickHouseLoader(Loader):
         self.batch_path = adapter.engine.workdir / BATCH_FILE_NAME
         self.errors_path = adapter.engine.workdir / ERRORS_FILE_NAME
         statements = read_sql_statements(adapter.engine.folder() / "load.sql")
+        statements = [render(statement, format=adapter.input_format) for statement in statements]
         self.batch_statement, self.skipping_statement = statements[0], statements[3]
         self.in_file = False
         con = self.engine.connect()
