@@ -67,7 +67,7 @@ class TestMariaDB(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
     system_name = "mariadb"
     engine_type = MariaDBEngine
     adapter_type = MariaDBAnalytics
-    variant_roles = [("default", "default"), ("compressed", "best")]
+    variant_roles = [("default", "default"), ("compressed", "best"), ("json", "representation")]
     runs_by_default = False
     has_setup_script = True
     refused = REFUSED
@@ -85,7 +85,7 @@ class TestMariaDB(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
 
     def check_registration(self):
         assert MariaDBEngine.url_example.startswith("mysql://")
-        assert {v.role for v in MariaDBAnalytics.variants} == {"default", "best"}
+        assert {v.role for v in MariaDBAnalytics.variants} == {"default", "best", "representation"}
 
     def check_stored(self, system, lines):
         stored = [row[0] for row in system.engine.execute(f"SELECT doc FROM {system.table}")]
