@@ -13,21 +13,24 @@ from typing import Any
 
 import pytest
 from analytics_suite import non_empty_lines, real_files_of, work_dir
+from conftest import broad_systems
 from hard_lines import LINES
 
 from docbench.answers import check_answer
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files
-from docbench.systems import REGISTERED, adapter_class, adapter_variants, engine_class, open_engine
+from docbench.systems import adapter_class, adapter_variants, engine_class, open_engine
 from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.load import load_files
 
 
 def representation_variants() -> list[tuple[str, str]]:
+    """Of the systems the broad tests run (another version of one, e.g. postgresql18, shares
+    its variants and has smoke tests)."""
     return [
         (system, variant.name)
-        for system in REGISTERED
+        for system in broad_systems()
         if engine_class(system).availability().ok
         for variant in adapter_variants(system, "analytics")
         if variant.role == "representation"

@@ -130,7 +130,7 @@ class SearchEngineSmoke:
         assert ok.ok, ok.reason
         assert ok.version and ok.version.startswith(f"{engine_cls.display_name} {engine_cls.version_prefix}")
         assert engine_cls.runs_by_default is False and engine_cls.embedded is False
-        assert {v.role for v in cls_.variants} == {"default", "best", "alt"}
+        assert {v.role for v in cls_.variants} == {"default", "best", "alt", "representation"}
         monkeypatch.setenv("DOCBENCH_OPT", str(tmp_path))
         missing = engine_cls.availability()
         assert not missing.ok

@@ -60,6 +60,19 @@ def variants() -> list[Variant]:
             role="alt",
             settings={"source": False, "codec": "best_compression", **NO_SOURCE_SETTINGS},
         ),
+        Variant(
+            "paths",
+            "_source kept, only the five JSONBench paths mapped and indexed (dynamic: false, "
+            "index-paths.json), codec default",
+            role="representation",
+            settings={
+                "source": True,
+                "codec": "default",
+                "index": "index-paths.json",
+                "representation": "_source, only the five paths mapped (dynamic: false)",
+                "schema_by_hand": True,
+            },
+        ),
     ]
 
 
