@@ -477,7 +477,16 @@ def docbench(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_two_real_duckdb_runs_compared(tmp_path: Path) -> None:
     for name in ("first", "second"):
         run = docbench(
-            tmp_path, "run", "--systems", "duckdb", "--scale", "2k", "--results", str(tmp_path / name)
+            tmp_path,
+            "run",
+            "--systems",
+            "duckdb",
+            "--variants",
+            "default",
+            "--scale",
+            "2k",
+            "--results",
+            str(tmp_path / name),
         )
         assert run.returncode == 0, run.stdout + run.stderr
     outcome = docbench(tmp_path, "compare", str(tmp_path / "first"), str(tmp_path / "second"), "--json")

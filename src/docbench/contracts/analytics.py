@@ -247,6 +247,12 @@ class AnalyticsAdapter(ABC):
         """Close handles held by the parent so a worker process can open the database."""
         self.engine.release()
 
+    def read_back(self) -> list[str]:
+        """Every stored document as the engine gives it back through its own API, as JSON
+        text (the fidelity workload compares it with what was sent). NotSupported, with the
+        reason, when the representation cannot give the documents back."""
+        raise NotSupported(f"{self.name}: reading documents back is not implemented")
+
     # ----- queries -----------------------------------------------------------------------
     def queries(self) -> list[str]:
         """The five query texts, read from this system's folder: by default the statements

@@ -10,6 +10,7 @@ storage).
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,14 @@ class ClickHouseAnalytics(AnalyticsAdapter):
 
     def count(self) -> int:
         return int(self.engine.query(f"SELECT count() FROM {QUALIFIED}").strip())
+
+    def read_back(self) -> list[str]:
+        """The JSON type as ClickHouse writes it back (toJSONString); a String as stored."""
+        expression = "data" if self.input_format == "JSONAsString" else "toJSONString(data)"
+        text = self.engine.query(f"SELECT {expression} AS document FROM {QUALIFIED}", "JSONEachRow")
+        # One {"document": "<the document's text>"} per line; json, not orjson: the text may
+        # hold an escaped lone surrogate.
+        return [json.loads(line)["document"] for line in text.splitlines() if line]
 
     def storage(self) -> StorageSize:
         """JSONBench's figures from system.parts (active parts): total = bytes_on_disk, data =

@@ -77,6 +77,11 @@ class DuckDBAnalytics(AnalyticsAdapter):
         con = self.engine.connection()
         return int(con.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
 
+    def read_back(self) -> list[str]:
+        """JSON as stored (text); a VARIANT cast back to JSON by DuckDB."""
+        rows = self.engine.connection().execute(f"SELECT CAST(doc AS JSON)::VARCHAR FROM {TABLE}").fetchall()
+        return [str(row[0]) for row in rows]
+
     def storage(self) -> StorageSize:
         con = self.engine.connection()
         con.execute("CHECKPOINT")

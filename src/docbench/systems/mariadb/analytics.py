@@ -140,6 +140,9 @@ class MariaDBAnalytics(AnalyticsAdapter):
     def count(self) -> int:
         return int(self.engine.execute(f"SELECT COUNT(*) FROM {self.table}")[0][0])
 
+    def read_back(self) -> list[str]:
+        return [str(row[0]) for row in self.engine.execute(f"SELECT doc FROM {self.table}")]
+
     def storage(self) -> StorageSize:
         """The engine's table sizes (information_schema + the .ibd's allocated size)."""
         return self.engine.table_storage(self.table, self.table_options)

@@ -168,6 +168,24 @@ class MongoDBAnalytics(AnalyticsAdapter):
     def count(self) -> int:
         return int(self.collection().count_documents({}))
 
+    def read_back(self) -> list[str]:
+        """The stored BSON documents as MongoDB Extended JSON (relaxed: plain numbers where
+        JSON has them), without the _id the server added."""
+        import sys
+
+        from bson import json_util
+
+        options = json_util.RELAXED_JSON_OPTIONS
+        # json_util converts recursively: a document the server holds at its nesting limit
+        # needs more of Python's stack than its default limit allows.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20_000))
+        try:
+            documents = self.collection().find({}, {"_id": 0})
+            return [json_util.dumps(doc, json_options=options) for doc in documents]
+        finally:
+            sys.setrecursionlimit(limit)
+
     def storage(self) -> StorageSize:
         return collection_size(self.engine, self.collection_name, self.compressor)
 

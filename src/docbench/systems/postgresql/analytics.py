@@ -151,6 +151,11 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
     def count(self) -> int:
         return int(self.engine.admin_connection().execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
 
+    def read_back(self) -> list[str]:
+        """The documents as PostgreSQL prints them: json as stored, jsonb re-written."""
+        rows = self.engine.admin_connection().execute(f"SELECT data::text FROM {self.table}").fetchall()
+        return [str(row[0]) for row in rows]
+
     def storage(self) -> StorageSize:
         conn = self.engine.admin_connection()
         row = conn.execute(

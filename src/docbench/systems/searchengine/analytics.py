@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
-from docbench.contracts.common import StorageSize, Variant
+from docbench.contracts.common import NotSupported, StorageSize, Variant
+from docbench.core.rawjson import raw_values_of
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.engine import SearchEngineBase
 from docbench.systems.searchengine.filebeat import FilebeatEvents
@@ -197,6 +198,16 @@ class SearchAnalyticsBase(AnalyticsAdapter):
 
     def count(self) -> int:
         return search_index.count(self.engine.client(), self.index)
+
+    def read_back(self) -> list[str]:
+        """Each hit's _source, the bytes the engine stored and copies into its answer."""
+        if not self.variant.settings.get("source", True):
+            raise NotSupported("_source is disabled: the documents cannot be read back")
+        search_index.refresh(self.engine.client(), self.index)
+        answer = self.engine.client().request_raw(
+            "GET", f"{search_index.index_path(self.index)}/_search?size=10000&sort=_doc"
+        )
+        return [raw.decode("utf-8", "surrogatepass") for raw in raw_values_of(answer, b"_source")]
 
     def storage(self) -> StorageSize:
         return index_storage(

@@ -218,6 +218,14 @@ class HttpClient:
             raise SearchEngineError(status, decoded, what or f"{method} {path}")
         return decoded
 
+    def request_raw(self, method: str, path: str, *, ok: tuple[int, ...] = (200,)) -> bytes:
+        """One request; the answer's bytes as the engine sent them (a _source in it is the
+        text the engine stored, which decoding would re-type: numbers, duplicate keys)."""
+        status, data = self._exchange(method, path, None, None)
+        if status not in ok:
+            raise SearchEngineError(status, data.decode("utf-8", "replace"), f"{method} {path}")
+        return data
+
     def abort(self) -> None:
         """Shut the sockets down from another thread: the engine cancels the search."""
         for conn in list(self._conns.values()):

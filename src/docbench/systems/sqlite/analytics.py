@@ -103,6 +103,12 @@ class SQLiteAnalytics(AnalyticsAdapter):
     def count(self) -> int:
         return int(self.engine.connection().execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
 
+    def read_back(self) -> list[str]:
+        """json(doc): the text of a jsonb blob (SQLite's own rendering); a text column as stored."""
+        expression = "json(doc)" if self.variant.settings.get("column_type") == "BLOB" else "doc"
+        rows = self.engine.connection().execute(f"SELECT {expression} FROM {TABLE}").fetchall()
+        return [str(row[0]) for row in rows]
+
     def storage(self) -> StorageSize:
         con = self.engine.connection()
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()

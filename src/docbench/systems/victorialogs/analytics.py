@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar
 
+import orjson
+
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.systems.victorialogs.engine import VictoriaLogsEngine
@@ -25,6 +27,9 @@ VARIANTS: list[Variant] = [
         role="default",
     ),
 ]
+
+# Fields VictoriaLogs adds to every entry (not the document's).
+OWN_FIELDS = frozenset({"_time", "_stream", "_stream_id", "_msg"})
 
 _BLOCK_STATS = (
     "* | block_stats | stats sum(values_bytes) values_bytes, sum(dict_bytes) dict_bytes, "
@@ -70,6 +75,13 @@ class VictoriaLogsAnalytics(AnalyticsAdapter):
     def count(self) -> int:
         self.engine.client().force_flush()
         return self.engine.count()
+
+    def read_back(self) -> list[str]:
+        """Each log entry's fields as VictoriaLogs returns them (nested objects flattened to
+        dotted names, every value a string), without the fields it adds itself."""
+        self.engine.client().force_flush()
+        rows = self.engine.client().query("*")
+        return [orjson.dumps({k: v for k, v in row.items() if k not in OWN_FIELDS}).decode() for row in rows]
 
     def storage(self) -> StorageSize:
         """VictoriaLogs' own figures: total = the compressed data it keeps for docbench's tenant

@@ -75,6 +75,13 @@ def command() -> click.Command:
         "is written, so a large scale needs the room of one database at a time). On a "
         "server given by URL docbench's database and tables always stay.",
     )
+    @click.option(
+        "--representations",
+        is_flag=True,
+        help="Also run each system's other ways of holding the documents (PostgreSQL json and "
+        "jsonb + generated columns, DuckDB VARIANT, ClickHouse String and typed columns, "
+        "MariaDB without virtual columns, a search index mapping only the five paths).",
+    )
     @verify_option
     def analytics(
         system_names: list[str] | None,
@@ -87,6 +94,7 @@ def command() -> click.Command:
         timeout: float,
         no_restart: bool,
         keep_databases: bool,
+        representations: bool,
         verify: str,
         **urls: Any,
     ) -> None:
@@ -111,6 +119,7 @@ def command() -> click.Command:
                     restart_for_cold=not no_restart,
                     urls=urls_from(urls),
                     keep_databases=keep_databases,
+                    representations=representations,
                     verify_full=verify == "full",
                 )
             )
