@@ -686,3 +686,35 @@ def test_dashboard_with_one_scale_and_nothing_else(tmp_path: Path, browser: Chro
     browser.click('#sel-variants [data-key="duckdb/default"]')
     assert summary(browser)["duckdb/default"]["text"] == "×1.00"
     assert browser.js("document.querySelector('#sel-metrics .active').dataset.metric") == "hot"
+
+
+def test_label_filters_select_the_runs_that_have_the_label(tmp_path: Path, browser: Chromium) -> None:
+    """A run whose representation gives a schema by hand: the "schema by hand" label switches
+    it off and on; the details panel names its representation."""
+    directory = tmp_path / "results"
+    for label in ("1m", "10m"):
+        for variant, by_hand in (("default", False), ("columns", True)):
+            document = sample_document("duckdb", "DuckDB", variant, label, 1.0 if by_hand else 2.0)
+            document["representation"] = {
+                "name": variant.upper(),
+                "retains_structure": True,
+                "schema_by_hand": by_hand,
+            }
+            results.write_atomically(directory / f"duckdb.{variant}.{label}.json", document)
+    page = tmp_path / "labels.html"
+    html.write_dashboard([directory], page)
+    browser.open(page.resolve().as_uri())
+    labels = browser.js("[...document.querySelectorAll('#sel-labels button')].map(b => b.dataset.label)")
+    assert labels == ["structure", "by-hand", "no-schema"]
+    assert set(summary(browser)) == {"duckdb/default", "duckdb/columns"}
+    browser.click('#sel-labels [data-label="by-hand"]')
+    assert set(summary(browser)) == {"duckdb/default"}
+    browser.click('#sel-labels [data-label="by-hand"]')
+    assert set(summary(browser)) == {"duckdb/default", "duckdb/columns"}
+    payload = html.build_payload(results.load_results([directory]))
+    views = {run["key"]: run["labels"] for run in payload["runs"]}
+    assert views["duckdb/columns"] == {
+        "representation": "COLUMNS",
+        "retains_structure": True,
+        "schema_by_hand": True,
+    }

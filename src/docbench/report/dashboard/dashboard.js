@@ -373,6 +373,24 @@
         k.slice(k.indexOf('/') + 1), run.imported ? el('span', {class: 'badge imported'}, 'imported') : null);
       }))), 'sel-variants'));
 
+    // Label filters: each selects (or clears) every run that has the label.
+    const LABELS = [
+      {id: 'structure', text: 'retains structure', test: r => r.labels.retains_structure === true},
+      {id: 'no-structure', text: 'structure not kept', test: r => r.labels.retains_structure === false},
+      {id: 'by-hand', text: 'schema by hand', test: r => r.labels.schema_by_hand === true},
+      {id: 'no-schema', text: 'no schema by hand', test: r => r.labels.schema_by_hand === false},
+    ];
+    const labelled = LABELS.map(l => ({...l, keys: ALL_KEYS.filter(k => l.test(runOfKey(k)))}))
+      .filter(l => l.keys.length);
+    if (labelled.length) {
+      box.append(...selectorRow('Labels', labelled.map(l => {
+        const on = l.keys.filter(isSelected).length;
+        return el('button', {class: `selector${on === l.keys.length ? ' active' : on ? ' partial' : ''}`,
+          dataset: {label: l.id}, title: `${l.text}: ${l.keys.length} run(s)`,
+          onclick: () => { setSelected(l.keys, on !== l.keys.length); update(); }}, l.text);
+      }), 'sel-labels'));
+    }
+
     if (analytics) {
       box.append(...selectorRow('Scale', DATASETS.map(d => el('button', {
         class: `selector${state.scale === d.label ? ' active' : ''}`, dataset: {scale: d.label},
@@ -633,7 +651,9 @@
       ['variant', `${d.variant || '-'}${d.variant_role ? ` (${d.variant_role})` : ''}`],
       ['variant description', d.variant_description], ['date', d.date], ['started', d.started_at],
       ['finished', d.finished_at], ['complete', d.complete], ['result file', run.path],
-      ['error', d.error], ['retains structure', d.retains_structure]]));
+      ['error', d.error], ['retains structure', d.retains_structure],
+      ['representation', run.labels.representation],
+      ['schema by hand', run.labels.schema_by_hand === null ? null : run.labels.schema_by_hand ? 'yes' : 'no']]));
     const envPairs = [['machine', d.machine], ['os', d.os]];
     for (const [k, v] of Object.entries(env)) {
       if (k === 'versions' || envPairs.some(([name, value]) => name === k && value === v)) continue;

@@ -117,6 +117,24 @@ def scaling_value(
     raise ValueError(f"unknown metric {metric!r}")
 
 
+def labels(document: dict[str, Any]) -> dict[str, Any]:
+    """The run's representation labels (the dashboard's label filters): the result's own, or
+    for a result without them (imported, older) what its retains_structure says."""
+    own = document.get("representation")
+    if isinstance(own, dict):
+        return {
+            "representation": own.get("name"),
+            "retains_structure": own.get("retains_structure"),
+            "schema_by_hand": own.get("schema_by_hand"),
+        }
+    retains = document.get("retains_structure")
+    return {
+        "representation": None,
+        "retains_structure": None if retains is None else retains == "yes",
+        "schema_by_hand": None,
+    }
+
+
 def run_view(document: dict[str, Any], key: str) -> dict[str, Any]:
     """What the page needs about one analytics run, figures computed as the terminal does."""
     answers = document.get("answers") or []
@@ -132,6 +150,7 @@ def run_view(document: dict[str, Any], key: str) -> dict[str, Any]:
         "system_name": document.get("system"),
         "variant": document.get("variant", "-"),
         "role": document.get("variant_role", ""),
+        "labels": labels(document),
         "dataset": dataset_label(document),
         "dataset_size": document.get("dataset_size"),
         "imported": is_imported(document),
