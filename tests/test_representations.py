@@ -143,3 +143,31 @@ def test_postgresql_json_keeps_what_jsonb_refuses_or_rewrites(server_url, tmp_pa
             engine.stop()
             shutil.rmtree(base, ignore_errors=True)
     assert refused_by == {"json": {1}, "jsonb_columns": {1}}
+
+
+@pytest.mark.parametrize(
+    ("system_name", "variant_name", "beyond"),
+    [
+        ("postgresql", "pglz", {}),
+        ("postgresql", "lz4", {"compression": "lz4"}),
+        (
+            "clickhouse",
+            "jsonbench",
+            {
+                "codec": "CODEC(ZSTD(1))",
+                "max_parts_to_merge_at_once": 5,
+                "server_settings": "background_merges_mutations_concurrency_ratio=1",
+            },
+        ),
+        ("clickhouse", "string", {"codec": "CODEC(ZSTD(1))", "max_parts_to_merge_at_once": 20}),
+        ("duckdb", "variant", {}),
+    ],
+)
+def test_labels_name_the_settings_beyond_the_engine_defaults(
+    system_name, variant_name, beyond, tmp_path: Path
+):
+    adapter_type = adapter_class(system_name, "analytics")
+    system = adapter_type(
+        open_engine(system_name, tmp_path / "work"), adapter_type.variant_named(variant_name)
+    )
+    assert system.representation_labels()["settings_beyond_defaults"] == beyond

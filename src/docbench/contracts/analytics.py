@@ -164,6 +164,10 @@ class AnalyticsAdapter(ABC):
     # settings["schema_by_hand"] that it gives paths a type or column by hand (beyond
     # JSONBench's rules).
     representation: ClassVar[str] = "JSON"
+    # The engine's own defaults of the variant settings that are engine settings (codecs,
+    # compression, table options...): a result lists the settings of its variant that differ
+    # from them (``representation_labels()["settings_beyond_defaults"]``).
+    engine_defaults: ClassVar[dict[str, Any]] = {}
     # Lines per load batch (the unit that is retried and bisected on a refusal).
     load_batch_size: ClassVar[int] = 100_000
     # Timestamp precision of query answers (microseconds; 1000 = milliseconds); the answer
@@ -213,6 +217,11 @@ class AnalyticsAdapter(ABC):
             "name": str(settings.get("representation", self.representation)),
             "retains_structure": self.keeps_structure(),
             "schema_by_hand": bool(settings.get("schema_by_hand", False)),
+            "settings_beyond_defaults": {
+                name: value
+                for name, value in settings.items()
+                if name in self.engine_defaults and value != self.engine_defaults[name]
+            },
         }
 
     # ----- loading -----------------------------------------------------------------------

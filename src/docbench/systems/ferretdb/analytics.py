@@ -14,7 +14,7 @@ sizes) plus the cluster's data directory.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from docbench.contracts.common import NotSupported, Variant
 from docbench.systems.ferretdb.engine import FerretDBEngine
@@ -51,6 +51,7 @@ class FerretDBAnalytics(MongoDBAnalytics):
     engine: FerretDBEngine
     variants = VARIANTS
     retains_structure = True
+    engine_defaults: ClassVar[dict[str, Any]] = {"toast_compression": "pglz"}
     representation = "BSON (DocumentDB on PostgreSQL)"
     load_batch_size = 20_000
     refused_hard_kinds = frozenset({"lone_surrogate", "bigint", "deep_nesting"})

@@ -62,6 +62,7 @@ class MariaDBAnalytics(AnalyticsAdapter):
     # The five paths are indexed VIRTUAL columns (computed when read, stored only in the
     # index): MariaDB's way to index JSON, within JSONBench's rules.
     representation = "JSON (LONGTEXT checked by JSON_VALID), the five paths as indexed VIRTUAL columns"
+    engine_defaults: ClassVar[dict[str, Any]] = {"table_options": "ROW_FORMAT=DYNAMIC"}
     load_batch_size = 20_000
     refused_hard_kinds = frozenset({"lone_surrogate", "deep_nesting"})
     time_precision_us = 1

@@ -21,7 +21,7 @@ import contextlib
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import StorageSize, Variant
@@ -114,6 +114,7 @@ class MongoDBAnalytics(AnalyticsAdapter):
     engine: MongoDBEngine
     variants = VARIANTS
     retains_structure = True
+    engine_defaults: ClassVar[dict[str, Any]] = {"compressor": "snappy"}
     representation = "BSON"
     # 20k documents (~10 MB) per insert_many: one or two wire messages, cheap to re-send
     # while a refused batch is bisected.

@@ -79,6 +79,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter):
     variants: ClassVar[list[Variant]] = VARIANTS
     retains_structure = True
     representation = "jsonb"
+    engine_defaults: ClassVar[dict[str, Any]] = {"compression": "pglz"}
     # A refused batch is re-sent as ~2x its size while bisecting; 20k documents (~10 MB)
     # keep that under a second and already amortise the per-COPY/commit overhead.
     load_batch_size = 20_000

@@ -123,6 +123,7 @@ class SearchAnalyticsBase(AnalyticsAdapter):
     engine: SearchEngineBase
     retains_structure = True
     representation = "_source with dynamic mapping"
+    engine_defaults: ClassVar[dict[str, Any]] = {"source": True, "codec": "default"}
     # ~5 MB bulk requests (480 B per document): the engines' recommended bulk size.
     load_batch_size = 10_000
     # time_us is mapped as a long: exact microseconds (min/max come back as exact doubles).
