@@ -171,3 +171,28 @@ def test_labels_name_the_settings_beyond_the_engine_defaults(
         open_engine(system_name, tmp_path / "work"), adapter_type.variant_named(variant_name)
     )
     assert system.representation_labels()["settings_beyond_defaults"] == beyond
+
+
+def test_the_report_lists_each_run_representation():
+    from rich.console import Console
+
+    from docbench.workloads.analytics.report import representation_table
+
+    labels = {"name": "json", "retains_structure": True, "schema_by_hand": False}
+    docs = [
+        {
+            "system": "postgresql",
+            "variant": "json",
+            "representation": {**labels, "settings_beyond_defaults": {}},
+        },
+        {
+            "system": "postgresql",
+            "variant": "lz4",
+            "representation": {**labels, "name": "jsonb", "settings_beyond_defaults": {"compression": "lz4"}},
+        },
+    ]
+    console = Console(record=True, width=200)
+    console.print(representation_table(docs))
+    text = console.export_text()
+    assert "postgresql/lz4" in text and "compression=lz4" in text and "jsonb" in text
+    assert representation_table([{"system": "x", "variant": "y"}]) is None  # results without labels

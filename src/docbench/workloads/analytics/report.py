@@ -56,6 +56,9 @@ def print_report(
 
 def print_dataset_report(docs: list[dict[str, Any]], console: Console) -> None:
     console.print(storage_table(docs))
+    labels = representation_table(docs)
+    if labels is not None:
+        console.print(labels)
     console.print(quality_table(docs))
     for kind in ("cold", "hot"):
         console.print(timing_table(docs, kind))
@@ -95,6 +98,28 @@ def storage_table(docs: list[dict[str, Any]]) -> Table:
             "",
             "",
             f"{size / raw:.2f}" if raw else "-",
+        )
+    return table
+
+
+def representation_table(docs: list[dict[str, Any]]) -> Table | None:
+    """How each run held the documents (its labels), when the results say it."""
+    labelled = [d for d in docs if isinstance(d.get("representation"), dict)]
+    if not labelled:
+        return None
+    table = Table(title="Representations (how the documents were held)")
+    columns = ("system", "representation", "structure kept", "schema by hand", "settings beyond defaults")
+    for column in columns:
+        table.add_column(column)
+    for d in labelled:
+        labels = d["representation"]
+        beyond = labels.get("settings_beyond_defaults") or {}
+        table.add_row(
+            _name(d),
+            str(labels.get("name", "")),
+            "yes" if labels.get("retains_structure") else "no",
+            "yes" if labels.get("schema_by_hand") else "no",
+            ", ".join(f"{k}={v}" for k, v in beyond.items()) or "-",
         )
     return table
 
