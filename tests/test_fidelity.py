@@ -87,13 +87,14 @@ def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch
     """Facts of the engine versions docbench installs, each a way the corpus comes back."""
     systems = ["duckdb", "sqlite", "clickhouse"]
     urls = {}
-    if engine_class("postgresql").availability().ok:
-        systems.append("postgresql")
-        urls["postgresql"] = server_url("postgresql")
+    for server in ("postgresql", "mariadb", "ferretdb", "victorialogs", "elasticsearch"):
+        if engine_class(server).availability().ok:
+            systems.append(server)
+            urls[server] = server_url(server)
     status = run_fidelity(
         FidelityRequest(
             system_names=systems,
-            variants=["default", "variant", "text", "lz4", "string", "pglz", "json"],
+            variants=["default", "variant", "text", "lz4", "string", "pglz", "json", "no_source", "paths"],
             results_dir=tmp_path,
             urls=urls,
             quiet=True,
@@ -129,8 +130,25 @@ def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch
         assert jsonb["duplicate_keys"]["notes"] == ["$.a: duplicate key, the last of 2 kept"]
         assert jsonb["negative_zero"]["outcome"] == "changed"
         assert jsonb["key_order"]["outcome"] == "same_value"
+    if "mariadb" in systems:  # JSON is text checked by JSON_VALID: byte for byte, or refused
+        assert set(_outcomes(documents["mariadb/default"]).values()) == {"identical", "refused"}
+    if "ferretdb" in systems:  # BSON: no integer beyond 64 bits, the last duplicate kept
+        bson = _outcomes(documents["ferretdb/pglz"])
+        assert bson["int_2_64"] == "refused" and bson["duplicate_keys"] == "changed"
+    if "victorialogs" in systems:  # fields flattened, every value a string
+        logs = _outcomes(documents["victorialogs/default"])
+        assert logs["key_order"] == logs["float_0_1"] == "changed"
+        assert documents["victorialogs/default"]["representation"]["retains_structure"] is False
+    if "elasticsearch" in systems:
+        source = _outcomes(documents["elasticsearch/default"])
+        assert source["key_order"] == source["long_string"] == "identical"  # _source as sent
+        assert source["duplicate_keys"] == source["empty_key"] == "refused"
+        assert source["mixed_type_object"] == "refused"  # the dynamic mapping's type conflict
+        assert _outcomes(documents["elasticsearch/paths"])["mixed_type_object"] == "identical"
+        assert documents["elasticsearch/no_source"]["lossless"] is None
+        assert "unreadable" in set(_outcomes(documents["elasticsearch/no_source"]).values())
     out = io.StringIO()
-    print_report(list(documents.values()), Console(file=out, width=200), [])
+    print_report(list(documents.values()), Console(file=out, width=2000), [])
     assert "Fidelity" in out.getvalue() and "duplicate_keys" in out.getvalue()
     section = dashboard_section(list(documents.values()))
     assert section is not None and len(section["rows"]) == len(documents)
