@@ -31,7 +31,7 @@ class TestDuckDB(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
     system_name = "duckdb"
     engine_type = DuckDBEngine
     adapter_type = DuckDBAnalytics
-    variant_roles = [("default", "default"), ("variant", "representation")]
+    variant_roles = [("default", "default"), ("variant", "representation"), ("struct", "representation")]
     refused = REFUSED
     accepted = ACCEPTED
     slow_query = "SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b"

@@ -256,6 +256,11 @@ class AnalyticsAdapter(ABC):
         """Close handles held by the parent so a worker process can open the database."""
         self.engine.release()
 
+    def schema_from_data(self) -> bool:
+        """Whether the table's schema is inferred from the documents of its first load (then
+        what documents are loaded together decides what each becomes)."""
+        return False
+
     def read_back(self) -> list[str]:
         """Every stored document as the engine gives it back through its own API, as JSON
         text (the fidelity workload compares it with what was sent). NotSupported, with the

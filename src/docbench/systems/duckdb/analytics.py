@@ -14,7 +14,7 @@ from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.duckdb.engine import DuckDBEngine
-from docbench.systems.duckdb.loader import BATCH_FILE_NAME, DuckDBLoader
+from docbench.systems.duckdb.loader import BATCH_FILE_NAME, DuckDBLoader, InferredSchemaLoader
 from docbench.systems.duckdb.session import DuckDBSession
 
 TABLE = "documents"
@@ -33,6 +33,19 @@ VARIANTS: list[Variant] = [
             "doc_value": "json::VARCHAR::JSON",
             "queries": "queries-variant.sql",
             "representation": "VARIANT",
+        },
+    ),
+    Variant(
+        "struct",
+        "the columns read_ndjson infers (STRUCTs, typed values) from the first file loaded: a "
+        "key it did not see is dropped, a value of another type refused; no JSON column, no "
+        "index (queries-struct.sql)",
+        role="representation",
+        settings={
+            "inferred_schema": True,
+            "queries": "queries-struct.sql",
+            "representation": "columns inferred by read_ndjson (STRUCT)",
+            "retains_structure": False,
         },
     ),
 ]
@@ -56,11 +69,19 @@ class DuckDBAnalytics(AnalyticsAdapter):
         self.engine.remove_database()
         (self.engine.workdir / BATCH_FILE_NAME).unlink(missing_ok=True)
         con = self.engine.connection()
+        if self.variant.settings.get("inferred_schema"):
+            con.execute("CHECKPOINT")
+            return  # the first load creates the table from the schema it infers
         for statement in read_sql_statements(self.engine.folder() / "ddl.sql"):
             con.execute(render(statement, doc_type=str(self.variant.settings.get("doc_type", "JSON"))))
         con.execute("CHECKPOINT")
 
+    def schema_from_data(self) -> bool:
+        return bool(self.variant.settings.get("inferred_schema"))
+
     def loader(self) -> Loader:
+        if self.variant.settings.get("inferred_schema"):
+            return InferredSchemaLoader(self)
         return DuckDBLoader(self)
 
     def finish_load(self) -> None:
@@ -78,9 +99,14 @@ class DuckDBAnalytics(AnalyticsAdapter):
         return int(con.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
 
     def read_back(self) -> list[str]:
-        """JSON as stored (text); a VARIANT cast back to JSON by DuckDB."""
-        rows = self.engine.connection().execute(f"SELECT CAST(doc AS JSON)::VARCHAR FROM {TABLE}").fetchall()
-        return [str(row[0]) for row in rows]
+        """JSON as stored (text); a VARIANT cast back to JSON by DuckDB; the inferred columns
+        as DuckDB writes a row as JSON (every column, null where the document had nothing)."""
+        # The row's alias must not be a column's name (a document's key "d" would be read).
+        alias = "docbench_row"
+        inferred = self.variant.settings.get("inferred_schema")
+        expression = f"to_json({alias})" if inferred else "CAST(doc AS JSON)"
+        query = f"SELECT {expression}::VARCHAR FROM {TABLE} AS {alias}"
+        return [str(row[0]) for row in self.engine.connection().execute(query).fetchall()]
 
     def storage(self) -> StorageSize:
         con = self.engine.connection()

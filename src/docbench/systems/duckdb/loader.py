@@ -129,3 +129,63 @@ class DuckDBLoader(Loader):
 
     def close(self) -> None:
         self.batch_path.unlink(missing_ok=True)
+
+
+class InferredSchemaLoader(Loader):
+    """The representation ``struct``: no JSON column but the columns ``read_ndjson`` infers.
+
+    The first load (a whole file, or a batch) creates the table from the schema DuckDB infers
+    from every one of its lines (``sample_size = -1``; nesting below ``MAX_DEPTH`` levels is
+    kept as JSON text), one column per top-level key (``records``: lines it cannot make
+    columns of, e.g. an empty key, are refused rather than held as one MAP column). Every
+    later load reads its lines with that schema (``columns``): a key
+    the schema lacks is dropped, and a value of another type is refused (the statement fails:
+    the driver isolates the document, with DuckDB's reason). One statement per load: all or
+    nothing."""
+
+    MAX_DEPTH = 10
+
+    def __init__(self, adapter: DuckDBAnalytics) -> None:
+        self.con = adapter.engine.connection()
+        self.batch_path = adapter.engine.workdir / BATCH_FILE_NAME
+
+    def _columns(self) -> dict[str, str]:
+        rows = self.con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'documents' ORDER BY ordinal_position"
+        ).fetchall()
+        return {str(name): str(kind) for name, kind in rows}
+
+    def _load_path(self, path: Path) -> None:
+        reader = "format = 'newline_delimited', maximum_object_size = 1073741824"
+        columns = self._columns()
+        try:
+            if columns:
+                self.con.execute(
+                    "INSERT INTO documents BY NAME SELECT * FROM "
+                    f"read_ndjson($path, columns = $columns, {reader})",
+                    {"path": str(path), "columns": columns},
+                )
+            else:
+                self.con.execute(
+                    "CREATE TABLE documents AS SELECT * FROM read_ndjson($path, sample_size = -1, "
+                    f"records = 'true', maximum_depth = {self.MAX_DEPTH}, {reader})",
+                    {"path": str(path)},
+                )
+        except Exception as error:
+            # "expected records, but got non-record JSON" comes as a binder error.
+            if is_content_error(error) or "non-record JSON" in str(error):
+                raise BatchRejected(str(error).strip()) from error
+            raise
+
+    def load_batch(self, lines: list[bytes]) -> None:
+        if lines:
+            write_lines(self.batch_path, lines)
+            self._load_path(self.batch_path)
+
+    def load_file(self, path: Path, documents: int) -> bool:
+        self._load_path(path)
+        return True
+
+    def close(self) -> None:
+        self.batch_path.unlink(missing_ok=True)

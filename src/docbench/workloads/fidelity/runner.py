@@ -2,9 +2,12 @@
 representation (the systems' analytics variants).
 
 For each (system, variant): a fresh table, each corpus document sent alone through the
-system's loader (one batch each, so a refusal is that document's, with the engine's reason),
-the post-load steps, then every stored document read back through the engine's own API
-(``read_back``) and classified against what was sent (classify.py). One result file per
+system's loader (one batch each, so a refusal is that document's, with the engine's reason);
+then a fresh table again and the documents it took sent together (one batch: what the
+representation decides from all of them, e.g. an inferred schema, is what one file gives),
+or one by one again when it refuses them together; the post-load steps; then every stored
+document read back through the engine's own API (``read_back``) and classified against what
+was sent (classify.py). One result file per
 (system, variant): ``fidelity.<system>.<variant>.corpus.<machine>.<time>.json``.
 """
 
@@ -114,6 +117,21 @@ def round_trip(system: AnalyticsAdapter) -> dict[str, Any]:
     documents = corpus()
     system.create()
     refused = load_alone(system, documents)
+    # Then the documents it took, together in a fresh table: what a representation decides
+    # from all of them at once (a schema inferred from every document) is what a user gets by
+    # loading them as one file. Where the engine refuses them together (one document's
+    # type against another's), each is taken alone again.
+    accepted = [doc for doc in documents if doc.name not in refused]
+    if system.schema_from_data():
+        # Alone, each document met the schema of the first one: those refusals were the
+        # order's. Grown together, the schema is inferred from all the documents it takes.
+        refused = {}
+        accepted = grow_together(system, documents, refused)
+    system.create()
+    loaded_together = load_together(system, accepted) is None
+    if not loaded_together:
+        system.create()
+        refused.update(load_alone(system, accepted))
     system.finish_load()
     try:
         returned: dict[str, str] | None = by_id(system.read_back())
@@ -131,10 +149,11 @@ def round_trip(system: AnalyticsAdapter) -> dict[str, Any]:
             row = {"outcome": verdict.outcome, "notes": verdict.notes}
         rows.append({"name": doc.name, "stress": doc.stress, **row})
     counts = {o: sum(1 for r in rows if r["outcome"] == o) for o in (*OUTCOMES, "unreadable")}
-    accepted = [r for r in rows if r["outcome"] != "refused"]
-    kept_value = all(r["outcome"] in ("identical", "same_value") for r in accepted)
+    taken = [r for r in rows if r["outcome"] != "refused"]
+    kept_value = all(r["outcome"] in ("identical", "same_value") for r in taken)
     return {
         "documents": rows,
+        "loaded_together": loaded_together,
         "summary": counts,
         # Every document the engine took came back as the same JSON value (None: the
         # representation cannot give documents back).
@@ -157,6 +176,38 @@ def load_alone(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> dic
     finally:
         loader.close()
     return refused
+
+
+def load_together(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> str | None:
+    """All the documents in one batch: None, or the engine's reason when it refuses them
+    (nothing kept)."""
+    loader = system.loader()
+    try:
+        loader.begin_file("corpus.json")
+        loader.load_batch([doc.line for doc in documents])
+        loader.commit_file()
+        return None
+    except BatchRejected as error:
+        return str(error)[:500]
+    finally:
+        loader.close()
+
+
+def grow_together(
+    system: AnalyticsAdapter, documents: list[CorpusDocument], refused: dict[str, str]
+) -> list[CorpusDocument]:
+    """For a schema inferred from the data: the documents that load together, each added in
+    turn to those before it in a fresh table (one the inference cannot take with the others
+    is refused, with the engine's reason)."""
+    kept: list[CorpusDocument] = []
+    for doc in documents:
+        system.create()
+        reason = load_together(system, [*kept, doc])
+        if reason is None:
+            kept.append(doc)
+        else:
+            refused[doc.name] = reason
+    return kept
 
 
 def by_id(texts: list[str]) -> dict[str, str]:
