@@ -94,7 +94,18 @@ def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch
     status = run_fidelity(
         FidelityRequest(
             system_names=systems,
-            variants=["default", "variant", "text", "lz4", "string", "pglz", "json", "no_source", "paths"],
+            variants=[
+                "default",
+                "variant",
+                "struct",
+                "text",
+                "lz4",
+                "string",
+                "pglz",
+                "json",
+                "no_source",
+                "paths",
+            ],
             results_dir=tmp_path,
             urls=urls,
             quiet=True,
@@ -120,6 +131,11 @@ def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch
     variant = _outcomes(documents["duckdb/variant"])
     assert variant["int_30_digits"] == variant["duplicate_keys"] == "changed"
     assert documents["duckdb/variant"]["lossless"] is False
+    # The columns read_ndjson infers from all the documents: no column named "", every
+    # document given every column, integers widened beside fractions.
+    struct = {row["name"]: row for row in documents["duckdb/struct"]["documents"]}
+    assert struct["empty_key"]["outcome"] == "refused" and documents["duckdb/struct"]["loaded_together"]
+    assert struct["key_order"]["outcome"] == "changed"
     # ClickHouse's JSON type refuses duplicate paths and returns the typed paths it added.
     lz4 = _outcomes(documents["clickhouse/lz4"])
     assert lz4["duplicate_keys"] == lz4["dotted_key"] == "refused"
