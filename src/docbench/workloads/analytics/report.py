@@ -43,7 +43,7 @@ def print_analytics_report(
 
 
 def print_report(
-    documents: list[dict[str, Any]], console: Console, _all_documents: list[dict[str, Any]]
+    documents: list[dict[str, Any]], console: Console, all_documents: list[dict[str, Any]]
 ) -> None:
     if not documents:
         console.print("No analytics results.")
@@ -51,12 +51,27 @@ def print_report(
     for label in sorted({_dataset(d) for d in documents}):
         group = sorted((d for d in documents if _dataset(d) == label), key=_name)
         console.rule(f"Analytics on {label} ({group[0].get('dataset_size') or '?'} documents)")
-        print_dataset_report(group, console)
+        print_dataset_report(group, console, lossless_by_variant(all_documents))
 
 
-def print_dataset_report(docs: list[dict[str, Any]], console: Console) -> None:
+def lossless_by_variant(documents: list[dict[str, Any]]) -> dict[tuple[str, str], bool | None]:
+    """(system, variant) -> whether the fidelity corpus came back as the same values, from the
+    latest fidelity result of each (the label `lossless`)."""
+    found: dict[tuple[str, str], tuple[str, bool | None]] = {}
+    for d in documents:
+        if d.get("workload") == "fidelity" and d.get("complete"):
+            key = (str(d.get("system")), str(d.get("variant")))
+            started = str(d.get("started_at") or "")
+            if key not in found or started > found[key][0]:
+                found[key] = (started, d.get("lossless"))
+    return {key: lossless for key, (_, lossless) in found.items()}
+
+
+def print_dataset_report(
+    docs: list[dict[str, Any]], console: Console, lossless: dict[tuple[str, str], bool | None] | None = None
+) -> None:
     console.print(storage_table(docs))
-    labels = representation_table(docs)
+    labels = representation_table(docs, lossless or {})
     if labels is not None:
         console.print(labels)
     console.print(quality_table(docs))
@@ -102,13 +117,23 @@ def storage_table(docs: list[dict[str, Any]]) -> Table:
     return table
 
 
-def representation_table(docs: list[dict[str, Any]]) -> Table | None:
-    """How each run held the documents (its labels), when the results say it."""
+def representation_table(
+    docs: list[dict[str, Any]], lossless: dict[tuple[str, str], bool | None] | None = None
+) -> Table | None:
+    """How each run held the documents (its labels), when the results say it; "lossless"
+    from the fidelity workload's result of the same system and variant, when there is one."""
     labelled = [d for d in docs if isinstance(d.get("representation"), dict)]
     if not labelled:
         return None
     table = Table(title="Representations (how the documents were held)")
-    columns = ("system", "representation", "structure kept", "schema by hand", "settings beyond defaults")
+    columns = (
+        "system",
+        "representation",
+        "structure kept",
+        "schema by hand",
+        "lossless",
+        "settings beyond defaults",
+    )
     for column in columns:
         table.add_column(column)
     for d in labelled:
@@ -119,9 +144,14 @@ def representation_table(docs: list[dict[str, Any]]) -> Table | None:
             str(labels.get("name", "")),
             "yes" if labels.get("retains_structure") else "no",
             "yes" if labels.get("schema_by_hand") else "no",
+            _lossless((lossless or {}).get((str(d.get("system")), str(d.get("variant"))), "unknown")),
             ", ".join(f"{k}={v}" for k, v in beyond.items()) or "-",
         )
     return table
+
+
+def _lossless(value: Any) -> str:
+    return {True: "yes", False: "no", None: "cannot read back"}.get(value, "- (run fidelity)")
 
 
 def quality_table(docs: list[dict[str, Any]]) -> Table:
