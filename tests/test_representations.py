@@ -176,18 +176,33 @@ def test_labels_name_the_settings_beyond_the_engine_defaults(
 def test_the_report_lists_each_run_representation():
     from docbench.workloads.analytics.report import lossless_by_variant, representation_table
 
-    labels = {"name": "json", "retains_structure": True, "schema_by_hand": False, "settings_beyond_defaults": {}}
+    labels = {"name": "json", "retains_structure": True, "schema_by_hand": False}
+    labels["settings_beyond_defaults"] = {}
     docs = [
         {"system": "postgresql", "variant": "json", "representation": labels},
-        {"system": "postgresql", "variant": "lz4", "representation": {
-            **labels, "name": "jsonb", "settings_beyond_defaults": {"compression": "lz4"}
-        }},
+        {
+            "system": "postgresql",
+            "variant": "lz4",
+            "representation": {**labels, "name": "jsonb", "settings_beyond_defaults": {"compression": "lz4"}},
+        },
     ]
     fidelity = [
-        {"workload": "fidelity", "system": "postgresql", "variant": "json", "complete": True,
-         "started_at": "2026-11-28T10:00:00Z", "lossless": False},
-        {"workload": "fidelity", "system": "postgresql", "variant": "json", "complete": True,
-         "started_at": "2026-11-28T11:00:00Z", "lossless": True},  # the latest counts
+        {
+            "workload": "fidelity",
+            "system": "postgresql",
+            "variant": "json",
+            "complete": True,
+            "started_at": "2026-11-28T10:00:00Z",
+            "lossless": False,
+        },
+        {
+            "workload": "fidelity",
+            "system": "postgresql",
+            "variant": "json",
+            "complete": True,
+            "started_at": "2026-11-28T11:00:00Z",
+            "lossless": True,
+        },  # the latest counts
     ]
     table = representation_table(docs, lossless_by_variant(fidelity))
     assert table is not None
