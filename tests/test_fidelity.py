@@ -167,4 +167,4 @@ def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch
     print_report(list(documents.values()), Console(file=out, width=2000), [])
     assert "Fidelity" in out.getvalue() and "duplicate_keys" in out.getvalue()
     section = dashboard_section(list(documents.values()))
-    assert section is not None and len(section["rows"]) == len(documents)
+    assert section is not None and len(section["rows"]) == len(section["docs"]) == len(documents)

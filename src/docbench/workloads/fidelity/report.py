@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from docbench.results.files import trimmed_document
 from docbench.workloads.fidelity.classify import OUTCOMES
 
 SHORT = {
@@ -100,4 +101,6 @@ def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any] | None:
                 "; ".join(changed),
             ]
         )
-    return {"label": "Fidelity", "columns": columns, "rows": rows}
+    # The rows' documents, for the details the page opens under a row.
+    docs = [trimmed_document(d) | {"_path": d.get("_path")} for d in documents]
+    return {"label": "Fidelity", "columns": columns, "rows": rows, "docs": docs}
