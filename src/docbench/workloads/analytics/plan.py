@@ -225,7 +225,8 @@ def make_plan(
     names = system_names or [n for n in REGISTERED if engine_class(n).runs_by_default]
     for name in names:
         for variant in adapter_variants(name, "analytics"):
-            if variants and variant.name not in variants:
+            # As `docbench run`: the named variants, else all but the representations.
+            if (variant.name not in variants) if variants else variant.role == "representation":
                 continue
             plan.needs.append(
                 system_need(name, variant.name, documents, raw, _measured_runs(known, name, variant.name))
