@@ -43,6 +43,13 @@ class Variant:
     # server only, not on a server reached by URL (which is not docbench's to change).
     own_server_only: bool = False
 
+    def chosen(self, names: list[str] | None, representations: bool = False) -> bool:
+        """Whether a run takes this variant: named in ``names`` (--variants), else every
+        variant but the representations (role "representation"), unless those are asked for."""
+        if names:
+            return self.name in names
+        return self.role != "representation" or representations
+
 
 def variant_named(variants: list[Variant], name: str, owner: str) -> Variant:
     for variant in variants:

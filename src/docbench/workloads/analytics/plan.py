@@ -225,8 +225,7 @@ def make_plan(
     names = system_names or [n for n in REGISTERED if engine_class(n).runs_by_default]
     for name in names:
         for variant in adapter_variants(name, "analytics"):
-            # As `docbench run`: the named variants, else all but the representations.
-            if (variant.name not in variants) if variants else variant.role == "representation":
+            if not variant.chosen(variants):  # as `docbench run`
                 continue
             plan.needs.append(
                 system_need(name, variant.name, documents, raw, _measured_runs(known, name, variant.name))

@@ -251,7 +251,7 @@ def plan_runs(request: RunRequest) -> tuple[list[tuple[str, Variant]], int]:
             console.print(f"[{level}]{name}: cannot run here: {availability.reason}{hint}[/{level}]")
             continue
         variants = adapter_variants(name, WORKLOAD)
-        chosen = [v for v in variants if _chosen(v, request)]
+        chosen = [v for v in variants if v.chosen(request.variants, request.representations)]
         if request.variants and not chosen:
             failures += 1 if request.system_names else 0
             console.print(
@@ -384,13 +384,6 @@ def disk_refusal(request: RunRequest, runs: list[tuple[str, Variant]]) -> str | 
 def results_text(engine: Engine, text: str) -> str:
     """Error text as it may be stored: never the password of a --<system>-url."""
     return redact_text(text, engine.url)
-
-
-def _chosen(variant: Variant, request: RunRequest) -> bool:
-    """--variants names them; else every variant but the representations, unless asked."""
-    if request.variants:
-        return variant.name in request.variants
-    return variant.role != "representation" or request.representations
 
 
 def base_document(system: AnalyticsAdapter, dataset: Dataset, request: RunRequest) -> dict[str, Any]:
