@@ -115,18 +115,19 @@ def run_variant(name: str, variant: Variant, request: FidelityRequest, version: 
 def round_trip(system: AnalyticsAdapter) -> dict[str, Any]:
     """Load the corpus one document at a time, read it back, classify each document."""
     documents = corpus()
-    system.create()
-    refused = load_alone(system, documents)
-    # Then the documents it took, together in a fresh table: what a representation decides
-    # from all of them at once (a schema inferred from every document) is what a user gets by
-    # loading them as one file. Where the engine refuses them together (one document's
-    # type against another's), each is taken alone again.
-    accepted = [doc for doc in documents if doc.name not in refused]
+    refused: dict[str, str] = {}
     if system.schema_from_data():
-        # Alone, each document met the schema of the first one: those refusals were the
-        # order's. Grown together, the schema is inferred from all the documents it takes.
-        refused = {}
+        # Each document alone would meet the schema of the first one only: grown together,
+        # the schema is inferred from all the documents it takes.
         accepted = grow_together(system, documents, refused)
+    else:
+        system.create()
+        refused = load_alone(system, documents)
+        accepted = [doc for doc in documents if doc.name not in refused]
+    # Then the documents it took, together in a fresh table: what a representation decides
+    # from all of them at once is what a user gets by loading them as one file. Where the
+    # engine refuses them together (one document's type against another's), each is taken
+    # alone again.
     system.create()
     loaded_together = load_together(system, accepted) is None
     if not loaded_together:
