@@ -690,7 +690,8 @@ def test_dashboard_with_one_scale_and_nothing_else(tmp_path: Path, browser: Chro
 
 def test_label_filters_select_the_runs_that_have_the_label(tmp_path: Path, browser: Chromium) -> None:
     """A run whose representation gives a schema by hand: the "schema by hand" label switches
-    it off and on; the details panel names its representation."""
+    it off and on; the details panel names its representation. `lossless` comes from the
+    latest complete fidelity result of the same system/variant."""
     directory = tmp_path / "results"
     for label in ("1m", "10m"):
         for variant, by_hand in (("default", False), ("columns", True)):
@@ -701,12 +702,20 @@ def test_label_filters_select_the_runs_that_have_the_label(tmp_path: Path, brows
                 "schema_by_hand": by_hand,
             }
             results.write_atomically(directory / f"duckdb.{variant}.{label}.json", document)
+    # Two fidelity runs of duckdb/columns: the later one (not lossless) is the label.
+    for started, lossless in (("2026-01-01T00:00:00Z", True), ("2026-02-01T00:00:00Z", False)):
+        fidelity = {"workload": "fidelity", "system": "duckdb", "variant": "columns", "complete": True}
+        fidelity |= {"started_at": started, "lossless": lossless, "documents": []}
+        results.write_atomically(directory / f"fidelity.duckdb.columns.{started[:7]}.json", fidelity)
     page = tmp_path / "labels.html"
     html.write_dashboard([directory], page)
     browser.open(page.resolve().as_uri())
     labels = browser.js("[...document.querySelectorAll('#sel-labels button')].map(b => b.dataset.label)")
-    assert labels == ["structure", "by-hand", "no-schema"]
+    assert labels == ["structure", "by-hand", "no-schema", "not-lossless"]
     assert set(summary(browser)) == {"duckdb/default", "duckdb/columns"}
+    browser.click('#sel-labels [data-label="not-lossless"]')
+    assert set(summary(browser)) == {"duckdb/default"}
+    browser.click('#sel-labels [data-label="not-lossless"]')
     browser.click('#sel-labels [data-label="by-hand"]')
     assert set(summary(browser)) == {"duckdb/default"}
     browser.click('#sel-labels [data-label="by-hand"]')
@@ -717,4 +726,6 @@ def test_label_filters_select_the_runs_that_have_the_label(tmp_path: Path, brows
         "representation": "COLUMNS",
         "retains_structure": True,
         "schema_by_hand": True,
+        "lossless": False,
     }
+    assert views["duckdb/default"]["lossless"] is None

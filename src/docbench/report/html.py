@@ -73,7 +73,7 @@ def build_payload(documents: list[dict[str, Any]]) -> dict[str, Any]:
         docs = [d for d in documents if d.get("workload") == workload.name]
         if not docs:
             continue
-        section = workload.dashboard_section(docs) or generic_table(workload.name, docs)
+        section = workload.dashboard_section(docs, documents) or generic_table(workload.name, docs)
         if "main" in section:
             payload.update(section["main"])
         else:

@@ -37,15 +37,16 @@ class Workload:
     # bench_commands is set, bench_commands() -> extra `docbench bench` commands).
     cli: str
     # Module with print_report(documents, console, all_documents) for the terminal and
-    # dashboard_section(documents) -> {"label", "columns", "rows"} (a table of the dashboard's
-    # workload view) or {"main": {...}} (the dashboard's main view), or None.
+    # dashboard_section(documents, all_documents) -> {"label", "columns", "rows"} (a table of the
+    # dashboard's workload view) or {"main": {...}} (the dashboard's main view), or None;
+    # all_documents (every workload's) lets a section join another workload's labels.
     report: str
     bench_commands: bool = False
     # The cli module has top_commands() -> extra top-level commands (e.g. analytics: plan).
     top_commands: bool = False
     # Module with write_plots(documents, out_dir) -> [paths] (`docbench report --plots`).
     plots: str | None = None
-    # Module with dashboard_section(documents), when it is not the report module.
+    # Module with dashboard_section(documents, all_documents), when it is not the report module.
     dashboard: str | None = None
     # Module with measures(document) -> [Measure] (workloads/measures.py): the figures
     # `docbench compare` compares; None: its results are listed as not compared.
@@ -63,8 +64,9 @@ class Workload:
     def print_report(self, documents: Documents, console: Console, all_documents: Documents) -> None:
         importlib.import_module(self.report).print_report(documents, console, all_documents)
 
-    def dashboard_section(self, documents: Documents) -> dict[str, Any] | None:
-        return importlib.import_module(self.dashboard or self.report).dashboard_section(documents)
+    def dashboard_section(self, documents: Documents, all_documents: Documents) -> dict[str, Any] | None:
+        module = importlib.import_module(self.dashboard or self.report)
+        return module.dashboard_section(documents, all_documents)
 
     def measures(self, document: dict[str, Any]) -> list[Measure] | None:
         """The figures of one of its results, or None when the workload has no comparison."""

@@ -379,6 +379,8 @@
       {id: 'no-structure', text: 'structure not kept', test: r => r.labels.retains_structure === false},
       {id: 'by-hand', text: 'schema by hand', test: r => r.labels.schema_by_hand === true},
       {id: 'no-schema', text: 'no schema by hand', test: r => r.labels.schema_by_hand === false},
+      {id: 'lossless', text: 'lossless', test: r => r.labels.lossless === true},
+      {id: 'not-lossless', text: 'not lossless', test: r => r.labels.lossless === false},
     ];
     const labelled = LABELS.map(l => ({...l, keys: ALL_KEYS.filter(k => l.test(runOfKey(k)))}))
       .filter(l => l.keys.length);
@@ -653,7 +655,10 @@
       ['finished', d.finished_at], ['complete', d.complete], ['result file', run.path],
       ['error', d.error], ['retains structure', d.retains_structure],
       ['representation', run.labels.representation],
-      ['schema by hand', run.labels.schema_by_hand === null ? null : run.labels.schema_by_hand ? 'yes' : 'no']]));
+      ['schema by hand', run.labels.schema_by_hand === null ? null : run.labels.schema_by_hand ? 'yes' : 'no'],
+      ['lossless', run.labels.lossless === null ? 'no fidelity result for this system/variant'
+        : run.labels.lossless ? 'yes (the fidelity corpus came back as the same JSON values)'
+        : 'no (see the Fidelity section)']]));
     const envPairs = [['machine', d.machine], ['os', d.os]];
     for (const [k, v] of Object.entries(env)) {
       if (k === 'versions' || envPairs.some(([name, value]) => name === k && value === v)) continue;

@@ -25,6 +25,7 @@ from docbench.workloads.analytics.report import (
     _status,
     cold_time,
     hot_time,
+    lossless_by_variant,
 )
 
 QUERY_COUNT = 5
@@ -117,25 +118,28 @@ def scaling_value(
     raise ValueError(f"unknown metric {metric!r}")
 
 
-def labels(document: dict[str, Any]) -> dict[str, Any]:
+def labels(document: dict[str, Any], lossless: bool | None = None) -> dict[str, Any]:
     """The run's representation labels (the dashboard's label filters): the result's own, or
-    for a result without them (imported, older) what its retains_structure says."""
+    for a result without them (imported, older) what its retains_structure says; ``lossless``
+    is the latest fidelity result's for the same system/variant (None: none found)."""
     own = document.get("representation")
     if isinstance(own, dict):
         return {
             "representation": own.get("name"),
             "retains_structure": own.get("retains_structure"),
             "schema_by_hand": own.get("schema_by_hand"),
+            "lossless": lossless,
         }
     retains = document.get("retains_structure")
     return {
         "representation": None,
         "retains_structure": None if retains is None else retains == "yes",
         "schema_by_hand": None,
+        "lossless": lossless,
     }
 
 
-def run_view(document: dict[str, Any], key: str) -> dict[str, Any]:
+def run_view(document: dict[str, Any], key: str, lossless: bool | None = None) -> dict[str, Any]:
     """What the page needs about one analytics run, figures computed as the terminal does."""
     answers = document.get("answers") or []
     storage = document.get("storage") or {}
@@ -150,7 +154,7 @@ def run_view(document: dict[str, Any], key: str) -> dict[str, Any]:
         "system_name": document.get("system"),
         "variant": document.get("variant", "-"),
         "role": document.get("variant_role", ""),
-        "labels": labels(document),
+        "labels": labels(document, lossless),
         "dataset": dataset_label(document),
         "dataset_size": document.get("dataset_size"),
         "imported": is_imported(document),
@@ -223,16 +227,22 @@ def datasets(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any]:
+def dashboard_section(
+    documents: list[dict[str, Any]], all_documents: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The dashboard's main view: every analytics run with its figures."""
     documents = sort_documents([d for d in documents if is_analytics(d)])
     keys = unique_keys(documents)
+    lossless = lossless_by_variant(all_documents or [])
     return {
         "main": {
             "shift": SHIFT,
             "trusted": sorted(TRUSTED),
             "queries": QUERY_TITLES,
             "datasets": datasets(documents),
-            "runs": [run_view(d, key) for d, key in zip(documents, keys, strict=True)],
+            "runs": [
+                run_view(d, key, lossless.get((str(d.get("system")), str(d.get("variant")))))
+                for d, key in zip(documents, keys, strict=True)
+            ],
         }
     }

@@ -77,7 +77,9 @@ def print_report(
     console.print(detail_table(documents))
 
 
-def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any] | None:
+def dashboard_section(
+    documents: list[dict[str, Any]], all_documents: list[dict[str, Any]] | None = None
+) -> dict[str, Any] | None:
     """The fidelity matrix: a row per system/variant, a column per outcome and the labels."""
     documents = [d for d in documents if isinstance(d.get("documents"), list)]
     if not documents:

@@ -233,6 +233,8 @@ def print_report(
         console.print(f"Not supported by the storage workload yet: {', '.join(missing)}.")
 
 
-def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any] | None:
+def dashboard_section(
+    documents: list[dict[str, Any]], all_documents: list[dict[str, Any]] | None = None
+) -> dict[str, Any] | None:
     """No view of its own: the dashboard shows the generic table of the documents' fields."""
     return None

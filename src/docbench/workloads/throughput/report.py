@@ -195,7 +195,9 @@ def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
     return lines
 
 
-def dashboard_section(documents: list[dict[str, Any]]) -> dict[str, Any]:
+def dashboard_section(
+    documents: list[dict[str, Any]], all_documents: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The throughput runs, one row each, as the terminal report prints them."""
     from docbench.results.files import trimmed_document
 
