@@ -17,6 +17,7 @@ from docbench import paths, results
 from docbench.dataset.reader import dataset_files
 from docbench.systems import REGISTERED, adapter_variants, engine_class
 from docbench.workloads.analytics import runner
+from docbench.workloads.analytics.concurrency import ConcurrencyRequest
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
 TRUSTED = {"ok", "precision"}
@@ -139,7 +140,17 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
     urls = {s: url for s in systems if (url := server_url(s))}
     # One try: this pass is about loads, refusals and answers (each try's answer is checked
     # alike); the other tests here run two tries (cold, then hot), the cold restarts their own.
-    documents = run(data, tmp_path / "results", systems, variants=sorted(set(variants)), urls=urls, tries=1)
+    # Two clients at once for a second: every system's sessions under concurrency, checked.
+    concurrency = ConcurrencyRequest(clients=[2], duration_s=1.0, warmup_s=0.2, timeout_s=60.0, ceiling=False)
+    documents = run(
+        data,
+        tmp_path / "results",
+        systems,
+        variants=sorted(set(variants)),
+        urls=urls,
+        tries=1,
+        concurrency=concurrency,
+    )
     assert len(documents) == sum(
         1
         for s in systems
@@ -172,6 +183,9 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
         assert all(s in TRUSTED for s, _ in statuses.values()), (name, statuses)
         assert all(t is not None for row in document["result"] for t in row), name
         assert document["total_size"] and document["total_size"] > 0, name
+        [level] = document["concurrency"]["levels"]
+        assert level["error"] is None and level["queries"] > 0, (name, level)
+        assert level["outcomes"]["ok"] == level["queries"], (name, level["per_query"])
     assert processes_under(own_home) == []
 
 

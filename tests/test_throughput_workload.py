@@ -157,7 +157,7 @@ def test_record_many_is_record_value_in_bulk() -> None:
     ones hdrh's own record_value gives, clamping included."""
     import numpy as np
 
-    from docbench.workloads.throughput import histograms
+    from docbench.core import histograms
 
     rng = random.Random(7)
     values = [int(rng.lognormvariate(11, 2.5)) for _ in range(20_000)]

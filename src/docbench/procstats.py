@@ -168,3 +168,111 @@ def own_peak_rss() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+# ----- a process tree over a run (the engine's CPU and memory while clients query it) -----
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command name (which may hold spaces): field 3 onwards."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def process_tree(roots: list[int]) -> list[int]:
+    """The roots and every process descending from them (a server's backends and workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat_fields(int(entry.name))
+            if fields and len(fields) > 1:
+                children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, pending = [], list(roots)
+    while pending:
+        pid = pending.pop()
+        if pid not in found:
+            found.append(pid)
+            pending.extend(children.get(pid, []))
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time (user + system) the processes used so far, with that of their children that
+    have ended and been reaped (the kernel adds those to the parent's cutime/cstime): summed
+    over a whole process tree, a backend that ends between two readings moves into its
+    parent's figure and is neither lost nor counted twice."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        fields = _stat_fields(pid)
+        if fields and len(fields) > 14:
+            total += sum(int(value) for value in fields[11:15])
+    return total / ticks
+
+
+def rss_bytes(pids: list[int]) -> int:
+    """Resident memory of the processes now (VmRSS, summed)."""
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+class TreeMonitor:
+    """Samples a process tree's CPU time and resident memory on a thread until stopped:
+    how much of the machine the engine used over a run, and its peak memory (sampled, so a
+    peak shorter than the interval can be missed: the interval is in the record)."""
+
+    def __init__(self, roots: list[int], interval_s: float = 0.5) -> None:
+        import threading
+
+        self.roots = roots
+        self.interval_s = interval_s
+        self.peak_rss = 0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._cpu_start = 0.0
+        self._wall_start = 0.0
+
+    def _cpu_now(self) -> float:
+        return cpu_seconds(process_tree(self.roots))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.peak_rss = max(self.peak_rss, rss_bytes(process_tree(self.roots)))
+            self.samples += 1
+
+    def __enter__(self) -> TreeMonitor:
+        import time
+
+        self._cpu_start = self._cpu_now()
+        self._wall_start = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def record(self) -> dict[str, float | int]:
+        """CPU seconds used since the start, the average number of cores that is, and the
+        peak resident memory sampled."""
+        import time
+
+        wall = max(1e-9, time.monotonic() - self._wall_start)
+        used = max(0.0, self._cpu_now() - self._cpu_start)
+        return {
+            "cpu_seconds": round(used, 3),
+            "cores": round(used / wall, 3),
+            "peak_rss_bytes": self.peak_rss,
+            "samples": self.samples,
+            "interval_s": self.interval_s,
+        }

@@ -183,6 +183,11 @@ class AnalyticsAdapter(ABC):
     # it in the same pass over the file), "stops" (stops there naming it: docbench sends the
     # rest of the block again without it), None (no such path: a refused batch is bisected).
     native_refusals: ClassVar[str | None] = None
+    # How concurrent query clients (`--clients`) run: "processes" (each client's session in
+    # a process of its own, at most --client-processes of them) or "threads" (every client a
+    # thread of one process, each with its own session: an engine that is one per process,
+    # or that shares one database among its connections by design).
+    concurrent_clients: ClassVar[str] = "processes"
 
     def __init__(self, engine: Engine, variant: Variant) -> None:
         self.engine = engine

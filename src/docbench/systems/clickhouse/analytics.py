@@ -176,6 +176,10 @@ class ClickHouseAnalytics(AnalyticsAdapter):
     load_batch_size = 1_000_000
     refused_hard_kinds = frozenset({"lone_surrogate"})
     native_refusals = "skips"  # input_format_allow_errors_num + the record-errors file
+    # chDB's engine is one per process: a second process opening the same path fails
+    # ("Error initializing EmbeddedServer", BAD_ARGUMENTS); connections of one process to
+    # the same path run queries in parallel.
+    concurrent_clients = "threads"
 
     def __init__(self, engine: ClickHouseEngine, variant: Variant) -> None:
         super().__init__(engine, variant)

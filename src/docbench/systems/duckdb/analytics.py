@@ -62,6 +62,10 @@ class DuckDBAnalytics(AnalyticsAdapter):
     load_batch_size = 122_880
     refused_hard_kinds = frozenset({"lone_surrogate"})
     native_refusals = "skips"  # read_ndjson ... ignore_errors + the rejects table
+    # Concurrent clients share one database instance, a connection each, as DuckDB's docs
+    # advise (a process each would give every client its own buffer pool, sized to most of
+    # the machine's memory).
+    concurrent_clients = "threads"
 
     # ----- loading -------------------------------------------------------------------------
     def create(self) -> None:

@@ -34,6 +34,18 @@ def _scale(_ctx: click.Context, _param: click.Parameter, value: str | None) -> s
     return count_label(documents)  # 1000k and 1m are one dataset, bluesky-1m
 
 
+def _client_levels(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        levels = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: numbers of clients, comma-separated (e.g. 1,4,16,64)") from None
+    if not levels or min(levels) < 1:
+        raise click.BadParameter(f"{value!r}: each number of clients must be at least 1")
+    return levels
+
+
 def command() -> click.Command:
     @click.command("analytics")
     @system_options
@@ -82,6 +94,51 @@ def command() -> click.Command:
         "jsonb + generated columns, DuckDB VARIANT, ClickHouse String and typed columns, "
         "MariaDB without virtual columns, a search index mapping only the five paths).",
     )
+    @click.option(
+        "--clients",
+        "client_levels",
+        default=None,
+        callback=_client_levels,
+        help="After the cold/hot queries, also query from this many clients at once, each "
+        "number in turn (e.g. 1,4,16,64): QPS, latency percentiles and errors per level, "
+        "every answer checked, the engine's CPU and memory, the driver's own ceiling beside.",
+    )
+    @click.option(
+        "--duration",
+        default=60.0,
+        show_default=True,
+        type=FiniteFloat(min=0, min_open=True),
+        help="Seconds each --clients level is measured (after its warm-up).",
+    )
+    @click.option(
+        "--warmup",
+        default=5.0,
+        show_default=True,
+        type=FiniteFloat(min=0),
+        help="Seconds each --clients level runs before it is measured.",
+    )
+    @click.option(
+        "--rate",
+        default=None,
+        type=FiniteFloat(min=0, min_open=True),
+        help="Target queries per second over all --clients (open loop: latency from each "
+        "query's intended start). Default: closed loop, each client as fast as answered.",
+    )
+    @click.option(
+        "--order-seed",
+        default=1,
+        show_default=True,
+        type=int,
+        help="Seed of the clients' query orders (the same seed sends the same sequence).",
+    )
+    @click.option(
+        "--client-processes",
+        default=16,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="At most this many client processes (clients spread over them; a system whose "
+        "clients share one engine in one process, chDB and DuckDB, uses one).",
+    )
     @verify_option
     def analytics(
         system_names: list[str] | None,
@@ -95,13 +152,31 @@ def command() -> click.Command:
         no_restart: bool,
         keep_databases: bool,
         representations: bool,
+        client_levels: list[int] | None,
+        duration: float,
+        warmup: float,
+        rate: float | None,
+        order_seed: int,
+        client_processes: int,
         verify: str,
         **urls: Any,
     ) -> None:
         """JSONBench: load the Bluesky events, measure storage, run Q1-Q5 cold and hot, check
         every answer against the oracle."""
+        from docbench.workloads.analytics.concurrency import ConcurrencyRequest
         from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
+        concurrency = None
+        if client_levels:
+            concurrency = ConcurrencyRequest(
+                clients=client_levels,
+                duration_s=duration,
+                warmup_s=warmup,
+                rate=rate,
+                seed=order_seed,
+                max_processes=client_processes,
+                timeout_s=timeout,
+            )
         check_variants("analytics", system_names, variants)
         if scale and data_dir:
             raise click.UsageError("--scale and --data are exclusive")
@@ -121,6 +196,7 @@ def command() -> click.Command:
                     keep_databases=keep_databases,
                     representations=representations,
                     verify_full=verify == "full",
+                    concurrency=concurrency,
                 )
             )
         )

@@ -78,11 +78,69 @@ def print_dataset_report(
     for kind in ("cold", "hot"):
         console.print(timing_table(docs, kind))
     console.print(memory_table(docs))
+    concurrent = concurrency_table(docs)
+    if concurrent is not None:
+        console.print(concurrent)
     for line in verdicts(docs):
         console.print(line)
 
 
 # ----- tables -----------------------------------------------------------------------------
+
+
+def concurrency_table(docs: list[dict[str, Any]]) -> Table | None:
+    """Q1-Q5 from many clients at once (`--clients`): per level, the engine's QPS and
+    latency beside the driver's own ceiling at the same number of clients."""
+    runs = [d for d in docs if isinstance(d.get("concurrency"), dict)]
+    if not runs:
+        return None
+    table = Table(title="Concurrent clients (Q1-Q5 in seeded random order; correct answers only)")
+    for column in (
+        "system",
+        "clients",
+        "QPS",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+        "not ok",
+        "engine cores",
+        "engine peak RSS",
+        "driver ceiling QPS",
+    ):
+        table.add_column(column, justify="left" if column == "system" else "right")
+    for d in runs:
+        record = d["concurrency"]
+        ceilings = {c["clients"]: c for c in record.get("ceiling") or []}
+        for level in record.get("levels") or []:
+            latency = level.get("latency_ms") or {}
+            engine = level.get("engine") or {}
+            ceiling = ceilings.get(level["clients"])
+            sent = level.get("queries") or 0
+            table.add_row(
+                _name(d),
+                str(level["clients"]),
+                f"{level['qps']:.2f}" if sent else f"[red]{level.get('error') or 'nothing ran'}[/red]",
+                *(_ms(latency.get(k)) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")),
+                _not_ok(level),
+                f"{engine['cores']:.2f}" if engine.get("cores") is not None else "-",
+                _size(engine.get("peak_rss_bytes")),
+                f"{ceiling['qps']:,.0f}" if ceiling and ceiling.get("queries") else "-",
+            )
+    return table
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}"
+
+
+def _not_ok(level: dict[str, Any]) -> str:
+    sent = level.get("queries") or 0
+    bad = sent - (level.get("outcomes") or {}).get("ok", 0)
+    if not sent:
+        return "-"
+    text = f"{bad} ({100 * bad / sent:.1f}%)"
+    return f"[red]{text}[/red]" if bad else text
 
 
 def storage_table(docs: list[dict[str, Any]]) -> Table:

@@ -53,6 +53,7 @@ from docbench.dataset.verify import DamagedDataset, verify_dataset
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
+from docbench.workloads.analytics.concurrency import ConcurrencyRequest, run_concurrency
 from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.load import LoadReport, load_files, offered_lines
 from docbench.workloads.analytics.worker import QueryRun, run_query_in_worker
@@ -88,6 +89,8 @@ class RunRequest:
     # Read every data file before use, even those known unchanged since their check
     # (--verify full); by default only files without a matching verification stamp are read.
     verify_full: bool = False
+    # Q1-Q5 from many clients at once after the cold/hot queries (--clients); None: not run.
+    concurrency: ConcurrencyRequest | None = None
 
 
 @dataclass
@@ -290,6 +293,10 @@ def run_system(
         engine.phase_started("queries")
         query_phase(system, expected, document, request)
         engine.phase_ended("queries")
+        if request.concurrency:
+            engine.phase_started("concurrency")
+            document["concurrency"] = run_concurrency(system, expected, request.concurrency, console.print)
+            engine.phase_ended("concurrency")
         crashed = [a["query"] for a in document["answers"] if a.get("crashed")]
         document["complete"] = not crashed
         if crashed:

@@ -29,7 +29,7 @@ from typing import Any
 
 from docbench.contracts import ycsb
 from docbench.contracts.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
-from docbench.workloads.throughput import histograms
+from docbench.core import histograms
 
 # How long after an interval's end the worker waits for operations still finishing in it.
 INTERVAL_GRACE_S = 0.05

@@ -17,7 +17,7 @@ from typing import Any
 
 from docbench import procstats
 from docbench.contracts.mixes import WRITES
-from docbench.workloads.throughput import histograms
+from docbench.core import histograms
 from docbench.workloads.throughput.clients import WorkerConfig
 from docbench.workloads.throughput.worker import worker_main
 

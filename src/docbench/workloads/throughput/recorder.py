@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from docbench.contracts.mixes import READ, mix_named
-from docbench.workloads.throughput import histograms
+from docbench.core import histograms
 from docbench.workloads.throughput.clients import OperationStats, WorkerConfig
 
 

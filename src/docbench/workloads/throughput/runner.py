@@ -399,7 +399,7 @@ def _write_series(out_stem: Path, run: Run, summary: dict[str, Any]) -> None:
     """The interval series (JSON) and an HdrHistogram interval log of response times."""
     from hdrh.log import HistogramLogWriter
 
-    from docbench.workloads.throughput import histograms
+    from docbench.core import histograms
 
     series = out_stem.with_name(f"{out_stem.name}.{run.run_id}.intervals.json")
     results.write_atomically(

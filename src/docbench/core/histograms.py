@@ -1,4 +1,5 @@
-"""HdrHistogram helpers shared by the throughput clients and driver (values in nanoseconds)."""
+"""HdrHistogram helpers (values in nanoseconds): the throughput clients and driver and the
+analytics concurrency phase record and merge latencies with them."""
 
 from __future__ import annotations
 

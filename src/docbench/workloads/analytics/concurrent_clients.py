@@ -1,0 +1,225 @@
+"""The client processes of the concurrency phase: each opens a session per client, waits for
+the common start, then every client sends Q1-Q5 in its own seeded random order until the run
+ends, timing each query and checking its answer against the oracle's.
+
+Closed loop (no rate): a client sends its next query when the last one answered; latency is
+the query's own time. Open loop (a target rate): each client has a schedule of intended start
+times and latency runs from the intended start, so a query that waits behind a slow one
+carries its wait (no coordinated omission). A wrong answer is counted as an error and never
+recorded as a latency. Messages to the driver go through one queue:
+
+    ("ready", process_id, None | error)  every session of the process is open
+    ("final", process_id, {...})         the process's counts and encoded histograms
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import resource
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from docbench.answers import check_answer, expected_display_rows
+from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.core import histograms
+
+QUERY_NUMBERS = (1, 2, 3, 4, 5)
+OUTCOMES = ("ok", "wrong", "error", "timeout")
+
+
+@dataclass
+class ClientsConfig:
+    """One client process's share of a concurrency level (picklable)."""
+
+    process_id: int
+    client_ids: list[int]
+    # None: the driver's own ceiling, measured against OracleEcho (no engine at all).
+    system_name: str | None
+    spec: dict[str, Any]
+    texts: list[str]
+    expected: dict[str, Any]
+    seed: int
+    warmup_s: float
+    duration_s: float
+    timeout_s: float
+    total_clients: int
+    rate: float | None = None
+    time_precision_us: int = 1
+    approximate: frozenset[int] = frozenset()
+
+
+def client_order(seed: int, client_id: int) -> random.Random:
+    """The client's query order: a function of the seed and the client only, so that a run
+    with the same seed sends the same sequence of queries from each client."""
+    return random.Random(seed * 1_000_003 + client_id)
+
+
+class OracleEcho(QuerySession):
+    """The target of the driver's ceiling: answers each query at once with the oracle's own
+    rows (checked like an engine's), so the queries per second it reaches are the driver's
+    limit on this machine, beside which an engine's figure can be read."""
+
+    def __init__(self, expected: dict[str, Any]) -> None:
+        self.rows = {q: expected_display_rows(q, expected) for q in QUERY_NUMBERS}
+
+    def execute(self, query_number: int, text: str) -> QueryOutcome:
+        return QueryOutcome(rows=self.rows[query_number])
+
+
+@dataclass
+class QueryTally:
+    """One query's outcomes in one process (latencies of correct answers only)."""
+
+    histogram: Any = field(default_factory=histograms.new_histogram)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    first_problem: str | None = None
+
+    def message(self) -> dict[str, Any]:
+        encoded = self.histogram.encode().decode() if self.histogram.get_total_count() else ""
+        return {"histogram": encoded, "counts": self.counts, "first_problem": self.first_problem}
+
+
+class Verdicts:
+    """Answer checks, cached by the rows: the same rows always get the same verdict, and a
+    busy client should not spend its time re-checking an answer it has already checked."""
+
+    def __init__(self, config: ClientsConfig) -> None:
+        self.config = config
+        self.cache: dict[tuple[int, str], tuple[str, str]] = {}
+        self.lock = threading.Lock()
+
+    def verdict(self, number: int, rows: Any) -> tuple[str, str]:
+        key = (number, repr(rows))
+        with self.lock:
+            known = self.cache.get(key)
+        if known is None:
+            check = check_answer(
+                number,
+                [list(r) for r in rows],
+                self.config.expected,
+                time_precision_us=self.config.time_precision_us,
+                approximate=number in self.config.approximate,
+            )
+            known = ("ok" if check.acceptable else "wrong", check.detail)
+            with self.lock:
+                self.cache[key] = known
+        return known
+
+
+class Client:
+    """One client: its session, its seeded order and, with a rate, its schedule."""
+
+    def __init__(self, client_id: int, session: QuerySession, config: ClientsConfig, verdicts: Verdicts):
+        self.client_id = client_id
+        self.session = session
+        self.config = config
+        self.verdicts = verdicts
+        self.order = client_order(config.seed, client_id)
+        self.tallies = {q: QueryTally() for q in QUERY_NUMBERS}
+        self.warmup_queries = 0
+        # With a rate, the clients' schedules are spread evenly over one interval.
+        self.interval_ns = int(1e9 * config.total_clients / config.rate) if config.rate else 0
+        self.offset_ns = self.interval_ns * client_id // max(1, config.total_clients)
+
+    def run(self, start_ns: int) -> None:
+        measured_from = start_ns + int(self.config.warmup_s * 1e9)
+        end = measured_from + int(self.config.duration_s * 1e9)
+        sent = 0
+        while True:
+            intended = start_ns + self.offset_ns + sent * self.interval_ns if self.interval_ns else None
+            now = time.monotonic_ns()
+            if (intended or now) >= end:
+                return
+            if intended is not None and intended > now:
+                time.sleep((intended - now) / 1e9)
+            sent += 1
+            number = self.order.choice(QUERY_NUMBERS)
+            begin = time.monotonic_ns()
+            outcome, detail = self.send(number)
+            done = time.monotonic_ns()
+            if (intended or begin) < measured_from:
+                self.warmup_queries += 1
+                continue
+            tally = self.tallies[number]
+            tally.counts[outcome] += 1
+            if outcome == "ok":
+                histograms.record(tally.histogram, done - (intended or begin))
+            elif tally.first_problem is None:
+                tally.first_problem = f"{outcome}: {detail}"[:500]
+
+    def send(self, number: int) -> tuple[str, str]:
+        """Run one query: its outcome (ok, wrong, error, timeout) and what went wrong."""
+        timer = threading.Timer(self.config.timeout_s, self.session.cancel)
+        timer.daemon = True
+        began = time.monotonic()
+        if self.config.system_name is not None:  # the echo cannot hang: no timer for it
+            timer.start()
+        try:
+            rows = self.session.execute(number, self.config.texts[number - 1]).rows
+        except Exception as error:  # noqa: BLE001 - counted; the client goes on
+            late = time.monotonic() - began >= self.config.timeout_s
+            return ("timeout" if late else "error"), f"{type(error).__name__}: {error}"
+        finally:
+            timer.cancel()
+        return self.verdicts.verdict(number, rows)
+
+
+def open_session(config: ClientsConfig) -> QuerySession:
+    if config.system_name is None:
+        return OracleEcho(config.expected)
+    from docbench.systems import required_adapter_class
+
+    return required_adapter_class(config.system_name, "analytics").open_session(config.spec)
+
+
+def process_main(config: ClientsConfig, events: Any, go: Any, start_at: Any) -> None:
+    """Entry point of a spawned client process: open sessions, wait for the start, run every
+    client on a thread of its own, report."""
+    clients: list[Client] = []
+    try:
+        verdicts = Verdicts(config)
+        for client_id in config.client_ids:
+            clients.append(Client(client_id, open_session(config), config, verdicts))
+    except Exception as error:  # noqa: BLE001 - the driver records it for this level
+        events.put(("ready", config.process_id, f"{type(error).__name__}: {error}"))
+        _close(clients)
+        return
+    events.put(("ready", config.process_id, None))
+    try:
+        if not go.wait(timeout=600):
+            return
+        threads = [threading.Thread(target=c.run, args=(start_at.value,), daemon=True) for c in clients]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        events.put(("final", config.process_id, final_message(clients)))
+    finally:
+        _close(clients)
+
+
+def final_message(clients: list[Client]) -> dict[str, Any]:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    merged = {q: QueryTally() for q in QUERY_NUMBERS}
+    for client in clients:
+        for number, tally in client.tallies.items():
+            target = merged[number]
+            target.histogram.add(tally.histogram)
+            for outcome, count in tally.counts.items():
+                target.counts[outcome] += count
+            target.first_problem = target.first_problem or tally.first_problem
+    return {
+        "queries": {q: t.message() for q, t in merged.items()},
+        "warmup_queries": sum(c.warmup_queries for c in clients),
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
+        "peak_rss_bytes": usage.ru_maxrss * 1024,
+    }
+
+
+def _close(clients: list[Client]) -> None:
+    for client in clients:
+        with contextlib.suppress(Exception):
+            client.session.close()

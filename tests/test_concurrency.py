@@ -1,0 +1,148 @@
+"""The analytics workload's concurrency phase (`docbench run analytics --clients ...`) on the
+real events, against real engines: DuckDB (clients as threads of one process, one database
+shared) and SQLite (a process per client). The seeded order and the rate control are checked
+exactly on the driver's echo target; wrong answers, failing and timed-out queries are counted
+as such, never as latencies. Every other system takes part in the runner's every-system test
+(tests/test_runner.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from analytics_suite import real_files_of, work_dir
+from click.testing import CliRunner
+
+from docbench import results
+from docbench.cli import main
+from docbench.dataset.oracle import compute_answers
+from docbench.systems import adapter_class, open_engine
+from docbench.workloads.analytics.concurrency import ConcurrencyRequest, run_concurrency, run_level, summarize
+from docbench.workloads.analytics.concurrent_clients import QUERY_NUMBERS, client_order
+from docbench.workloads.analytics.load import load_files
+
+
+@pytest.fixture(scope="module")
+def real_files(real_data_dir: Path) -> list[Path]:
+    return real_files_of(real_data_dir)
+
+
+@pytest.fixture(scope="module")
+def expected(real_files: list[Path]) -> dict:
+    return compute_answers(real_files)
+
+
+@pytest.fixture(scope="module", params=["duckdb", "sqlite"])
+def loaded(request: pytest.FixtureRequest, real_files: list[Path]):
+    name = request.param
+    base = work_dir(f"concurrency-{name}")
+    engine = open_engine(name, base / "work", None)
+    adapter_type = adapter_class(name, "analytics")
+    system = adapter_type(engine, adapter_type.variants[0])
+    try:
+        engine.start()
+        system.create()
+        load_files(system.loader(), real_files, adapter_type.load_batch_size)
+        system.finish_load()
+        system.release()
+        yield system
+    finally:
+        system.release()
+        engine.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def short(clients: list[int], **kwargs: object) -> ConcurrencyRequest:
+    settings: dict = {"duration_s": 1.0, "warmup_s": 0.2, "timeout_s": 30.0, "ceiling": False}
+    return ConcurrencyRequest(clients=clients, **(settings | kwargs))  # type: ignore[arg-type]
+
+
+def test_every_answer_is_checked_under_concurrency(loaded, expected: dict) -> None:
+    record = run_concurrency(loaded, expected, short([1, 3]), say=lambda _line: None)
+    expected_processes = 1 if loaded.concurrent_clients == "threads" else 3
+    assert [level["processes"] for level in record["levels"]] == [1, expected_processes]
+    for level in record["levels"]:
+        assert level["error"] is None
+        assert level["queries"] > 0 and level["outcomes"]["ok"] == level["queries"], level["per_query"]
+        assert level["latency_ms"]["count"] == level["queries"]
+        assert sum(q["queries"] for q in level["per_query"]) == level["queries"]
+        assert level["engine"]["cpu_seconds"] > 0
+    assert record["engine_measured"] == "client processes"
+
+
+def test_a_wrong_answer_is_an_error_never_a_latency(loaded, expected: dict) -> None:
+    """Q1's expected counts doubled: every Q1 the engine answers is wrong, counted so, and
+    no Q1 latency is recorded; the other queries are still right."""
+    altered = json.loads(json.dumps(expected))
+    altered["q1"] = [[row[0], row[1] * 2] for row in altered["q1"]]
+    texts = loaded.queries()
+    spec = {**loaded.session_spec(), "timeout": 30.0}
+    level = summarize(run_level(loaded, spec, texts, altered, 2, short([2])), short([2]))
+    q1 = level["per_query"][0]
+    assert q1["queries"] > 0 and q1["outcomes"]["wrong"] == q1["queries"]
+    assert q1["latency_ms"]["count"] == 0 and q1["first_problem"].startswith("wrong: ")
+    assert all(q["outcomes"]["ok"] == q["queries"] for q in level["per_query"][1:])
+
+
+def test_failing_and_timed_out_queries_are_counted_and_the_run_goes_on(loaded, expected: dict) -> None:
+    texts = loaded.queries()
+    texts[1] = "SELECT * FROM docbench_no_such_table"
+    # Q3: a query that runs far longer than the timeout, cancelled through the session.
+    texts[2] = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
+    request = short([2], timeout_s=0.5, duration_s=2.0)
+    spec = {**loaded.session_spec(), "timeout": 0.5}
+    level = summarize(run_level(loaded, spec, texts, expected, 2, request), request)
+    failing, slow = level["per_query"][1], level["per_query"][2]
+    assert failing["queries"] > 0 and failing["outcomes"]["error"] == failing["queries"]
+    assert "docbench_no_such_table" in failing["first_problem"]
+    assert slow["queries"] > 0 and slow["outcomes"]["timeout"] == slow["queries"], slow
+    assert level["per_query"][0]["outcomes"]["ok"] == level["per_query"][0]["queries"] > 0
+
+
+def test_seeded_order_and_target_rate_are_exact_on_the_echo(expected: dict) -> None:
+    """Open loop at 100 queries/s over 2 clients for 1.2 s (0.2 s warm-up): each client sends
+    its scheduled queries in its seeded order, so the counts per query are known in advance."""
+    request = short([2], rate=100.0, seed=7, warmup_s=0.2, duration_s=1.0)
+    level = summarize(run_level(None, {}, ["-"] * 5, expected, 2, request), request)
+    interval = 2 / 100.0
+    counts = dict.fromkeys(QUERY_NUMBERS, 0)
+    for client in range(2):
+        order = client_order(7, client)
+        offset = interval * client / 2
+        sent = 0
+        while offset + sent * interval < 1.2 - 1e-9:
+            number = order.choice(QUERY_NUMBERS)
+            if offset + sent * interval >= 0.2 - 1e-9:
+                counts[number] += 1
+            sent += 1
+    assert {q["query"]: q["queries"] for q in level["per_query"]} == counts
+    assert level["outcomes"]["ok"] == sum(counts.values()) == level["queries"]
+    assert level["qps"] == pytest.approx(100.0, rel=0.05)
+    assert level["latency_ms"]["max_ms"] < 1000  # from the intended start, and the echo is instant
+
+
+def test_cli_runs_levels_writes_and_reports_them(real_data_dir: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in real_files_of(real_data_dir):
+        shutil.copy(path, data / path.name)
+    out = tmp_path / "results"
+    args = ["run", "analytics", "--systems", "duckdb", "--variants", "default", "--data", str(data)]
+    args += ["--results", str(out), "--tries", "1", "--clients", "1,2", "--duration", "1", "--warmup", "0.2"]
+    outcome = CliRunner().invoke(main, args)
+    assert outcome.exit_code == 0, outcome.output
+    [document] = results.load_results([out])
+    results.validate({k: v for k, v in document.items() if k != "_path"})
+    record = document["concurrency"]
+    assert [level["clients"] for level in record["levels"]] == [1, 2]
+    assert [level["clients"] for level in record["ceiling"]] == [1, 2]
+    # The driver's ceiling is far above an engine's queries, here too.
+    assert all(c["qps"] > level["qps"] for c, level in zip(record["ceiling"], record["levels"], strict=True))
+    assert "Concurrent clients" in outcome.output and "driver ceiling" in outcome.output
+
+
+def test_cli_refuses_a_bad_number_of_clients() -> None:
+    outcome = CliRunner().invoke(main, ["run", "analytics", "--clients", "4,0"])
+    assert outcome.exit_code == 2 and "at least 1" in outcome.output
