@@ -392,7 +392,8 @@ class Chromium:
         deadline = time.monotonic() + 20
         while not self.js("document.body && document.body.dataset.ready || ''"):
             if time.monotonic() > deadline:
-                raise TimeoutError("the dashboard did not render")
+                thrown = [e for e in self.events if e.get("method") == "Runtime.exceptionThrown"]
+                raise TimeoutError(f"the dashboard did not render: {thrown[-1:]}")
             time.sleep(0.05)
 
     def click(self, selector: str) -> None:
@@ -729,3 +730,46 @@ def test_label_filters_select_the_runs_that_have_the_label(tmp_path: Path, brows
         "lossless": False,
     }
     assert views["duckdb/default"]["lossless"] is None
+
+
+def test_concurrency_view_draws_qps_and_p99_per_number_of_clients(tmp_path: Path, browser: Chromium) -> None:
+    """A run with `--clients` levels gets the "Concurrent clients" view: a point per level in
+    the QPS and p99 charts, a table row per level with the driver's ceiling beside it."""
+    directory = tmp_path / "results"
+    document = sample_document("duckdb", "DuckDB", "default", "1m", 1.0)
+
+    def level(clients: int, qps: float, p99: float, bad: int = 0) -> dict:
+        latency = {"count": 10, "p50_ms": p99 / 2, "p99_ms": p99}
+        outcomes = {"ok": 10, "wrong": bad, "error": 0, "timeout": 0}
+        return {"clients": clients, "processes": 1, "error": None, "queries": 10 + bad, "qps": qps} | {
+            "outcomes": outcomes,
+            "latency_ms": latency,
+            "engine": {"cores": 1.5},
+            "per_query": [],
+        }
+
+    document["concurrency"] = {
+        "mode": "closed loop",
+        "duration_s": 60,
+        "warmup_s": 5,
+        "seed": 1,
+        "levels": [level(1, 2.0, 900.0), level(4, 3.5, 2500.0, bad=1)],
+        "ceiling": [level(1, 20000.0, 0.2), level(4, 30000.0, 0.4)],
+    }
+    results.write_atomically(directory / "duckdb.default.1m.json", document)
+    page = tmp_path / "concurrency.html"
+    html.write_dashboard([directory], page)
+    browser.open(page.resolve().as_uri() + "#view=concurrency")
+    views = browser.js("[...document.querySelectorAll('#tabs button')].map(b => b.dataset.view)")
+    assert "concurrency" in views
+    rows = browser.js(
+        "[...document.querySelectorAll('#concurrency-table tbody tr')].map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert rows == [
+        ["duckdb/default", "1", "2.00", "0.450 s", "0.900 s", "0 of 10", "1.50", "20,000"],
+        ["duckdb/default", "4", "3.50", "1.250 s", "2.500 s", "1 of 11", "1.50", "30,000"],
+    ]
+    qps_points = browser.js(
+        "[...document.querySelectorAll('[data-chart=qps] circle')].map(c => [+c.dataset.x, +c.dataset.y])"
+    )
+    assert [1, 2] in qps_points and [4, 3.5] in qps_points and [4, 30000] in qps_points

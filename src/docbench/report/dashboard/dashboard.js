@@ -51,6 +51,7 @@
   const runOfKey = k => RUNS.find(r => r.key === k);
   const colorOf = key => {
     const i = ALL_KEYS.indexOf(key);
+    if (i < 0) return '#888';  // a series that is not a run (the driver's ceiling)
     return i < PALETTE.length ? PALETTE[i] : `hsl(${(i * 47) % 360}, 55%, 45%)`;
   };
   const openDetails = new Set();
@@ -304,6 +305,7 @@
     const list = COMPARISON ? [{id: 'compare', label: 'Compare'}] : [];
     if (RUNS.length || !COMPARISON) list.push({id: 'analytics', label: 'Analytics (Q1-Q5)'});
     if (DATASETS.length >= 2) list.push({id: 'scaling', label: 'Scaling'});
+    if (RUNS.some(r => r.concurrency)) list.push({id: 'concurrency', label: 'Concurrent clients'});
     const names = {updates: 'Updates', throughput: 'Throughput', storage: 'Storage matrix'};
     for (const w of WORKLOADS) list.push({id: `workload-${w.workload}`, label: w.label || names[w.workload] || w.workload});
     return list;
@@ -347,7 +349,7 @@
 
   function renderSelectors() {
     const box = clear(document.getElementById('selectors'));
-    const analytics = state.view === 'analytics';
+    const analytics = state.view === 'analytics' || state.view === 'concurrency';
     const scaling = state.view === 'scaling';
     box.hidden = !(analytics || scaling) || RUNS.length === 0;
     if (box.hidden) return;
@@ -399,6 +401,9 @@
         title: `${d.label}: ${fmtInt(d.size)} documents offered`,
         onclick: () => { state.scale = d.label; update(); }},
       `${d.label}${d.size ? ` (${fmtCount(d.size)} docs)` : ''}`)), 'sel-scales'));
+    }
+    if (state.view === 'concurrency') return;  // its figures are per number of clients, not per query
+    if (analytics) {
       box.append(...selectorRow('Metric', METRICS.map(m => el('button', {
         class: `selector${state.metric === m.id ? ' active' : ''}`, dataset: {metric: m.id},
         onclick: () => { state.metric = m.id; update(); }}, m.label)), 'sel-metrics'));
@@ -721,7 +726,7 @@
     return el('div', {class: 'series-legend'}, keys.map(k => {
       const run = runOfKey(k);
       return el('span', {}, el('span', {class: 'swatch', style: {background: colorOf(k)}}), k,
-        run.imported ? ' (imported)' : '');
+        run && run.imported ? ' (imported)' : '');
     }));
   }
 
@@ -771,7 +776,7 @@
     box.append(root, legend(runs.map(r => r.key)));
   }
 
-  function lineChart(title, metric, unit, series, logY) {
+  function lineChart(title, metric, unit, series, logY, xLabel = 'documents (log scale)') {
     const W = 480, H = 300, ml = 72, mr = 14, mt = 16, mb = 40;
     const points = series.flatMap(s => s.points);
     const figure = el('figure', {dataset: {chart: metric}}, el('figcaption', {}, title));
@@ -803,7 +808,7 @@
     }
     root.append(svg('line', {x1: ml, x2: ml, y1: mt, y2: H - mb, class: 'axis'}),
       svg('line', {x1: ml, x2: W - mr, y1: H - mb, y2: H - mb, class: 'axis'}),
-      svg('text', {x: (ml + W - mr) / 2, y: H - 6, 'text-anchor': 'middle'}, 'documents (log scale)'));
+      svg('text', {x: (ml + W - mr) / 2, y: H - 6, 'text-anchor': 'middle'}, xLabel));
     for (const s of series) {
       if (!s.points.length) continue;
       const color = colorOf(s.key);
@@ -813,7 +818,7 @@
       }
       for (const p of s.points) {
         root.append(svg('circle', {cx: x(p[0]), cy: y(p[1]), r: 4, fill: color, 'data-key': s.key, 'data-x': p[0], 'data-y': p[1]},
-          svg('title', {}, `${s.key}: ${fmtInt(p[0])} documents → ${fmtTick(p[1], unit)}`)));
+          svg('title', {}, `${s.key}: ${fmtInt(p[0])} ${xLabel.split(' ')[0]} → ${fmtTick(p[1], unit)}`)));
       }
     }
     figure.append(root, legend(series.filter(s => s.points.length).map(s => s.key)));
@@ -841,6 +846,39 @@
       });
       box.appendChild(lineChart(title, metric, unit, series, logY));
     }
+  }
+
+  // ----- concurrent clients (run analytics --clients) ----------------------------------------
+
+  function renderConcurrency() {
+    const box = clear(document.getElementById('concurrency-charts'));
+    const runs = RUNS.filter(r => r.concurrency && isSelected(r.key) && r.dataset === state.scale);
+    const first = runs[0] && runs[0].concurrency;
+    document.getElementById('concurrency-note').textContent = first
+      ? `Q1-Q5 from N clients at once, each in a seeded random order, ${first.mode}` +
+        `${first.rate ? ` at ${first.rate} queries/s in all` : ''}, ${first.duration_s} s per level at ${state.scale}. ` +
+        'Only correct answers count (a wrong answer is an error, never a fast query); ' +
+        'the dashed line is the driver’s own ceiling (the same clients against an instant echo of the oracle’s answers).'
+      : `No run at ${state.scale} has concurrent clients: choose another scale or select a run that has them.`;
+    const series = (field, ceiling) => runs.map(r => ({key: r.key, imported: ceiling,
+      points: (ceiling ? r.concurrency.ceiling : r.concurrency.levels)
+        .filter(l => l[field] !== null && l[field] > 0).map(l => [l.clients, l[field]])}));
+    const withCeiling = runs.length === 1 ? series('qps', true).map(s => ({...s, key: `${s.key} (driver ceiling)`})) : [];
+    box.appendChild(lineChart('Queries per second (correct answers)', 'qps', '', [...series('qps', false), ...withCeiling], true, 'clients (log scale)'));
+    box.appendChild(lineChart('p99 latency', 'p99', 's', series('p99_ms', false).map(s => ({...s, points: s.points.map(([c, v]) => [c, v / 1000])})), true, 'clients (log scale)'));
+    const table = el('table', {class: 'details', id: 'concurrency-table'},
+      el('thead', {}, el('tr', {}, ['system', 'clients', 'QPS', 'p50', 'p99', 'not ok', 'engine cores', 'driver ceiling QPS'].map(c => el('th', {}, c)))),
+      el('tbody', {}, runs.flatMap(r => r.concurrency.levels.map((l, i) => {
+        const ceiling = r.concurrency.ceiling[i];
+        return el('tr', {dataset: {key: r.key, clients: l.clients}}, el('td', {}, r.key), el('td', {class: 'num'}, l.clients),
+          el('td', {class: 'num'}, l.qps === null ? (l.error || '-') : l.qps.toFixed(2)),
+          el('td', {class: 'num'}, l.p50_ms === null ? '-' : fmtSeconds(l.p50_ms / 1000)),
+          el('td', {class: 'num'}, l.p99_ms === null ? '-' : fmtSeconds(l.p99_ms / 1000)),
+          el('td', {class: `num${l.not_ok ? ' bad' : ''}`}, `${l.not_ok} of ${l.queries}`),
+          el('td', {class: 'num'}, l.cores === null || l.cores === undefined ? '-' : l.cores.toFixed(2)),
+          el('td', {class: 'num'}, ceiling && ceiling.qps !== null ? fmtInt(Math.round(ceiling.qps)) : '-'));
+      }))));
+    box.appendChild(el('div', {class: 'table-wrap'}, table));
   }
 
   // ----- other workloads ----------------------------------------------------------------------
@@ -961,7 +999,7 @@
     renderTabs();
     renderMeta();
     renderSelectors();
-    for (const v of ['analytics', 'scaling']) document.getElementById(`view-${v}`).hidden = state.view !== v;
+    for (const v of ['analytics', 'scaling', 'concurrency']) document.getElementById(`view-${v}`).hidden = state.view !== v;
     document.getElementById('view-workloads').hidden = !state.view.startsWith('workload-');
     document.getElementById('view-compare').hidden = state.view !== 'compare';
     if (!RUNS.length && state.view === 'analytics') {
@@ -970,6 +1008,7 @@
       document.getElementById('analytics-body').hidden = true;
     } else if (state.view === 'analytics') renderAnalytics();
     else if (state.view === 'scaling') renderScaling();
+    else if (state.view === 'concurrency') renderConcurrency();
     else if (state.view === 'compare') renderCompare();
     else renderWorkload(state.view);
     document.body.dataset.ready = hashOf(state);

@@ -139,6 +139,41 @@ def labels(document: dict[str, Any], lossless: bool | None = None) -> dict[str, 
     }
 
 
+def concurrency_view(document: dict[str, Any]) -> dict[str, Any] | None:
+    """The concurrency levels (`--clients`) as the page draws them: per number of clients,
+    QPS, latency percentiles and answers not ok, for the engine and the driver's ceiling."""
+    record = document.get("concurrency")
+    if not isinstance(record, dict):
+        return None
+
+    def points(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for level in levels or []:
+            latency = level.get("latency_ms") or {}
+            sent = level.get("queries") or 0
+            out.append(
+                {
+                    "clients": level.get("clients"),
+                    "qps": level.get("qps") if sent else None,
+                    "p50_ms": latency.get("p50_ms"),
+                    "p99_ms": latency.get("p99_ms"),
+                    "not_ok": sent - (level.get("outcomes") or {}).get("ok", 0),
+                    "queries": sent,
+                    "cores": (level.get("engine") or {}).get("cores"),
+                    "error": level.get("error"),
+                }
+            )
+        return out
+
+    return {
+        "mode": record.get("mode"),
+        "rate": record.get("rate"),
+        "duration_s": record.get("duration_s"),
+        "levels": points(record.get("levels")),
+        "ceiling": points(record.get("ceiling")),
+    }
+
+
 def run_view(document: dict[str, Any], key: str, lossless: bool | None = None) -> dict[str, Any]:
     """What the page needs about one analytics run, figures computed as the terminal does."""
     answers = document.get("answers") or []
@@ -155,6 +190,7 @@ def run_view(document: dict[str, Any], key: str, lossless: bool | None = None) -
         "variant": document.get("variant", "-"),
         "role": document.get("variant_role", ""),
         "labels": labels(document, lossless),
+        "concurrency": concurrency_view(document),
         "dataset": dataset_label(document),
         "dataset_size": document.get("dataset_size"),
         "imported": is_imported(document),
