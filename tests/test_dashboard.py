@@ -763,7 +763,8 @@ def test_concurrency_view_draws_qps_and_p99_per_number_of_clients(tmp_path: Path
     views = browser.js("[...document.querySelectorAll('#tabs button')].map(b => b.dataset.view)")
     assert "concurrency" in views
     rows = browser.js(
-        "[...document.querySelectorAll('#concurrency-table tbody tr')].map(r => [...r.cells].map(c => c.textContent))"
+        "[...document.querySelectorAll('#concurrency-table tbody tr')]"
+        ".map(r => [...r.cells].map(c => c.textContent))"
     )
     assert rows == [
         ["duckdb/default", "1", "2.00", "0.450 s", "0.900 s", "0 of 10", "1.50", "20,000"],

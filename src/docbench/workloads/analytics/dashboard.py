@@ -169,8 +169,8 @@ def concurrency_view(document: dict[str, Any]) -> dict[str, Any] | None:
         "mode": record.get("mode"),
         "rate": record.get("rate"),
         "duration_s": record.get("duration_s"),
-        "levels": points(record.get("levels")),
-        "ceiling": points(record.get("ceiling")),
+        "levels": points(record.get("levels") or []),
+        "ceiling": points(record.get("ceiling") or []),
     }
 
 
