@@ -17,9 +17,11 @@ clients are threads of one process, as its users run it.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import queue as queue_module
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +52,8 @@ class ConcurrencyRequest:
     timeout_s: float = 600.0
     # Also measure the driver's ceiling (the same levels against OracleEcho).
     ceiling: bool = True
+    # A live bar per level on stderr (the run's --quiet turns it off).
+    progress: bool = True
 
 
 @dataclass
@@ -154,7 +158,11 @@ def run_level(
             start_at.value = time.monotonic_ns() + int(START_DELAY_S * 1e9)
             go.set()
             run_s = request.warmup_s + request.duration_s
-            level.finals, level.error = collect_finals(events, len(processes), run_s + request.timeout_s)
+            label = f"{system.name if system else 'driver ceiling'}: {clients} clients"
+            with level_progress(label, run_s, request.progress) as tick:
+                level.finals, level.error = collect_finals(
+                    events, len(processes), run_s + request.timeout_s, tick
+                )
         level.engine = monitor.record()
     finally:
         for process in processes:
@@ -179,15 +187,40 @@ def wait_ready(events: Any, count: int) -> str | None:
     return None
 
 
-def collect_finals(events: Any, count: int, within_s: float) -> tuple[dict[int, dict[str, Any]], str | None]:
+@contextlib.contextmanager
+def level_progress(label: str, run_s: float, shown: bool) -> Iterator[Callable[[], None]]:
+    """A transient bar of the level's time (warm-up included) on stderr; yields the function
+    that moves it to the time elapsed."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    began = time.monotonic()
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not shown,
+    ) as progress:
+        task = progress.add_task(label, total=run_s)
+        yield lambda: progress.update(task, completed=min(run_s, time.monotonic() - began))
+
+
+def collect_finals(
+    events: Any, count: int, within_s: float, tick: Callable[[], None] = lambda: None
+) -> tuple[dict[int, dict[str, Any]], str | None]:
     deadline = time.monotonic() + within_s + FINISH_GRACE_S
     finals: dict[int, dict[str, Any]] = {}
     while len(finals) < count:
-        try:
-            _, process_id, message = events.get(timeout=max(0.1, deadline - time.monotonic()))
-        except queue_module.Empty:
+        if time.monotonic() >= deadline:
             missing = count - len(finals)
             return finals, f"{missing} client process(es) did not finish (killed; their queries are lost)"
+        tick()
+        try:
+            _, process_id, message = events.get(timeout=0.5)
+        except queue_module.Empty:
+            continue
         finals[process_id] = message
     return finals, None
 

@@ -15,6 +15,7 @@ A failure anywhere is recorded in the result and the run goes on with the next s
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import time
@@ -295,7 +296,8 @@ def run_system(
         engine.phase_ended("queries")
         if request.concurrency:
             engine.phase_started("concurrency")
-            document["concurrency"] = run_concurrency(system, expected, request.concurrency, console.print)
+            wanted = dataclasses.replace(request.concurrency, progress=not request.quiet)
+            document["concurrency"] = run_concurrency(system, expected, wanted, console.print)
             engine.phase_ended("concurrency")
         crashed = [a["query"] for a in document["answers"] if a.get("crashed")]
         document["complete"] = not crashed
