@@ -4,6 +4,8 @@
 //!   ([`model`]: the calibrated stream; [`text`], [`words`]: post texts; [`ids`]: dids, TIDs,
 //!   CIDs, timestamps; [`json`]: string escaping), [`datafile`] what else makes data file k
 //!   (times, hard documents, invalid lines, the version fingerprint).
+//!   `docbench-gen shapes` writes documents of other shapes ([`shapes`]: paths, depth, types,
+//!   popularity as knobs) with the answers of the shape queries.
 //! - `docbench-scan`, the oracle's native scanner: [`scan`].
 //! - `docbench-client`, the throughput driver's compiled client loop: [`client`].
 //!
@@ -25,6 +27,7 @@ pub mod model;
 pub mod procstats;
 pub mod rng;
 pub mod scan;
+pub mod shapes;
 pub mod text;
 pub mod words;
 pub mod ycsb;

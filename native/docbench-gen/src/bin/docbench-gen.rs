@@ -37,7 +37,8 @@ fn usage() -> ! {
     eprintln!(
         "usage: docbench-gen --file K [--seed S] [--docs-per-file D] [--count N] --out PATH|- \
          [--compress none|gzip|zstd] [--level L] [--hard-rate R] [--dirty-rate R] [--progress-every N]\n\
-         docbench-gen --version"
+         docbench-gen --version\n\
+         docbench-gen shapes --help (documents of other shapes: paths, depth, types, popularity)"
     );
     std::process::exit(2)
 }
@@ -56,6 +57,9 @@ fn parse_args() -> Args {
         progress_every: 50_000,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("shapes") {
+        std::process::exit(docbench_gen::shapes::cli::main(&argv[1..]));
+    }
     let mut i = 0;
     while i < argv.len() {
         let key = argv[i].as_str();
