@@ -415,7 +415,8 @@ mod tests {
                 let doc: serde_json::Value = serde_json::from_slice(&line).expect("valid JSON");
                 let mut leaves = 0;
                 count_leaves(&doc, 0, k.depth as usize, &mut leaves);
-                assert_eq!(leaves, k.per_doc + 1, "{}", String::from_utf8_lossy(&line)); // + id
+                // every path of the document, and its id
+                assert_eq!(leaves, k.per_doc + 1, "{}", String::from_utf8_lossy(&line));
             }
         }
     }
@@ -451,7 +452,8 @@ pub mod cli {
     use sha2::Digest;
     use std::io::{self, Write};
 
-    pub const USAGE: &str = "usage: docbench-gen shapes --docs N --out PATH|- [--preset logs|catalogue|telemetry|deep] \
+    pub const USAGE: &str =
+        "usage: docbench-gen shapes --docs N --out PATH|- [--preset logs|catalogue|telemetry|deep] \
         [--paths P] [--per-doc K] [--depth D] [--array-share A] [--varying-share V] [--zipf S] \
         [--string-len L] [--seed S] [--first I] [--summary PATH]\n\
         docbench-gen shapes --presets";
@@ -539,11 +541,8 @@ pub mod cli {
         let universe = Universe::new(r.knobs.clone(), r.seed).map_err(io::Error::other)?;
         let mut oracle = Oracle::new(&universe, r.docs);
         oracle.point_id = r.first + r.docs / 2; // the middle document of those written
-        let sink: Box<dyn Write> = if r.out == "-" {
-            Box::new(io::stdout().lock())
-        } else {
-            Box::new(std::fs::File::create(&r.out)?)
-        };
+        let sink: Box<dyn Write> =
+            if r.out == "-" { Box::new(io::stdout().lock()) } else { Box::new(std::fs::File::create(&r.out)?) };
         let mut writer = HashWriter::new(io::BufWriter::with_capacity(1 << 20, sink));
         let mut line = Vec::with_capacity(4096);
         for i in r.first..r.first + r.docs {
