@@ -189,9 +189,12 @@ def process_tree(roots: list[int]) -> list[int]:
             fields = _stat_fields(int(entry.name))
             if fields and len(fields) > 1:
                 children.setdefault(int(fields[1]), []).append(int(entry.name))
+    # Parents before their children (breadth first): summed in this order, a child that ends
+    # and is reaped between two readings is counted in its parent's cutime or in its own
+    # reading, never in both (see cpu_seconds).
     found, pending = [], list(roots)
     while pending:
-        pid = pending.pop()
+        pid = pending.pop(0)
         if pid not in found:
             found.append(pid)
             pending.extend(children.get(pid, []))
@@ -212,10 +215,20 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / ticks
 
 
-def rss_bytes(pids: list[int]) -> int:
-    """Resident memory of the processes now (VmRSS, summed)."""
+def pss_bytes(pids: list[int]) -> int:
+    """Memory of the processes now, as proportional set size (Pss, /proc/PID/smaps_rollup):
+    pages shared between them (a server's shared buffers, mapped by every backend) count
+    once in the sum, not once per process; VmRSS where smaps_rollup cannot be read."""
     total = 0
     for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) * 1024
+                    break
+            continue
+        except OSError:
+            pass
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -226,35 +239,43 @@ def rss_bytes(pids: list[int]) -> int:
 
 
 class TreeMonitor:
-    """Samples a process tree's CPU time and resident memory on a thread until stopped:
-    how much of the machine the engine used over a run, and its peak memory (sampled, so a
-    peak shorter than the interval can be missed: the interval is in the record)."""
+    """A process tree over a measured window: its CPU time between :meth:`window_start` and
+    :meth:`window_end` (each takes its reading the first time it is called), and its memory
+    (PSS) sampled on a thread meanwhile, so a peak shorter than the interval can be missed:
+    the interval is in the record. No roots: nothing is read."""
 
-    def __init__(self, roots: list[int], interval_s: float = 0.5) -> None:
+    def __init__(self, roots: list[int], interval_s: float = 1.0) -> None:
         import threading
 
         self.roots = roots
         self.interval_s = interval_s
-        self.peak_rss = 0
+        self.peak_pss = 0
         self.samples = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
-        self._cpu_start = 0.0
-        self._wall_start = 0.0
+        self._start: tuple[float, float] | None = None  # (monotonic, CPU seconds)
+        self._end: tuple[float, float] | None = None
 
-    def _cpu_now(self) -> float:
-        return cpu_seconds(process_tree(self.roots))
+    def _cpu_now(self) -> tuple[float, float]:
+        import time
+
+        return time.monotonic(), cpu_seconds(process_tree(self.roots))
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
-            self.peak_rss = max(self.peak_rss, rss_bytes(process_tree(self.roots)))
-            self.samples += 1
+            if self._start is not None and self._end is None:
+                self.peak_pss = max(self.peak_pss, pss_bytes(process_tree(self.roots)))
+                self.samples += 1
+
+    def window_start(self) -> None:
+        if self._start is None and self.roots:
+            self._start = self._cpu_now()
+
+    def window_end(self) -> None:
+        if self._start is not None and self._end is None:
+            self._end = self._cpu_now()
 
     def __enter__(self) -> TreeMonitor:
-        import time
-
-        self._cpu_start = self._cpu_now()
-        self._wall_start = time.monotonic()
         self._thread.start()
         return self
 
@@ -262,17 +283,17 @@ class TreeMonitor:
         self._stop.set()
         self._thread.join()
 
-    def record(self) -> dict[str, float | int]:
-        """CPU seconds used since the start, the average number of cores that is, and the
-        peak resident memory sampled."""
-        import time
-
-        wall = max(1e-9, time.monotonic() - self._wall_start)
-        used = max(0.0, self._cpu_now() - self._cpu_start)
+    def record(self) -> dict[str, float | int | None]:
+        """CPU seconds used over the window, the average number of cores that is, and the
+        peak memory sampled in it (None where the window was never reached)."""
+        if self._start is None or self._end is None:
+            return {"cpu_seconds": None, "cores": None, "peak_pss_bytes": None, "samples": 0}
+        wall = max(1e-9, self._end[0] - self._start[0])
+        used = max(0.0, self._end[1] - self._start[1])
         return {
             "cpu_seconds": round(used, 3),
             "cores": round(used / wall, 3),
-            "peak_rss_bytes": self.peak_rss,
+            "peak_pss_bytes": self.peak_pss or None,
             "samples": self.samples,
             "interval_s": self.interval_s,
         }

@@ -103,6 +103,7 @@ def _open_session(path: Path, server_settings: str = ""):
     settings is closed and opened again with these.
     """
     key = str(Path(path).resolve())
+    connection = _connection_string(key, server_settings)
     with _LOCK:
         if (
             _OPEN["session"] is not None
@@ -115,11 +116,14 @@ def _open_session(path: Path, server_settings: str = ""):
 
         Path(key).mkdir(parents=True, exist_ok=True)
         raise_open_files_limit()
-        connection = f"{key}?{server_settings}" if server_settings else key
         _OPEN["session"] = chdb_session.Session(connection)
         _OPEN["path"] = key
         _OPEN["server_settings"] = server_settings
         return _OPEN["session"]
+
+
+def _connection_string(key: str, server_settings: str) -> str:
+    return f"{key}?{server_settings}" if server_settings else key
 
 
 def _close_session(path: Path | None = None) -> None:
@@ -232,6 +236,10 @@ class ClickHouseEngine(Engine):
     def query(self, sql: str, fmt: str = "TSVRaw") -> str:
         """Run one statement on the process's session; the result as text."""
         return str(self.connect().query(sql, fmt))
+
+    def connection_string(self) -> str:
+        """What chDB opens for this engine: its directory and server settings."""
+        return _connection_string(str(Path(self.path).resolve()), self.server_settings)
 
     def release(self) -> None:
         _close_session(self.path)

@@ -18,6 +18,7 @@ clients are threads of one process, as its users run it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing
 import queue as queue_module
 import time
@@ -64,7 +65,7 @@ class Level:
     processes: int
     finals: dict[int, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
-    engine: dict[str, Any] = field(default_factory=dict)
+    engine: dict[str, Any] | None = None
 
 
 def spread(clients: int, processes: int) -> list[list[int]]:
@@ -73,10 +74,16 @@ def spread(clients: int, processes: int) -> list[list[int]]:
     return [list(range(p, clients, processes)) for p in range(processes)]
 
 
-def process_count(system: AnalyticsAdapter | None, clients: int, request: ConcurrencyRequest) -> int:
-    if system is not None and system.concurrent_clients == "threads":
-        return 1
-    return max(1, min(clients, request.max_processes))
+def process_count(layout: str, clients: int, request: ConcurrencyRequest) -> int:
+    return 1 if layout == "threads" else max(1, min(clients, request.max_processes))
+
+
+def engine_measured(system: AnalyticsAdapter) -> str:
+    if system.engine.url is not None:
+        return "not measured: a server by URL (its processes are not docbench's to read)"
+    if system.engine.server_pids():
+        return "the server's process tree (CPU time; memory as proportional set size)"
+    return "the client processes, which hold the embedded engine (CPU time; memory as PSS)"
 
 
 def run_concurrency(
@@ -85,7 +92,8 @@ def run_concurrency(
     """Every level on the engine, then (when asked) on the echo: the result's ``concurrency``."""
     texts = system.queries()
     system.release()  # an embedded engine's file is opened by the client processes
-    spec = {**system.session_spec(), "timeout": request.timeout_s}
+    # A connection of its own for each client, also where clients share a process (chDB).
+    spec = {**system.session_spec(), "timeout": request.timeout_s, "own_connection": True}
     record: dict[str, Any] = {
         "mode": "open loop" if request.rate else "closed loop",
         "rate": request.rate,
@@ -94,18 +102,24 @@ def run_concurrency(
         "seed": request.seed,
         "timeout_s": request.timeout_s,
         "clients_in": "one process (threads)" if system.concurrent_clients == "threads" else "processes",
-        "engine_measured": "server process tree" if system.engine.server_pids() else "client processes",
+        "engine_measured": engine_measured(system),
         "levels": [],
         "ceiling": [],
     }
     for clients in request.clients:
         level = run_level(system, spec, texts, expected, clients, request)
+        if not system.engine.is_alive():  # recorded, restarted, and the next level runs
+            level.error = "; ".join(filter(None, [level.error, "the server crashed during this level"]))
+            system.engine.restart()
         record["levels"].append(summarize(level, request))
         say(level_line(f"{system.name}/{system.variant.name}", record["levels"][-1]))
     if request.ceiling:
+        # Closed loop always (at a target rate the echo would only show the rate), in the
+        # system's own layout of clients (threads of one process, or processes).
+        echo = dataclasses.replace(request, rate=None)
         for clients in request.clients:
-            level = run_level(None, {}, texts, expected, clients, request)
-            record["ceiling"].append(summarize(level, request))
+            level = run_level(None, {}, texts, expected, clients, echo, layout=system.concurrent_clients)
+            record["ceiling"].append(summarize(level, echo))
             say(level_line("driver ceiling (no engine)", record["ceiling"][-1]))
     return record
 
@@ -117,13 +131,15 @@ def run_level(
     expected: dict[str, Any],
     clients: int,
     request: ConcurrencyRequest,
+    layout: str | None = None,
 ) -> Level:
     """Spawn the processes, start them together, collect their finals (or the reason not)."""
-    groups = spread(clients, process_count(system, clients, request))
+    layout = layout or (system.concurrent_clients if system else "processes")
+    groups = spread(clients, process_count(layout, clients, request))
     level = Level(clients=clients, processes=len(groups))
     ctx = multiprocessing.get_context("spawn")
     events = ctx.Queue()
-    go = ctx.Event()
+    go, release = ctx.Event(), ctx.Event()
     start_at = ctx.Value("q", 0)
     configs = [
         ClientsConfig(
@@ -145,45 +161,84 @@ def run_level(
         for i, ids in enumerate(groups)
     ]
     processes = [
-        ctx.Process(target=process_main, args=(c, events, go, start_at), daemon=True) for c in configs
+        ctx.Process(target=process_main, args=(config, events, go, start_at, release), daemon=True)
+        for config in configs
     ]
     try:
         for process in processes:
             process.start()
-        level.error = wait_ready(events, len(processes))
+        level.error = wait_ready(events, processes)
         if level.error:
             return level
-        roots = (system.engine.server_pids() if system else []) or [p.pid for p in processes if p.pid]
-        with procstats.TreeMonitor(roots) as monitor:
-            start_at.value = time.monotonic_ns() + int(START_DELAY_S * 1e9)
-            go.set()
-            run_s = request.warmup_s + request.duration_s
-            label = f"{system.name if system else 'driver ceiling'}: {clients} clients"
-            with level_progress(label, run_s, request.progress) as tick:
-                level.finals, level.error = collect_finals(
-                    events, len(processes), run_s + request.timeout_s, tick
-                )
-        level.engine = monitor.record()
+        level.engine, level.finals, level.error = measure(system, processes, events, go, start_at, request)
     finally:
+        release.set()
         for process in processes:
+            process.join(10)
             if process.is_alive():
                 process.kill()
-            process.join(10)
+                process.join(5)
     return level
 
 
-def wait_ready(events: Any, count: int) -> str | None:
+def measure(
+    system: AnalyticsAdapter | None,
+    processes: list[Any],
+    events: Any,
+    go: Any,
+    start_at: Any,
+    request: ConcurrencyRequest,
+) -> tuple[dict[str, Any] | None, dict[int, dict[str, Any]], str | None]:
+    """Start the clients; the engine's CPU over exactly the measured window and its memory
+    sampled meanwhile; the clients' finals."""
+    by_url = system is not None and system.engine.url is not None
+    roots = (system.engine.server_pids() if system else []) or [p.pid for p in processes if p.pid]
+    run_s = request.warmup_s + request.duration_s
+    label = f"{system.name if system else 'driver ceiling'}: {len(processes)} process(es)"
+    with procstats.TreeMonitor([] if by_url else roots) as monitor:
+        start_at.value = time.monotonic_ns() + int(START_DELAY_S * 1e9)
+        go.set()
+        measured_from = start_at.value / 1e9 + request.warmup_s
+        window_end = measured_from + request.duration_s
+
+        def tick() -> None:
+            now = time.monotonic()
+            if now >= measured_from:
+                monitor.window_start()
+            if now >= window_end:
+                monitor.window_end()
+
+        with level_progress(label, run_s + START_DELAY_S, request.progress) as show:
+
+            def tick_and_show() -> None:
+                tick()
+                show()
+
+            finals, error = collect_finals(
+                events, processes, run_s + START_DELAY_S + request.timeout_s, tick_and_show
+            )
+        monitor.window_end()  # a level cut short: up to now
+    return (None if by_url else monitor.record()), finals, error
+
+
+def wait_ready(events: Any, processes: list[Any]) -> str | None:
     """None when every process has opened its sessions, else the first reason it did not."""
     deadline = time.monotonic() + READY_TIMEOUT_S
-    ready = 0
-    while ready < count:
+    ready: set[int] = set()
+    while len(ready) < len(processes):
         try:
-            _, process_id, error = events.get(timeout=max(0.1, deadline - time.monotonic()))
+            _, process_id, error = events.get(timeout=0.5)
         except queue_module.Empty:
-            return f"the client sessions did not open within {READY_TIMEOUT_S:g} s"
+            dead = [i for i, p in enumerate(processes) if p.exitcode is not None and i not in ready]
+            if dead:
+                code = processes[dead[0]].exitcode
+                return f"client process {dead[0]} ended before its sessions were open (exit code {code})"
+            if time.monotonic() > deadline:
+                return f"the client sessions did not open within {READY_TIMEOUT_S:g} s"
+            continue
         if error:
             return f"client process {process_id} could not open its sessions: {error}"
-        ready += 1
+        ready.add(process_id)
     return None
 
 
@@ -208,33 +263,48 @@ def level_progress(label: str, run_s: float, shown: bool) -> Iterator[Callable[[
 
 
 def collect_finals(
-    events: Any, count: int, within_s: float, tick: Callable[[], None] = lambda: None
+    events: Any, processes: list[Any], within_s: float, tick: Callable[[], Any] = lambda: None
 ) -> tuple[dict[int, dict[str, Any]], str | None]:
+    """Every process's final, or the reason some are missing: a process that died (its
+    clients' queries are lost, said so) or that did not report in time (killed)."""
     deadline = time.monotonic() + within_s + FINISH_GRACE_S
     finals: dict[int, dict[str, Any]] = {}
-    while len(finals) < count:
-        if time.monotonic() >= deadline:
-            missing = count - len(finals)
-            return finals, f"{missing} client process(es) did not finish (killed; their queries are lost)"
+    while len(finals) < len(processes):
         tick()
         try:
             _, process_id, message = events.get(timeout=0.5)
-        except queue_module.Empty:
+            finals[process_id] = message
             continue
-        finals[process_id] = message
+        except queue_module.Empty:
+            pass
+        dead = [i for i, p in enumerate(processes) if p.exitcode is not None and i not in finals]
+        if dead and events.empty():
+            codes = ", ".join(f"{i} (exit code {processes[i].exitcode})" for i in dead)
+            return finals, f"client process(es) {codes} died: their queries are not counted"
+        if time.monotonic() >= deadline:
+            missing = len(processes) - len(finals)
+            return (
+                finals,
+                f"{missing} client process(es) did not finish (killed; their queries are not counted)",
+            )
     return finals, None
 
 
 def summarize(level: Level, request: ConcurrencyRequest) -> dict[str, Any]:
     """The level's figures: QPS, latency percentiles, outcome counts, overall and per query."""
     per_query = []
+    # Some processes' queries missing: the figures are not the level's (QPS left out).
+    partial = len(level.finals) < level.processes
     overall = histograms.new_histogram()
     totals = dict.fromkeys(OUTCOMES, 0)
+    completed_total = 0
     for number in QUERY_NUMBERS:
         parts = [f["queries"][number] for f in level.finals.values()]
         merged = histograms.merge([p["histogram"] for p in parts])
         overall.add(merged)
         counts = {o: sum(p["counts"][o] for p in parts) for o in OUTCOMES}
+        completed = sum(p["completed"] for p in parts)
+        completed_total += completed
         for outcome, count in counts.items():
             totals[outcome] += count
         sent = sum(counts.values())
@@ -242,7 +312,9 @@ def summarize(level: Level, request: ConcurrencyRequest) -> dict[str, Any]:
             {
                 "query": number,
                 "queries": sent,
-                "qps": round(counts["ok"] / request.duration_s, 3),
+                "qps": None
+                if len(level.finals) < level.processes
+                else round(counts["ok"] / request.duration_s, 3),
                 "outcomes": counts,
                 "error_ratio": round((sent - counts["ok"]) / sent, 4) if sent else None,
                 "latency_ms": _rounded(histograms.latency_summary(merged)),
@@ -254,8 +326,10 @@ def summarize(level: Level, request: ConcurrencyRequest) -> dict[str, Any]:
         "clients": level.clients,
         "processes": level.processes,
         "error": level.error,
+        "partial": partial,
         "queries": sent,
-        "qps": round(totals["ok"] / request.duration_s, 3),
+        "qps": None if partial else round(completed_total / request.duration_s, 3),
+        "missed": sum(f.get("missed", 0) for f in level.finals.values()),
         "outcomes": totals,
         "error_ratio": round((sent - totals["ok"]) / sent, 4) if sent else None,
         "latency_ms": _rounded(histograms.latency_summary(overall)),
@@ -272,12 +346,14 @@ def _rounded(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def level_line(name: str, level: dict[str, Any]) -> str:
-    if level["error"] and not level["queries"]:
+    if level["qps"] is None:
         return f"{name}: {level['clients']} clients: not measured: {level['error']}"
     latency = level["latency_ms"]
     p99 = "-" if latency["p99_ms"] is None else f"{latency['p99_ms']:.1f} ms"
     problems = level["queries"] - level["outcomes"]["ok"]
+    missed = f", {level['missed']} scheduled but not sent (behind the rate)" if level.get("missed") else ""
     return (
         f"{name}: {level['clients']} clients: {level['qps']:.2f} qps, p99 {p99}, "
-        f"{problems} of {level['queries']} not ok" + (f" ({level['error']})" if level["error"] else "")
+        f"{problems} of {level['queries']} not ok{missed}"
+        + (f" ({level['error']})" if level["error"] else "")
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import random
 import resource
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -76,10 +77,18 @@ class QueryTally:
     histogram: Any = field(default_factory=histograms.new_histogram)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     first_problem: str | None = None
+    # Correct answers that arrived inside the measured window, whenever they were sent or
+    # scheduled: the throughput (a backlog from the warm-up still counts when it is answered).
+    completed: int = 0
 
     def message(self) -> dict[str, Any]:
         encoded = self.histogram.encode().decode() if self.histogram.get_total_count() else ""
-        return {"histogram": encoded, "counts": self.counts, "first_problem": self.first_problem}
+        return {
+            "histogram": encoded,
+            "counts": self.counts,
+            "first_problem": self.first_problem,
+            "completed": self.completed,
+        }
 
 
 class Verdicts:
@@ -120,11 +129,17 @@ class Client:
         self.order = client_order(config.seed, client_id)
         self.tallies = {q: QueryTally() for q in QUERY_NUMBERS}
         self.warmup_queries = 0
+        # Open loop: queries scheduled in the measured window that the window's end found
+        # not yet sent (the engine fell behind the rate).
+        self.missed = 0
         # With a rate, the clients' schedules are spread evenly over one interval.
         self.interval_ns = int(1e9 * config.total_clients / config.rate) if config.rate else 0
         self.offset_ns = self.interval_ns * client_id // max(1, config.total_clients)
-        # When the query in flight started (time.monotonic), for the watchdog; None: idle.
+        # The query in flight (its number and when it started, time.monotonic), for the
+        # watchdog and for a client still stuck when its process must report; under `lock`.
+        self.lock = threading.Lock()
         self.inflight_since: float | None = None
+        self.inflight_number = 0
 
     def run(self, start_ns: int) -> None:
         measured_from = start_ns + int(self.config.warmup_s * 1e9)
@@ -133,7 +148,11 @@ class Client:
         while True:
             intended = start_ns + self.offset_ns + sent * self.interval_ns if self.interval_ns else None
             now = time.monotonic_ns()
-            if (intended or now) >= end:
+            if now >= end or (intended or now) >= end:
+                if intended is not None:  # the schedule's queries the engine left no time for
+                    first = max(intended, measured_from)
+                    if first < end:
+                        self.missed += -(-(end - first) // self.interval_ns)
                 return
             if intended is not None and intended > now:
                 time.sleep((intended - now) / 1e9)
@@ -142,10 +161,12 @@ class Client:
             begin = time.monotonic_ns()
             outcome, detail = self.send(number)
             done = time.monotonic_ns()
+            tally = self.tallies[number]
+            if outcome == "ok" and measured_from <= done < end:
+                tally.completed += 1
             if (intended or begin) < measured_from:
                 self.warmup_queries += 1
                 continue
-            tally = self.tallies[number]
             tally.counts[outcome] += 1
             if outcome == "ok":
                 histograms.record(tally.histogram, done - (intended or begin))
@@ -155,15 +176,35 @@ class Client:
     def send(self, number: int) -> tuple[str, str]:
         """Run one query: its outcome (ok, wrong, error, timeout) and what went wrong."""
         began = time.monotonic()
-        self.inflight_since = began
+        with self.lock:
+            self.inflight_since, self.inflight_number = began, number
         try:
             rows = self.session.execute(number, self.config.texts[number - 1]).rows
+            return self.verdicts.verdict(number, rows)
         except Exception as error:  # noqa: BLE001 - counted; the client goes on
             late = time.monotonic() - began >= self.config.timeout_s
             return ("timeout" if late else "error"), f"{type(error).__name__}: {error}"
         finally:
-            self.inflight_since = None
-        return self.verdicts.verdict(number, rows)
+            with self.lock:
+                self.inflight_since = None
+
+    def cancel_if_late(self, timeout_s: float) -> None:
+        """Cancel the query in flight when it has run past the timeout. Under the client's
+        lock: the client cannot start its next query meanwhile, so a cancel never reaches a
+        query other than the late one."""
+        with self.lock:
+            since = self.inflight_since
+            if since is not None and time.monotonic() - since >= timeout_s:
+                self.inflight_since = None  # once per query
+                with contextlib.suppress(Exception):
+                    self.session.cancel()
+
+    def count_stuck(self) -> None:
+        """Its process must report while this client's query still runs: a timeout."""
+        with self.lock:
+            if self.inflight_since is not None:
+                self.tallies[self.inflight_number].counts["timeout"] += 1
+                self.inflight_since = None
 
 
 class Watchdog:
@@ -177,16 +218,9 @@ class Watchdog:
         self.thread = threading.Thread(target=self.run, daemon=True)
 
     def run(self) -> None:
-        cancelled: dict[int, float] = {}
         while not self.stop.wait(min(0.05, self.timeout_s / 10)):
-            now = time.monotonic()
             for client in self.clients:
-                since = client.inflight_since
-                late = since is not None and now - since >= self.timeout_s
-                if late and cancelled.get(client.client_id) != since:
-                    cancelled[client.client_id] = since or 0.0  # once per query
-                    with contextlib.suppress(Exception):
-                        client.session.cancel()
+                client.cancel_if_late(self.timeout_s)
 
 
 def open_session(config: ClientsConfig) -> QuerySession:
@@ -197,9 +231,11 @@ def open_session(config: ClientsConfig) -> QuerySession:
     return required_adapter_class(config.system_name, "analytics").open_session(config.spec)
 
 
-def process_main(config: ClientsConfig, events: Any, go: Any, start_at: Any) -> None:
+def process_main(config: ClientsConfig, events: Any, go: Any, start_at: Any, release: Any) -> None:
     """Entry point of a spawned client process: open sessions, wait for the start, run every
-    client on a thread of its own, report."""
+    client on a thread of its own, report, and keep the sessions open until the driver has
+    read the engine's figures (`release`), so that no backend ends inside its reading."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it stops us
     clients: list[Client] = []
     try:
         verdicts = Verdicts(config)
@@ -218,10 +254,17 @@ def process_main(config: ClientsConfig, events: Any, go: Any, start_at: Any) -> 
         watchdog.thread.start()
         for thread in threads:
             thread.start()
+        # A query the engine never gives back (and cannot cancel) must not cost the figures
+        # of every other client of the process: past the deadline, it counts as a timeout.
+        deadline = time.monotonic() + config.warmup_s + config.duration_s + config.timeout_s + 10
         for thread in threads:
-            thread.join()
+            thread.join(max(0.0, deadline - time.monotonic()))
+        for client, thread in zip(clients, threads, strict=True):
+            if thread.is_alive():
+                client.count_stuck()
         watchdog.stop.set()
         events.put(("final", config.process_id, final_message(clients)))
+        release.wait(timeout=120)
     finally:
         _close(clients)
 
@@ -236,9 +279,11 @@ def final_message(clients: list[Client]) -> dict[str, Any]:
             for outcome, count in tally.counts.items():
                 target.counts[outcome] += count
             target.first_problem = target.first_problem or tally.first_problem
+            target.completed += tally.completed
     return {
         "queries": {q: t.message() for q, t in merged.items()},
         "warmup_queries": sum(c.warmup_queries for c in clients),
+        "missed": sum(c.missed for c in clients),
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "peak_rss_bytes": usage.ru_maxrss * 1024,
     }

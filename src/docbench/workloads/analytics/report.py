@@ -105,7 +105,7 @@ def concurrency_table(docs: list[dict[str, Any]]) -> Table | None:
         "max ms",
         "not ok",
         "engine cores",
-        "engine peak RSS",
+        "engine peak memory (PSS)",
         "driver ceiling QPS",
     ):
         table.add_column(column, justify="left" if column == "system" else "right")
@@ -116,16 +116,17 @@ def concurrency_table(docs: list[dict[str, Any]]) -> Table | None:
             latency = level.get("latency_ms") or {}
             engine = level.get("engine") or {}
             ceiling = ceilings.get(level["clients"])
-            sent = level.get("queries") or 0
             table.add_row(
                 _name(d),
                 str(level["clients"]),
-                f"{level['qps']:.2f}" if sent else f"[red]{level.get('error') or 'nothing ran'}[/red]",
+                f"{level['qps']:.2f}"
+                if level.get("qps") is not None
+                else f"[red]{level.get('error') or 'nothing ran'}[/red]",
                 *(_ms(latency.get(k)) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")),
                 _not_ok(level),
                 f"{engine['cores']:.2f}" if engine.get("cores") is not None else "-",
-                _size(engine.get("peak_rss_bytes")),
-                f"{ceiling['qps']:,.0f}" if ceiling and ceiling.get("queries") else "-",
+                _size(engine.get("peak_pss_bytes")),
+                f"{ceiling['qps']:,.0f}" if ceiling and ceiling.get("qps") is not None else "-",
             )
     return table
 
