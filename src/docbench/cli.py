@@ -190,7 +190,14 @@ for _workload in all_workloads():
 
 
 @main.command()
-@click.option("--results", "results_dirs", type=click.Path(path_type=Path), multiple=True)
+@click.option(
+    "--results",
+    "results_dirs",
+    type=click.Path(path_type=Path),
+    multiple=True,
+    help="A results directory; repeat it to read several together (e.g. analytics results and "
+    "fidelity results, whose `lossless` labels join them) [results/].",
+)
 @click.option(
     "--html",
     "html_file",
