@@ -297,9 +297,11 @@ fn string_value(h: u64, len: u32, out: &mut Vec<u8>) {
 /// The shape queries' paths, chosen from the universe, and their answers over documents
 /// `0 .. docs`, accumulated as the documents are written.
 pub struct Oracle {
-    /// Point lookup: the most common path's value in document `point_id`.
+    /// Point lookup: the most common path's value in the first document from `point_from`
+    /// on that has it (`point_id`).
     pub common_path: u64,
-    pub point_id: u64,
+    pub point_from: u64,
+    pub point_id: Option<u64>,
     pub point_value: Option<String>,
     /// Aggregate over a rare path holding one integer: documents having it and their sum.
     pub rare_path: Option<u64>,
@@ -330,7 +332,8 @@ impl Oracle {
         let rare_from = n - 1 - (n / 10).min(n - 1); // in the tail, not its very end
         Oracle {
             common_path: universe.path_at_rank(0),
-            point_id: docs / 2,
+            point_from: docs / 2,
+            point_id: None,
             point_value: None,
             rare_path: rank_of_kind(rare_from, -1, &|p| p.kind == Kind::Int && !p.array),
             rare_count: 0,
@@ -351,7 +354,8 @@ impl Oracle {
                 universe.value(i, j, &mut value);
                 String::from_utf8(value.clone()).expect("generated JSON is UTF-8")
             };
-            if j == self.common_path && i == self.point_id {
+            if j == self.common_path && i >= self.point_from && self.point_id.is_none() {
+                self.point_id = Some(i);
                 self.point_value = Some(read());
             }
             if Some(j) == self.rare_path {
@@ -375,7 +379,8 @@ impl Oracle {
     pub fn to_json(&self, universe: &Universe) -> serde_json::Value {
         let name = |j: Option<u64>| j.map(|j| universe.paths[j as usize].dotted());
         serde_json::json!({
-            "point": {"path": name(Some(self.common_path)), "id": self.point_id, "value": self.point_value},
+            "point": {"path": name(Some(self.common_path)), "from": self.point_from, "id": self.point_id,
+                      "value": self.point_value},
             "rare_aggregate": {"path": name(self.rare_path), "count": self.rare_count, "sum": self.rare_sum},
             "varying_filter": {"path": name(self.varying_path), "threshold": FILTER_THRESHOLD,
                                "matches": self.varying_matches},
@@ -540,7 +545,7 @@ pub mod cli {
     fn run(r: &Request) -> io::Result<()> {
         let universe = Universe::new(r.knobs.clone(), r.seed).map_err(io::Error::other)?;
         let mut oracle = Oracle::new(&universe, r.docs);
-        oracle.point_id = r.first + r.docs / 2; // the middle document of those written
+        oracle.point_from = r.first + r.docs / 2; // from the middle of the documents written
         let sink: Box<dyn Write> =
             if r.out == "-" { Box::new(io::stdout().lock()) } else { Box::new(std::fs::File::create(&r.out)?) };
         let mut writer = HashWriter::new(io::BufWriter::with_capacity(1 << 20, sink));
