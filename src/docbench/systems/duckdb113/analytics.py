@@ -105,6 +105,11 @@ class DuckDB113Analytics(AnalyticsAdapter):
         row = self.engine.connection().execute(f"select count() from {TABLE}").fetchone()
         return int(row[0]) if row else 0
 
+    def read_back(self) -> list[str]:
+        """The JSON column as DuckDB 1.1.3 gives it back (its text, as stored)."""
+        rows = self.engine.connection().execute(f"select j::VARCHAR from {TABLE}").fetchall()
+        return [str(row[0]) for row in rows]
+
     def storage(self) -> StorageSize:
         """JSONBench's total_size.sh (its num_bytes is total and data); the rest in detail."""
         worker = self.engine.connection()
