@@ -857,8 +857,9 @@
     document.getElementById('concurrency-note').textContent = first
       ? `Q1-Q5 from N clients at once, each in a seeded random order, ${first.mode}` +
         `${first.rate ? ` at ${first.rate} queries/s in all` : ''}, ${first.duration_s} s per level at ${state.scale}. ` +
-        'Only correct answers count (a wrong answer is an error, never a fast query); ' +
-        'the dashed line is the driver’s own ceiling (the same clients against an instant echo of the oracle’s answers).'
+        'Only correct answers count (a wrong answer is an error, never a fast query). ' +
+        (runs.length === 1 ? 'The dashed grey line is the driver’s own ceiling (the same clients against an instant echo of the oracle’s answers).'
+          : 'The driver’s own ceiling (the same clients against an instant echo of the oracle’s answers) is in the table; select one run to draw it.')
       : `No run at ${state.scale} has concurrent clients: choose another scale or select a run that has them.`;
     const series = (field, ceiling) => runs.map(r => ({key: r.key, imported: ceiling,
       points: (ceiling ? r.concurrency.ceiling : r.concurrency.levels)
@@ -878,7 +879,7 @@
           el('td', {class: 'num'}, l.cores === null || l.cores === undefined ? '-' : l.cores.toFixed(2)),
           el('td', {class: 'num'}, ceiling && ceiling.qps !== null ? fmtInt(Math.round(ceiling.qps)) : '-'));
       }))));
-    box.appendChild(el('div', {class: 'table-wrap'}, table));
+    clear(document.getElementById('concurrency-rows')).appendChild(table);
   }
 
   // ----- other workloads ----------------------------------------------------------------------
