@@ -12,6 +12,7 @@ from docbench.core.units import count_label, parse_count
 from docbench.workloads.options import (
     FiniteFloat,
     check_variants,
+    count_list,
     data_dir_callback,
     list_callback,
     results_dir_or_default,
@@ -34,16 +35,10 @@ def _scale(_ctx: click.Context, _param: click.Parameter, value: str | None) -> s
     return count_label(documents)  # 1000k and 1m are one dataset, bluesky-1m
 
 
-def _client_levels(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[int] | None:
-    if value is None:
-        return None
-    try:
-        levels = [int(part) for part in value.split(",") if part.strip()]
-    except ValueError:
-        raise click.BadParameter(f"{value!r}: numbers of clients, comma-separated (e.g. 1,4,16,64)") from None
-    if not levels or min(levels) < 1:
-        raise click.BadParameter(f"{value!r}: each number of clients must be at least 1")
-    return levels
+def _client_levels(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    """--clients is optional here (no concurrency phase without it); when given, the same
+    list of counts as the throughput workload's --clients."""
+    return None if value is None else count_list(1)(ctx, param, value)
 
 
 def command() -> click.Command:
