@@ -48,7 +48,7 @@ from docbench.contracts.engine import Engine
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
 from docbench.systems import adapter_class, engine_class, open_engine
-from docbench.workloads.analytics.load import load_files
+from docbench.workloads.load import load_files
 
 # A document every engine stores (the good neighbour of a refused line in a batch).
 GOOD_LINE = b'{"did": "did:plc:good", "kind": "commit"}'

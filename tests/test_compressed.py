@@ -11,7 +11,7 @@ import pytest
 from docbench import results
 from docbench.dataset.generate import generate_dataset
 from docbench.systems import engine_class
-from docbench.workloads.analytics.load import plain_file_documents
+from docbench.workloads.load import plain_file_documents
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
 DOCS = 6_000

@@ -27,7 +27,7 @@ from docbench.workloads.analytics.concurrency import (
     summarize,
 )
 from docbench.workloads.analytics.concurrent_clients import QUERY_NUMBERS, client_order
-from docbench.workloads.analytics.load import load_files
+from docbench.workloads.load import load_files
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from docbench.answers import check_answer
 from docbench.dataset.oracle import compute_answers, parse_document
 from docbench.dataset.reader import dataset_files
 from docbench.systems import adapter_class, adapter_variants, engine_class, open_adapter
-from docbench.workloads.analytics.load import (
+from docbench.workloads.load import (
     LoadReport,
     batches,
     load_files,

@@ -10,7 +10,7 @@ import pytest
 
 from docbench.contracts.analytics import Loader
 from docbench.systems import open_adapter
-from docbench.workloads.analytics.load import load_files
+from docbench.workloads.load import load_files
 
 GOOD = b'{"did":"did:plc:a","time_us":1,"kind":"commit"}'
 
@@ -112,7 +112,7 @@ def test_whole_file_fast_path_names_or_falls_back_to_batches(tmp_path: Path, ski
     the same pass (no batch retried); with the all-or-nothing path the refused file is loaded
     in batches instead. Either way only the refused line is lost; a file with a blank line
     never takes the fast path."""
-    from docbench.workloads.analytics.load import plain_file_documents
+    from docbench.workloads.load import plain_file_documents
 
     system = open_adapter("duckdb", "analytics", tmp_path / "db")
     system.engine.start()

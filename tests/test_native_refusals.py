@@ -16,7 +16,7 @@ from docbench.dataset.lines import read_numbered_lines
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.reader import dataset_files
 from docbench.systems import adapter_class, engine_class, open_adapter
-from docbench.workloads.analytics.load import LoadReport, load_files
+from docbench.workloads.load import LoadReport, load_files
 
 # The systems docbench starts or embeds (what each refuses: its adapter's refused_hard_kinds).
 SYSTEMS = sorted(

@@ -22,7 +22,7 @@ from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files
 from docbench.systems import adapter_class, adapter_variants, engine_class, open_engine
 from docbench.workloads.analytics.expected import answers_without
-from docbench.workloads.analytics.load import load_files
+from docbench.workloads.load import load_files
 
 
 def representation_variants() -> list[tuple[str, str]]:

@@ -19,8 +19,8 @@ from docbench.dataset.reader import iter_lines
 from docbench.systems import open_adapter
 from docbench.systems.clickhouse.analytics import ClickHouseAnalytics
 from docbench.systems.clickhouse.engine import ClickHouseEngine
-from docbench.workloads.analytics.load import load_files
-from docbench.workloads.analytics.worker import run_query_in_worker
+from docbench.workloads.load import load_files
+from docbench.workloads.query_worker import run_query_in_worker
 
 pytestmark = pytest.mark.skipif(
     not ClickHouseEngine.availability().ok, reason="the chdb package is not installed"

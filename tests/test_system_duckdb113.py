@@ -34,7 +34,7 @@ from docbench.systems import open_adapter
 from docbench.systems.duckdb113.analytics import ROW_GROUP_COMPRESSION, DuckDB113Analytics
 from docbench.systems.duckdb113.client import WorkerError
 from docbench.systems.duckdb113.engine import DuckDB113Engine
-from docbench.workloads.analytics.load import load_files
+from docbench.workloads.load import load_files
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
 _AVAILABILITY = DuckDB113Engine.availability()

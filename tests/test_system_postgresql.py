@@ -32,7 +32,7 @@ from docbench.systems import adapter_class, open_engine
 from docbench.systems.postgresql import server as pgserver
 from docbench.systems.postgresql.analytics import PostgreSQLAnalytics, copy_buffer
 from docbench.systems.postgresql.engine import PostgreSQLEngine
-from docbench.workloads.analytics.load import load_files
+from docbench.workloads.load import load_files
 
 pytestmark = pytest.mark.skipif(
     not PostgreSQLEngine.availability().ok, reason="PostgreSQL server binaries not installed"

@@ -14,7 +14,7 @@ from analytics_suite import AnalyticsAdapterSuite, work_dir
 
 from docbench.systems.victorialogs.analytics import VictoriaLogsAnalytics
 from docbench.systems.victorialogs.engine import VictoriaLogsEngine
-from docbench.workloads.analytics.load import load_files
+from docbench.workloads.load import load_files
 
 GOOD = b'{"did":"did:plc:good","time_us":1732206349000167,"kind":"commit"}'
 # What VictoriaLogs refuses (skips, naming it in its log) and what it stores.

@@ -154,7 +154,10 @@ impl Universe {
         let h = hash3(DOMAIN_PATH, seed, j);
         let depth = 1 + (mix64(h) % knobs.depth as u64) as usize;
         let mut keys: Vec<String> =
-            (0..depth - 1).map(|level| format!("o{}", (j / FANOUT.pow(level as u32)) % FANOUT)).collect();
+            // Past 8^21 every level is o0 (the power would not fit 64 bits).
+            (0..depth - 1)
+                .map(|level| format!("o{}", FANOUT.checked_pow(level as u32).map_or(0, |d| (j / d) % FANOUT)))
+                .collect();
         keys.push(format!("p{j}"));
         let kind = if unit(mix64(h ^ 1)) < knobs.varying_share {
             Kind::Varying

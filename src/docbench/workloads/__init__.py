@@ -18,7 +18,7 @@ from rich.console import Console
 
 from docbench.workloads.measures import Measure
 
-REGISTERED: list[str] = ["analytics", "updates", "storage", "throughput", "fidelity"]
+REGISTERED: list[str] = ["analytics", "updates", "storage", "throughput", "fidelity", "shapes"]
 DEFAULT = "analytics"
 
 Documents = list[dict[str, Any]]

@@ -151,10 +151,10 @@ class MariaDBAnalytics(AnalyticsAdapter):
     # ----- queries -----------------------------------------------------------------------
     def sql_names(self) -> dict[str, str]:
         """queries.sql's table: the variant's, or the view over it that reads the paths from
-        the documents (the representation json)."""
+        the documents (the representation json); shapes.sql's {documents}: the table itself."""
         if self.variant.settings.get("queried_view"):
-            return {"table": f"{self.table}_paths"}
-        return {"table": self.table}
+            return {"table": f"{self.table}_paths", "documents": self.table}
+        return {"table": self.table, "documents": self.table}
 
     def session_spec(self) -> dict[str, Any]:
         params = self.engine.params()

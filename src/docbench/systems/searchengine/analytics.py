@@ -15,9 +15,10 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.analytics import SHAPE_QUERIES, AnalyticsAdapter, Loader, QuerySession, ShapeTargets
 from docbench.contracts.common import NotSupported, StorageSize, Variant
 from docbench.core.rawjson import raw_values_of
+from docbench.core.sqlfiles import render
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.engine import SearchEngineBase
 from docbench.systems.searchengine.filebeat import FilebeatEvents
@@ -221,6 +222,26 @@ class SearchAnalyticsBase(AnalyticsAdapter):
     def queries(self) -> list[str]:
         document = json.loads(self.engine.system_file(self.queries_file).read_text())
         return [json.dumps(document[f"q{n}"]) for n in range(1, 6)]
+
+    def shape_queries(self, targets: ShapeTargets) -> dict[str, str]:
+        """shapes.json's bodies with the targets' paths, each with the keys of its path (the
+        session reads the point's value from _source by them)."""
+        if self.variant.settings.get("schema_by_hand") or self.variant.settings.get("documents"):
+            raise NotSupported(
+                f"{self.name}/{self.variant.name}: a mapping or documents made for Bluesky events"
+            )
+        bodies = json.loads(self.engine.system_file("shapes.json").read_text())
+        names = targets.placeholders()
+        texts = {}
+        for query in SHAPE_QUERIES:
+            keys = targets.paths.get(query)
+            if keys is not None:
+                body = render(json.dumps(bodies[query]), **names)
+                # numbers in quotes in the file: numbers in the request
+                for number in ("point_id", "threshold"):
+                    body = body.replace(f'"{names[number]}"', names[number])
+                texts[query] = json.dumps({"request": json.loads(body), "keys": list(keys)})
+        return texts
 
     def session_spec(self) -> dict[str, Any]:
         return {

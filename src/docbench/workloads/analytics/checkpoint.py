@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from docbench.workloads.analytics.load import LoadReport
+from docbench.workloads.load import LoadReport
 
 CHECKPOINT_NAME = "load-checkpoint.json"
 REFUSALS_NAME = "load-refusals.tsv"

@@ -56,8 +56,8 @@ from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
 from docbench.workloads.analytics.concurrency import ConcurrencyRequest, run_concurrency
 from docbench.workloads.analytics.expected import answers_without
-from docbench.workloads.analytics.load import LoadReport, load_files, offered_lines
-from docbench.workloads.analytics.worker import QueryRun, run_query_in_worker
+from docbench.workloads.load import LoadReport, load_files, offered_lines
+from docbench.workloads.query_worker import QueryRun, run_query_in_worker
 
 log = logging.getLogger(__name__)
 console = Console(stderr=True)

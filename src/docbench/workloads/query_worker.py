@@ -25,7 +25,13 @@ from docbench.procstats import QueryMeter
 
 
 def worker_main(
-    system_name: str, spec: dict[str, Any], query_number: int, text: str, tries: int, conn: Connection
+    system_name: str,
+    spec: dict[str, Any],
+    query_number: int,
+    text: str,
+    tries: int,
+    conn: Connection,
+    shape_query: str | None = None,
 ) -> None:
     from docbench.systems import required_adapter_class
 
@@ -41,7 +47,10 @@ def worker_main(
         try:
             with QueryMeter(session.engine_pids()) as meter:
                 t0 = time.perf_counter()
-                outcome = session.execute(query_number, text)
+                if shape_query is None:
+                    outcome = session.execute(query_number, text)
+                else:
+                    outcome = session.execute_shape(shape_query, text)
                 seconds = time.perf_counter() - t0
             sample = meter.sample()
             conn.send(
@@ -56,7 +65,7 @@ def worker_main(
                     "rows": [list(r) for r in outcome.rows],
                     "peak_reset": meter.reset_ok,
                     "extra": {**outcome.extra, **session.stats_after()},
-                    "alternatives": run_alternatives(session, query_number, text),
+                    "alternatives": {} if shape_query else run_alternatives(session, query_number, text),
                 }
             )
         except Exception as error:  # noqa: BLE001
@@ -117,13 +126,22 @@ class QueryRun:
 
 
 def run_query_in_worker(
-    system_name: str, spec: dict[str, Any], query_number: int, text: str, tries: int, timeout: float
+    system_name: str,
+    spec: dict[str, Any],
+    query_number: int,
+    text: str,
+    tries: int,
+    timeout: float,
+    shape_query: str | None = None,
 ) -> QueryRun:
-    """Run one query `tries` times in a fresh process; a try past `timeout` is killed."""
+    """Run one query `tries` times in a fresh process; a try past `timeout` is killed.
+    ``shape_query`` names a shape query (the session's ``execute_shape``) instead of Q1-Q5."""
     ctx = multiprocessing.get_context("spawn")
     parent_end, child_end = ctx.Pipe(duplex=False)
     process = ctx.Process(
-        target=worker_main, daemon=True, args=(system_name, spec, query_number, text, tries, child_end)
+        target=worker_main,
+        daemon=True,
+        args=(system_name, spec, query_number, text, tries, child_end, shape_query),
     )
     process.start()
     child_end.close()

@@ -1,0 +1,167 @@
+"""The shape queries' expected answers and the check of an engine's rows against them.
+
+The generator computes the answers over every document it wrote (``docbench-gen shapes``,
+summary["answers"]). When an engine refuses documents (a mapping limit, a type conflict), the
+answers are recomputed here over the documents it took -- Python's JSON parser, independent
+of every engine -- so that each query is judged on what was loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from docbench.contracts.analytics import SHAPE_QUERIES, ShapeTargets
+
+_MISSING = object()
+
+
+@dataclass
+class ShapeCheck:
+    status: str  # ok | wrong | error | not_run
+    detail: str = ""
+
+
+def targets_from(answers: dict[str, Any]) -> ShapeTargets:
+    """The paths and the point's document from the generator's (or a recomputed) answers."""
+
+    def keys(query: str) -> tuple[str, ...] | None:
+        path = (answers.get(query) or {}).get("path")
+        return tuple(path.split(".")) if path else None
+
+    paths = {query: keys(query) for query in SHAPE_QUERIES}
+    point_id = (answers.get("point") or {}).get("id")
+    if point_id is None:
+        paths["point"] = None
+    return ShapeTargets(paths, point_id, int((answers.get("varying_filter") or {}).get("threshold", 500_000)))
+
+
+def lookup(document: Any, keys: Iterable[str]) -> Any:
+    for key in keys:
+        if not isinstance(document, dict) or key not in document:
+            return _MISSING
+        document = document[key]
+    return document
+
+
+def answers_without(data_file: Path, answers: dict[str, Any], refused_lines: set[int]) -> dict[str, Any]:
+    """The generator's answers recomputed over the documents of ``data_file`` whose line
+    numbers (1-based) are not in ``refused_lines``: the same definitions as the generator's
+    oracle (native/docbench-gen/src/shapes.rs, Oracle)."""
+    targets = targets_from(answers)
+    point_from = int((answers.get("point") or {}).get("from") or 0)
+    found: dict[str, Any] = {
+        "point": {**answers.get("point", {}), "id": None, "value": None},
+        "rare_aggregate": {**answers.get("rare_aggregate", {}), "count": 0, "sum": 0},
+        "varying_filter": {**answers.get("varying_filter", {}), "matches": 0},
+        "presence": {**answers.get("presence", {}), "count": 0},
+    }
+    common = tuple(str(answers["point"]["path"]).split("."))
+    with open(data_file, "rb") as lines:
+        for number, line in enumerate(lines, start=1):
+            if number in refused_lines or not line.strip():
+                continue
+            document = json.loads(line)
+            value = lookup(document, common)
+            if (
+                found["point"]["id"] is None
+                and document.get("id", -1) >= point_from
+                and value is not _MISSING
+            ):
+                found["point"]["id"] = document["id"]
+                found["point"]["value"] = json.dumps(value, separators=(",", ":"))
+            _count(found, document, targets)
+    return found
+
+
+def _count(found: dict[str, Any], document: Any, targets: ShapeTargets) -> None:
+    rare = targets.paths.get("rare_aggregate")
+    if rare is not None:
+        value = lookup(document, rare)
+        if value is not _MISSING:
+            found["rare_aggregate"]["count"] += 1
+            found["rare_aggregate"]["sum"] += int(value)
+    varying = targets.paths.get("varying_filter")
+    if varying is not None:
+        value = lookup(document, varying)
+        if _is_integer(value) and value > targets.threshold:
+            found["varying_filter"]["matches"] += 1
+    present = targets.paths.get("presence")
+    if present is not None and lookup(document, present) is not _MISSING:
+        found["presence"]["count"] += 1
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def expected_row(query: str, answers: dict[str, Any]) -> list[Any]:
+    """The canonical row the query must return (QuerySession.execute_shape)."""
+    if query == "point":
+        return [answers["point"]["value"]]
+    if query == "rare_aggregate":
+        return [answers["rare_aggregate"]["count"], answers["rare_aggregate"]["sum"]]
+    if query == "varying_filter":
+        return [answers["varying_filter"]["matches"]]
+    return [answers["presence"]["count"]]
+
+
+def check_rows(query: str, rows: list[list[Any]] | None, answers: dict[str, Any]) -> ShapeCheck:
+    """ok when the engine's one row equals the expected one: counts and sums exactly, the
+    point's value as the same JSON value (numbers equal as numbers, a float within 1e-9)."""
+    if rows is None:
+        return ShapeCheck("error", "no rows")
+    expected = expected_row(query, answers)
+    if len(rows) != 1:
+        return ShapeCheck("wrong", f"{len(rows)} rows, expected 1: {expected}")
+    row = list(rows[0])
+    if query == "point":
+        same = _same_json(row[0] if row else None, expected[0])
+    else:
+        same = len(row) == len(expected) and all(
+            _as_number(a) == e for a, e in zip(row, expected, strict=True)
+        )
+    if same:
+        return ShapeCheck("ok")
+    return ShapeCheck("wrong", f"got {row}, expected {expected}"[:300])
+
+
+def _as_number(value: Any) -> Any:
+    if value is None:
+        return 0  # SUM over no row
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _same_json(got: Any, expected_text: str | None) -> bool:
+    if expected_text is None:
+        return got is None
+    expected = json.loads(expected_text)
+    if isinstance(got, str):
+        try:
+            got = json.loads(got)
+        except ValueError:
+            return False
+    return _equal(got, expected)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or math.isclose(a, b, rel_tol=1e-9)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    return bool(a == b) and type(a) is type(b)

@@ -1,0 +1,175 @@
+"""The shapes workload in the report: per sweep (preset, knob, documents), a row per system and
+variant with each value's bytes per document, load time and hot query time, and the break
+point: the first value where the engine refuses documents, fails, answers wrong, or loads or
+queries more than 10x slower than at the sweep's first value."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from docbench.results.files import trimmed_document
+
+# Slower than the first value of the sweep by more than this: the engine broke.
+SLOWDOWN = 10.0
+
+Sweep = tuple[str, str, int]  # (preset, knob, documents)
+
+
+@dataclass
+class Point:
+    value: Any
+    document: dict[str, Any]
+    reasons: list[str] = field(default_factory=list)
+
+
+def _name(document: dict[str, Any]) -> str:
+    return f"{document.get('system')}/{document.get('variant')}"
+
+
+def hot_seconds(query: dict[str, Any]) -> float | None:
+    """The best of the hot tries (the cold one when it ran alone)."""
+    times = [t for t in (query.get("result") or []) if t is not None]
+    hot = times[1:] or times
+    return min(hot) if hot else None
+
+
+def sweeps(documents: list[dict[str, Any]]) -> dict[Sweep, dict[str, list[Point]]]:
+    """The documents by sweep, then by system/variant, in the knob's order."""
+    found: dict[Sweep, dict[str, list[Point]]] = defaultdict(lambda: defaultdict(list))
+    for document in documents:
+        shape = document.get("shape") or {}
+        if "knob" not in shape:
+            continue
+        sweep = (str(shape.get("preset")), str(shape["knob"]), int(shape.get("docs") or 0))
+        found[sweep][_name(document)].append(Point(shape.get("value"), document))
+    for systems in found.values():
+        for name, points in systems.items():
+            points.sort(key=lambda p: p.value)
+            systems[name] = mark_breaks(points)
+    return found
+
+
+def mark_breaks(points: list[Point]) -> list[Point]:
+    """Each point's reasons to count as broken, against the first point."""
+    base = points[0].document if points else {}
+    for point in points:
+        point.reasons = breaking_reasons(point.document, base)
+    return points
+
+
+def breaking_reasons(document: dict[str, Any], base: dict[str, Any]) -> list[str]:
+    reasons = []
+    if document.get("error"):
+        reasons.append(f"fails: {document['error'][:160]}")
+    refused = (document.get("refused") or {}).get("count") or 0
+    if refused:
+        top = max((document["refused"].get("reasons") or {"": 0}).items(), key=lambda kv: kv[1])[0]
+        reasons.append(f"refuses {refused:,} of {document.get('offered', 0):,} ({top[:160]})")
+    for query, outcome in (document.get("queries") or {}).items():
+        if outcome.get("status") != "ok":
+            reasons.append(f"{query}: {outcome.get('status')} ({str(outcome.get('detail'))[:120]})")
+    load, load_base = document.get("load_time"), base.get("load_time")
+    if load and load_base and load > SLOWDOWN * load_base:
+        reasons.append(f"load {load / load_base:.0f}x slower")
+    for query, outcome in (document.get("queries") or {}).items():
+        now, before = hot_seconds(outcome), hot_seconds((base.get("queries") or {}).get(query) or {})
+        if now and before and now > SLOWDOWN * max(before, 0.001):
+            reasons.append(f"{query} {now / max(before, 0.001):.0f}x slower (hot)")
+    return reasons
+
+
+def break_point(points: list[Point]) -> str:
+    broken = next((p for p in points if p.reasons), None)
+    if broken is None:
+        return f"holds to {points[-1].value}" if points else ""
+    return f"{broken.value}: {'; '.join(broken.reasons)}"
+
+
+def cell(point: Point) -> str:
+    document = point.document
+    if document.get("error"):
+        return "FAILED"
+    per_doc = (document.get("storage") or {}).get("bytes_per_document")
+    hot = [hot_seconds(q) for q in (document.get("queries") or {}).values()]
+    hot_ms = sum(h for h in hot if h is not None) * 1000
+    mark = " !" if point.reasons else ""
+    return f"{per_doc or '?'} B · {document.get('load_time')} s · {hot_ms:.0f} ms{mark}"
+
+
+def sweep_table(sweep: Sweep, systems: dict[str, list[Point]]) -> Table:
+    preset, knob, docs = sweep
+    values = sorted({p.value for points in systems.values() for p in points})
+    table = Table(
+        title=f"Shapes: {knob} swept ({preset} preset, {docs:,} documents): bytes/doc · load · "
+        f"hot queries summed; ! = broken (refusals, failures, wrong answers, >{SLOWDOWN:.0f}x slower)"
+    )
+    table.add_column("system/variant")
+    for value in values:
+        table.add_column(f"{knob}={value}", overflow="fold")
+    table.add_column("break point", overflow="fold")
+    for name, points in sorted(systems.items()):
+        by_value = {p.value: p for p in points}
+        table.add_row(
+            name, *(cell(by_value[v]) if v in by_value else "" for v in values), break_point(points)
+        )
+    return table
+
+
+def print_report(
+    documents: list[dict[str, Any]], console: Console, all_documents: list[dict[str, Any]]
+) -> None:
+    for sweep, systems in sorted(sweeps(documents).items()):
+        console.print(sweep_table(sweep, systems))
+
+
+def dashboard_section(
+    documents: list[dict[str, Any]], all_documents: list[dict[str, Any]] | None = None
+) -> dict[str, Any] | None:
+    """A row per (sweep, system/variant, value), with the break point of the sweep."""
+    found = sweeps(documents)
+    if not found:
+        return None
+    columns = [
+        "sweep",
+        "system/variant",
+        "value",
+        "loaded",
+        "refused",
+        "load s",
+        "bytes/doc",
+        *(f"{q} hot ms" for q in ("point", "rare_aggregate", "varying_filter", "presence")),
+        "answers",
+        "break point",
+    ]
+    rows, docs = [], []
+    for (preset, knob, count), systems in sorted(found.items()):
+        for name, points in sorted(systems.items()):
+            where = break_point(points)
+            for point in points:
+                document = point.document
+                queries = document.get("queries") or {}
+                hot = [
+                    hot_seconds(queries.get(q) or {})
+                    for q in ("point", "rare_aggregate", "varying_filter", "presence")
+                ]
+                rows.append(
+                    [
+                        f"{knob} ({preset}, {count:,} docs)",
+                        name,
+                        point.value,
+                        document.get("loaded"),
+                        (document.get("refused") or {}).get("count"),
+                        document.get("load_time"),
+                        (document.get("storage") or {}).get("bytes_per_document"),
+                        *(None if h is None else round(h * 1000, 1) for h in hot),
+                        " ".join(f"{q}:{v.get('status')}" for q, v in queries.items()),
+                        where,
+                    ]
+                )
+                docs.append(trimmed_document(document) | {"_path": document.get("_path")})
+    return {"label": "Shapes", "columns": columns, "rows": rows, "docs": docs}

@@ -1,0 +1,369 @@
+"""``docbench run shapes``: one knob of the document shape swept at a fixed document count.
+
+For each value of the knob, the generator writes the documents (``docbench-gen shapes``: the
+preset's knobs with this one set) and their shape queries' answers; then, for every system and
+variant, as the analytics workload does for Bluesky events: a fresh table through the system's
+analytics adapter, the documents loaded by the generic load driver (a refused document is
+isolated, counted and logged with the engine's reason), the post-load steps, the engine's count
+and sizes, then each shape query ``tries`` times in a fresh worker process (the server
+restarted and the page cache dropped before the first try, when possible: cold, then hot), its
+answer checked against the oracle's. One result file per (system, variant, knob value):
+``shapes.<system>.<variant>.<preset>-<knob><value>-<docs>.<machine>.<time>.json``. Where each
+engine breaks is read from these files by the report (report.py, break points).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import re
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docbench import paths, procstats, results
+from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.contracts.common import NotSupported, Variant
+from docbench.core.ownership import claim_directory
+from docbench.core.redact import redact_text
+from docbench.core.units import count_label
+from docbench.dataset.shapes import DATA_NAME, Shape, generate_shapes
+from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
+from docbench.systems.server import clear_work_directory
+from docbench.workloads.load import LoadReport, load_files
+from docbench.workloads.query_worker import QueryRun, run_query_in_worker
+from docbench.workloads.shapes.expected import answers_without, check_rows, targets_from
+
+WORKLOAD = "shapes"
+ADAPTER_MODULE = "analytics"
+# The knobs a sweep can vary (Shape's fields but the preset) and how a value is read.
+KNOBS: dict[str, Callable[[str], Any]] = {
+    "paths": int,
+    "per_doc": int,
+    "depth": int,
+    "array_share": float,
+    "varying_share": float,
+    "zipf": float,
+    "string_len": int,
+}
+
+
+@dataclass
+class ShapesRequest:
+    knob: str
+    values: list[Any]
+    base: Shape = field(default_factory=Shape)
+    docs: int = 100_000
+    seed: int = 1
+    system_names: list[str] | None = None
+    variants: list[str] | None = None
+    results_dir: Path = field(default_factory=paths.results_dir)
+    tries: int = 3
+    timeout: float = 600.0
+    urls: dict[str, str] = field(default_factory=dict)
+    restart_for_cold: bool = True
+    # Skip a (system, variant, value) whose latest run on the same data is complete.
+    resume: bool = False
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class ShapePoint:
+    """One value of the sweep: its shape, its data file and the generator's summary."""
+
+    knob: str
+    value: Any
+    shape: Shape
+    docs: int
+    seed: int
+    data_file: Path
+    summary: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        value = str(self.value).replace(".", "p")
+        return f"{self.shape.preset}-{self.knob.replace('_', '')}{value}-{count_label(self.docs)}"
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "preset": self.shape.preset,
+            "knob": self.knob,
+            "value": self.value,
+            "knobs": self.summary.get("knobs"),
+            "docs": self.docs,
+            "seed": self.seed,
+            "data_sha256": self.summary.get("sha256"),
+            "data_bytes": self.data_file.stat().st_size,
+            "generator": self.summary.get("generator"),
+        }
+
+
+def run_shapes(request: ShapesRequest) -> int:
+    """The sweep; the exit status is 1 when a run could not complete (a refusal or a wrong
+    answer is a finding, not a failure)."""
+    results.check_writable(request.results_dir)
+    runs = plan_runs(request)
+    if not runs:
+        _say(request, "Nothing to run: no requested system can run here.")
+        return 2
+    failed = False
+    for value in request.values:
+        point = prepare_point(request, value)
+        for name, variant in runs:
+            document = run_or_record(name, variant, point, request)
+            failed |= not document.get("complete")
+    return 1 if failed else 0
+
+
+def _say(request: ShapesRequest, text: str) -> None:
+    if not request.quiet:
+        print(text, flush=True)
+
+
+def plan_runs(request: ShapesRequest) -> list[tuple[str, Variant]]:
+    """Each chosen system (by default: those that run by default) with the variants named by
+    --variants, else its first default one."""
+    names = request.system_names or [n for n in REGISTERED if engine_class(n).runs_by_default]
+    runs: list[tuple[str, Variant]] = []
+    for name in names:
+        availability = engine_class(name).availability(request.urls.get(name))
+        if not availability.ok:
+            _say(request, f"{name}: cannot run here: {availability.reason}")
+            continue
+        variants = adapter_variants(name, ADAPTER_MODULE)
+        if request.variants:
+            chosen = [v for v in variants if v.name in request.variants]
+        else:
+            chosen = [v for v in variants if v.chosen(None)][:1]
+        if request.urls.get(name):
+            chosen = [v for v in chosen if not v.own_server_only]
+        runs.extend((name, variant) for variant in chosen)
+    return runs
+
+
+def prepare_point(request: ShapesRequest, value: Any) -> ShapePoint:
+    shape = dataclasses.replace(request.base, **{request.knob: value})
+    if request.knob == "paths" and shape.per_doc is None:
+        # Every point's documents hold the same number of paths (at most the fewest distinct
+        # paths of the sweep): only the number of distinct paths changes.
+        shape = dataclasses.replace(shape, per_doc=min(request.values))
+    directory = paths.datasets_dir() / f"shapes-{shape.label()}-{count_label(request.docs)}-s{request.seed}"
+    _say(request, f"shape {shape.label()}: {request.docs:,} documents in {directory}")
+    summary = generate_shapes(shape, request.docs, directory, seed=request.seed)
+    return ShapePoint(request.knob, value, shape, request.docs, request.seed, directory / DATA_NAME, summary)
+
+
+def run_or_record(name: str, variant: Variant, point: ShapePoint, request: ShapesRequest) -> dict[str, Any]:
+    url = request.urls.get(name)
+    if request.resume:
+        fingerprint = point.summary.get("sha256")
+        latest = results.latest_run(
+            request.results_dir, WORKLOAD, name, variant.name, point.label, fingerprint
+        )
+        if latest and latest[1].get("complete"):
+            _say(
+                request,
+                f"skip {name}/{variant.name} {point.knob}={point.value}: {latest[0].name} is complete",
+            )
+            return latest[1]
+    path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, point.label)
+    with results.reserved(path):
+        document = results.scrub(run_point(name, variant, point, request, path), url)
+        kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+    if kept is None:
+        document["complete"] = False
+    _say(request, f"{name}/{variant.name} {point.knob}={point.value}: {summary_line(document)}")
+    return document
+
+
+def run_point(
+    name: str, variant: Variant, point: ShapePoint, request: ShapesRequest, result_path: Path
+) -> dict[str, Any]:
+    url = request.urls.get(name)
+    workdir = paths.work_dir() / f"shapes-{name}-{variant.name}"
+    clear_work_directory(workdir)
+    claim_directory(workdir)
+    engine = open_engine(name, workdir, url)
+    system: AnalyticsAdapter = required_adapter_class(name, ADAPTER_MODULE)(engine, variant)
+    document: dict[str, Any] = {
+        **results.result_header(WORKLOAD, engine, variant, point.label),
+        "representation": system.representation_labels(),
+        "shape": point.record(),
+        "dataset_fingerprint": point.summary.get("sha256"),
+        "tries": request.tries,
+        "timeout_seconds": request.timeout,
+        "complete": False,
+    }
+    try:
+        engine.start()
+        document["version"] = engine.version() or "unknown"
+        expected = load_phase(system, point, document, result_path)
+        query_phase(system, expected, document, request)
+        document["complete"] = not any(q.get("crashed") for q in document["queries"].values())
+    except Exception as error:  # noqa: BLE001 - recorded, and the sweep goes on
+        document["error"] = redact_text(f"{type(error).__name__}: {error}", url)[:2000]
+        document["error_traceback"] = redact_text(traceback.format_exc(limit=8), url)
+    finally:
+        with contextlib.suppress(Exception):
+            system.release()
+        try:
+            engine.stop()
+        except Exception as error:  # noqa: BLE001
+            document.setdefault("warnings", []).append(f"stop failed: {error}")
+        if url is None:
+            clear_work_directory(workdir)
+    document["finished_at"] = results.now_iso()
+    return document
+
+
+def load_phase(
+    system: AnalyticsAdapter, point: ShapePoint, document: dict[str, Any], result_path: Path
+) -> dict[str, Any]:
+    """Load the point's documents; the oracle's answers for what was loaded."""
+    system.create()
+    log_path = result_path.with_suffix(".refused.tsv")
+    with open(log_path, "w", encoding="utf-8") as refusal_log:
+        report: LoadReport = load_files(
+            system.loader(),
+            [point.data_file],
+            type(system).load_batch_size,
+            refusal_log=refusal_log,
+            known_documents={point.data_file.name: point.docs},
+        )
+    if not report.refused_count:
+        log_path.unlink(missing_ok=True)
+    started = time.perf_counter()
+    system.finish_load()
+    finish_seconds = time.perf_counter() - started
+    count = system.count()
+    storage = system.storage()
+    system.release()
+    load_time = report.seconds + finish_seconds
+    loaded = max(count, 1)
+    document.update(
+        {
+            "offered": report.offered,
+            "loaded": count,
+            "load_time": round(load_time, 3),
+            "load": {
+                "insert_seconds": round(report.seconds, 3),
+                "finish_seconds": round(finish_seconds, 3),
+                "finish_steps": system.finish_steps,
+                "documents_per_second": round(report.offered / load_time, 1) if load_time else None,
+            },
+            "refused": {
+                "count": report.refused_count,
+                "first": [vars(r) for r in report.refused[:20]],
+                "reasons": reason_counts(report),
+                "log": log_path.name if report.refused_count else None,
+            },
+            "storage": {
+                "total": storage.total,
+                "data": storage.data,
+                "index": storage.index,
+                "bytes_per_document": round(storage.total / loaded, 1) if storage.total is not None else None,
+            },
+        }
+    )
+    if count != report.offered - report.refused_count:
+        document.setdefault("warnings", []).append(
+            f"the system counts {count} documents but accepted {report.offered - report.refused_count} "
+            f"of {report.offered}"
+        )
+    answers = dict(point.summary["answers"])
+    refused_lines = report.refused_lines.get(point.data_file.name, set())
+    if refused_lines:
+        answers = answers_without(point.data_file, answers, refused_lines)
+        document["answers_basis"] = (
+            f"recomputed without the {len(refused_lines)} refused documents: the queries are "
+            "judged on what was loaded"
+        )
+    document["expected"] = answers
+    return answers
+
+
+def reason_counts(report: LoadReport) -> dict[str, int]:
+    """The listed refusals' reasons, with the document-specific parts (numbers) folded, and
+    how often each came: "Limit of total fields [1000] has been exceeded" once, not 90,000
+    times."""
+    counts: dict[str, int] = {}
+    for refused in report.refused:
+        reason = re.sub(r"\d{4,}", "N", refused.reason)[:200]
+        counts[reason] = counts.get(reason, 0) + 1
+    return counts
+
+
+def query_phase(
+    system: AnalyticsAdapter, expected: dict[str, Any], document: dict[str, Any], request: ShapesRequest
+) -> None:
+    document["queries"] = {}
+    try:
+        texts = system.shape_queries(targets_from(expected))
+    except NotSupported as reason:
+        document["queries_not_supported"] = str(reason)
+        return
+    engine = system.engine
+    can_drop = procstats.can_drop_page_cache()
+    can_restart = engine.can_restart and request.restart_for_cold and not engine.embedded
+    document["cold_method"] = (
+        "fresh worker process"
+        if engine.embedded
+        else "server restarted"
+        if can_restart
+        else "server NOT restarted"
+    ) + ("; OS page cache dropped" if can_drop else "; OS page cache NOT dropped (not root)")
+    for query, text in texts.items():
+        if can_restart:
+            engine.restart()
+        if can_drop:
+            procstats.drop_page_cache()
+        spec = {**system.session_spec(), "timeout": request.timeout}
+        run = run_query_in_worker(
+            system.name, spec, 0, text, request.tries, request.timeout, shape_query=query
+        )
+        crashed = not engine.is_alive()
+        if crashed:
+            engine.restart()
+        document["queries"][query] = record_query(query, text, run, expected, crashed)
+
+
+def record_query(
+    query: str, text: str, run: QueryRun, expected: dict[str, Any], crashed: bool
+) -> dict[str, Any]:
+    answered = [t for t in run.tries if t.rows is not None and t.error is None]
+    if answered:
+        check = check_rows(query, answered[0].rows, expected)
+        status, detail = check.status, check.detail
+    else:
+        status = "error"
+        detail = next((t.error for t in run.tries if t.error), None) or run.worker_error or "no result"
+    return {
+        "text": text,
+        "result": [None if t.seconds is None else round(t.seconds, 6) for t in run.tries],
+        "engine_time": [None if t.engine_seconds is None else round(t.engine_seconds, 6) for t in run.tries],
+        "memory": [t.peak_rss for t in run.tries],
+        "errors": [t.error for t in run.tries],
+        "status": status,
+        "detail": detail,
+        "rows": answered[0].rows if answered else None,
+        "plan": run.plan,
+        "crashed": crashed,
+    }
+
+
+def summary_line(document: dict[str, Any]) -> str:
+    if document.get("error"):
+        return f"FAILED: {document['error'][:200]}"
+    refused = (document.get("refused") or {}).get("count", 0)
+    storage = document.get("storage") or {}
+    queries = document.get("queries") or {}
+    answers = " ".join(f"{q}:{v['status']}" for q, v in queries.items()) or document.get(
+        "queries_not_supported", "no queries"
+    )
+    return (
+        f"loaded {document.get('loaded', 0):,} of {document.get('offered', 0):,} ({refused:,} refused) in "
+        f"{document.get('load_time')} s, {storage.get('bytes_per_document')} B/doc; {answers}"
+    )
