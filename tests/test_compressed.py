@@ -11,8 +11,8 @@ import pytest
 from docbench import results
 from docbench.dataset.generate import generate_dataset
 from docbench.systems import engine_class
-from docbench.workloads.load import plain_file_documents
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
+from docbench.workloads.load import plain_file_documents
 
 DOCS = 6_000
 PER_FILE = 3_000

@@ -26,6 +26,7 @@ from docbench.answers import check_answer
 from docbench.dataset.oracle import compute_answers, parse_document
 from docbench.dataset.reader import dataset_files
 from docbench.systems import adapter_class, adapter_variants, engine_class, open_adapter
+from docbench.workloads.analytics.runner import RunRequest, run_analytics
 from docbench.workloads.load import (
     LoadReport,
     batches,
@@ -33,7 +34,6 @@ from docbench.workloads.load import (
     not_object_reason,
     plain_file_documents,
 )
-from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
 TRUSTED = {"ok", "precision"}
 DEFAULT_SYSTEMS = ["clickhouse", "duckdb", "sqlite", "postgresql"]

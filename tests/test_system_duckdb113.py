@@ -34,8 +34,8 @@ from docbench.systems import open_adapter
 from docbench.systems.duckdb113.analytics import ROW_GROUP_COMPRESSION, DuckDB113Analytics
 from docbench.systems.duckdb113.client import WorkerError
 from docbench.systems.duckdb113.engine import DuckDB113Engine
-from docbench.workloads.load import load_files
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
+from docbench.workloads.load import load_files
 
 _AVAILABILITY = DuckDB113Engine.availability()
 pytestmark = pytest.mark.skipif(

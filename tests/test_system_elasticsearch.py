@@ -28,8 +28,8 @@ from docbench.dataset.reader import dataset_files, iter_lines
 from docbench.systems.searchengine.filebeat import js_number_string
 from docbench.systems.searchengine.http import HttpClient
 from docbench.systems.searchengine.node import pid_alive
-from docbench.workloads.load import load_files
 from docbench.workloads.analytics.runner import answer_for
+from docbench.workloads.load import load_files
 from docbench.workloads.query_worker import QueryRun, TryResult
 
 HEAP = "1g"  # small heap: faster start, and tests load a thousand documents

@@ -39,13 +39,13 @@ from docbench.dataset.reader import dataset_files
 from docbench.procstats import can_drop_page_cache, drop_page_cache
 from docbench.systems import REGISTERED, engine_class, open_adapter
 from docbench.systems.server import clear_work_directory
-from docbench.workloads.load import load_files
 from docbench.workloads.analytics.runner import (
     RunRequest,
     generated_line_counts,
     prepare_dataset,
     verify_before_use,
 )
+from docbench.workloads.load import load_files
 
 console = report_console()
 TARGET_RATIO = 1.15

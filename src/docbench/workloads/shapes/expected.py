@@ -17,8 +17,6 @@ from typing import Any
 
 from docbench.contracts.analytics import SHAPE_QUERIES, ShapeTargets
 
-_MISSING = object()
-
 
 @dataclass
 class ShapeCheck:
@@ -41,9 +39,11 @@ def targets_from(answers: dict[str, Any]) -> ShapeTargets:
 
 
 def lookup(document: Any, keys: Iterable[str]) -> Any:
+    """The value at the path, or None where the document lacks it (the generator never
+    writes a JSON null)."""
     for key in keys:
         if not isinstance(document, dict) or key not in document:
-            return _MISSING
+            return None
         document = document[key]
     return document
 
@@ -67,11 +67,7 @@ def answers_without(data_file: Path, answers: dict[str, Any], refused_lines: set
                 continue
             document = json.loads(line)
             value = lookup(document, common)
-            if (
-                found["point"]["id"] is None
-                and document.get("id", -1) >= point_from
-                and value is not _MISSING
-            ):
+            if found["point"]["id"] is None and document.get("id", -1) >= point_from and value is not None:
                 found["point"]["id"] = document["id"]
                 found["point"]["value"] = json.dumps(value, separators=(",", ":"))
             _count(found, document, targets)
@@ -82,7 +78,7 @@ def _count(found: dict[str, Any], document: Any, targets: ShapeTargets) -> None:
     rare = targets.paths.get("rare_aggregate")
     if rare is not None:
         value = lookup(document, rare)
-        if value is not _MISSING:
+        if value is not None:
             found["rare_aggregate"]["count"] += 1
             found["rare_aggregate"]["sum"] += int(value)
     varying = targets.paths.get("varying_filter")
@@ -91,7 +87,7 @@ def _count(found: dict[str, Any], document: Any, targets: ShapeTargets) -> None:
         if _is_integer(value) and value > targets.threshold:
             found["varying_filter"]["matches"] += 1
     present = targets.paths.get("presence")
-    if present is not None and lookup(document, present) is not _MISSING:
+    if present is not None and lookup(document, present) is not None:
         found["presence"]["count"] += 1
 
 

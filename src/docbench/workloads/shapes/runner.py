@@ -95,6 +95,7 @@ class ShapePoint:
             "knobs": self.summary.get("knobs"),
             "docs": self.docs,
             "seed": self.seed,
+            "data_file": str(self.data_file),
             "data_sha256": self.summary.get("sha256"),
             "data_bytes": self.data_file.stat().st_size,
             "generator": self.summary.get("generator"),
@@ -286,12 +287,14 @@ def load_phase(
 
 
 def reason_counts(report: LoadReport) -> dict[str, int]:
-    """The listed refusals' reasons, with the document-specific parts (numbers) folded, and
-    how often each came: "Limit of total fields [1000] has been exceeded" once, not 90,000
-    times."""
+    """The listed refusals' reasons (the first ones LoadReport keeps), with what is
+    particular to one document folded (positions, paths, long numbers), and how often each
+    came: "Limit of total fields [1000] has been exceeded" once, not 90,000 times."""
     counts: dict[str, int] = {}
     for refused in report.refused:
-        reason = re.sub(r"\d{4,}", "N", refused.reason)[:200]
+        reason = re.sub(r"\[\d+:\d+\]", "[…]", refused.reason)  # where in the document
+        reason = re.sub(r"(field|path|key) \[[^\]]*\]", r"\1 […]", reason)  # which path
+        reason = re.sub(r"\d{4,}", "N", reason)[:200]
         counts[reason] = counts.get(reason, 0) + 1
     return counts
 

@@ -1,0 +1,193 @@
+"""`docbench run shapes` against the real engines: the generator's answers checked by every
+engine's own queries, a refusal past a mapping limit recorded with the engine's reason and the
+answers recomputed without the refused documents, and the break points read from the results."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from docbench import results
+from docbench.dataset.shapes import DATA_NAME, Shape, generate_shapes
+from docbench.systems import engine_class
+from docbench.workloads.shapes.expected import answers_without, check_rows, lookup, targets_from
+from docbench.workloads.shapes.report import dashboard_section, print_report, sweeps
+from docbench.workloads.shapes.runner import ShapesRequest, run_shapes
+
+# Elasticsearch's index.mapping.depth.limit (20): a document whose objects nest deeper, the
+# document itself counted as one level (_depth), is refused.
+ES_DEPTH_LIMIT = 20
+
+# Small, but every query has a path: a varying path, arrays, a rare integer path.
+SHAPE = Shape(preset="logs", per_doc=12, depth=3, array_share=0.2, varying_share=0.2)
+
+
+def _by_system(results_dir: Path) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for document in results.load_results([results_dir]):
+        found.setdefault(f"{document['system']}/{document['variant']}", []).append(document)
+    for documents in found.values():
+        documents.sort(key=lambda d: d["shape"]["value"])
+    return found
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def test_recomputed_answers_equal_the_generator_s_and_follow_refusals(tmp_path: Path):
+    summary = generate_shapes(SHAPE, 3000, tmp_path, seed=5)
+    data = tmp_path / DATA_NAME
+    answers = summary["answers"]
+    assert all(answers[q]["path"] for q in ("point", "rare_aggregate", "varying_filter", "presence"))
+    # Nothing refused: Python's parser finds what the generator computed, number for number.
+    again = answers_without(data, answers, set())
+    for query in ("rare_aggregate", "varying_filter", "presence"):
+        assert again[query] == answers[query], query
+    assert again["point"]["id"] == answers["point"]["id"]
+    assert json.loads(again["point"]["value"]) == json.loads(answers["point"]["value"])
+    # Refuse every document that has the presence path, and the point's own document.
+    lines = data.read_bytes().splitlines()
+    keys = targets_from(answers).paths["presence"]
+    assert keys is not None
+    refused = {n for n, line in enumerate(lines, 1) if lookup(json.loads(line), keys) is not None}
+    refused.add(answers["point"]["id"] + 1)  # ids count from 0, lines from 1
+    without = answers_without(data, answers, refused)
+    assert without["presence"]["count"] == 0
+    assert without["point"]["id"] > answers["point"]["id"]
+    rare = targets_from(answers).paths["rare_aggregate"] or ()
+    kept = [json.loads(line) for n, line in enumerate(lines, 1) if n not in refused]
+    values = [lookup(d, rare) for d in kept if lookup(d, rare) is not None]
+    assert without["rare_aggregate"] == {
+        **answers["rare_aggregate"],
+        "count": len(values),
+        "sum": sum(values),
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "rows", "status"),
+    [
+        ("presence", [[7]], "ok"),
+        ("presence", [[8]], "wrong"),
+        ("rare_aggregate", [[3, 30]], "ok"),
+        ("rare_aggregate", [[3, 31]], "wrong"),
+        ("point", [['[1, "a"]']], "ok"),
+        ("point", [['[1,"b"]']], "wrong"),
+        ("point", [["1"]], "wrong"),  # the number 1 is not the string "1"
+        ("point", [], "wrong"),
+    ],
+)
+def test_answer_checks(query, rows, status):
+    answers = {
+        "point": {"path": "a", "id": 1, "value": '[1,"a"]'},
+        "rare_aggregate": {"path": "b", "count": 3, "sum": 30},
+        "presence": {"path": "c", "count": 7},
+    }
+    if query == "point" and rows == [["1"]]:
+        answers["point"]["value"] = '"1"'
+    assert check_rows(query, rows, answers).status == status
+
+
+def test_every_engine_answers_the_shape_queries(tmp_path: Path, server_url):
+    """Two points of a paths sweep through the embedded engines and the SQL servers: every
+    answer equals the oracle's, nothing is refused, sizes are recorded."""
+    systems = ["duckdb", "sqlite", "clickhouse"]
+    urls = {}
+    for server in ("postgresql", "mariadb"):
+        if engine_class(server).availability().ok:
+            systems.append(server)
+            urls[server] = server_url(server)
+    request = ShapesRequest(
+        knob="paths",
+        values=[20, 400],
+        base=SHAPE,
+        docs=3000,
+        seed=3,
+        system_names=systems,
+        results_dir=tmp_path,
+        tries=2,
+        urls=urls,
+        restart_for_cold=False,
+        quiet=True,
+    )
+    assert run_shapes(request) == 0
+    found = _by_system(tmp_path)
+    assert {name.split("/")[0] for name in found} == set(systems)
+    for name, documents in found.items():
+        assert [d["shape"]["value"] for d in documents] == [20, 400], name
+        for document in documents:
+            results.validate({k: v for k, v in document.items() if k != "_path"})
+            assert document["complete"], (name, document.get("error"))
+            assert document["loaded"] == document["offered"] == 3000, name
+            assert document["refused"]["count"] == 0
+            assert document["storage"]["bytes_per_document"] > 0
+            statuses = {q: v["status"] for q, v in document["queries"].items()}
+            assert set(statuses.values()) == {"ok"}, (name, document["shape"]["value"], document["queries"])
+            assert len(statuses) >= 3
+            assert all(
+                len(v["result"]) == 2 and None not in v["result"] for v in document["queries"].values()
+            )
+    # The report: every system holds to the last value (no refusal, no wrong answer).
+    sweep = sweeps(results.load_results([tmp_path]))
+    assert list(sweep) == [("logs", "paths", 3000)]
+    text = io.StringIO()
+    print_report(results.load_results([tmp_path]), Console(file=text, width=250), [])
+    assert "paths=400" in text.getvalue()
+    section = dashboard_section(results.load_results([tmp_path]))
+    assert section is not None and len(section["rows"]) == 2 * len(systems)
+
+
+@pytest.mark.skipif(not engine_class("elasticsearch").availability().ok, reason="no Elasticsearch here")
+def test_a_refusal_past_a_mapping_limit_is_recorded_and_breaks_the_sweep(tmp_path: Path, server_url):
+    """Elasticsearch refuses a document nested deeper than index.mapping.depth.limit (20):
+    each is counted with the engine's reason, the answers are those of what it took, and the
+    report puts the break point at that depth."""
+    request = ShapesRequest(
+        knob="depth",
+        values=[2, 24],
+        base=Shape(preset="logs", per_doc=10, varying_share=0.0),
+        docs=600,
+        seed=2,
+        system_names=["elasticsearch"],
+        variants=["default"],
+        results_dir=tmp_path,
+        tries=1,
+        urls={"elasticsearch": server_url("elasticsearch")},
+        restart_for_cold=False,
+        quiet=True,
+    )
+    run_shapes(request)
+    shallow, deep = _by_system(tmp_path)["elasticsearch/default"]
+    assert shallow["refused"]["count"] == 0
+    documents = [json.loads(line) for line in Path(deep["shape"]["data_file"]).read_bytes().splitlines()]
+    too_deep = sum(1 for document in documents if _depth(document) > ES_DEPTH_LIMIT)
+    assert deep["refused"]["count"] == too_deep == deep["offered"] - deep["loaded"] > 0
+    assert any("depth" in reason for reason in deep["refused"]["reasons"]), deep["refused"]
+    assert deep["answers_basis"].startswith("recomputed without")
+    assert Path(tmp_path / deep["refused"]["log"]).is_file()
+    systems = sweeps(results.load_results([tmp_path]))[("logs", "depth", 600)]
+    points = systems["elasticsearch/default"]
+    assert not points[0].reasons
+    assert any(reason.startswith("refuses") for reason in points[1].reasons)
+
+
+def test_cli_refuses_setting_the_swept_knob_and_unknown_knobs():
+    from docbench.cli import main
+
+    runner = CliRunner()
+    result = runner.invoke(main, ["run", "shapes", "--knob", "depth", "--set", "depth=3"])
+    assert result.exit_code == 2 and "depth is the knob swept" in result.output
+    result = runner.invoke(main, ["run", "shapes", "--set", "colour=3"])
+    assert result.exit_code == 2 and "KNOB=VALUE" in result.output
+    result = runner.invoke(main, ["run", "shapes", "--knob", "depth", "--values", "2,x"])
+    assert result.exit_code == 2
