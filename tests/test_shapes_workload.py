@@ -99,11 +99,12 @@ def test_answer_checks(query, rows, status):
 
 
 def test_every_engine_answers_the_shape_queries(tmp_path: Path, server_url):
-    """Two points of a paths sweep through the embedded engines and the SQL servers: every
-    answer equals the oracle's, nothing is refused, sizes are recorded."""
+    """Two points of a paths sweep through the embedded engines and the servers (SQL,
+    FerretDB's pipelines, VictoriaLogs' LogsQL): every answer equals the oracle's, nothing is
+    refused, sizes are recorded."""
     systems = ["duckdb", "sqlite", "clickhouse"]
     urls = {}
-    for server in ("postgresql", "mariadb"):
+    for server in ("postgresql", "mariadb", "ferretdb", "victorialogs"):
         if engine_class(server).availability().ok:
             systems.append(server)
             urls[server] = server_url(server)

@@ -188,6 +188,21 @@ class ShapeTargets:
                 names[f"{query}_jsonpath"] = "$." + ".".join(keys)
         return names
 
+    def fill(self, template: Any) -> Any:
+        """A JSON template (a search body, a pipeline) with the placeholders of
+        :meth:`placeholders` replaced in its strings; a string that is only ``{point_id}`` or
+        ``{threshold}`` becomes that number."""
+        names = self.placeholders()
+        if isinstance(template, dict):
+            return {self.fill(key): self.fill(value) for key, value in template.items()}
+        if isinstance(template, list):
+            return [self.fill(value) for value in template]
+        if isinstance(template, str):
+            if template in ("{point_id}", "{threshold}"):
+                return int(names[template[1:-1]])
+            return render(template, **names)
+        return template
+
 
 class AnalyticsAdapter(ABC):
     """One system in one variant, for the analytics workload."""

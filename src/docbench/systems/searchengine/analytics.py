@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 from docbench.contracts.analytics import SHAPE_QUERIES, AnalyticsAdapter, Loader, QuerySession, ShapeTargets
 from docbench.contracts.common import NotSupported, StorageSize, Variant
 from docbench.core.rawjson import raw_values_of
-from docbench.core.sqlfiles import render
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.engine import SearchEngineBase
 from docbench.systems.searchengine.filebeat import FilebeatEvents
@@ -231,17 +230,11 @@ class SearchAnalyticsBase(AnalyticsAdapter):
                 f"{self.name}/{self.variant.name}: a mapping or documents made for Bluesky events"
             )
         bodies = json.loads(self.engine.system_file("shapes.json").read_text())
-        names = targets.placeholders()
-        texts = {}
-        for query in SHAPE_QUERIES:
-            keys = targets.paths.get(query)
-            if keys is not None:
-                body = render(json.dumps(bodies[query]), **names)
-                # numbers in quotes in the file: numbers in the request
-                for number in ("point_id", "threshold"):
-                    body = body.replace(f'"{names[number]}"', names[number])
-                texts[query] = json.dumps({"request": json.loads(body), "keys": list(keys)})
-        return texts
+        return {
+            query: json.dumps({"request": targets.fill(bodies[query]), "keys": list(keys)})
+            for query in SHAPE_QUERIES
+            if (keys := targets.paths.get(query)) is not None
+        }
 
     def session_spec(self) -> dict[str, Any]:
         return {

@@ -330,15 +330,16 @@ def query_phase(
         crashed = not engine.is_alive()
         if crashed:
             engine.restart()
-        document["queries"][query] = record_query(query, text, run, expected, crashed)
+        typed = system.keeps_structure()
+        document["queries"][query] = record_query(query, text, run, expected, crashed, typed)
 
 
 def record_query(
-    query: str, text: str, run: QueryRun, expected: dict[str, Any], crashed: bool
+    query: str, text: str, run: QueryRun, expected: dict[str, Any], crashed: bool, typed: bool = True
 ) -> dict[str, Any]:
     answered = [t for t in run.tries if t.rows is not None and t.error is None]
     if answered:
-        check = check_rows(query, answered[0].rows, expected)
+        check = check_rows(query, answered[0].rows, expected, typed)
         status, detail = check.status, check.detail
     else:
         status = "error"
