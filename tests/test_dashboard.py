@@ -774,3 +774,27 @@ def test_concurrency_view_draws_qps_and_p99_per_number_of_clients(tmp_path: Path
         "[...document.querySelectorAll('[data-chart=qps] circle')].map(c => [+c.dataset.x, +c.dataset.y])"
     )
     assert [1, 2] in qps_points and [4, 3.5] in qps_points and [4, 30000] in qps_points
+
+
+def test_shapes_view_draws_each_metric_against_the_knob_with_the_break_point(
+    tmp_path: Path, browser: Chromium
+) -> None:
+    """Recorded shapes results (Elasticsearch 8.19 at depth 2 and 24, 2,000 documents): the
+    Shapes view has its table and charts, and the break point is ringed at depth 2, where the
+    dynamic mapping of a path of varying type already gave a wrong count (at 24 it also
+    refuses 1,996 documents past its mapping depth limit)."""
+    page = tmp_path / "shapes.html"
+    html.write_dashboard([FIXTURES.parent / "shapes"], page)
+    browser.open(page.resolve().as_uri() + "#view=workload-shapes")
+    rows = browser.js("document.querySelectorAll('table.generic[data-workload=shapes] tbody tr').length")
+    assert rows == 2
+    points = browser.js(
+        "[...document.querySelectorAll('[data-chart=shapes-depth-load_time] circle[data-x]')]"
+        ".map(c => +c.dataset.x)"
+    )
+    assert sorted(points) == [2, 24]
+    rings = browser.js(
+        "[...document.querySelectorAll('[data-chart=shapes-depth-load_time] circle.break')]"
+        ".map(c => c.textContent)"
+    )
+    assert len(rings) == 1 and "breaks at 2: varying_filter: wrong" in rings[0]

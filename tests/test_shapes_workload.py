@@ -140,12 +140,15 @@ def test_every_engine_answers_the_shape_queries(tmp_path: Path, server_url):
             )
     # The report: every system holds to the last value (no refusal, no wrong answer).
     sweep = sweeps(results.load_results([tmp_path]))
-    assert list(sweep) == [("logs", "paths", 3000)]
+    assert [key[:3] for key in sweep] == [("logs", "paths", 3000)]
     text = io.StringIO()
     print_report(results.load_results([tmp_path]), Console(file=text, width=250), [])
     assert "paths=400" in text.getvalue()
     section = dashboard_section(results.load_results([tmp_path]))
     assert section is not None and len(section["rows"]) == 2 * len(systems)
+    load_chart = next(c for c in section["charts"] if c["metric"] == "shapes-paths-load_time")
+    assert {s["key"].split("/")[0] for s in load_chart["series"]} == set(systems)
+    assert all([p[0] for p in s["points"]] == [20, 400] and not s["breaks"] for s in load_chart["series"])
 
 
 @pytest.mark.skipif(not engine_class("elasticsearch").availability().ok, reason="no Elasticsearch here")
@@ -176,7 +179,7 @@ def test_a_refusal_past_a_mapping_limit_is_recorded_and_breaks_the_sweep(tmp_pat
     assert any("depth" in reason for reason in deep["refused"]["reasons"]), deep["refused"]
     assert deep["answers_basis"].startswith("recomputed without")
     assert Path(tmp_path / deep["refused"]["log"]).is_file()
-    systems = sweeps(results.load_results([tmp_path]))[("logs", "depth", 600)]
+    (systems,) = sweeps(results.load_results([tmp_path])).values()
     points = systems["elasticsearch/default"]
     assert not points[0].reasons
     assert any(reason.startswith("refuses") for reason in points[1].reasons)

@@ -819,6 +819,11 @@
       for (const p of s.points) {
         root.append(svg('circle', {cx: x(p[0]), cy: y(p[1]), r: 4, fill: color, 'data-key': s.key, 'data-x': p[0], 'data-y': p[1]},
           svg('title', {}, `${s.key}: ${fmtInt(p[0])} ${xLabel.split(' ')[0]} → ${fmtTick(p[1], unit)}`)));
+        // A break point (the shapes workload): a ring around the point where the system broke.
+        if ((s.breaks || []).includes(p[0])) {
+          root.append(svg('circle', {cx: x(p[0]), cy: y(p[1]), r: 8, fill: 'none', stroke: 'crimson', 'stroke-width': 2, class: 'break'},
+            svg('title', {}, `${s.key} breaks at ${p[0]}: ${s.break_reason || ''}`)));
+        }
       }
     }
     figure.append(root, legend(series.filter(s => s.points.length).map(s => s.key)));
@@ -890,6 +895,11 @@
     if (!w) return;
     box.appendChild(el('h2', {}, `${w.workload}: ${w.rows.length} result${w.rows.length === 1 ? '' : 's'}`));
     box.appendChild(el('p', {class: 'note'}, 'The scalar fields of each result document, as recorded.'));
+    // Charts a workload's section carries (the shapes workload: each metric against the swept
+    // knob, one line per system/variant, its break point ringed in red).
+    for (const c of (w.charts || [])) {
+      box.appendChild(lineChart(c.title, c.metric, c.unit, c.series, c.log_y, c.x_label));
+    }
     const table = el('table', {class: 'generic', dataset: {workload: w.workload}},
       el('thead', {}, el('tr', {}, el('th', {}, ''), w.columns.map(c => el('th', {}, c)))));
     const body = el('tbody', {});

@@ -17,7 +17,7 @@ from docbench.results.files import trimmed_document
 # Slower than the first value of the sweep by more than this: the engine broke.
 SLOWDOWN = 10.0
 
-Sweep = tuple[str, str, int]  # (preset, knob, documents)
+Sweep = tuple[str, str, int, str]  # (preset, knob, documents, the other knobs' values)
 
 
 @dataclass
@@ -45,7 +45,10 @@ def sweeps(documents: list[dict[str, Any]]) -> dict[Sweep, dict[str, list[Point]
         shape = document.get("shape") or {}
         if "knob" not in shape:
             continue
-        sweep = (str(shape.get("preset")), str(shape["knob"]), int(shape.get("docs") or 0))
+        others = ", ".join(
+            f"{k}={v}" for k, v in sorted((shape.get("knobs") or {}).items()) if k != shape["knob"]
+        )
+        sweep = (str(shape.get("preset")), str(shape["knob"]), int(shape.get("docs") or 0), others)
         found[sweep][_name(document)].append(Point(shape.get("value"), document))
     for systems in found.values():
         for name, points in systems.items():
@@ -102,11 +105,12 @@ def cell(point: Point) -> str:
 
 
 def sweep_table(sweep: Sweep, systems: dict[str, list[Point]]) -> Table:
-    preset, knob, docs = sweep
+    preset, knob, docs, others = sweep
     values = sorted({p.value for points in systems.values() for p in points})
     table = Table(
-        title=f"Shapes: {knob} swept ({preset} preset, {docs:,} documents): bytes/doc · load · "
-        f"hot queries summed; ! = broken (refusals, failures, wrong answers, >{SLOWDOWN:.0f}x slower)"
+        title=f"Shapes: {knob} swept ({preset} preset, {docs:,} documents; {others}): bytes/doc · "
+        f"load · hot queries summed; ! = broken (refusals, failures, wrong answers, "
+        f">{SLOWDOWN:.0f}x slower than at the first value)"
     )
     table.add_column("system/variant")
     for value in values:
@@ -147,7 +151,7 @@ def dashboard_section(
         "break point",
     ]
     rows, docs = [], []
-    for (preset, knob, count), systems in sorted(found.items()):
+    for (preset, knob, count, _others), systems in sorted(found.items()):
         for name, points in sorted(systems.items()):
             where = break_point(points)
             for point in points:
@@ -172,4 +176,58 @@ def dashboard_section(
                     ]
                 )
                 docs.append(trimmed_document(document) | {"_path": document.get("_path")})
-    return {"label": "Shapes", "columns": columns, "rows": rows, "docs": docs}
+    return {"label": "Shapes", "columns": columns, "rows": rows, "docs": docs, "charts": charts(found)}
+
+
+def charts(found: dict[Sweep, dict[str, list[Point]]]) -> list[dict[str, Any]]:
+    """Per sweep: bytes per document, load time and the hot shape queries' summed time
+    against the knob (log axes: values above 0 only), a line per system/variant, its break
+    point marked."""
+    drawn = []
+    metrics = (
+        ("bytes per document", "bytes_per_document", "B", _bytes_per_document),
+        ("load time", "load_time", "s", lambda d: d.get("load_time")),
+        ("shape queries, hot, summed", "hot_seconds", "s", _hot_sum),
+    )
+    for (preset, knob, count, base), systems in sorted(found.items()):
+        for title, metric, unit, value_of in metrics:
+            series = []
+            for name, points in sorted(systems.items()):
+                broken = next((p for p in points if p.reasons), None)
+                series.append(
+                    {
+                        "key": name,
+                        "points": [
+                            [p.value, v]
+                            for p in points
+                            if isinstance(p.value, (int, float))
+                            and p.value > 0
+                            and (v := value_of(p.document)) is not None
+                            and v > 0
+                        ],
+                        "breaks": [broken.value] if broken else [],
+                        "break_reason": "; ".join(broken.reasons)[:300] if broken else "",
+                    }
+                )
+            drawn.append(
+                {
+                    "title": f"{title}: {knob} swept ({preset}, {count:,} documents; {base})",
+                    "metric": f"shapes-{knob}-{metric}",
+                    "unit": unit,
+                    "log_y": True,
+                    "x_label": f"{knob} (log scale)",
+                    "series": series,
+                }
+            )
+    return drawn
+
+
+def _bytes_per_document(document: dict[str, Any]) -> float | None:
+    value = (document.get("storage") or {}).get("bytes_per_document")
+    return float(value) if value is not None else None
+
+
+def _hot_sum(document: dict[str, Any]) -> float | None:
+    hot = [hot_seconds(q) for q in (document.get("queries") or {}).values()]
+    known = [h for h in hot if h is not None]
+    return sum(known) if known else None
