@@ -64,3 +64,20 @@ def test_plots_are_stable_and_single_scale_has_no_scaling_chart(tmp_path: Path) 
 def test_no_results_no_plots(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     assert write_plots([tmp_path / "empty"], tmp_path / "plots") == []
+
+
+def test_shapes_plots_one_chart_per_metric_of_each_sweep(tmp_path: Path) -> None:
+    """The recorded Elasticsearch depth sweep (tests/fixtures/shapes): bytes per document,
+    load time and hot query time against the depth."""
+    fixtures = Path(__file__).parent / "fixtures" / "shapes"
+    out = tmp_path / "plots"
+    outcome = CliRunner().invoke(main, ["report", "--plots", str(out), "--results", str(fixtures)])
+    assert outcome.exit_code == 0, outcome.output
+    assert {p.name for p in out.iterdir()} == {
+        "shapes-depth-bytes_per_document-1.png",
+        "shapes-depth-load_time-1.png",
+        "shapes-depth-hot_seconds-1.png",
+    }
+    for path in out.iterdir():
+        width, height = png_size(path)
+        assert width > 400 and height > 150, path

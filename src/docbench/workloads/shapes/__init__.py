@@ -11,4 +11,5 @@ WORKLOAD = Workload(
     adapter_module="analytics",
     cli="docbench.workloads.shapes.cli",
     report="docbench.workloads.shapes.report",
+    plots="docbench.workloads.shapes.plots",
 )

@@ -16,6 +16,9 @@ from docbench.results.files import trimmed_document
 
 # Slower than the first value of the sweep by more than this: the engine broke.
 SLOWDOWN = 10.0
+# A hot query faster than this counts as this long: 1 ms growing to 11 ms is noise, not a
+# cliff.
+TIME_FLOOR = 0.005
 
 Sweep = tuple[str, str, int, str]  # (preset, knob, documents, the other knobs' values)
 
@@ -81,8 +84,8 @@ def breaking_reasons(document: dict[str, Any], base: dict[str, Any]) -> list[str
         reasons.append(f"load {load / load_base:.0f}x slower")
     for query, outcome in (document.get("queries") or {}).items():
         now, before = hot_seconds(outcome), hot_seconds((base.get("queries") or {}).get(query) or {})
-        if now and before and now > SLOWDOWN * max(before, 0.001):
-            reasons.append(f"{query} {now / max(before, 0.001):.0f}x slower (hot)")
+        if now and before and now > SLOWDOWN * max(before, TIME_FLOOR):
+            reasons.append(f"{query} {now / max(before, TIME_FLOOR):.0f}x slower (hot)")
     return reasons
 
 
