@@ -309,6 +309,24 @@ class AnalyticsAdapter(ABC):
     def storage(self) -> StorageSize:
         """Sizes on disk after loading."""
 
+    # ----- live ingest (`docbench run analytics --ingest-rates`) -------------------------
+    # Whether documents can arrive while query clients run: the loader, the count and the
+    # query sessions on connections of their own (a server). An engine that is one per
+    # process or locks its file to one writer (chDB, DuckDB) needs the ingest and the
+    # queries in one process, which the ingest phase does not do yet.
+    live_ingest: ClassVar[bool] = False
+
+    def begin_live_ingest(self) -> dict[str, Any]:
+        """Make arriving documents visible as the engine does in live use (e.g. a search
+        index's refresh interval, off for the bulk load); returns the settings it set."""
+        return {}
+
+    def visible_count(self) -> int:
+        """The documents a query sees now, without forcing anything (no refresh, no flush):
+        the freshness probe of live ingest. By default :meth:`count`, for the systems whose
+        count forces nothing; the caller may call it from another thread than the loader's."""
+        return self.count()
+
     def release(self) -> None:
         """Close handles held by the parent so a worker process can open the database."""
         self.engine.release()

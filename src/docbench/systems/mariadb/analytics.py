@@ -58,6 +58,8 @@ VARIANTS: list[Variant] = [
 
 class MariaDBAnalytics(AnalyticsAdapter):
     variants: ClassVar[list[Variant]] = VARIANTS
+    # Live ingest: the loader's batches, each committed; a commit is visible at once.
+    live_ingest = True
     retains_structure = True
     # The five paths are indexed VIRTUAL columns (computed when read, stored only in the
     # index): MariaDB's way to index JSON, within JSONBench's rules.

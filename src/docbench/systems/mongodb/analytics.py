@@ -113,6 +113,8 @@ VARIANTS: list[Variant] = [
 class MongoDBAnalytics(AnalyticsAdapter):
     engine: MongoDBEngine
     variants = VARIANTS
+    # Live ingest: insertMany batches (the loader's), each acknowledged by the server.
+    live_ingest = True
     retains_structure = True
     engine_defaults: ClassVar[dict[str, Any]] = {"compressor": "snappy"}
     representation = "BSON"

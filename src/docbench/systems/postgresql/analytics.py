@@ -77,6 +77,8 @@ VARIANTS: list[Variant] = [
 
 class PostgreSQLAnalytics(AnalyticsAdapter):
     variants: ClassVar[list[Variant]] = VARIANTS
+    # Live ingest: the loader's batches, each committed; a commit is visible at once.
+    live_ingest = True
     retains_structure = True
     representation = "jsonb"
     engine_defaults: ClassVar[dict[str, Any]] = {"compression": "pglz"}

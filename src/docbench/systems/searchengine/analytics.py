@@ -200,6 +200,23 @@ class SearchAnalyticsBase(AnalyticsAdapter):
     def count(self) -> int:
         return search_index.count(self.engine.client(), self.index)
 
+    # Live ingest: _bulk as in the load; documents become visible at each refresh.
+    live_ingest = True
+    # The refresh interval while documents arrive (the load runs without refreshes).
+    LIVE_REFRESH_INTERVAL = "1s"
+
+    def begin_live_ingest(self) -> dict[str, Any]:
+        self.engine.client().request(
+            "PUT",
+            f"{search_index.index_path(self.index)}/_settings",
+            {"index": {"refresh_interval": self.LIVE_REFRESH_INTERVAL}},
+        )
+        return {"refresh_interval": self.LIVE_REFRESH_INTERVAL}
+
+    def visible_count(self) -> int:
+        """What a search counts now: no refresh forced."""
+        return search_index.count(self.engine.client(), self.index, refreshed=False)
+
     def read_back(self) -> list[str]:
         """Each hit's _source, the bytes the engine stored and copies into its answer."""
         if not self.variant.settings.get("source", True):

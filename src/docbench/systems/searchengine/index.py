@@ -106,11 +106,13 @@ class ShardsLost(RuntimeError):
         )
 
 
-def count(client: HttpClient, index: str) -> int:
-    """Documents in the index, after a refresh (every write counted); :class:`ShardsLost`
-    when a shard cannot answer (a partial count is never passed off as the count)."""
-    with contextlib.suppress(Exception):  # a red index refreshes what it can; counted below
-        refresh(client, index)
+def count(client: HttpClient, index: str, refreshed: bool = True) -> int:
+    """Documents in the index, after a refresh (every write counted; ``refreshed`` False:
+    what searches see now, nothing forced); :class:`ShardsLost` when a shard cannot answer
+    (a partial count is never passed off as the count)."""
+    if refreshed:
+        with contextlib.suppress(Exception):  # a red index refreshes what it can; counted below
+            refresh(client, index)
     answer = client.request("GET", f"{index_path(index)}/_count")
     shards = answer.get("_shards") or {}
     failed = int(shards.get("failed", 0) or 0) + max(

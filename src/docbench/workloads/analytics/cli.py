@@ -16,6 +16,7 @@ from docbench.workloads.options import (
     data_dir_callback,
     list_callback,
     results_dir_or_default,
+    split_list,
     system_options,
     systems_callback,
     urls_from,
@@ -39,6 +40,28 @@ def _client_levels(ctx: click.Context, param: click.Parameter, value: str | None
     """--clients is optional here (no concurrency phase without it); when given, the same
     list of counts as the throughput workload's --clients."""
     return None if value is None else count_list(1)(ctx, param, value)
+
+
+def _ingest_rates(ctx: click.Context, param: click.Parameter, value: str | None) -> list[float] | None:
+    """--ingest-rates: documents per second, or ``max`` (as fast as the engine takes them)."""
+    items = split_list(value)
+    if items is None:
+        return None
+    rates = []
+    for item in items:
+        if item == "max":
+            rates.append(0.0)
+            continue
+        try:
+            rate = float(parse_count(item))
+        except ValueError:
+            raise click.BadParameter(
+                f"{item!r}: a number of documents per second (1k, 10k...) or max"
+            ) from None
+        if rate <= 0:
+            raise click.BadParameter(f"{item!r}: a rate above 0 (or max)")
+        rates.append(rate)
+    return rates
 
 
 def command() -> click.Command:
@@ -134,6 +157,36 @@ def command() -> click.Command:
         help="At most this many client processes (clients spread over them; a system whose "
         "clients share one engine in one process, chDB and DuckDB, uses one).",
     )
+    @click.option(
+        "--ingest-rates",
+        default=None,
+        callback=_ingest_rates,
+        help="After the queries, documents arriving at each of these rates (documents/s, "
+        "e.g. 1k,10k, or max) through the system's own loading path while query clients run: "
+        "rate sustained, freshness p50/p99, query latency idle vs during, the exact count at "
+        "the end. Server systems (not chDB or DuckDB yet).",
+    )
+    @click.option(
+        "--ingest-duration",
+        default=30.0,
+        show_default=True,
+        type=FiniteFloat(min=0, min_open=True),
+        help="Seconds of each --ingest-rates level (and of its idle baseline before it).",
+    )
+    @click.option(
+        "--ingest-clients",
+        default=2,
+        show_default=True,
+        type=click.IntRange(min=0),
+        help="Query clients during each --ingest-rates level and its idle baseline.",
+    )
+    @click.option(
+        "--ingest-hard-rate",
+        default=None,
+        type=FiniteFloat(min=0, max=1),
+        help="Share of the generator's hard documents in the arriving ones (some engines refuse "
+        "some: isolated and logged mid-stream) [the generator's default].",
+    )
     @verify_option
     def analytics(
         system_names: list[str] | None,
@@ -153,6 +206,10 @@ def command() -> click.Command:
         rate: float | None,
         order_seed: int,
         client_processes: int,
+        ingest_rates: list[float] | None,
+        ingest_duration: float,
+        ingest_clients: int,
+        ingest_hard_rate: float | None,
         verify: str,
         **urls: Any,
     ) -> None:
@@ -170,6 +227,18 @@ def command() -> click.Command:
                 rate=rate,
                 seed=order_seed,
                 max_processes=client_processes,
+                timeout_s=timeout,
+            )
+        ingest = None
+        if ingest_rates:
+            from docbench.workloads.analytics.ingest import IngestRequest
+
+            ingest = IngestRequest(
+                rates=ingest_rates,
+                duration_s=ingest_duration,
+                clients=ingest_clients,
+                hard_rate=ingest_hard_rate,
+                seed=order_seed,
                 timeout_s=timeout,
             )
         check_variants("analytics", system_names, variants)
@@ -192,6 +261,7 @@ def command() -> click.Command:
                     representations=representations,
                     verify_full=verify == "full",
                     concurrency=concurrency,
+                    ingest=ingest,
                 )
             )
         )

@@ -81,6 +81,9 @@ def print_dataset_report(
     concurrent = concurrency_table(docs)
     if concurrent is not None:
         console.print(concurrent)
+    ingest = ingest_table(docs)
+    if ingest is not None:
+        console.print(ingest)
     for line in verdicts(docs):
         console.print(line)
 
@@ -127,6 +130,58 @@ def concurrency_table(docs: list[dict[str, Any]]) -> Table | None:
                 f"{engine['cores']:.2f}" if engine.get("cores") is not None else "-",
                 _size(engine.get("peak_pss_bytes")),
                 f"{ceiling['qps']:,.0f}" if ceiling and ceiling.get("qps") is not None else "-",
+            )
+    return table
+
+
+def ingest_table(docs: list[dict[str, Any]]) -> Table | None:
+    """Live ingest (`--ingest-rates`): per level, the rate sustained against the target, the
+    freshness of what was acknowledged, query latency idle and during, the exact count."""
+    runs = [d for d in docs if isinstance(d.get("ingest"), dict)]
+    if not runs:
+        return None
+    table = Table(
+        title="Live ingest (documents arriving while query clients run; answers not checked meanwhile)"
+    )
+    for column in (
+        "system",
+        "target /s",
+        "sustained /s",
+        "max lag s",
+        "refused",
+        "freshness p50 ms",
+        "p99 ms",
+        "queries p50 ms idle -> during",
+        "p99 ms idle -> during",
+        "query errors",
+        "count",
+    ):
+        table.add_column(column, justify="left" if column == "system" else "right")
+    for d in runs:
+        record = d["ingest"]
+        if record.get("not_supported"):
+            table.add_row(_name(d), f"[yellow]{record['not_supported'][:100]}[/yellow]", *[""] * 9)
+            continue
+        for level in record.get("levels") or []:
+            fresh = level.get("freshness_ms") or {}
+            idle, during = level.get("queries_idle") or {}, level.get("queries_during") or {}
+            count = (
+                f"exact ({level['final_count']:,})"
+                if level.get("exact")
+                else f"[red]{level['final_count']:,} of {level['expected_count']:,}[/red]"
+            )
+            table.add_row(
+                _name(d),
+                f"{level['target_rate']:,.0f}" if level.get("target_rate") else "max",
+                f"{level['sustained_rate']:,.0f}" if level.get("sustained_rate") else "-",
+                str((level.get("lag_s") or {}).get("max")),
+                f"{level.get('refused', 0):,}",
+                _ms(fresh.get("p50")),
+                _ms(fresh.get("p99")),
+                f"{_ms(idle.get('p50_ms'))} -> {_ms(during.get('p50_ms'))}",
+                f"{_ms(idle.get('p99_ms'))} -> {_ms(during.get('p99_ms'))}",
+                f"{idle.get('errors', 0)} / {during.get('errors', 0)}",
+                count + (f" [red]{level['error'][:80]}[/red]" if level.get("error") else ""),
             )
     return table
 

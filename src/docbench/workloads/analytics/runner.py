@@ -41,7 +41,7 @@ from rich.text import Text
 from docbench import paths, procstats, results
 from docbench.answers import AnswerCheck, check_answer
 from docbench.contracts.analytics import AnalyticsAdapter
-from docbench.contracts.common import Variant
+from docbench.contracts.common import NotSupported, Variant
 from docbench.contracts.engine import Engine
 from docbench.core.ownership import claim_directory, protect_directory
 from docbench.core.redact import redact_text
@@ -56,6 +56,7 @@ from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
 from docbench.workloads.analytics.concurrency import ConcurrencyRequest, run_concurrency
 from docbench.workloads.analytics.expected import answers_without
+from docbench.workloads.analytics.ingest import IngestRequest, run_ingest
 from docbench.workloads.load import LoadReport, load_files, offered_lines
 from docbench.workloads.query_worker import QueryRun, run_query_in_worker
 
@@ -92,6 +93,8 @@ class RunRequest:
     verify_full: bool = False
     # Q1-Q5 from many clients at once after the cold/hot queries (--clients); None: not run.
     concurrency: ConcurrencyRequest | None = None
+    # Documents arriving while query clients run, after the queries (--ingest-rates).
+    ingest: IngestRequest | None = None
 
 
 @dataclass
@@ -299,6 +302,10 @@ def run_system(
             wanted = dataclasses.replace(request.concurrency, progress=not request.quiet)
             document["concurrency"] = run_concurrency(system, expected, wanted, console.print)
             engine.phase_ended("concurrency")
+        if request.ingest:
+            engine.phase_started("ingest")
+            document["ingest"] = ingest_phase(system, request.ingest)
+            engine.phase_ended("ingest")
         crashed = [a["query"] for a in document["answers"] if a.get("crashed")]
         document["complete"] = not crashed
         if crashed:
@@ -333,6 +340,15 @@ def run_system(
     document["finished_at"] = results.now_iso()
     document["docbench_peak_rss_bytes"] = procstats.own_peak_rss()
     return document
+
+
+def ingest_phase(system: AnalyticsAdapter, request: IngestRequest) -> dict[str, Any]:
+    """The live-ingest levels, or why the system has none (recorded, the run goes on)."""
+    try:
+        return run_ingest(system, request, console.print)
+    except NotSupported as reason:
+        console.print(f"[yellow]{reason}[/yellow]")
+        return {"not_supported": str(reason)}
 
 
 def generated_documents(dataset: Dataset) -> dict[str, int]:

@@ -1,0 +1,383 @@
+"""Live ingest (``docbench run analytics --ingest-rates``): documents arrive at a target rate
+through the system's own loading path while query clients run.
+
+After the cold/hot queries (and the concurrency levels), on the loaded table, for each target
+rate (documents per second; 0 = as fast as the engine takes them):
+
+1. idle: the query clients send Q1-Q5 in a seeded order for ``duration`` seconds on the store
+   that does not change (the baseline of step 2);
+2. ingest: new documents -- the generator's files after the dataset's, streamed from
+   ``docbench-gen --out -``, no file on disk -- go in batches (about 20 a second) to the
+   system's loader, each at its intended time (an open loop: a batch the engine was too slow
+   for is sent late and its lag is counted, never skipped); a document the engine refuses is
+   isolated and logged as in a load; the same query clients run meanwhile;
+3. a probe thread reads the system's visible count (``visible_count``: nothing forced) every
+   ``PROBE_S``; the freshness of a batch is the time from its acknowledgement until a probe
+   sees the count reach it (resolution: one probe interval);
+4. at the end, every acknowledged document must be visible, exactly: the final count equals
+   the count before plus the documents acknowledged (none lost, none twice).
+
+Query answers are not checked during ingest (the data changes under them): latencies and
+errors are. A server that crashes mid-stream is recorded, restarted, and the level reports
+what was acknowledged and what is visible.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.contracts.common import NotSupported
+from docbench.core import histograms
+from docbench.dataset.generate import ensure_binary
+from docbench.workloads.load import Batch, LoadReport, load_batch_isolating
+
+PROBE_S = 0.05
+BATCHES_PER_SECOND = 20
+# The generator's file numbers for arriving documents: far after any dataset's.
+FIRST_FILE = 900_000
+DOCS_PER_FILE = 100_000
+# How long the end waits for every acknowledged document to become visible.
+SETTLE_S = 60.0
+
+
+@dataclass
+class IngestRequest:
+    rates: list[float]
+    duration_s: float = 30.0
+    clients: int = 2
+    seed: int = 1
+    timeout_s: float = 600.0
+    # The generator's share of hard documents (None: its default): documents some engines
+    # refuse, isolated and logged mid-stream as in a load.
+    hard_rate: float | None = None
+
+
+@dataclass
+class Ack:
+    intended: float
+    acknowledged: float
+    total: int  # documents acknowledged so far (the stream's)
+
+
+@dataclass
+class QueryLog:
+    """Latencies (µs) and errors of the query clients in one phase."""
+
+    histogram: Any = field(default_factory=histograms.new_histogram)
+    errors: int = 0
+    first_error: str | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, seconds: float | None, error: str | None) -> None:
+        with self.lock:
+            if error is None and seconds is not None:
+                histograms.record(self.histogram, int(seconds * 1e9))
+            else:
+                self.errors += 1
+                self.first_error = self.first_error or error
+
+    def summary(self) -> dict[str, Any]:
+        figures = {
+            k: v if v is None else round(v, 3) for k, v in histograms.latency_summary(self.histogram).items()
+        }
+        return {**figures, "errors": self.errors, "first_error": self.first_error}
+
+
+def generated_lines(
+    seed: int, hard_rate: float | None = None, first_file: int = FIRST_FILE
+) -> Iterator[bytes]:
+    """Documents from the generator, file after file, as it writes them (no file on disk)."""
+    binary = ensure_binary(quiet=True)
+    number = first_file
+    hard = ["--hard-rate", repr(hard_rate)] if hard_rate is not None else []
+    while True:
+        command = [
+            str(binary),
+            "--file",
+            str(number),
+            "--seed",
+            str(seed),
+            "--docs-per-file",
+            str(DOCS_PER_FILE),
+            *hard,
+        ]
+        with subprocess.Popen(
+            [*command, "--out", "-"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        ) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.strip():
+                    yield line.rstrip(b"\n")
+        number += 1
+
+
+def run_ingest(
+    system: AnalyticsAdapter, request: IngestRequest, say: Callable[[str], None]
+) -> dict[str, Any]:
+    """Every rate level on the loaded table; the record the result keeps."""
+    if not type(system).live_ingest:
+        raise NotSupported(
+            f"{system.name}: live ingest needs the loader, the count and the query sessions on "
+            "connections of their own; an embedded engine needs them in one process (not done yet)"
+        )
+    settings = system.begin_live_ingest()
+    texts = system.queries()
+    lines = generated_lines(request.seed, request.hard_rate)
+    levels = []
+    for rate in request.rates:
+        level = run_level(system, texts, lines, rate, request)
+        say(level_line(system.name, level))
+        levels.append(level)
+    return {
+        "duration_s": request.duration_s,
+        "clients": request.clients,
+        "seed": request.seed,
+        "probe_interval_s": PROBE_S,
+        "settings": settings,
+        "source": f"docbench-gen files {FIRST_FILE}+ (seed {request.seed}), streamed",
+        "hard_rate": request.hard_rate,
+        "levels": levels,
+    }
+
+
+def run_level(
+    system: AnalyticsAdapter, texts: list[str], lines: Iterator[bytes], rate: float, request: IngestRequest
+) -> dict[str, Any]:
+    base = system.visible_count()
+    idle = run_clients(system, texts, request, lambda: False, request.duration_s)
+    report = LoadReport()
+    acks: list[Ack] = []
+    # (when the probe's query started, when it answered, the count it saw)
+    probes: list[tuple[float, float, int]] = []
+    stop = threading.Event()
+    failure: list[str] = []
+
+    def ingest() -> None:
+        try:
+            stream(system, lines, rate, request.duration_s, report, acks, stop)
+        except Exception as error:  # noqa: BLE001 - recorded: the server may have crashed
+            failure.append(f"{type(error).__name__}: {error}"[:500])
+        finally:
+            stop.set()
+
+    def probe() -> None:
+        while not stop.is_set():
+            started = time.perf_counter()
+            with contextlib.suppress(Exception):  # a probe missed (the server may be down)
+                count = system.visible_count()
+                probes.append((started, time.perf_counter(), count))
+            stop.wait(max(0.0, PROBE_S - (time.perf_counter() - started)))
+
+    writer = threading.Thread(target=ingest, name="ingest", daemon=True)
+    prober = threading.Thread(target=probe, name="probe", daemon=True)
+    started = time.perf_counter()
+    writer.start()
+    prober.start()
+    during = run_clients(system, texts, request, stop.is_set, request.duration_s)
+    writer.join()
+    stop.set()
+    prober.join()
+    elapsed = time.perf_counter() - started
+    acknowledged = acks[-1].total if acks else 0
+    settled = settle(system, base + acknowledged, probes, failure)
+    return summarize_level(rate, request, report, acks, probes, base, settled, elapsed, idle, during, failure)
+
+
+def stream(
+    system: AnalyticsAdapter,
+    lines: Iterator[bytes],
+    rate: float,
+    duration_s: float,
+    report: LoadReport,
+    acks: list[Ack],
+    stop: threading.Event,
+) -> None:
+    """Batches at their intended times (rate 0: back to back) until ``duration_s``."""
+    size = max(1, int(rate / BATCHES_PER_SECOND)) if rate else 5_000
+    loader = system.loader()
+    # The generator started (its first batch read) before the clock starts.
+    ready = [next(lines) for _ in range(size)]
+    start = time.perf_counter()
+    total = 0
+    number = 0
+    try:
+        while True:
+            intended = start + (number * size / rate if rate else 0.0)
+            if intended - start >= duration_s or (not rate and time.perf_counter() - start >= duration_s):
+                break
+            delay = intended - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            batch = Batch(ready or [next(lines) for _ in range(size)], number * size + 1)
+            ready = []
+            name = f"ingest-{number:07d}"
+            loader.begin_file(name)
+            report.offered += len(batch.lines)
+            total += load_batch_isolating(loader, batch, name, report)
+            loader.commit_file()
+            acks.append(Ack(intended if rate else time.perf_counter(), time.perf_counter(), total))
+            number += 1
+    finally:
+        stop.set()
+        loader.close()
+
+
+def run_clients(
+    system: AnalyticsAdapter,
+    texts: list[str],
+    request: IngestRequest,
+    done: Callable[[], bool],
+    duration_s: float,
+) -> QueryLog:
+    """``clients`` threads, each with its own session, Q1-Q5 in a seeded order, closed loop,
+    until ``duration_s`` has passed or ``done()``."""
+    import random
+
+    log = QueryLog()
+    spec = {**system.session_spec(), "timeout": request.timeout_s}
+    deadline = time.perf_counter() + duration_s
+
+    def client(number: int) -> None:
+        order = random.Random(request.seed * 1_000_003 + number)
+        try:
+            session = type(system).open_session(spec)
+        except Exception as error:  # noqa: BLE001
+            log.record(None, f"session: {type(error).__name__}: {error}"[:300])
+            return
+        try:
+            while time.perf_counter() < deadline and not done():
+                query = order.randrange(len(texts))
+                started = time.perf_counter()
+                try:
+                    session.execute(query + 1, texts[query])
+                    log.record(time.perf_counter() - started, None)
+                except Exception as error:  # noqa: BLE001 - counted, and the client goes on
+                    log.record(None, f"Q{query + 1}: {type(error).__name__}: {error}"[:300])
+        finally:
+            session.close()
+
+    threads = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(request.clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(duration_s + request.timeout_s)
+    return log
+
+
+def settle(
+    system: AnalyticsAdapter, expected: int, probes: list[tuple[float, float, int]], failure: list[str]
+) -> dict[str, Any]:
+    """Wait until the visible count reaches what was acknowledged (at most SETTLE_S); after a
+    failure, restart a server that died and count what it kept."""
+    engine = system.engine
+    restarted = False
+    if failure and not engine.is_alive():
+        engine.restart()
+        restarted = True
+    deadline = time.perf_counter() + SETTLE_S
+    visible = None
+    while time.perf_counter() < deadline:
+        started = time.perf_counter()
+        try:
+            visible = system.visible_count()
+        except Exception:  # noqa: BLE001
+            visible = None
+        if visible is not None:
+            probes.append((started, time.perf_counter(), visible))
+            if visible >= expected:
+                break
+        time.sleep(PROBE_S)
+    final = system.count()
+    return {"visible_before_settle_end": visible, "final_count": final, "restarted": restarted}
+
+
+def freshness_ms(
+    acks: list[Ack], probes: list[tuple[float, float, int]], base: int
+) -> tuple[list[float], int]:
+    """Each acknowledged batch's time until a probe that started after its acknowledgement
+    saw the count reach it (ms; from the probe's start, so its own duration is not counted),
+    and how many batches no probe saw."""
+    probes = sorted(probes)
+    values = []
+    unseen = 0
+    index = 0
+    for ack in acks:
+        while index < len(probes) and probes[index][0] < ack.acknowledged:
+            index += 1
+        seen = next((t for t, _, n in probes[index:] if n >= base + ack.total), None)
+        if seen is None:
+            unseen += 1
+        else:
+            values.append((seen - ack.acknowledged) * 1000)
+    return values, unseen
+
+
+def _percentile(values: list[float], share: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 1)
+
+
+def summarize_level(
+    rate: float,
+    request: IngestRequest,
+    report: LoadReport,
+    acks: list[Ack],
+    probes: list[tuple[float, float, int]],
+    base: int,
+    settled: dict[str, Any],
+    elapsed: float,
+    idle: QueryLog,
+    during: QueryLog,
+    failure: list[str],
+) -> dict[str, Any]:
+    acknowledged = acks[-1].total if acks else 0
+    span = (acks[-1].acknowledged - acks[0].intended) if acks else 0.0
+    fresh, unseen = freshness_ms(acks, probes, base)
+    lags = [ack.acknowledged - ack.intended for ack in acks]
+    return {
+        "target_rate": rate or None,
+        "offered": report.offered,
+        "acknowledged": acknowledged,
+        "refused": report.refused_count,
+        "refused_first": [vars(r) for r in report.refused[:20]],
+        "sustained_rate": round(acknowledged / span, 1) if span > 0 else None,
+        "lag_s": {"max": round(max(lags), 3) if lags else None, "last": round(lags[-1], 3) if lags else None},
+        "freshness_ms": {
+            "p50": _percentile(fresh, 0.5),
+            "p99": _percentile(fresh, 0.99),
+            "max": round(max(fresh), 1) if fresh else None,
+            "batches": len(fresh),
+            "unseen_batches": unseen,
+            # The resolution: a probe every PROBE_S, each taking this long (median).
+            "probe_ms_p50": _percentile([(end - start) * 1000 for start, end, _ in probes], 0.5),
+        },
+        "count_before": base,
+        "expected_count": base + acknowledged,
+        **settled,
+        "exact": settled["final_count"] == base + acknowledged,
+        "elapsed_s": round(elapsed, 3),
+        "queries_idle": idle.summary(),
+        "queries_during": during.summary(),
+        "error": failure[0] if failure else None,
+    }
+
+
+def level_line(name: str, level: dict[str, Any]) -> str:
+    target = f"{level['target_rate']:g}/s" if level["target_rate"] else "max"
+    fresh = level["freshness_ms"]
+    return (
+        f"{name} ingest {target}: {level['acknowledged']:,} acknowledged at {level['sustained_rate']}/s, "
+        f"freshness p50 {fresh['p50']} ms p99 {fresh['p99']} ms, queries p50 "
+        f"{level['queries_idle'].get('p50_ms')} -> {level['queries_during'].get('p50_ms')} ms, "
+        f"count {'exact' if level['exact'] else 'NOT exact'} ({level['final_count']:,} of "
+        f"{level['expected_count']:,})" + (f"; FAILED: {level['error']}" if level["error"] else "")
+    )

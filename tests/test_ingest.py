@@ -1,0 +1,100 @@
+"""Live ingest (`docbench run analytics --ingest-rates`) against real engines: the rate held,
+freshness measured for every batch, the exact count at the end, hard documents refused
+mid-stream and logged, a server killed mid-stream, an embedded engine said unsupported."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+from analytics_suite import real_files_of, work_dir
+
+from docbench import results
+from docbench.contracts.common import NotSupported
+from docbench.systems import adapter_class, engine_class, open_engine
+from docbench.workloads.analytics.ingest import IngestRequest, run_ingest
+from docbench.workloads.analytics.runner import RunRequest, run_analytics
+from docbench.workloads.load import load_files
+
+pytestmark = pytest.mark.skipif(not engine_class("postgresql").availability().ok, reason="no PostgreSQL here")
+
+
+def test_documents_arrive_at_the_rate_and_every_one_is_counted(
+    real_data_dir: Path, tmp_path: Path, server_url
+) -> None:
+    """Two levels on PostgreSQL (a target of 400 documents/s, then as fast as it takes them)
+    with a tenth of hard documents: the rate is held, each batch's freshness is measured,
+    the documents PostgreSQL refuses are isolated and logged, and the final count is exact."""
+    request = RunRequest(
+        system_names=["postgresql"],
+        variants=["pglz"],
+        data_dir=real_data_dir,
+        results_dir=tmp_path,
+        tries=1,
+        quiet=True,
+        urls={"postgresql": server_url("postgresql")},
+        restart_for_cold=False,
+        ingest=IngestRequest(rates=[400.0, 0.0], duration_s=2.0, clients=1, hard_rate=0.1, timeout_s=60),
+    )
+    assert run_analytics(request) == 0
+    (document,) = results.load_results([tmp_path])
+    results.validate({k: v for k, v in document.items() if k != "_path"})
+    paced, flat_out = document["ingest"]["levels"]
+    assert paced["target_rate"] == 400.0 and flat_out["target_rate"] is None
+    assert abs(paced["sustained_rate"] - 400) < 40, paced
+    assert flat_out["acknowledged"] > paced["acknowledged"]
+    for level in (paced, flat_out):
+        assert level["error"] is None
+        assert level["exact"], level
+        assert level["final_count"] == level["count_before"] + level["acknowledged"]
+        assert level["acknowledged"] == level["offered"] - level["refused"]
+        # PostgreSQL refuses some hard documents (a lone surrogate, a NUL): each named.
+        assert level["refused"] > 0 and all(r["reason"] for r in level["refused_first"])
+        assert level["freshness_ms"]["unseen_batches"] == 0 and level["freshness_ms"]["batches"] > 0
+        assert level["freshness_ms"]["p50"] is not None and level["freshness_ms"]["p50"] < 2000
+        assert level["queries_idle"]["count"] > 0 and level["queries_during"]["count"] > 0
+    assert flat_out["count_before"] == paced["final_count"]
+
+
+def test_a_server_killed_mid_stream_keeps_what_it_acknowledged(real_data_dir: Path) -> None:
+    """PostgreSQL's postmaster is killed (SIGKILL) a second into the stream: the level records
+    the failure, the server is restarted, and every acknowledged document is there."""
+    base = work_dir("ingest-kill")
+    engine = open_engine("postgresql", base / "work", None)
+    adapter_type = adapter_class("postgresql", "analytics")
+    system = adapter_type(engine, adapter_type.variant_named("pglz"))
+    try:
+        engine.start()
+        system.create()
+        load_files(system.loader(), real_files_of(real_data_dir), adapter_type.load_batch_size)
+
+        def kill() -> None:
+            os.kill(engine.server_pids()[0], signal.SIGKILL)
+
+        request = IngestRequest(rates=[2000.0], duration_s=1.0, clients=1, timeout_s=30)
+        # The idle baseline lasts duration_s; the kill comes 1 s into the ingest after it.
+        timer = threading.Timer(2.0, kill)
+        timer.start()
+        record = run_ingest(system, request, say=lambda _line: None)
+        timer.join()
+        (level,) = record["levels"]
+        assert level["error"] is not None
+        assert level["restarted"]
+        assert level["acknowledged"] > 0
+        assert level["final_count"] == level["count_before"] + level["acknowledged"], level
+        assert engine.is_alive()
+    finally:
+        system.release()
+        engine.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_an_embedded_engine_says_it_has_no_live_ingest(tmp_path: Path) -> None:
+    engine = open_engine("duckdb", tmp_path / "work", None)
+    system = adapter_class("duckdb", "analytics")(engine, adapter_class("duckdb", "analytics").variants[0])
+    with pytest.raises(NotSupported, match="one process"):
+        run_ingest(system, IngestRequest(rates=[100.0]), say=lambda _line: None)
