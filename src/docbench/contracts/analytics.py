@@ -321,6 +321,12 @@ class AnalyticsAdapter(ABC):
         index's refresh interval, off for the bulk load); returns the settings it set."""
         return {}
 
+    def live_loader(self) -> Loader:
+        """The loader documents arrive through in live ingest: by default :meth:`loader`; a
+        system whose loader forces visibility to verify each file (a flush) gives one that
+        does not."""
+        return self.loader()
+
     def visible_count(self) -> int:
         """The documents a query sees now, without forcing anything (no refresh, no flush):
         the freshness probe of live ingest. By default :meth:`count`, for the systems whose

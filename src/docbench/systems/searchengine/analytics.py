@@ -214,8 +214,13 @@ class SearchAnalyticsBase(AnalyticsAdapter):
         return {"refresh_interval": self.LIVE_REFRESH_INTERVAL}
 
     def visible_count(self) -> int:
-        """What a search counts now: no refresh forced."""
-        return search_index.count(self.engine.client(), self.index, refreshed=False)
+        """What a search counts now: no refresh forced. On a connection of its own: the
+        probe runs beside the loader's thread."""
+        client = self.engine.connect()
+        try:
+            return search_index.count(client, self.index, refreshed=False)
+        finally:
+            client.close()
 
     def read_back(self) -> list[str]:
         """Each hit's _source, the bytes the engine stored and copies into its answer."""

@@ -81,9 +81,18 @@ class VictoriaLogsAnalytics(AnalyticsAdapter):
     # about a second by itself.
     live_ingest = True
 
+    def live_loader(self) -> Loader:
+        return VictoriaLogsLoader(self.engine, live=True)
+
     def visible_count(self) -> int:
-        """What a query counts now: nothing flushed."""
-        return self.engine.count()
+        """What a query counts now: nothing flushed. On a connection of its own: the probe
+        runs beside the loader's thread."""
+        client = self.engine.connect()
+        try:
+            rows = client.query("* | count() rows")
+            return int(rows[0]["rows"]) if rows else 0
+        finally:
+            client.close()
 
     def read_back(self) -> list[str]:
         """Each log entry's fields as VictoriaLogs returns them (nested objects flattened to
