@@ -798,3 +798,59 @@ def test_shapes_view_draws_each_metric_against_the_knob_with_the_break_point(
         ".map(c => c.textContent)"
     )
     assert len(rings) == 1 and "breaks at 2: varying_filter: wrong" in rings[0]
+
+
+def test_ingest_view_draws_rate_and_freshness_second_by_second(tmp_path: Path, browser: Chromium) -> None:
+    """A run with `--ingest-rates` levels gets the "Live ingest" view: a line per level of
+    documents acknowledged and of freshness against the seconds of the stream, a table row
+    per level with the count's verdict."""
+    directory = tmp_path / "results"
+    document = sample_document("postgresql", "PostgreSQL", "pglz", "1m", 1.0)
+
+    def level(target: float | None, per_second: list[int], exact: bool) -> dict:
+        timeline = [
+            {"second": i + 1, "acknowledged": n, "freshness_p50_ms": 20.0 * (i + 1)}
+            for i, n in enumerate(per_second)
+        ]
+        total = sum(per_second)
+        return {
+            "target_rate": target,
+            "offered": total,
+            "acknowledged": total,
+            "refused": 0,
+            "offered_rate": total / len(per_second),
+            "sustained_rate": total / len(per_second),
+            "lag_s": {"max": 0.1, "last": 0.0},
+            "freshness_ms": {"p50": 40.0, "p99": 60.0},
+            "count_before": 1_000_000,
+            "expected_count": 1_000_000 + total,
+            "final_count": 1_000_000 + total - (0 if exact else 5),
+            "exact": exact,
+            "queries_idle": {"count": 5, "p50_ms": 100.0, "p99_ms": 200.0, "errors": 0},
+            "queries_during": {"count": 4, "p50_ms": 150.0, "p99_ms": 300.0, "errors": 0},
+            "timeline": timeline,
+            "error": None,
+        }
+
+    document["ingest"] = {
+        "duration_s": 3,
+        "clients": 2,
+        "levels": [level(1000.0, [1000, 1000, 1000], True), level(None, [5000, 6000, 5500], False)],
+    }
+    results.write_atomically(directory / "postgresql.pglz.1m.json", document)
+    page = tmp_path / "ingest.html"
+    html.write_dashboard([directory], page)
+    browser.open(page.resolve().as_uri() + "#view=ingest")
+    views = browser.js("[...document.querySelectorAll('#tabs button')].map(b => b.dataset.view)")
+    assert "ingest" in views
+    points = "[...document.querySelectorAll('[data-chart=%s] circle')].map(c => [+c.dataset.x, +c.dataset.y])"
+    rate_points = browser.js(points % "ingest-rate")
+    assert [1, 1000] in rate_points and [2, 6000] in rate_points and len(rate_points) == 6
+    freshness = browser.js(points % "ingest-freshness")
+    assert [3, 0.06] in freshness
+    rows = browser.js(
+        "[...document.querySelectorAll('#ingest-table tbody tr')]"
+        ".map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert [row[1] for row in rows] == ["1,000/s", "max"]
+    assert rows[0][-1] == "exact (1,003,000)" and rows[1][-1] == "1,016,495 of 1,016,500"

@@ -211,6 +211,7 @@
   const fmtRatio = r => `×${r.toFixed(2)}`;
   // Seconds with 3 decimals, as JSONBench shows them; below 10 ms, milliseconds with 3 decimals.
   const fmtSeconds = s => s >= 0.01 || s === 0 ? `${s.toFixed(3)} s` : `${(s * 1000).toFixed(3)} ms`;
+  const fmtMs = ms => (ms === null || ms === undefined) ? '-' : fmtSeconds(ms / 1000);
   function fmtBytes(b) {
     if (b === null || b === undefined) return '-';
     if (Math.abs(b) >= 1e9) return `${(b / 1e9).toFixed(2)} GB`;
@@ -306,6 +307,7 @@
     if (RUNS.length || !COMPARISON) list.push({id: 'analytics', label: 'Analytics (Q1-Q5)'});
     if (DATASETS.length >= 2) list.push({id: 'scaling', label: 'Scaling'});
     if (RUNS.some(r => r.concurrency)) list.push({id: 'concurrency', label: 'Concurrent clients'});
+    if (RUNS.some(r => r.ingest)) list.push({id: 'ingest', label: 'Live ingest'});
     const names = {updates: 'Updates', throughput: 'Throughput', storage: 'Storage matrix'};
     for (const w of WORKLOADS) list.push({id: `workload-${w.workload}`, label: w.label || names[w.workload] || w.workload});
     return list;
@@ -349,7 +351,7 @@
 
   function renderSelectors() {
     const box = clear(document.getElementById('selectors'));
-    const analytics = state.view === 'analytics' || state.view === 'concurrency';
+    const analytics = ['analytics', 'concurrency', 'ingest'].includes(state.view);
     const scaling = state.view === 'scaling';
     box.hidden = !(analytics || scaling) || RUNS.length === 0;
     if (box.hidden) return;
@@ -402,7 +404,8 @@
         onclick: () => { state.scale = d.label; update(); }},
       `${d.label}${d.size ? ` (${fmtCount(d.size)} docs)` : ''}`)), 'sel-scales'));
     }
-    if (state.view === 'concurrency') return;  // its figures are per number of clients, not per query
+    // their figures are per number of clients or second of the stream, not per query
+    if (state.view === 'concurrency' || state.view === 'ingest') return;
     if (analytics) {
       box.append(...selectorRow('Metric', METRICS.map(m => el('button', {
         class: `selector${state.metric === m.id ? ' active' : ''}`, dataset: {metric: m.id},
@@ -776,7 +779,7 @@
     box.append(root, legend(runs.map(r => r.key)));
   }
 
-  function lineChart(title, metric, unit, series, logY, xLabel = 'documents (log scale)') {
+  function lineChart(title, metric, unit, series, logY, xLabel = 'documents (log scale)', linearX = false) {
     const W = 480, H = 300, ml = 72, mr = 14, mt = 16, mb = 40;
     const points = series.flatMap(s => s.points);
     const figure = el('figure', {dataset: {chart: metric}}, el('figcaption', {}, title));
@@ -784,8 +787,8 @@
       figure.append(el('p', {class: 'note'}, 'No figure at any scale for the selection.'));
       return figure;
     }
-    const [xlo, xhi] = logDomain(points.map(p => p[0]));
-    const x = v => ml + (W - ml - mr) * (Math.log10(v) - xlo) / (xhi - xlo);
+    const [xlo, xhi] = linearX ? [0, Math.max(1, ...points.map(p => p[0]))] : logDomain(points.map(p => p[0]));
+    const x = linearX ? (v => ml + (W - ml - mr) * v / xhi) : (v => ml + (W - ml - mr) * (Math.log10(v) - xlo) / (xhi - xlo));
     let y, yTicks;
     if (logY) {
       const [lo, hi] = logDomain(points.map(p => p[1]));
@@ -802,9 +805,11 @@
       root.append(svg('line', {x1: ml, x2: W - mr, y1: y(t), y2: y(t), class: 'grid'}),
         svg('text', {x: ml - 6, y: y(t) + 4, 'text-anchor': 'end'}, fmtTick(t, unit)));
     }
-    for (let k = xlo; k <= xhi; k++) {
-      root.append(svg('line', {x1: x(10 ** k), x2: x(10 ** k), y1: mt, y2: H - mb, class: 'grid'}),
-        svg('text', {x: x(10 ** k), y: H - mb + 16, 'text-anchor': 'middle'}, fmtCount(10 ** k)));
+    const xTicks = linearX ? [0, 0.25, 0.5, 0.75, 1].map(f => Math.round(f * xhi)) : [];
+    if (!linearX) for (let k = xlo; k <= xhi; k++) xTicks.push(10 ** k);
+    for (const t of xTicks) {
+      root.append(svg('line', {x1: x(t), x2: x(t), y1: mt, y2: H - mb, class: 'grid'}),
+        svg('text', {x: x(t), y: H - mb + 16, 'text-anchor': 'middle'}, fmtCount(t)));
     }
     root.append(svg('line', {x1: ml, x2: ml, y1: mt, y2: H - mb, class: 'axis'}),
       svg('line', {x1: ml, x2: W - mr, y1: H - mb, y2: H - mb, class: 'axis'}),
@@ -851,6 +856,34 @@
       });
       box.appendChild(lineChart(title, metric, unit, series, logY));
     }
+  }
+
+  // ----- live ingest (run analytics --ingest-rates) -----------------------------------------
+
+  function renderIngest() {
+    const box = clear(document.getElementById('ingest-charts'));
+    const runs = RUNS.filter(r => r.ingest && isSelected(r.key) && r.dataset === state.scale);
+    document.getElementById('ingest-note').textContent = runs.length
+      ? 'Documents arriving at each target rate through the system’s own loader while query clients run: ' +
+        'documents acknowledged per second, and the freshness (acknowledgement to visible in a count that forces nothing), ' +
+        'second by second; one line per run and level. Query answers are not checked while the data changes; the count at the end is.'
+      : `No run at ${state.scale} has live ingest: choose another scale or select a run that has it.`;
+    const target = l => (l.target ? `${fmtInt(l.target)}/s` : 'max');
+    const series = field => runs.flatMap(r => r.ingest.levels.map(l => ({key: `${r.key} @ ${target(l)}`, imported: false, points: l[field].filter(p => p[1] > 0)})));
+    box.appendChild(lineChart('Documents acknowledged per second', 'ingest-rate', '', series('rate_points'), true, 'seconds', true));
+    box.appendChild(lineChart('Freshness (median of the batches acknowledged in the second)', 'ingest-freshness', 's', series('freshness_points'), true, 'seconds', true));
+    const head = ['run', 'target', 'offered /s', 'acknowledged /s', 'max lag s', 'refused', 'freshness p50', 'p99',
+      'queries p50 idle → during', 'p99 idle → during', 'count'];
+    const table = el('table', {class: 'details', id: 'ingest-table'},
+      el('thead', {}, el('tr', {}, head.map(h => el('th', {}, h)))),
+      el('tbody', {}, runs.flatMap(r => r.ingest.levels.map(l => el('tr', {},
+        [r.key, target(l), fmtInt(l.offered_rate), fmtInt(l.sustained_rate), l.lag_max_s ?? '-', fmtInt(l.refused),
+         fmtMs(l.freshness_p50_ms), fmtMs(l.freshness_p99_ms),
+         `${fmtMs(l.queries_idle_p50_ms)} → ${fmtMs(l.queries_during_p50_ms)}`,
+         `${fmtMs(l.queries_idle_p99_ms)} → ${fmtMs(l.queries_during_p99_ms)}`,
+         l.exact ? `exact (${fmtInt(l.final_count)})` : `${fmtInt(l.final_count)} of ${fmtInt(l.expected_count)}${l.error ? ': ' + l.error : ''}`,
+        ].map(v => el('td', {}, String(v))))))));
+    clear(document.getElementById('ingest-rows')).appendChild(table);
   }
 
   // ----- concurrent clients (run analytics --clients) ----------------------------------------
@@ -1010,7 +1043,7 @@
     renderTabs();
     renderMeta();
     renderSelectors();
-    for (const v of ['analytics', 'scaling', 'concurrency']) document.getElementById(`view-${v}`).hidden = state.view !== v;
+    for (const v of ['analytics', 'scaling', 'concurrency', 'ingest']) document.getElementById(`view-${v}`).hidden = state.view !== v;
     document.getElementById('view-workloads').hidden = !state.view.startsWith('workload-');
     document.getElementById('view-compare').hidden = state.view !== 'compare';
     if (!RUNS.length && state.view === 'analytics') {
@@ -1020,6 +1053,7 @@
     } else if (state.view === 'analytics') renderAnalytics();
     else if (state.view === 'scaling') renderScaling();
     else if (state.view === 'concurrency') renderConcurrency();
+    else if (state.view === 'ingest') renderIngest();
     else if (state.view === 'compare') renderCompare();
     else renderWorkload(state.view);
     document.body.dataset.ready = hashOf(state);

@@ -174,6 +174,44 @@ def concurrency_view(document: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def ingest_view(document: dict[str, Any]) -> dict[str, Any] | None:
+    """The live-ingest levels (`--ingest-rates`) as the page draws them: per level, the
+    documents acknowledged and the freshness second by second, and the level's figures."""
+    record = document.get("ingest")
+    if not isinstance(record, dict) or not record.get("levels"):
+        return None
+    levels = []
+    for level in record["levels"]:
+        fresh = level.get("freshness_ms") or {}
+        idle, during = level.get("queries_idle") or {}, level.get("queries_during") or {}
+        levels.append(
+            {
+                "target": level.get("target_rate"),
+                "offered_rate": level.get("offered_rate"),
+                "sustained_rate": level.get("sustained_rate"),
+                "lag_max_s": (level.get("lag_s") or {}).get("max"),
+                "refused": level.get("refused"),
+                "freshness_p50_ms": fresh.get("p50"),
+                "freshness_p99_ms": fresh.get("p99"),
+                "queries_idle_p50_ms": idle.get("p50_ms"),
+                "queries_during_p50_ms": during.get("p50_ms"),
+                "queries_idle_p99_ms": idle.get("p99_ms"),
+                "queries_during_p99_ms": during.get("p99_ms"),
+                "exact": level.get("exact"),
+                "final_count": level.get("final_count"),
+                "expected_count": level.get("expected_count"),
+                "error": level.get("error"),
+                "rate_points": [[p["second"], p["acknowledged"]] for p in level.get("timeline") or []],
+                "freshness_points": [
+                    [p["second"], p["freshness_p50_ms"] / 1000]
+                    for p in level.get("timeline") or []
+                    if p.get("freshness_p50_ms")
+                ],
+            }
+        )
+    return {"duration_s": record.get("duration_s"), "clients": record.get("clients"), "levels": levels}
+
+
 def run_view(document: dict[str, Any], key: str, lossless: bool | None = None) -> dict[str, Any]:
     """What the page needs about one analytics run, figures computed as the terminal does."""
     answers = document.get("answers") or []
@@ -191,6 +229,7 @@ def run_view(document: dict[str, Any], key: str, lossless: bool | None = None) -
         "role": document.get("variant_role", ""),
         "labels": labels(document, lossless),
         "concurrency": concurrency_view(document),
+        "ingest": ingest_view(document),
         "dataset": dataset_label(document),
         "dataset_size": document.get("dataset_size"),
         "imported": is_imported(document),

@@ -321,6 +321,29 @@ def freshness_ms(
     return values, unseen
 
 
+def per_second(acks: list[Ack], probes: list[tuple[float, float, int]], base: int) -> list[dict[str, Any]]:
+    """Second by second from the first batch: documents acknowledged in that second, and the
+    median freshness of the batches acknowledged in it (the dashboard's curves)."""
+    if not acks:
+        return []
+    start = acks[0].intended
+    seconds: dict[int, tuple[int, list[Ack]]] = {}
+    before = 0
+    for ack in acks:
+        second = int(ack.acknowledged - start) + 1
+        documents, batches = seconds.get(second, (0, []))
+        seconds[second] = (documents + ack.total - before, [*batches, ack])
+        before = ack.total
+    timeline = []
+    for second in range(1, max(seconds) + 1):
+        documents, batches = seconds.get(second, (0, []))
+        fresh, _ = freshness_ms(batches, probes, base)
+        timeline.append(
+            {"second": second, "acknowledged": documents, "freshness_p50_ms": _percentile(fresh, 0.5)}
+        )
+    return timeline
+
+
 def _percentile(values: list[float], share: float) -> float | None:
     if not values:
         return None
@@ -344,6 +367,7 @@ def summarize_level(
     acknowledged = acks[-1].total if acks else 0
     span = (acks[-1].acknowledged - acks[0].intended) if acks else 0.0
     fresh, unseen = freshness_ms(acks, probes, base)
+    timeline = per_second(acks, probes, base)
     lags = [ack.acknowledged - ack.intended for ack in acks]
     return {
         "target_rate": rate or None,
@@ -370,6 +394,7 @@ def summarize_level(
         **settled,
         "exact": settled["final_count"] == base + acknowledged,
         "elapsed_s": round(elapsed, 3),
+        "timeline": timeline,
         "queries_idle": idle.summary(),
         "queries_during": during.summary(),
         "error": failure[0] if failure else None,
