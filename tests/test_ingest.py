@@ -26,14 +26,16 @@ pytestmark = pytest.mark.skipif(not engine_class("postgresql").availability().ok
 def test_documents_arrive_at_the_rate_and_every_one_is_counted(
     real_data_dir: Path, tmp_path: Path, server_url
 ) -> None:
-    """Two levels on PostgreSQL and VictoriaLogs (a target of 400 documents/s, then as fast
+    """Two levels on PostgreSQL, SQLite (WAL) and VictoriaLogs (a target of 400 documents/s, then as fast
     as they take them) with 3% hard documents: the rate is held, each batch's
     freshness is measured (VictoriaLogs' count without a flush), the documents PostgreSQL
     refuses are isolated and logged, and the final count is exact."""
-    systems = ["postgresql"] + (["victorialogs"] if engine_class("victorialogs").availability().ok else [])
+    systems = ["postgresql", "sqlite"] + (
+        ["victorialogs"] if engine_class("victorialogs").availability().ok else []
+    )
     request = RunRequest(
         system_names=systems,
-        variants=["pglz", "default"],
+        variants=["pglz", "default", "jsonb"],
         data_dir=real_data_dir,
         results_dir=tmp_path,
         tries=1,

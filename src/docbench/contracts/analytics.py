@@ -311,9 +311,9 @@ class AnalyticsAdapter(ABC):
 
     # ----- live ingest (`docbench run analytics --ingest-rates`) -------------------------
     # Whether documents can arrive while query clients run: the loader, the count and the
-    # query sessions on connections of their own (a server). An engine that is one per
-    # process or locks its file to one writer (chDB, DuckDB) needs the ingest and the
-    # queries in one process, which the ingest phase does not do yet.
+    # query sessions on connections of their own (a server, or SQLite in WAL mode). An engine
+    # that is one per process or locks its file to one writer (chDB, DuckDB) needs the ingest
+    # and the queries on one engine instance, which the ingest phase does not do yet.
     live_ingest: ClassVar[bool] = False
 
     def begin_live_ingest(self) -> dict[str, Any]:

@@ -103,6 +103,19 @@ class SQLiteAnalytics(AnalyticsAdapter):
     def count(self) -> int:
         return int(self.engine.connection().execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
 
+    # Live ingest: the loader's transactions on the database in WAL mode (pragmas.sql), which
+    # lets the query sessions and the probe read beside the one writer.
+    live_ingest = True
+
+    def visible_count(self) -> int:
+        """The count a reader sees now, on a read-only connection of its own (the loader's
+        connection is busy in another thread)."""
+        con = self.engine.connect(read_only=True)
+        try:
+            return int(con.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
+        finally:
+            con.close()
+
     def read_back(self) -> list[str]:
         """json(doc): the text of a jsonb blob (SQLite's own rendering); a text column as stored."""
         expression = "json(doc)" if self.variant.settings.get("column_type") == "BLOB" else "doc"

@@ -164,7 +164,7 @@ def command() -> click.Command:
         help="After the queries, documents arriving at each of these rates (documents/s, "
         "e.g. 1k,10k, or max) through the system's own loading path while query clients run: "
         "rate sustained, freshness p50/p99, query latency idle vs during, the exact count at "
-        "the end. Server systems (not chDB or DuckDB yet).",
+        "the end. Server systems and SQLite (not chDB or DuckDB yet).",
     )
     @click.option(
         "--ingest-duration",
