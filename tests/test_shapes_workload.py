@@ -198,3 +198,21 @@ def test_cli_refuses_setting_the_swept_knob_and_unknown_knobs():
     assert result.exit_code == 2 and "KNOB=VALUE" in result.output
     result = runner.invoke(main, ["run", "shapes", "--knob", "depth", "--values", "2,x"])
     assert result.exit_code == 2
+
+
+def test_a_paths_sweep_keeps_the_paths_per_document_of_its_preset(tmp_path: Path, monkeypatch) -> None:
+    """Only the distinct paths change along a paths sweep: each document holds the preset's
+    number of paths (logs: 20), or the fewest distinct paths of the sweep when that is less."""
+    from docbench.workloads.shapes.runner import prepare_point
+
+    monkeypatch.setenv("DOCBENCH_DATA", str(tmp_path))
+    alone = prepare_point(ShapesRequest(knob="paths", values=[5000], docs=50, quiet=True), 5000)
+    assert alone.shape.per_doc == 20 and alone.record()["knobs"]["per_doc"] == 20
+    small = prepare_point(ShapesRequest(knob="paths", values=[8, 5000], docs=50, quiet=True), 5000)
+    assert small.shape.per_doc == 8
+    first = json.loads(small.data_file.read_bytes().splitlines()[0])
+
+    def leaves(value: object) -> int:
+        return sum(leaves(v) for v in value.values()) if isinstance(value, dict) else 1
+
+    assert leaves(first) - 1 == 8  # its paths, and "id"

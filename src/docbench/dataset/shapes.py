@@ -11,6 +11,7 @@ integer path, a filter on a path whose type varies, a count of the documents hav
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -81,6 +82,17 @@ def generate_shapes(
     temporary.replace(out / DATA_NAME)
     summary_path.write_text(json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+def preset_knobs(name: str, binary: Path | None = None) -> dict[str, float]:
+    """A preset's knobs as the generator defines them (``docbench-gen shapes --presets``)."""
+    binary = binary or ensure_binary(quiet=True)
+    proc = subprocess.run([str(binary), "shapes", "--presets"], capture_output=True, text=True, check=True)
+    for line in proc.stdout.splitlines():
+        preset, _, rest = line.partition("\t")
+        if preset == name:
+            return {key: float(value) for key, value in re.findall(r"(\w+): ([0-9.]+)", rest)}
+    raise GeneratorError(f"docbench-gen has no shape preset {name!r}")
 
 
 def presets(binary: Path | None = None) -> list[str]:

@@ -30,7 +30,7 @@ from docbench.contracts.common import NotSupported, Variant
 from docbench.core.ownership import claim_directory
 from docbench.core.redact import redact_text
 from docbench.core.units import count_label
-from docbench.dataset.shapes import DATA_NAME, Shape, generate_shapes
+from docbench.dataset.shapes import DATA_NAME, Shape, generate_shapes, preset_knobs
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.load import LoadReport, load_files
@@ -148,9 +148,11 @@ def plan_runs(request: ShapesRequest) -> list[tuple[str, Variant]]:
 def prepare_point(request: ShapesRequest, value: Any) -> ShapePoint:
     shape = dataclasses.replace(request.base, **{request.knob: value})
     if request.knob == "paths" and shape.per_doc is None:
-        # Every point's documents hold the same number of paths (at most the fewest distinct
-        # paths of the sweep): only the number of distinct paths changes.
-        shape = dataclasses.replace(shape, per_doc=min(request.values))
+        # Every point's documents hold the same number of paths, the preset's or, when a
+        # point has fewer distinct paths, that number: only the number of distinct paths
+        # changes along the sweep.
+        per_doc = int(preset_knobs(shape.preset)["per_doc"])
+        shape = dataclasses.replace(shape, per_doc=min(per_doc, *request.values))
     directory = paths.datasets_dir() / f"shapes-{shape.label()}-{count_label(request.docs)}-s{request.seed}"
     _say(request, f"shape {shape.label()}: {request.docs:,} documents in {directory}")
     summary = generate_shapes(shape, request.docs, directory, seed=request.seed)
