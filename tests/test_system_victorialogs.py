@@ -106,6 +106,15 @@ class TestVictoriaLogs(AnalyticsAdapterSuite):
         assert by_url.count() == before + 2 + len(ACCEPTED) == loaded.count()
         by_url.release()
 
+    def test_rows_dropped_past_its_field_limit_fail_the_load_with_its_word(self, loaded, tmp_path: Path):
+        """VictoriaLogs acknowledges a block whose rows hold more than 2,000 distinct field
+        names, then drops rows of it, saying so only in its log: the load fails, naming it."""
+        lines = [b'{"did": "did:plc:f", "f%d": %d}' % (n, n) for n in range(3000)]
+        path = tmp_path / "fields.jsonl"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        with pytest.raises(RuntimeError, match="more than 2000 unique field names"):
+            load_files(loaded.loader(), [path], 3000)
+
     def test_restart_keeps_the_data(self, loaded):
         count = loaded.count()
         pid = loaded.engine.server_pid()

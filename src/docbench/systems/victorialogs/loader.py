@@ -119,6 +119,7 @@ class VictoriaLogsLoader(Loader):
         self.server = engine.server
         self.sent = 0  # documents VictoriaLogs kept since the last count
         self.counted = 0
+        self.log_offset = 0  # where its log stood when the file began
         # Live ingest: no flush and no count around a batch (they would make it visible at
         # once, and the freshness measured would be docbench's); the refusals come from the
         # server's log as in a load, and the end's exact count checks that nothing was
@@ -131,6 +132,7 @@ class VictoriaLogsLoader(Loader):
         self.client.force_flush()
         self.counted = self.engine.count()
         self.sent = 0
+        self.log_offset = self.server.log_size() if self.server is not None else 0
 
     def commit_file(self) -> None:
         if not self.live:
@@ -142,9 +144,21 @@ class VictoriaLogsLoader(Loader):
             raise RuntimeError(
                 f"VictoriaLogs holds {now - self.counted} of the {self.sent} documents "
                 "docbench sent and it did not refuse: some were dropped without a "
-                "word (see its log)"
+                f"word to the client ({self._dropping_warning() or 'see its log'})"
             )
         self.counted, self.sent = now, 0
+
+    def _dropping_warning(self) -> str | None:
+        """Its log's own word for rows it dropped after acknowledging them (e.g. "ignoring
+        3972 rows in the block, because they contain more than 2000 unique field names"),
+        without the list of field names."""
+        if self.server is None:
+            return None
+        for line in self.server.log_since(self.log_offset).splitlines():
+            found = re.search(r"\bwarn\b.*?\t(ignoring [^:\[]*)", line)
+            if found:
+                return "its log: " + found.group(1).strip().rstrip(":")
+        return None
 
     def load_batch_skipping(self, lines: list[bytes]) -> dict[int, str] | None:
         if not lines:
