@@ -125,6 +125,8 @@ class VictoriaLogsLoader(Loader):
         # server's log as in a load, and the end's exact count checks that nothing was
         # dropped. On a server by URL (no log) only a refusal it answers 400 to is seen.
         self.live = live
+        if live:  # counted once: a batch answered 400 is then checked against it
+            self.counted = engine.count()
 
     def begin_file(self, name: str) -> None:
         if self.live:
@@ -178,6 +180,7 @@ class VictoriaLogsLoader(Loader):
                 raise
             rejected = str(error)
         if self.live and self.server is None and rejected is None:
+            self.sent += len(lines)
             return {}
         if self.server is None or rejected is not None:
             everything = self.counted + self.sent + len(lines)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -108,13 +109,20 @@ def generated_lines(
             str(DOCS_PER_FILE),
             *hard,
         ]
-        with subprocess.Popen(
-            [*command, "--out", "-"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        ) as proc:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                if line.strip():
-                    yield line.rstrip(b"\n")
+        yielded = 0
+        # Its progress and summary go to a file, not a pipe nobody reads while the
+        # documents stream (a full pipe would stop the generator).
+        with tempfile.TemporaryFile() as messages:
+            with subprocess.Popen([*command, "--out", "-"], stdout=subprocess.PIPE, stderr=messages) as proc:
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    if line.strip():
+                        yielded += 1
+                        yield line.rstrip(b"\n")
+            if proc.returncode != 0 or not yielded:
+                messages.seek(0)
+                said = messages.read().decode("utf-8", "replace").strip()[-500:]
+                raise RuntimeError(f"docbench-gen file {number} failed (exit {proc.returncode}): {said}")
         number += 1
 
 
@@ -150,8 +158,19 @@ def run_ingest(
 def run_level(
     system: AnalyticsAdapter, texts: list[str], lines: Iterator[bytes], rate: float, request: IngestRequest
 ) -> dict[str, Any]:
-    base = system.visible_count()
+    # The count to start from, by the count that makes everything visible (the end's), then
+    # seen by the probe too: an earlier level's last documents are not counted as this one's.
+    base = system.count()
+    wait_visible(system, base)
+    # The idle baseline carries the probe's load as the ingest phase does: "idle -> during"
+    # compares the same reader load with and without documents arriving.
+    idle_probes: list[tuple[float, float, int]] = []
+    idle_stop = threading.Event()
+    idle_prober = threading.Thread(target=probe_loop, args=(system, idle_probes, idle_stop), daemon=True)
+    idle_prober.start()
     idle = run_clients(system, texts, request, lambda: False, request.duration_s)
+    idle_stop.set()
+    idle_prober.join()
     report = LoadReport()
     acks: list[Ack] = []
     # (when the probe's query started, when it answered, the count it saw)
@@ -167,16 +186,8 @@ def run_level(
         finally:
             stop.set()
 
-    def probe() -> None:
-        while not stop.is_set():
-            started = time.perf_counter()
-            with contextlib.suppress(Exception):  # a probe missed (the server may be down)
-                count = system.visible_count()
-                probes.append((started, time.perf_counter(), count))
-            stop.wait(max(0.0, PROBE_S - (time.perf_counter() - started)))
-
     writer = threading.Thread(target=ingest, name="ingest", daemon=True)
-    prober = threading.Thread(target=probe, name="probe", daemon=True)
+    prober = threading.Thread(target=probe_loop, args=(system, probes, stop), name="probe", daemon=True)
     started = time.perf_counter()
     writer.start()
     prober.start()
@@ -188,6 +199,31 @@ def run_level(
     acknowledged = acks[-1].total if acks else 0
     settled = settle(system, base + acknowledged, probes, failure)
     return summarize_level(rate, request, report, acks, probes, base, settled, elapsed, idle, during, failure)
+
+
+def probe_loop(
+    system: AnalyticsAdapter, probes: list[tuple[float, float, int]], stop: threading.Event
+) -> None:
+    """The visible count every PROBE_S until ``stop``: (query start, answer, count)."""
+    while not stop.is_set():
+        started = time.perf_counter()
+        with contextlib.suppress(Exception):  # a probe missed (the server may be down)
+            count = system.visible_count()
+            probes.append((started, time.perf_counter(), count))
+        stop.wait(max(0.0, PROBE_S - (time.perf_counter() - started)))
+
+
+def wait_visible(system: AnalyticsAdapter, count: int) -> int | None:
+    """Wait (at most SETTLE_S) until the visible count reaches ``count``; the last one seen."""
+    deadline = time.perf_counter() + SETTLE_S
+    visible = None
+    while time.perf_counter() < deadline:
+        with contextlib.suppress(Exception):
+            visible = system.visible_count()
+            if visible >= count:
+                break
+        time.sleep(PROBE_S)
+    return visible
 
 
 def stream(
@@ -280,9 +316,11 @@ def settle(
     failure, restart a server that died and count what it kept."""
     engine = system.engine
     restarted = False
-    if failure and not engine.is_alive():
-        engine.restart()
-        restarted = True
+    if not engine.is_alive():  # died in the stream, or under the queries or the probe
+        with contextlib.suppress(Exception):
+            engine.restart()
+            restarted = True
+        failure.append(f"the server died during the level (restarted: {'yes' if restarted else 'no'})")
     deadline = time.perf_counter() + SETTLE_S
     visible = None
     while time.perf_counter() < deadline:
@@ -296,7 +334,11 @@ def settle(
             if visible >= expected:
                 break
         time.sleep(PROBE_S)
-    final = system.count()
+    try:
+        final: int | None = system.count()
+    except Exception as error:  # noqa: BLE001 - recorded in the level, the run goes on
+        final = None
+        failure.append(f"count failed: {type(error).__name__}: {error}"[:300])
     return {"visible_before_settle_end": visible, "final_count": final, "restarted": restarted}
 
 
@@ -408,6 +450,10 @@ def level_line(name: str, level: dict[str, Any]) -> str:
         f"{name} ingest {target}: {level['acknowledged']:,} acknowledged at {level['sustained_rate']}/s, "
         f"freshness p50 {fresh['p50']} ms p99 {fresh['p99']} ms, queries p50 "
         f"{level['queries_idle'].get('p50_ms')} -> {level['queries_during'].get('p50_ms')} ms, "
-        f"count {'exact' if level['exact'] else 'NOT exact'} ({level['final_count']:,} of "
+        f"count {'exact' if level['exact'] else 'NOT exact'} ({_count(level['final_count'])} of "
         f"{level['expected_count']:,})" + (f"; FAILED: {level['error']}" if level["error"] else "")
     )
+
+
+def _count(value: int | None) -> str:
+    return "unknown" if value is None else f"{value:,}"

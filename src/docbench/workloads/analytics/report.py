@@ -168,7 +168,8 @@ def ingest_table(docs: list[dict[str, Any]]) -> Table | None:
             count = (
                 f"exact ({level['final_count']:,})"
                 if level.get("exact")
-                else f"[red]{level['final_count']:,} of {level['expected_count']:,}[/red]"
+                else f"[red]{level['final_count'] if level['final_count'] is not None else 'unknown'} of "
+                f"{level['expected_count']:,}[/red]"
             )
             table.add_row(
                 _name(d),
