@@ -174,6 +174,8 @@ SLOWEST_MODULES = (
     "test_documents",
     "test_damaged_checkpoints",
     "test_compressed",
+    "test_shapes_workload",
+    "test_ingest",
     "test_lifecycle",
     "test_resume_load",
     "test_system_elasticsearch",
