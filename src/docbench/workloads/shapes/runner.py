@@ -228,16 +228,18 @@ def load_phase(
     """Load the point's documents; the oracle's answers for what was loaded."""
     system.create()
     log_path = result_path.with_suffix(".refused.tsv")
-    with open(log_path, "w", encoding="utf-8") as refusal_log:
-        report: LoadReport = load_files(
-            system.loader(),
-            [point.data_file],
-            type(system).load_batch_size,
-            refusal_log=refusal_log,
-            known_documents={point.data_file.name: point.docs},
-        )
-    if not report.refused_count:
-        log_path.unlink(missing_ok=True)
+    try:
+        with open(log_path, "w", encoding="utf-8") as refusal_log:
+            report: LoadReport = load_files(
+                system.loader(),
+                [point.data_file],
+                type(system).load_batch_size,
+                refusal_log=refusal_log,
+                known_documents={point.data_file.name: point.docs},
+            )
+    finally:  # no empty log beside a result (a load that failed or was stopped refused nothing)
+        if log_path.exists() and log_path.stat().st_size == 0:
+            log_path.unlink()
     started = time.perf_counter()
     system.finish_load()
     finish_seconds = time.perf_counter() - started
