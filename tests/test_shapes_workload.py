@@ -216,3 +216,28 @@ def test_a_paths_sweep_keeps_the_paths_per_document_of_its_preset(tmp_path: Path
         return sum(leaves(v) for v in value.values()) if isinstance(value, dict) else 1
 
     assert leaves(first) - 1 == 8  # its paths, and "id"
+
+
+@pytest.mark.skipif(not engine_class("mariadb").availability().ok, reason="no MariaDB here")
+def test_a_load_past_the_limit_is_stopped_and_breaks_the_sweep(tmp_path: Path, server_url) -> None:
+    """--load-limit: MariaDB loads in batches of 20,000; past the limit the load stops after
+    its first batch and the point is recorded as failed, which the report calls a break."""
+    request = ShapesRequest(
+        knob="paths",
+        values=[50],
+        base=SHAPE,
+        docs=25_000,
+        system_names=["mariadb"],
+        results_dir=tmp_path,
+        tries=1,
+        urls={"mariadb": server_url("mariadb")},
+        restart_for_cold=False,
+        load_limit_s=1e-6,
+        quiet=True,
+    )
+    assert run_shapes(request) == 1
+    (document,) = results.load_results([tmp_path])
+    assert "load stopped after" in document["error"] and "20,000 of 25,000" in document["error"]
+    assert not document["complete"]
+    (points,) = next(iter(sweeps([document]).values())).values()
+    assert points[0].reasons and points[0].reasons[0].startswith("fails: LoadStopped")

@@ -115,6 +115,14 @@ def command() -> click.Command:
         help="Seconds before a query try is cancelled.",
     )
     @click.option(
+        "--load-limit",
+        type=click.FloatRange(min=0, min_open=True),
+        default=1800.0,
+        show_default=True,
+        help="Seconds after which a point's load is stopped and the point recorded as failed "
+        "(checked between batches).",
+    )
+    @click.option(
         "--no-restart-cold",
         is_flag=True,
         help="Do not restart servers before a query's first try (quicker, tagged lukewarm).",
@@ -129,6 +137,7 @@ def command() -> click.Command:
         seed: int,
         tries: int,
         timeout: float,
+        load_limit: float,
         no_restart_cold: bool,
         system_names: list[str] | None,
         variants: list[str] | None,
@@ -161,6 +170,7 @@ def command() -> click.Command:
             timeout=timeout,
             urls=urls_from(urls),
             restart_for_cold=not no_restart_cold,
+            load_limit_s=load_limit,
             resume=resume,
         )
         raise SystemExit(run_shapes(request))

@@ -67,6 +67,9 @@ class ShapesRequest:
     restart_for_cold: bool = True
     # Skip a (system, variant, value) whose latest run on the same data is complete.
     resume: bool = False
+    # A point's load stopped after this long (seconds; None: no bound) is recorded as failed:
+    # an engine past its cliff (a mapping update per new field...) would hold the sweep for hours.
+    load_limit_s: float | None = 1800.0
     quiet: bool = False
 
 
@@ -203,7 +206,7 @@ def run_point(
     try:
         engine.start()
         document["version"] = engine.version() or "unknown"
-        expected = load_phase(system, point, document, result_path)
+        expected = load_phase(system, point, document, result_path, request.load_limit_s)
         query_phase(system, expected, document, request)
         document["complete"] = not any(q.get("crashed") for q in document["queries"].values())
     except Exception as error:  # noqa: BLE001 - recorded, and the sweep goes on
@@ -222,18 +225,40 @@ def run_point(
     return document
 
 
+class LoadStopped(RuntimeError):
+    """The load ran past the sweep's --load-limit."""
+
+
 def load_phase(
-    system: AnalyticsAdapter, point: ShapePoint, document: dict[str, Any], result_path: Path
+    system: AnalyticsAdapter,
+    point: ShapePoint,
+    document: dict[str, Any],
+    result_path: Path,
+    limit_s: float | None = None,
 ) -> dict[str, Any]:
-    """Load the point's documents; the oracle's answers for what was loaded."""
+    """Load the point's documents; the oracle's answers for what was loaded. A load that
+    runs past ``limit_s`` is stopped between two batches (LoadStopped)."""
     system.create()
     log_path = result_path.with_suffix(".refused.tsv")
+    began = time.perf_counter()
+    offered = [0]
+
+    def progress(lines: int) -> None:
+        offered[0] += lines
+        elapsed = time.perf_counter() - began
+        if limit_s is not None and elapsed > limit_s and offered[0] < point.docs:
+            raise LoadStopped(
+                f"load stopped after {elapsed:.0f} s (--load-limit {limit_s:g}) with "
+                f"{offered[0]:,} of {point.docs:,} documents sent"
+            )
+
     try:
         with open(log_path, "w", encoding="utf-8") as refusal_log:
             report: LoadReport = load_files(
                 system.loader(),
                 [point.data_file],
                 type(system).load_batch_size,
+                on_progress=progress,
                 refusal_log=refusal_log,
                 known_documents={point.data_file.name: point.docs},
             )
