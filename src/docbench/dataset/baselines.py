@@ -106,6 +106,11 @@ def compute_baselines(
             with multiprocessing.get_context("spawn").Pool(min(jobs, len(todo))) as pool:
                 for path, sizes in zip(todo, pool.map(_file_baselines_task, map(str, todo)), strict=True):
                     known[path.name] = sizes
+                # Let the workers leave by themselves before the block's terminate(): one
+                # killed while it held the task queue's lock leaves the other waiting for that
+                # lock, and terminate() then joins it forever (seen once in CI).
+                pool.close()
+                pool.join()
         else:
             for path in todo:
                 known[path.name] = file_baselines(path)
