@@ -37,6 +37,7 @@ from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.common import NotSupported
 from docbench.core import histograms
 from docbench.dataset.generate import ensure_binary
+from docbench.workloads.analytics.concurrent_clients import client_order
 from docbench.workloads.load import Batch, LoadReport, load_batch_isolating
 
 PROBE_S = 0.05
@@ -276,14 +277,12 @@ def run_clients(
 ) -> QueryLog:
     """``clients`` threads, each with its own session, Q1-Q5 in a seeded order, closed loop,
     until ``duration_s`` has passed or ``done()``."""
-    import random
-
     log = QueryLog()
     spec = {**system.session_spec(), "timeout": request.timeout_s}
     deadline = time.perf_counter() + duration_s
 
     def client(number: int) -> None:
-        order = random.Random(request.seed * 1_000_003 + number)
+        order = client_order(request.seed, number)  # the concurrency clients' seeded orders
         try:
             session = type(system).open_session(spec)
         except Exception as error:  # noqa: BLE001
