@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -34,8 +35,22 @@ def test_closing_early_stops_the_producer() -> None:
             produced.append(i)
             yield i
 
+    before = set(threading.enumerate())
     reader = prefetched(items(), depth=2)
     assert next(reader) == 0
+    (producer,) = [t for t in threading.enumerate() if t.name == "docbench-prefetch" and t not in before]
     reader.close()
-    assert not any(t.name == "docbench-prefetch" and t.is_alive() for t in threading.enumerate())
+    assert not producer.is_alive()
     assert len(produced) <= 5  # at most depth ahead, plus the items in hand
+
+
+def test_a_producer_at_its_end_leaves_when_the_consumer_closes() -> None:
+    """The end marker waits for a slot like any item: a producer that had read everything
+    and found the queue full must not stay blocked once the consumer has gone."""
+    before = set(threading.enumerate())
+    reader = prefetched(iter([0, 1, 2]), depth=1)
+    assert next(reader) == 0
+    (producer,) = [t for t in threading.enumerate() if t.name == "docbench-prefetch" and t not in before]
+    time.sleep(0.3)  # the producer has put 1 and waits to put 2, then the end marker
+    reader.close()
+    assert not producer.is_alive()

@@ -30,20 +30,25 @@ def prefetched(items: Iterable[T], depth: int = 2) -> Iterator[T]:
     slots: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
+    def hand_over(item: object) -> bool:
+        """Put ``item`` in a slot unless the consumer has gone; every put waits this way, or
+        a producer whose consumer stopped early would block on a full queue for ever."""
+        while not stop.is_set():
+            try:
+                slots.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def produce() -> None:
         try:
             for item in items:
-                while not stop.is_set():
-                    try:
-                        slots.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not hand_over(item):
                     return
-            slots.put(_DONE)
+            hand_over(_DONE)
         except BaseException as error:  # noqa: BLE001 - handed to the consumer
-            slots.put(_Failure(error))
+            hand_over(_Failure(error))
 
     producer = threading.Thread(target=produce, name="docbench-prefetch", daemon=True)
     producer.start()
