@@ -48,9 +48,9 @@ def test_a_producer_at_its_end_leaves_when_the_consumer_closes() -> None:
     """The end marker waits for a slot like any item: a producer that had read everything
     and found the queue full must not stay blocked once the consumer has gone."""
     before = set(threading.enumerate())
-    reader = prefetched(iter([0, 1, 2]), depth=1)
+    reader = prefetched(iter([0, 1]), depth=1)
     assert next(reader) == 0
     (producer,) = [t for t in threading.enumerate() if t.name == "docbench-prefetch" and t not in before]
-    time.sleep(0.3)  # the producer has put 1 and waits to put 2, then the end marker
+    time.sleep(0.3)  # the producer has put 1 and waits to put the end marker
     reader.close()
     assert not producer.is_alive()
