@@ -802,12 +802,13 @@ def test_shapes_view_draws_each_metric_against_the_knob_with_the_break_point(
 
 def test_ingest_view_draws_rate_and_freshness_second_by_second(tmp_path: Path, browser: Chromium) -> None:
     """A run with `--ingest-rates` levels gets the "Live ingest" view: a line per level of
-    documents acknowledged and of freshness against the seconds of the stream, a table row
-    per level with the count's verdict."""
+    documents acknowledged and of freshness against the seconds of the stream (each marker
+    where the level has markers, else the median by count of each second), a table row per
+    level with how freshness was measured and the count's verdict."""
     directory = tmp_path / "results"
     document = sample_document("postgresql", "PostgreSQL", "pglz", "1m", 1.0)
 
-    def level(target: float | None, per_second: list[int], exact: bool) -> dict:
+    def level(target: float | None, per_second: list[int], exact: bool, markers: bool) -> dict:
         timeline = [
             {"second": i + 1, "acknowledged": n, "freshness_p50_ms": 20.0 * (i + 1)}
             for i, n in enumerate(per_second)
@@ -821,7 +822,18 @@ def test_ingest_view_draws_rate_and_freshness_second_by_second(tmp_path: Path, b
             "offered_rate": total / len(per_second),
             "sustained_rate": total / len(per_second),
             "lag_s": {"max": 0.1, "last": 0.0},
-            "freshness_ms": {"p50": 40.0, "p99": 60.0},
+            "freshness_ms": (
+                {
+                    "method": "markers",
+                    "p50": 40.0,
+                    "p99": 60.0,
+                    "markers": 3,
+                    "seen": 3,
+                    "points": [[0.5, 35.0], [1.5, 45.0], [2.5, 55.0]],
+                }
+                if markers
+                else {"method": "count", "p50": 40.0, "p99": 60.0}
+            ),
             "count_before": 1_000_000,
             "expected_count": 1_000_000 + total,
             "final_count": 1_000_000 + total - (0 if exact else 5),
@@ -835,7 +847,10 @@ def test_ingest_view_draws_rate_and_freshness_second_by_second(tmp_path: Path, b
     document["ingest"] = {
         "duration_s": 3,
         "clients": 2,
-        "levels": [level(1000.0, [1000, 1000, 1000], True), level(None, [5000, 6000, 5500], False)],
+        "levels": [
+            level(1000.0, [1000, 1000, 1000], True, markers=True),
+            level(None, [5000, 6000, 5500], False, markers=False),
+        ],
     }
     results.write_atomically(directory / "postgresql.pglz.1m.json", document)
     page = tmp_path / "ingest.html"
@@ -847,10 +862,12 @@ def test_ingest_view_draws_rate_and_freshness_second_by_second(tmp_path: Path, b
     rate_points = browser.js(points % "ingest-rate")
     assert [1, 1000] in rate_points and [2, 6000] in rate_points and len(rate_points) == 6
     freshness = browser.js(points % "ingest-freshness")
-    assert [3, 0.06] in freshness
+    assert [0.5, 0.035] in freshness and [2.5, 0.055] in freshness  # the markers of level 1
+    assert [3, 0.06] in freshness and len(freshness) == 6  # level 2 by count, second by second
     rows = browser.js(
         "[...document.querySelectorAll('#ingest-table tbody tr')]"
         ".map(r => [...r.cells].map(c => c.textContent))"
     )
     assert [row[1] for row in rows] == ["1,000/s", "max"]
+    assert [row[6] for row in rows] == ["markers", "count"]
     assert rows[0][-1] == "exact (1,003,000)" and rows[1][-1] == "1,016,495 of 1,016,500"

@@ -1,6 +1,8 @@
 """Live ingest (`docbench run analytics --ingest-rates`) against real engines: the rate held,
-freshness measured for every batch, the exact count at the end, hard documents refused
-mid-stream and logged, a server killed mid-stream, an embedded engine said unsupported."""
+freshness measured by marker documents and for every batch by count, the exact count at the
+end, hard documents refused mid-stream and logged, a server killed mid-stream, the embedded
+engines (chDB, DuckDB) with the loader and the queries in one process, a system without it
+said unsupported."""
 
 from __future__ import annotations
 
@@ -66,10 +68,51 @@ def check_levels(name: str, levels: list[dict]) -> None:
         assert level["acknowledged"] == level["offered"] - level["refused"]
         if name == "postgresql":  # it refuses some hard documents (a lone surrogate, a NUL): each named
             assert level["refused"] > 0 and all(r["reason"] for r in level["refused_first"])
-        assert level["freshness_ms"]["unseen_batches"] == 0 and level["freshness_ms"]["batches"] > 0
-        assert level["freshness_ms"]["p50"] is not None and level["freshness_ms"]["p50"] < 2000
+        by_count = level["freshness_by_count_ms"]
+        assert by_count["unseen_batches"] == 0 and by_count["batches"] > 0
+        assert by_count["p50"] is not None and by_count["p50"] < 2000
+        check_markers(level)
         assert level["queries_idle"]["count"] > 0 and level["queries_during"]["count"] > 0
     assert flat_out["count_before"] == paced["final_count"]
+
+
+def check_markers(level: dict) -> None:
+    """A marker a second, each found by the system's own point lookup after its batch was
+    acknowledged; none lost; every one counted in the final count (checked by the caller)."""
+    markers = level["freshness_ms"]
+    assert markers["method"] == "markers", markers
+    assert markers["error"] is None
+    seconds = level["elapsed_s"]
+    assert 1 <= markers["markers"] <= seconds / markers["every_s"] + 2, (markers, seconds)
+    assert markers["seen"] == markers["markers"] and markers["unseen_markers"] == 0
+    assert markers["lost_markers"] == 0
+    assert markers["p50"] is not None and 0 <= markers["p50"] <= markers["p99"] < 5000
+    assert markers["poll_ms_p50"] is not None
+
+
+def test_the_embedded_engines_ingest_beside_their_queries(real_data_dir: Path, tmp_path: Path) -> None:
+    """chDB and DuckDB: the loader, the probe, the marker poller and the query clients are
+    threads of one process, each on a connection of its own to the one instance. The rate is
+    held and the count is exact; markers are found by each engine's point lookup. No hard
+    documents: a batch with a refusal is bisected, a dozen chDB inserts instead of one, and
+    the refusals mid-stream are the PostgreSQL test's."""
+    systems = ["duckdb", "clickhouse"]
+    request = RunRequest(
+        system_names=systems,
+        variants=["default", "lz4"],
+        data_dir=real_data_dir,
+        results_dir=tmp_path,
+        tries=1,
+        quiet=True,
+        restart_for_cold=False,
+        ingest=IngestRequest(rates=[400.0, 0.0], duration_s=2.0, clients=2, hard_rate=0.0, timeout_s=60),
+    )
+    assert run_analytics(request) == 0
+    documents = {d["system"]: d for d in results.load_results([tmp_path])}
+    assert set(documents) == set(systems)
+    for name, document in documents.items():
+        results.validate({k: v for k, v in document.items() if k != "_path"})
+        check_levels(name, document["ingest"]["levels"])
 
 
 def test_a_server_killed_mid_stream_keeps_what_it_acknowledged(real_data_dir: Path) -> None:
@@ -105,8 +148,12 @@ def test_a_server_killed_mid_stream_keeps_what_it_acknowledged(real_data_dir: Pa
         shutil.rmtree(base, ignore_errors=True)
 
 
-def test_an_embedded_engine_says_it_has_no_live_ingest(tmp_path: Path) -> None:
-    engine = open_engine("duckdb", tmp_path / "work", None)
-    system = adapter_class("duckdb", "analytics")(engine, adapter_class("duckdb", "analytics").variants[0])
+@pytest.mark.skipif(not engine_class("duckdb113").availability().ok, reason="no DuckDB 1.1.3 here")
+def test_a_system_without_live_ingest_says_so(tmp_path: Path) -> None:
+    """DuckDB 1.1.3 runs in a worker process of its own, which the loader and the query
+    threads cannot share: it says so instead of measuring something else."""
+    engine = open_engine("duckdb113", tmp_path / "work", None)
+    adapter = adapter_class("duckdb113", "analytics")
+    system = adapter(engine, adapter.variants[0])
     with pytest.raises(NotSupported, match="one process"):
         run_ingest(system, IngestRequest(rates=[100.0]), say=lambda _line: None)

@@ -310,11 +310,18 @@ class AnalyticsAdapter(ABC):
         """Sizes on disk after loading."""
 
     # ----- live ingest (`docbench run analytics --ingest-rates`) -------------------------
-    # Whether documents can arrive while query clients run: the loader, the count and the
-    # query sessions on connections of their own (a server, or SQLite in WAL mode). An engine
-    # that is one per process or locks its file to one writer (chDB, DuckDB) needs the ingest
-    # and the queries on one engine instance, which the ingest phase does not do yet.
+    # Whether documents can arrive while query clients run. The loader, the probe and the
+    # query clients are threads of the run's process, each with a connection of its own: to
+    # a server, to SQLite in WAL mode, or to the one instance of an embedded engine (chDB,
+    # DuckDB) that the process holds open.
     live_ingest: ClassVar[bool] = False
+
+    def live_session_spec(self) -> dict[str, Any]:
+        """The session spec of query clients that run, as threads of this process, beside
+        live ingest's loader: by default :meth:`session_spec` with a connection per session
+        (``own_connection``); an embedded engine adds what it needs to share the loader's
+        instance."""
+        return {**self.session_spec(), "own_connection": True}
 
     def begin_live_ingest(self) -> dict[str, Any]:
         """Make arriving documents visible as the engine does in live use (e.g. a search

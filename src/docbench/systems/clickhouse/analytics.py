@@ -21,8 +21,20 @@ from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.core.ownership import remove_owned_directory
 from docbench.core.sqlfiles import read_sql_statements, render
-from docbench.systems.clickhouse.engine import ClickHouseEngine, is_content_error, sql_string
-from docbench.systems.clickhouse.loader import BATCH_FILE_NAME, DATABASE, QUALIFIED, TABLE, ClickHouseLoader
+from docbench.systems.clickhouse.engine import (
+    ClickHouseEngine,
+    chdb_module,
+    is_content_error,
+    sql_string,
+)
+from docbench.systems.clickhouse.loader import (
+    BATCH_FILE_NAME,
+    DATABASE,
+    QUALIFIED,
+    TABLE,
+    ClickHouseLiveLoader,
+    ClickHouseLoader,
+)
 from docbench.systems.clickhouse.session import ClickHouseSession
 
 # Q2-Q5 filter on the leading sort key columns: their plan must show the primary key in use.
@@ -235,6 +247,23 @@ class ClickHouseAnalytics(AnalyticsAdapter):
 
     def count(self) -> int:
         return int(self.engine.query(f"SELECT count() FROM {QUALIFIED}").strip())
+
+    # Live ingest: the loader, the probe and the query clients are threads of this process,
+    # each on a chDB connection of its own to the process's one embedded server (small
+    # inserts: each batch a part, merged in the background as a live table's are).
+    live_ingest = True
+
+    def live_loader(self) -> Loader:
+        return ClickHouseLiveLoader(self)
+
+    def visible_count(self) -> int:
+        """The count on a connection of its own (the loader's is busy in another thread)."""
+        self.engine.connect()  # the process's embedded server, with the variant's settings
+        con = chdb_module().connect(self.engine.connection_string())
+        try:
+            return int(str(con.query(f"SELECT count() FROM {QUALIFIED}", "TSVRaw")).strip())
+        finally:
+            con.close()
 
     def read_back(self) -> list[str]:
         """The JSON type as ClickHouse writes it back (toJSONString); a String as stored."""

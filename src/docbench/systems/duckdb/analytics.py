@@ -102,6 +102,26 @@ class DuckDBAnalytics(AnalyticsAdapter):
         con = self.engine.connection()
         return int(con.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
 
+    # Live ingest: the loader, the probe and the query clients are threads of this process,
+    # each with a connection of its own to the one database instance (DuckDB's MVCC lets
+    # them read beside the writer; a connection is not shared between threads).
+    live_ingest = True
+
+    def live_session_spec(self) -> dict[str, Any]:
+        """Read-write connections: a read-only one cannot open the file this process holds
+        open for writing (DuckDB refuses a second configuration of one database)."""
+        return {**super().live_session_spec(), "read_only": False}
+
+    def visible_count(self) -> int:
+        """The count on a connection of its own (the loader's is busy in another thread),
+        closed after it so that none outlives the engine's release. Cheap: it joins the
+        instance the process has open."""
+        con = self.engine.connect()
+        try:
+            return int(con.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
+        finally:
+            con.close()
+
     def read_back(self) -> list[str]:
         """JSON as stored (text); a VARIANT cast back to JSON by DuckDB; the inferred columns
         as DuckDB writes a row as JSON (every column, null where the document had nothing)."""

@@ -51,7 +51,8 @@ def _profile_metrics(text: str) -> tuple[float | None, int | None]:
 
 class DuckDBSession(QuerySession):
     def __init__(self, spec: dict[str, Any]) -> None:
-        self.con = DuckDBEngine(Path(spec["workdir"])).connect(read_only=True)
+        # Read-only, except beside live ingest's writer in the same process (live_session_spec).
+        self.con = DuckDBEngine(Path(spec["workdir"])).connect(read_only=bool(spec.get("read_only", True)))
         self.profiling = False
         for setup in PROFILING_SETUPS:
             try:

@@ -191,6 +191,7 @@ def ingest_view(document: dict[str, Any]) -> dict[str, Any] | None:
                 "sustained_rate": level.get("sustained_rate"),
                 "lag_max_s": (level.get("lag_s") or {}).get("max"),
                 "refused": level.get("refused"),
+                "freshness_by": fresh.get("method", "count"),
                 "freshness_p50_ms": fresh.get("p50"),
                 "freshness_p99_ms": fresh.get("p99"),
                 "queries_idle_p50_ms": idle.get("p50_ms"),
@@ -202,14 +203,23 @@ def ingest_view(document: dict[str, Any]) -> dict[str, Any] | None:
                 "expected_count": level.get("expected_count"),
                 "error": level.get("error"),
                 "rate_points": [[p["second"], p["acknowledged"]] for p in level.get("timeline") or []],
-                "freshness_points": [
-                    [p["second"], p["freshness_p50_ms"] / 1000]
-                    for p in level.get("timeline") or []
-                    if p.get("freshness_p50_ms")
-                ],
+                "freshness_points": _freshness_points(level),
             }
         )
     return {"duration_s": record.get("duration_s"), "clients": record.get("clients"), "levels": levels}
+
+
+def _freshness_points(level: dict[str, Any]) -> list[list[float]]:
+    """[second, freshness s]: each marker at the second it was acknowledged, or (no markers)
+    the median by count of the batches acknowledged in each second."""
+    fresh = level.get("freshness_ms") or {}
+    if fresh.get("method") == "markers":
+        return [[second, ms / 1000] for second, ms in fresh.get("points") or []]
+    return [
+        [p["second"], p["freshness_p50_ms"] / 1000]
+        for p in level.get("timeline") or []
+        if p.get("freshness_p50_ms")
+    ]
 
 
 def run_view(document: dict[str, Any], key: str, lossless: bool | None = None) -> dict[str, Any]:

@@ -11,9 +11,11 @@ rate (documents per second; 0 = as fast as the engine takes them):
    system's loader, each at its intended time (an open loop: a batch the engine was too slow
    for is sent late and its lag is counted, never skipped); a document the engine refuses is
    isolated and logged as in a load; the same query clients run meanwhile;
-3. a probe thread reads the system's visible count (``visible_count``: nothing forced) every
-   ``PROBE_S``; the freshness of a batch is the time from its acknowledgement until a probe
-   sees the count reach it (resolution: one probe interval);
+3. freshness: once a second a marker document leads a batch, and a poller looks for it with
+   the system's own point lookup until a query sees it (``markers.py``): the time from its
+   acknowledgement to that poll is its freshness. Beside it, a probe thread reads the
+   system's visible count (``visible_count``: nothing forced) every ``PROBE_S``, giving every
+   batch's freshness by count (the only one for a representation with no point lookup);
 4. at the end, every acknowledged document must be visible, exactly: the final count equals
    the count before plus the documents acknowledged (none lost, none twice).
 
@@ -29,7 +31,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +40,15 @@ from docbench.contracts.common import NotSupported
 from docbench.core import histograms
 from docbench.dataset.generate import ensure_binary
 from docbench.workloads.analytics.concurrent_clients import client_order
+from docbench.workloads.analytics.markers import (
+    MARKER_FILE,
+    MARKER_ID_BASE,
+    Marker,
+    Markers,
+    percentile,
+    poll_markers,
+    stop_polling,
+)
 from docbench.workloads.load import Batch, LoadReport, load_batch_isolating
 
 PROBE_S = 0.05
@@ -94,7 +105,7 @@ class QueryLog:
 
 def generated_lines(
     seed: int, hard_rate: float | None = None, first_file: int = FIRST_FILE
-) -> Iterator[bytes]:
+) -> Generator[bytes, None, None]:
     """Documents from the generator, file after file, as it writes them (no file on disk)."""
     binary = ensure_binary(quiet=True)
     number = first_file
@@ -133,17 +144,23 @@ def run_ingest(
     """Every rate level on the loaded table; the record the result keeps."""
     if not type(system).live_ingest:
         raise NotSupported(
-            f"{system.name}: live ingest needs the loader, the count and the query sessions on "
-            "connections of their own; an embedded engine needs them in one process (not done yet)"
+            f"{system.name}: live ingest needs the loader, the probe and the query sessions on "
+            "connections of their own in one process; this system does not give them"
         )
     settings = system.begin_live_ingest()
     texts = system.queries()
     lines = generated_lines(request.seed, request.hard_rate)
+    # The markers' bodies: no hard documents, so none is refused for its content.
+    bodies = generated_lines(request.seed, 0.0, MARKER_FILE)
     levels = []
-    for rate in request.rates:
-        level = run_level(system, texts, lines, rate, request)
-        say(level_line(system.name, level))
-        levels.append(level)
+    try:
+        for rate in request.rates:
+            level = run_level(system, texts, lines, bodies, rate, request)
+            say(level_line(system.name, level))
+            levels.append(level)
+    finally:  # the generators' processes end when their pipes close
+        lines.close()
+        bodies.close()
     return {
         "duration_s": request.duration_s,
         "clients": request.clients,
@@ -157,7 +174,12 @@ def run_ingest(
 
 
 def run_level(
-    system: AnalyticsAdapter, texts: list[str], lines: Iterator[bytes], rate: float, request: IngestRequest
+    system: AnalyticsAdapter,
+    texts: list[str],
+    lines: Iterator[bytes],
+    bodies: Iterator[bytes],
+    rate: float,
+    request: IngestRequest,
 ) -> dict[str, Any]:
     # The count to start from, by the count that makes everything visible (the end's), then
     # seen by the probe too: an earlier level's last documents are not counted as this one's.
@@ -178,10 +200,19 @@ def run_level(
     probes: list[tuple[float, float, int]] = []
     stop = threading.Event()
     failure: list[str] = []
+    markers = Markers(system, bodies, MARKER_ID_BASE + base)
+    polled = threading.Event()
+    poller = None
+    if markers.enabled:
+        spec = {**system.live_session_spec(), "timeout": request.timeout_s}
+        poller = threading.Thread(
+            target=poll_markers, args=(markers, spec, polled), name="markers", daemon=True
+        )
+        poller.start()
 
     def ingest() -> None:
         try:
-            stream(system, lines, rate, request.duration_s, report, acks, stop)
+            stream(system, lines, rate, request.duration_s, report, acks, stop, markers if poller else None)
         except Exception as error:  # noqa: BLE001 - recorded: the server may have crashed
             failure.append(f"{type(error).__name__}: {error}"[:500])
         finally:
@@ -199,7 +230,14 @@ def run_level(
     elapsed = time.perf_counter() - started
     acknowledged = acks[-1].total if acks else 0
     settled = settle(system, base + acknowledged, probes, failure)
-    return summarize_level(rate, request, report, acks, probes, base, settled, elapsed, idle, during, failure)
+    marked = None
+    if poller is not None:
+        deadline = time.perf_counter() + 10.0  # after the settle: what the count shows, a query finds
+        stop_polling(markers, polled, poller, lambda: time.perf_counter() > deadline)
+        marked = markers.summary(acks[0].intended if acks else None)
+    return summarize_level(
+        rate, request, report, acks, probes, base, settled, elapsed, idle, during, failure, marked
+    )
 
 
 def probe_loop(
@@ -235,8 +273,10 @@ def stream(
     report: LoadReport,
     acks: list[Ack],
     stop: threading.Event,
+    markers: Markers | None = None,
 ) -> None:
-    """Batches at their intended times (rate 0: back to back) until ``duration_s``."""
+    """Batches at their intended times (rate 0: back to back) until ``duration_s``; a marker
+    document at the head of a batch once a second."""
     size = max(1, int(rate / BATCHES_PER_SECOND)) if rate else 5_000
     loader = system.live_loader()
     # The generator started (its first batch read) before the clock starts.
@@ -253,15 +293,25 @@ def stream(
             if delay > 0:
                 time.sleep(delay)
             sent = time.perf_counter()
-            batch = Batch(ready or [next(lines) for _ in range(size)], number * size + 1)
+            documents = ready or [next(lines) for _ in range(size)]
             ready = []
+            marker: Marker | None = None
+            if markers is not None and markers.due(sent):
+                line, marker = markers.make(sent)
+                documents = [line, *documents[:-1]]  # the batch keeps its size
+            batch = Batch(documents, number * size + 1)
             name = f"ingest-{number:07d}"
             loader.begin_file(name)
             report.offered += len(batch.lines)
             total += load_batch_isolating(loader, batch, name, report)
             loader.commit_file()
+            acknowledged = time.perf_counter()
+            if marker is not None:
+                if batch.first in report.refused_lines.get(name, set()):
+                    marker.lost = True
+                marker.acknowledged = acknowledged
             # As fast as taken: a batch is intended when the one before it was acknowledged.
-            acks.append(Ack(intended if rate else sent, time.perf_counter(), total))
+            acks.append(Ack(intended if rate else sent, acknowledged, total))
             number += 1
     finally:
         stop.set()
@@ -278,7 +328,7 @@ def run_clients(
     """``clients`` threads, each with its own session, Q1-Q5 in a seeded order, closed loop,
     until ``duration_s`` has passed or ``done()``."""
     log = QueryLog()
-    spec = {**system.session_spec(), "timeout": request.timeout_s}
+    spec = {**system.live_session_spec(), "timeout": request.timeout_s}
     deadline = time.perf_counter() + duration_s
 
     def client(number: int) -> None:
@@ -380,16 +430,9 @@ def per_second(acks: list[Ack], probes: list[tuple[float, float, int]], base: in
         documents, batches = seconds.get(second, (0, []))
         fresh, _ = freshness_ms(batches, probes, base)
         timeline.append(
-            {"second": second, "acknowledged": documents, "freshness_p50_ms": _percentile(fresh, 0.5)}
+            {"second": second, "acknowledged": documents, "freshness_p50_ms": percentile(fresh, 0.5)}
         )
     return timeline
-
-
-def _percentile(values: list[float], share: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 1)
 
 
 def summarize_level(
@@ -404,12 +447,22 @@ def summarize_level(
     idle: QueryLog,
     during: QueryLog,
     failure: list[str],
+    marked: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     acknowledged = acks[-1].total if acks else 0
     span = (acks[-1].acknowledged - acks[0].intended) if acks else 0.0
     fresh, unseen = freshness_ms(acks, probes, base)
     timeline = per_second(acks, probes, base)
     lags = [ack.acknowledged - ack.intended for ack in acks]
+    by_count = {
+        "p50": percentile(fresh, 0.5),
+        "p99": percentile(fresh, 0.99),
+        "max": round(max(fresh), 1) if fresh else None,
+        "batches": len(fresh),
+        "unseen_batches": unseen,
+        # The resolution: a probe every PROBE_S, each taking this long (median).
+        "probe_ms_p50": percentile([(end - start) * 1000 for start, end, _ in probes], 0.5),
+    }
     return {
         "target_rate": rate or None,
         "offered": report.offered,
@@ -421,15 +474,9 @@ def summarize_level(
         # Documents the engine acknowledged per second.
         "sustained_rate": round(acknowledged / span, 1) if span > 0 else None,
         "lag_s": {"max": round(max(lags), 3) if lags else None, "last": round(lags[-1], 3) if lags else None},
-        "freshness_ms": {
-            "p50": _percentile(fresh, 0.5),
-            "p99": _percentile(fresh, 0.99),
-            "max": round(max(fresh), 1) if fresh else None,
-            "batches": len(fresh),
-            "unseen_batches": unseen,
-            # The resolution: a probe every PROBE_S, each taking this long (median).
-            "probe_ms_p50": _percentile([(end - start) * 1000 for start, end, _ in probes], 0.5),
-        },
+        # By markers where the system has a point lookup, else by the visible count.
+        "freshness_ms": marked or {**by_count, "method": "count"},
+        "freshness_by_count_ms": by_count,
         "count_before": base,
         "expected_count": base + acknowledged,
         **settled,
@@ -447,7 +494,7 @@ def level_line(name: str, level: dict[str, Any]) -> str:
     fresh = level["freshness_ms"]
     return (
         f"{name} ingest {target}: {level['acknowledged']:,} acknowledged at {level['sustained_rate']}/s, "
-        f"freshness p50 {fresh['p50']} ms p99 {fresh['p99']} ms, queries p50 "
+        f"freshness ({fresh['method']}) p50 {fresh['p50']} ms p99 {fresh['p99']} ms, queries p50 "
         f"{level['queries_idle'].get('p50_ms')} -> {level['queries_during'].get('p50_ms')} ms, "
         f"count {'exact' if level['exact'] else 'NOT exact'} ({_count(level['final_count'])} of "
         f"{level['expected_count']:,})" + (f"; FAILED: {level['error']}" if level["error"] else "")

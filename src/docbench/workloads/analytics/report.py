@@ -149,6 +149,7 @@ def ingest_table(docs: list[dict[str, Any]]) -> Table | None:
         "sustained /s",
         "max lag s",
         "refused",
+        "freshness by",
         "freshness p50 ms",
         "p99 ms",
         "queries p50 ms idle -> during",
@@ -160,7 +161,7 @@ def ingest_table(docs: list[dict[str, Any]]) -> Table | None:
     for d in runs:
         record = d["ingest"]
         if record.get("not_supported"):
-            table.add_row(_name(d), f"[yellow]{record['not_supported'][:100]}[/yellow]", *[""] * 9)
+            table.add_row(_name(d), f"[yellow]{record['not_supported'][:100]}[/yellow]", *[""] * 10)
             continue
         for level in record.get("levels") or []:
             fresh = level.get("freshness_ms") or {}
@@ -177,6 +178,7 @@ def ingest_table(docs: list[dict[str, Any]]) -> Table | None:
                 f"{level['sustained_rate']:,.0f}" if level.get("sustained_rate") else "-",
                 str((level.get("lag_s") or {}).get("max")),
                 f"{level.get('refused', 0):,}",
+                _freshness_method(fresh),
                 _ms(fresh.get("p50")),
                 _ms(fresh.get("p99")),
                 f"{_ms(idle.get('p50_ms'))} -> {_ms(during.get('p50_ms'))}",
@@ -185,6 +187,14 @@ def ingest_table(docs: list[dict[str, Any]]) -> Table | None:
                 count + (f" [red]{level['error'][:80]}[/red]" if level.get("error") else ""),
             )
     return table
+
+
+def _freshness_method(fresh: dict[str, Any]) -> str:
+    """How freshness was measured: markers (seen of made), or the visible count."""
+    if fresh.get("method") != "markers":
+        return "count"
+    text = f"markers {fresh.get('seen', 0)}/{fresh.get('markers', 0)}"
+    return text if fresh.get("seen") == fresh.get("markers") else f"[red]{text}[/red]"
 
 
 def _ms(value: float | None) -> str:
