@@ -163,8 +163,8 @@ def command() -> click.Command:
         callback=_ingest_rates,
         help="After the queries, documents arriving at each of these rates (documents/s, "
         "e.g. 1k,10k, or max) through the system's own loading path while query clients run: "
-        "rate sustained, freshness p50/p99, query latency idle vs during, the exact count at "
-        "the end. Server systems and SQLite (not chDB or DuckDB yet).",
+        "rate sustained, freshness p50/p99 (marker documents found by a query), query latency "
+        "idle vs during, the exact count at the end. Every system but DuckDB 1.1.3.",
     )
     @click.option(
         "--ingest-duration",
