@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from docbench.contracts.analytics import Loader
-from docbench.contracts.common import BatchRejected
+from docbench.contracts.analytics import AnalyticsAdapter, Loader
+from docbench.contracts.common import BatchRejected, StorageSize
 from docbench.core.prefetch import prefetched
 from docbench.dataset.reader import compression_of, iter_decompressed, iter_line_batches
 
@@ -453,6 +453,37 @@ def load_files(
     loader.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+@dataclass
+class LoadEnd:
+    """What a load ends with: the finishing steps' time, the system's own count, its sizes,
+    and a warning when the count is not what it accepted."""
+
+    finish_seconds: float
+    count: int
+    storage: StorageSize
+    warning: str | None
+
+
+def end_load(system: AnalyticsAdapter, report: LoadReport) -> LoadEnd:
+    """After the last batch: the system's finishing steps (index builds, merges,
+    checkpoints: part of the load time), its count and sizes; then the parent's handles are
+    released for the query workers. Shared by the workloads that load through the analytics
+    adapters."""
+    started = time.perf_counter()
+    system.finish_load()
+    finish_seconds = time.perf_counter() - started
+    count = system.count()
+    storage = system.storage()
+    system.release()
+    accepted = report.offered - report.refused_count
+    warning = (
+        None
+        if count == accepted
+        else f"the system counts {count} documents but accepted {accepted} of {report.offered}"
+    )
+    return LoadEnd(finish_seconds, count, storage, warning)
 
 
 def _short(message: str, limit: int = 300) -> str:

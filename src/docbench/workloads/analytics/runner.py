@@ -18,7 +18,6 @@ import contextlib
 import dataclasses
 import logging
 import os
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,7 +56,7 @@ from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpo
 from docbench.workloads.analytics.concurrency import ConcurrencyRequest, run_concurrency
 from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.ingest import IngestRequest, run_ingest
-from docbench.workloads.load import LoadReport, load_files, offered_lines
+from docbench.workloads.load import LoadReport, end_load, load_files, offered_lines
 from docbench.workloads.query_worker import QueryRun, run_query_in_worker
 
 log = logging.getLogger(__name__)
@@ -504,12 +503,8 @@ def load_phase(
             on_committed=on_committed,
             known_documents=generated_documents(dataset),
         )
-    started = time.perf_counter()
-    system.finish_load()
-    finish_seconds = time.perf_counter() - started
-    count = system.count()
-    storage = system.storage()
-    system.release()
+    end = end_load(system, report)
+    count, storage, finish_seconds = end.count, end.storage, end.finish_seconds
     load_time = report.seconds + finish_seconds
     document.update(
         {
@@ -546,11 +541,8 @@ def load_phase(
             },
         }
     )
-    if count != report.offered - report.refused_count:
-        document.setdefault("warnings", []).append(
-            f"the system counts {count} documents but accepted "
-            f"{report.offered - report.refused_count} of {report.offered}"
-        )
+    if end.warning:
+        document.setdefault("warnings", []).append(end.warning)
     console.print(
         f"loaded {count:,} of {report.offered:,} documents in {load_time:.1f} s "
         f"({report.refused_count} refused); total size {_mb(storage.total)}"

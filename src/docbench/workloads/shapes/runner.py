@@ -33,7 +33,7 @@ from docbench.core.units import count_label
 from docbench.dataset.shapes import DATA_NAME, Shape, generate_shapes, preset_knobs
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
-from docbench.workloads.load import LoadReport, load_files
+from docbench.workloads.load import LoadReport, end_load, load_files
 from docbench.workloads.query_worker import QueryRun, run_query_in_worker
 from docbench.workloads.shapes.expected import answers_without, check_rows, targets_from
 
@@ -265,12 +265,8 @@ def load_phase(
     finally:  # no empty log beside a result (a load that failed or was stopped refused nothing)
         if log_path.exists() and log_path.stat().st_size == 0:
             log_path.unlink()
-    started = time.perf_counter()
-    system.finish_load()
-    finish_seconds = time.perf_counter() - started
-    count = system.count()
-    storage = system.storage()
-    system.release()
+    end = end_load(system, report)
+    count, storage, finish_seconds = end.count, end.storage, end.finish_seconds
     load_time = report.seconds + finish_seconds
     loaded = max(count, 1)
     document.update(
@@ -298,11 +294,8 @@ def load_phase(
             },
         }
     )
-    if count != report.offered - report.refused_count:
-        document.setdefault("warnings", []).append(
-            f"the system counts {count} documents but accepted {report.offered - report.refused_count} "
-            f"of {report.offered}"
-        )
+    if end.warning:
+        document.setdefault("warnings", []).append(end.warning)
     answers = dict(point.summary["answers"])
     refused_lines = report.refused_lines.get(point.data_file.name, set())
     if refused_lines:
