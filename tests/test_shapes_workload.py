@@ -16,7 +16,14 @@ from docbench import results
 from docbench.dataset.shapes import DATA_NAME, Shape, generate_shapes
 from docbench.systems import engine_class
 from docbench.workloads.shapes.expected import answers_without, check_rows, lookup, targets_from
-from docbench.workloads.shapes.report import dashboard_section, print_report, sweeps
+from docbench.workloads.shapes.report import (
+    Point,
+    break_point,
+    dashboard_section,
+    mark_breaks,
+    print_report,
+    sweeps,
+)
 from docbench.workloads.shapes.runner import ShapesRequest, run_shapes
 
 # Elasticsearch's index.mapping.depth.limit (20): a document whose objects nest deeper, the
@@ -241,3 +248,25 @@ def test_a_load_past_the_limit_is_stopped_and_breaks_the_sweep(tmp_path: Path, s
     assert not document["complete"]
     (points,) = next(iter(sweeps([document]).values())).values()
     assert points[0].reasons and points[0].reasons[0].startswith("fails: LoadStopped")
+
+
+def test_the_break_point_names_the_first_break_and_each_later_kind() -> None:
+    """A search engine that answers wrong from the first depth and refuses past its depth
+    limit later: the break point says both, each at the first value where it comes; a later
+    wrong answer of the kind already said is not repeated."""
+
+    def point(value: int, refused: int, status: str) -> Point:
+        document = {
+            "offered": 100,
+            "load_time": 1.0,
+            "refused": {"count": refused, "reasons": {"depth limit [20]": refused} if refused else {}},
+            "queries": {"varying_filter": {"status": status, "detail": "got [5]"}},
+        }
+        return Point(value, document)
+
+    points = mark_breaks([point(2, 0, "wrong"), point(8, 0, "wrong"), point(24, 90, "wrong")])
+    text = break_point(points)
+    assert text.startswith("2: varying_filter: wrong")
+    assert text.count("varying_filter") == 1
+    assert text.endswith("· then 24: refuses 90 of 100 (depth limit [20])")
+    assert break_point(mark_breaks([point(2, 0, "ok"), point(8, 0, "ok")])) == "holds to 8"

@@ -90,10 +90,32 @@ def breaking_reasons(document: dict[str, Any], base: dict[str, Any]) -> list[str
 
 
 def break_point(points: list[Point]) -> str:
+    """The first value where the engine breaks, with every reason; then, for each other way
+    of breaking, the first later value where it comes (a search engine answering wrong from
+    the first value still refuses past its depth limit: the depth sweep must say both)."""
     broken = next((p for p in points if p.reasons), None)
     if broken is None:
         return f"holds to {points[-1].value}" if points else ""
-    return f"{broken.value}: {'; '.join(broken.reasons)}"
+    text = f"{broken.value}: {'; '.join(broken.reasons)}"
+    seen = {_kind(reason) for reason in broken.reasons}
+    for point in points[points.index(broken) + 1 :]:
+        for reason in point.reasons:
+            if _kind(reason) not in seen:
+                seen.add(_kind(reason))
+                text += f" · then {point.value}: {reason}"
+    return text
+
+
+def _kind(reason: str) -> str:
+    """A breaking reason's kind (breaking_reasons' wording): fails, refuses, load slower,
+    query slower, or a query's wrong or failed answer."""
+    if reason.startswith(("fails", "refuses")):
+        return reason.split(" ", 1)[0]
+    if reason.startswith("load "):
+        return "load slower"
+    if reason.endswith("slower (hot)"):
+        return "query slower"
+    return "answer"
 
 
 def cell(point: Point) -> str:
