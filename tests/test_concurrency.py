@@ -24,6 +24,7 @@ from docbench.workloads.analytics.concurrency import (
     collect_finals,
     run_concurrency,
     run_level,
+    short_window,
     summarize,
 )
 from docbench.workloads.analytics.concurrent_clients import QUERY_NUMBERS, client_order
@@ -164,6 +165,17 @@ def test_seeded_order_and_target_rate_are_exact_on_the_echo(expected: dict) -> N
     assert level["outcomes"]["ok"] == sum(counts.values()) == level["queries"]
     assert level["qps"] == pytest.approx(100.0, rel=0.05)
     assert level["latency_ms"]["max_ms"] < 1000  # from the intended start, and the echo is instant
+    assert level["warning"] is None  # dozens of answers per client
+
+
+def test_a_window_shorter_than_a_few_rounds_is_warned_with_a_duration() -> None:
+    """64 clients on a 1.3 s query share two cores: each answer takes about 80 s, and a 15 s
+    window sees a handful. The level says so, with the --duration that would see 3 rounds."""
+    warning = short_window(completed=5, clients=64, mean_ms=80_000.0, duration_s=15.0)
+    assert warning is not None and "5 answers from 64 clients" in warning
+    assert "--duration 240 or more" in warning
+    assert "several times" in (short_window(0, 16, None, 15.0) or "")
+    assert short_window(completed=48, clients=16, mean_ms=900.0, duration_s=15.0) is None
 
 
 def test_cli_runs_levels_writes_and_reports_them(real_data_dir: Path, tmp_path: Path) -> None:

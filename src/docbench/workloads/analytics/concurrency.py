@@ -322,23 +322,48 @@ def summarize(level: Level, request: ConcurrencyRequest) -> dict[str, Any]:
             }
         )
     sent = sum(totals.values())
+    latency = _rounded(histograms.latency_summary(overall))
     return {
         "clients": level.clients,
         "processes": level.processes,
         "error": level.error,
+        "warning": short_window(completed_total, level.clients, latency.get("avg_ms"), request.duration_s),
         "partial": partial,
         "queries": sent,
         "qps": None if partial else round(completed_total / request.duration_s, 3),
         "missed": sum(f.get("missed", 0) for f in level.finals.values()),
         "outcomes": totals,
         "error_ratio": round((sent - totals["ok"]) / sent, 4) if sent else None,
-        "latency_ms": _rounded(histograms.latency_summary(overall)),
+        "latency_ms": latency,
         "histogram": overall.encode().decode() if overall.get_total_count() else "",
         "warmup_queries": sum(f["warmup_queries"] for f in level.finals.values()),
         "client_cpu_seconds": round(sum(f["cpu_seconds"] for f in level.finals.values()), 3),
         "engine": level.engine,
         "per_query": per_query,
     }
+
+
+# Answers per client in the window below which the level's QPS is not the engine's.
+MIN_ROUNDS = 3
+
+
+def short_window(completed: int, clients: int, mean_ms: float | None, duration_s: float) -> str | None:
+    """A warning when the clients got fewer than MIN_ROUNDS answers each in the window: a
+    closed loop of many clients on slow queries queues them, each answer takes clients x the
+    query's time, and a window shorter than a few of those counts the first answers only
+    (QPS too low, percentiles from the queries that happened to finish). The hint: a
+    --duration of MIN_ROUNDS answers at the latency seen."""
+    if not clients or completed >= MIN_ROUNDS * clients:
+        return None
+    hint = (
+        f"run with --duration {max(duration_s * 2, MIN_ROUNDS * mean_ms / 1000):.0f} or more"
+        if mean_ms
+        else "run with a --duration several times the queries' time at this many clients"
+    )
+    return (
+        f"{completed} answers from {clients} clients in the {duration_s:g} s window (under "
+        f"{MIN_ROUNDS} each): QPS and percentiles count only the first answers; {hint}"
+    )
 
 
 def _rounded(summary: dict[str, Any]) -> dict[str, Any]:
@@ -356,4 +381,5 @@ def level_line(name: str, level: dict[str, Any]) -> str:
         f"{name}: {level['clients']} clients: {level['qps']:.2f} qps, p99 {p99}, "
         f"{problems} of {level['queries']} not ok{missed}"
         + (f" ({level['error']})" if level["error"] else "")
+        + (f"\n  warning: {level['warning']}" if level.get("warning") else "")
     )

@@ -81,6 +81,11 @@ def print_dataset_report(
     concurrent = concurrency_table(docs)
     if concurrent is not None:
         console.print(concurrent)
+        for d in docs:
+            for level in (d.get("concurrency") or {}).get("levels") or []:
+                if level.get("warning"):
+                    where = f"{_name(d)} at {level['clients']} clients"
+                    console.print(f"[yellow]warning[/yellow] {where}: {level['warning']}")
     ingest = ingest_table(docs)
     if ingest is not None:
         console.print(ingest)
@@ -122,7 +127,10 @@ def concurrency_table(docs: list[dict[str, Any]]) -> Table | None:
             table.add_row(
                 _name(d),
                 str(level["clients"]),
-                f"{level['qps']:.2f}"
+                (
+                    f"{level['qps']:.2f}"
+                    + (" [yellow](window too short)[/yellow]" if level.get("warning") else "")
+                )
                 if level.get("qps") is not None
                 else f"[red]{level.get('error') or 'nothing ran'}[/red]",
                 *(_ms(latency.get(k)) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")),
