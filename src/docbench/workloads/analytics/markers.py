@@ -1,6 +1,7 @@
 """Marker documents of live ingest: freshness measured on documents a query looks for.
 
-Once a second the stream puts a marker at the head of its batch: a generated event (from a
+Once a second (or, when the system's lookup takes longer, as soon as the marker before it
+has been found) the stream puts a marker at the head of its batch: a generated event (from a
 generator file of its own, with no hard documents, so no engine refuses it for its content)
 with a top-level ``"id"`` no Bluesky event has. Once its batch is acknowledged, a poller
 thread asks the system whether a query sees it, with the system's own point lookup (the
@@ -83,7 +84,10 @@ class Markers:
         return marker_lookup(self.system, self.first_id) is not None
 
     def due(self, now: float) -> bool:
-        return self.last is None or now - self.last >= MARKER_EVERY_S
+        """A marker a second, and only when the one before it has been seen (or lost): the
+        poller looks for one marker at a time, so a lookup slower than a second (a scan of a
+        growing table) would queue markers and measure the queue instead of the engine."""
+        return (self.last is None or now - self.last >= MARKER_EVERY_S) and self.outstanding() == 0
 
     def make(self, now: float) -> tuple[bytes, Marker]:
         """The next marker's line (to lead a batch), and the marker."""
