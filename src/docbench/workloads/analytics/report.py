@@ -18,6 +18,7 @@ from rich.table import Table
 
 from docbench.core.console import report_console
 from docbench.results import load_results, run_name
+from docbench.workloads.analytics.concurrency import short_window
 
 STATUS_MARK = {
     "ok": "[green]✓[/green]",
@@ -83,9 +84,10 @@ def print_dataset_report(
         console.print(concurrent)
         for d in docs:
             for level in (d.get("concurrency") or {}).get("levels") or []:
-                if level.get("warning"):
+                warning = window_warning(d["concurrency"], level)
+                if warning:
                     where = f"{_name(d)} at {level['clients']} clients"
-                    console.print(f"[yellow]warning[/yellow] {where}: {level['warning']}")
+                    console.print(f"[yellow]warning[/yellow] {where}: {warning}")
     ingest = ingest_table(docs)
     if ingest is not None:
         console.print(ingest)
@@ -94,6 +96,17 @@ def print_dataset_report(
 
 
 # ----- tables -----------------------------------------------------------------------------
+
+
+def window_warning(record: dict[str, Any], level: dict[str, Any]) -> str | None:
+    """The level's short-window warning, or, for a result written before levels carried
+    one, the same judgement from its figures."""
+    if "warning" in level:
+        return level["warning"]
+    mean = (level.get("latency_ms") or {}).get("avg_ms")
+    return short_window(
+        level.get("queries") or 0, level["clients"], mean, float(record.get("duration_s") or 0)
+    )
 
 
 def concurrency_table(docs: list[dict[str, Any]]) -> Table | None:
@@ -129,7 +142,7 @@ def concurrency_table(docs: list[dict[str, Any]]) -> Table | None:
                 str(level["clients"]),
                 (
                     f"{level['qps']:.2f}"
-                    + (" [yellow](window too short)[/yellow]" if level.get("warning") else "")
+                    + (" [yellow](window too short)[/yellow]" if window_warning(record, level) else "")
                 )
                 if level.get("qps") is not None
                 else f"[red]{level.get('error') or 'nothing ran'}[/red]",
