@@ -74,7 +74,9 @@ def tuned_options() -> dict[str, str]:
         "max-heap-table-size": str(tmp_table),
         "sort-buffer-size": str(64 * MiB),
         "max-allowed-packet": str(1 * GiB),
-        "max-connections": "50",
+        # 64 concurrent query clients (`--clients 64`) beside the run's own connections
+        # (the parent, a live-ingest probe and poller): 50 refused the 64th client.
+        "max-connections": "200",
         "character-set-server": "utf8mb4",
         "collation-server": "utf8mb4_bin",
         "default-time-zone": "+00:00",

@@ -104,7 +104,9 @@ def tuned_settings(ram: int | None = None, cores: int | None = None) -> dict[str
         # Storage is SSD or page cache here.
         "random_page_cost": "1.1",
         "effective_io_concurrency": "200",
-        "max_connections": "50",
+        # 64 concurrent query clients (`--clients 64`) beside the run's own connections
+        # (the parent, a live-ingest probe and poller); PostgreSQL's default is 100.
+        "max_connections": "200",
         "timezone": "UTC",
         "lc_messages": "C",
         "log_min_messages": "warning",
