@@ -327,7 +327,10 @@ def summarize(level: Level, request: ConcurrencyRequest) -> dict[str, Any]:
         "clients": level.clients,
         "processes": level.processes,
         "error": level.error,
-        "warning": short_window(completed_total, level.clients, latency.get("avg_ms"), request.duration_s),
+        # A level that did not run (partial, or an error before any query) is said by its error.
+        "warning": None
+        if partial or level.error
+        else short_window(completed_total, level.clients, latency.get("avg_ms"), request.duration_s),
         "partial": partial,
         "queries": sent,
         "qps": None if partial else round(completed_total / request.duration_s, 3),

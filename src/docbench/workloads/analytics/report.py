@@ -101,6 +101,8 @@ def print_dataset_report(
 def window_warning(record: dict[str, Any], level: dict[str, Any]) -> str | None:
     """The level's short-window warning, or, for a result written before levels carried
     one, the same judgement from its figures."""
+    if level.get("qps") is None or level.get("error"):
+        return None  # the level did not run: its error says so
     if "warning" in level:
         return level["warning"]
     mean = (level.get("latency_ms") or {}).get("avg_ms")
