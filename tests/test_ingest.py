@@ -48,8 +48,13 @@ def test_documents_arrive_at_the_rate_and_every_one_is_counted(
         restart_for_cold=False,
         ingest=IngestRequest(rates=[400.0, 0.0], duration_s=2.0, clients=1, hard_rate=0.03, timeout_s=60),
     )
+    run_and_check(request, systems, tmp_path)
+
+
+def run_and_check(request: RunRequest, systems: list[str], results_dir: Path) -> None:
+    """Run the analytics with its ingest levels; every system's result valid, its levels checked."""
     assert run_analytics(request) == 0
-    documents = {d["system"]: d for d in results.load_results([tmp_path])}
+    documents = {d["system"]: d for d in results.load_results([results_dir])}
     assert set(documents) == set(systems)
     for name, document in documents.items():
         results.validate({k: v for k, v in document.items() if k != "_path"})
@@ -107,12 +112,7 @@ def test_the_embedded_engines_ingest_beside_their_queries(real_data_dir: Path, t
         restart_for_cold=False,
         ingest=IngestRequest(rates=[400.0, 0.0], duration_s=2.0, clients=2, hard_rate=0.0, timeout_s=60),
     )
-    assert run_analytics(request) == 0
-    documents = {d["system"]: d for d in results.load_results([tmp_path])}
-    assert set(documents) == set(systems)
-    for name, document in documents.items():
-        results.validate({k: v for k, v in document.items() if k != "_path"})
-        check_levels(name, document["ingest"]["levels"])
+    run_and_check(request, systems, tmp_path)
 
 
 def test_a_server_killed_mid_stream_keeps_what_it_acknowledged(real_data_dir: Path) -> None:
