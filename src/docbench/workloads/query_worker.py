@@ -1,4 +1,5 @@
-"""The query worker: a fresh process per query, so the first try finds a cold engine.
+"""The query worker: a fresh process per query, so the first try finds a cold engine
+(:mod:`docbench.workloads.fresh_process`: forked from a clean forkserver, not a new interpreter).
 
 The parent spawns :func:`worker_main` with the system's picklable session spec. The worker
 opens a session, runs the query `tries` times and sends one message per event through a
@@ -13,7 +14,6 @@ pipe, so a try that hangs or kills the process loses only itself:
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -22,6 +22,7 @@ from typing import Any
 
 from docbench.contracts.analytics import QuerySession
 from docbench.procstats import QueryMeter
+from docbench.workloads import fresh_process
 
 
 def worker_main(
@@ -136,12 +137,9 @@ def run_query_in_worker(
 ) -> QueryRun:
     """Run one query `tries` times in a fresh process; a try past `timeout` is killed.
     ``shape_query`` names a shape query (the session's ``execute_shape``) instead of Q1-Q5."""
-    ctx = multiprocessing.get_context("spawn")
-    parent_end, child_end = ctx.Pipe(duplex=False)
-    process = ctx.Process(
-        target=worker_main,
-        daemon=True,
-        args=(system_name, spec, query_number, text, tries, child_end, shape_query),
+    parent_end, child_end = fresh_process.context().Pipe(duplex=False)
+    process = fresh_process.process(
+        worker_main, (system_name, spec, query_number, text, tries, child_end, shape_query), daemon=True
     )
     process.start()
     child_end.close()

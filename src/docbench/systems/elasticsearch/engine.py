@@ -23,6 +23,7 @@ class ElasticsearchEngine(SearchEngineBase):
     version_prefix = "8.19."
     config_file = "elasticsearch.yml"
     java_opts_env = "ES_JAVA_OPTS"
+    launcher_java_opts_env = "CLI_JAVA_OPTS"
     java_home_env = "ES_JAVA_HOME"
     path_conf_env = "ES_PATH_CONF"
     tmpdir_env = "ES_TMPDIR"

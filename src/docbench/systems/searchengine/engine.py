@@ -61,6 +61,9 @@ class SearchEngineBase(Engine):
     version_prefix: ClassVar[str] = ""
     config_file: ClassVar[str]
     java_opts_env: ClassVar[str]
+    # The environment variable of the JVM options of a launcher JVM that starts the server's
+    # (Elasticsearch's CLI launcher), if the distribution has one.
+    launcher_java_opts_env: ClassVar[str | None] = None
     java_home_env: ClassVar[str]
     path_conf_env: ClassVar[str]
     tmpdir_env: ClassVar[str]

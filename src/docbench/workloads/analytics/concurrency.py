@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import multiprocessing
 import queue as queue_module
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +28,7 @@ from typing import Any
 from docbench import procstats
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.core import histograms
+from docbench.workloads import fresh_process
 from docbench.workloads.analytics.concurrent_clients import (
     OUTCOMES,
     QUERY_NUMBERS,
@@ -137,7 +137,7 @@ def run_level(
     layout = layout or (system.concurrent_clients if system else "processes")
     groups = spread(clients, process_count(layout, clients, request))
     level = Level(clients=clients, processes=len(groups))
-    ctx = multiprocessing.get_context("spawn")
+    ctx = fresh_process.context()
     events = ctx.Queue()
     go, release = ctx.Event(), ctx.Event()
     start_at = ctx.Value("q", 0)
@@ -161,7 +161,7 @@ def run_level(
         for i, ids in enumerate(groups)
     ]
     processes = [
-        ctx.Process(target=process_main, args=(config, events, go, start_at, release), daemon=True)
+        fresh_process.process(process_main, (config, events, go, start_at, release), daemon=True)
         for config in configs
     ]
     try:

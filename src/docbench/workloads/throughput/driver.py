@@ -8,7 +8,6 @@ then gives all workers one start time on the shared monotonic clock.
 
 from __future__ import annotations
 
-import multiprocessing
 import queue as queue_module
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from typing import Any
 from docbench import procstats
 from docbench.contracts.mixes import WRITES
 from docbench.core import histograms
+from docbench.workloads import fresh_process
 from docbench.workloads.throughput.clients import WorkerConfig
 from docbench.workloads.throughput.worker import worker_main
 
@@ -150,15 +150,15 @@ def drive(
     loop about every 0.1 s with the seconds since start (tests use it to inject a stall).
     ``watch``: the server, checked as often; its death stops the clients and raises
     ServerDied."""
-    context = multiprocessing.get_context("spawn")
+    context = fresh_process.context()
     events = context.Queue()
     go = context.Event()
     start_at = context.Value("q", 0)
     configs = _configs(request)
     workers = [
-        context.Process(
-            target=worker_main,
-            args=(config, events, go, start_at),
+        fresh_process.process(
+            worker_main,
+            (config, events, go, start_at),
             name=f"docbench-client-{config.worker_id}",
             daemon=True,
         )
