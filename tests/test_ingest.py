@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -58,13 +59,13 @@ def run_and_check(request: RunRequest, systems: list[str], results_dir: Path) ->
     assert set(documents) == set(systems)
     for name, document in documents.items():
         results.validate({k: v for k, v in document.items() if k != "_path"})
-        check_levels(name, document["ingest"]["levels"])
+        check_levels(name, document["ingest"]["levels"], request.ingest.rates[0])
 
 
-def check_levels(name: str, levels: list[dict]) -> None:
+def check_levels(name: str, levels: list[dict], rate: float) -> None:
     paced, flat_out = levels
-    assert paced["target_rate"] == 400.0 and flat_out["target_rate"] is None
-    assert abs(paced["offered_rate"] - 400) < 40, (name, paced)
+    assert paced["target_rate"] == rate and flat_out["target_rate"] is None
+    assert abs(paced["offered_rate"] - rate) < rate / 10, (name, paced)
     assert flat_out["acknowledged"] > paced["acknowledged"]
     for level in (paced, flat_out):
         assert level["error"] is None
@@ -110,14 +111,17 @@ def test_the_embedded_engines_ingest_beside_their_queries(real_data_dir: Path, t
         tries=1,
         quiet=True,
         restart_for_cold=False,
-        ingest=IngestRequest(rates=[400.0, 0.0], duration_s=2.0, clients=2, hard_rate=0.0, timeout_s=60),
+        # 200/s: chDB's small inserts (a part each) kept 400/s on a quiet machine, not on a
+        # busy one (325/s with another run beside the tests).
+        ingest=IngestRequest(rates=[200.0, 0.0], duration_s=2.0, clients=2, hard_rate=0.0, timeout_s=60),
     )
     run_and_check(request, systems, tmp_path)
 
 
 def test_a_server_killed_mid_stream_keeps_what_it_acknowledged(real_data_dir: Path) -> None:
-    """PostgreSQL's postmaster is killed (SIGKILL) a second into the stream: the level records
-    the failure, the server is restarted, and every acknowledged document is there."""
+    """PostgreSQL's postmaster is killed (SIGKILL) once the first streamed documents are
+    visible: the level records the failure, the server is restarted, and every acknowledged
+    document is there."""
     base = work_dir("ingest-kill")
     engine = open_engine("postgresql", base / "work", None)
     adapter_type = adapter_class("postgresql", "analytics")
@@ -127,15 +131,21 @@ def test_a_server_killed_mid_stream_keeps_what_it_acknowledged(real_data_dir: Pa
         system.create()
         load_files(system.loader(), real_files_of(real_data_dir), adapter_type.load_batch_size)
 
-        def kill() -> None:
+        loaded = system.count()
+
+        def kill_once_documents_arrive() -> None:
+            # Not after a fixed delay: on a busy machine the idle baseline and the clients'
+            # start can outlast it, and the kill would come before the stream.
+            deadline = time.monotonic() + 60
+            while system.visible_count() <= loaded and time.monotonic() < deadline:
+                time.sleep(0.02)
             os.kill(engine.server_pids()[0], signal.SIGKILL)
 
         request = IngestRequest(rates=[2000.0], duration_s=1.0, clients=1, timeout_s=30)
-        # The idle baseline lasts duration_s; the kill comes 1 s into the ingest after it.
-        timer = threading.Timer(2.0, kill)
-        timer.start()
+        killer = threading.Thread(target=kill_once_documents_arrive)
+        killer.start()
         record = run_ingest(system, request, say=lambda _line: None)
-        timer.join()
+        killer.join()
         (level,) = record["levels"]
         assert level["error"] is not None
         assert level["restarted"]
