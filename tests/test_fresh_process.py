@@ -80,3 +80,25 @@ def test_a_worker_ends_by_sigterm_quietly(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[True, True]"
+
+
+def test_a_run_under_python_m_prints_no_warning_per_worker(real_data_dir: Path, tmp_path: Path) -> None:
+    """`python -m docbench.cli`: each worker runs the main module again (multiprocessing does),
+    which Python would warn about on every query since the forkserver preloaded it."""
+    data = tmp_path / "data"
+    data.mkdir()
+    first = sorted(real_data_dir.glob("*.jsonl"))[0]
+    (data / first.name).write_bytes(first.read_bytes())
+    home = tmp_path / "home"
+    run = ["run", "analytics", "--systems", "sqlite", "--variants", "jsonb", "--tries", "1", "--no-restart"]
+    paths = ["--data", str(data), "--results", str(tmp_path / "results")]
+    done = subprocess.run(
+        [sys.executable, "-m", "docbench.cli", *run, *paths],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "DOCBENCH_HOME": str(home)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "answers 5/5 correct" in done.stdout
+    assert "Warning" not in done.stderr, done.stderr[-3000:]
