@@ -100,6 +100,13 @@ class SharedServers:
         first, idempotent; a system that cannot run here skips the test, or fails it in CI)."""
         if name not in self.engines:
             self.engines[name] = self._start(name)
+        elif not self.engines[name].is_alive():
+            # A shared server that died would fail every later test of its system with
+            # "connection refused": say why once, with its log, and start another one.
+            dead = self.engines.pop(name)
+            server = getattr(dead, "server", None)
+            tail = server.log_tail(40) if server is not None and hasattr(server, "log_tail") else ""
+            pytest.fail(f"the session's {name} server died; its log ends:\n{tail}")
         url = self.engines[name].served_url()
         assert url, f"{name} has no URL to share"
         return str(url)

@@ -145,6 +145,33 @@ def test_a_client_process_that_dies_is_said_and_its_queries_not_counted() -> Non
     assert finals == {} and error is not None and "exit code 3" in error
 
 
+class Interrupted(Exception):
+    """What the test's alarm raises in the main thread, as docbench's SIGTERM handler does."""
+
+
+def test_a_signal_cuts_a_level_short_at_once(expected: dict) -> None:
+    """A level interrupted 2 s into a 120 s window (the run's SIGTERM or Ctrl-C) ends within
+    seconds, its client processes gone: none is waited for until the end of its window."""
+    import multiprocessing
+    import signal
+    import time
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    began = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 2.0)
+        with pytest.raises(Interrupted):
+            run_level(None, {}, ["-"] * 5, expected, 4, short([4], duration_s=120.0, max_processes=4))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - began < 12  # was 2 s + 10 s per process
+    assert not multiprocessing.active_children()
+
+
 def test_seeded_order_and_target_rate_are_exact_on_the_echo(expected: dict) -> None:
     """Open loop at 100 queries/s over 2 clients for 1.2 s (0.2 s warm-up): each client sends
     its scheduled queries in its seeded order, so the counts per query are known in advance."""

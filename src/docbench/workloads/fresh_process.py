@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from collections.abc import Callable
 from multiprocessing.context import BaseContext
 from typing import Any
@@ -66,3 +67,19 @@ def run_in_callers_environment(
     os.environ.clear()
     os.environ.update(environ)
     return target(*args)
+
+
+def end_processes(processes: list[multiprocessing.Process], grace_s: float) -> None:
+    """End the workers: those that finish within ``grace_s`` (one wait for all, not one per
+    process) by themselves, the others by SIGTERM, then SIGKILL. A caller cut short (Ctrl-C,
+    SIGTERM) passes 0: nothing is left to measure, and its workers may be minutes from the
+    end of their window."""
+    started = [process for process in processes if process.pid is not None]
+    for limit, stop in ((grace_s, None), (5.0, "terminate"), (5.0, "kill")):
+        if stop is not None:
+            for process in started:
+                if process.is_alive():
+                    getattr(process, stop)()
+        deadline = time.monotonic() + limit
+        for process in started:
+            process.join(max(0.0, deadline - time.monotonic()))

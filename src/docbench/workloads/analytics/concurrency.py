@@ -164,6 +164,7 @@ def run_level(
         fresh_process.process(process_main, (config, events, go, start_at, release), daemon=True)
         for config in configs
     ]
+    finished = False
     try:
         for process in processes:
             process.start()
@@ -171,13 +172,11 @@ def run_level(
         if level.error:
             return level
         level.engine, level.finals, level.error = measure(system, processes, events, go, start_at, request)
+        finished = True
     finally:
         release.set()
-        for process in processes:
-            process.join(10)
-            if process.is_alive():
-                process.kill()
-                process.join(5)
+        # Cut short (a signal, a client that could not start): no process is waited for.
+        fresh_process.end_processes(processes, grace_s=10 if finished else 0)
     return level
 
 

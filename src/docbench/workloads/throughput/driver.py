@@ -176,15 +176,14 @@ def drive(
             during = _watching(watch, during)
         intervals, finals = _collect(events, workers, configs, request, start_at.value, on_progress, during)
     except BaseException:
-        _stop(workers)  # nothing more to measure: not the rest of the run's duration
+        # Nothing more to measure: not the rest of the run's duration (SIGTERM; their
+        # compiled clients die with them).
+        fresh_process.end_processes(workers, grace_s=0)
         if watch is not None:
             watch.check()  # clients that failed because the server died: say that
         raise
     finally:
-        for worker in workers:
-            worker.join(timeout=30)
-            if worker.is_alive():
-                worker.kill()
+        fresh_process.end_processes(workers, grace_s=30)
     return summarize(request, intervals, finals, connect_ns)
 
 
@@ -195,15 +194,6 @@ def _watching(watch: ServerWatch, during: Callable[[float], None] | None) -> Cal
             during(seconds)
 
     return check
-
-
-def _stop(workers: list) -> None:
-    """End the client workers now (SIGTERM; their compiled clients die with them)."""
-    for worker in workers:
-        if worker.is_alive():
-            worker.terminate()
-    for worker in workers:
-        worker.join(timeout=5)
 
 
 def _collect(events, workers, configs, request, start_ns, on_progress, during):
