@@ -205,7 +205,12 @@ def test_a_window_shorter_than_a_few_rounds_is_warned_with_a_duration() -> None:
     assert short_window(completed=48, clients=16, mean_ms=900.0, duration_s=15.0) is None
 
 
-def test_cli_runs_levels_writes_and_reports_them(real_data_dir: Path, tmp_path: Path) -> None:
+def test_cli_runs_levels_writes_and_reports_them(
+    real_data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from docbench.workloads.analytics import concurrency
+
+    monkeypatch.setattr(concurrency, "CEILING_WINDOW_S", 0.5)  # the ceiling's window is capped
     data = tmp_path / "data"
     data.mkdir()
     for path in real_files_of(real_data_dir):
@@ -220,6 +225,7 @@ def test_cli_runs_levels_writes_and_reports_them(real_data_dir: Path, tmp_path: 
     record = document["concurrency"]
     assert [level["clients"] for level in record["levels"]] == [1, 2]
     assert [level["clients"] for level in record["ceiling"]] == [1, 2]
+    assert (record["duration_s"], record["ceiling_duration_s"], record["ceiling_warmup_s"]) == (1, 0.5, 0.2)
     # The driver's ceiling is far above an engine's queries, here too.
     assert all(c["qps"] > level["qps"] for c, level in zip(record["ceiling"], record["levels"], strict=True))
     assert "Concurrent clients" in outcome.output and "driver ceiling" in outcome.output
