@@ -156,7 +156,7 @@ def test_postgresql_json_keeps_what_jsonb_refuses_or_rewrites(server_url, tmp_pa
             {
                 "codec": "CODEC(ZSTD(1))",
                 "max_parts_to_merge_at_once": 5,
-                "server_settings": "background_merges_mutations_concurrency_ratio=1",
+                "server_settings": "background_merges_mutations_concurrency_ratio=1&compatibility=25.11",
             },
         ),
         ("clickhouse", "string", {"codec": "CODEC(ZSTD(1))", "max_parts_to_merge_at_once": 20}),

@@ -176,14 +176,13 @@ def drive(
             during = _watching(watch, during)
         intervals, finals = _collect(events, workers, configs, request, start_at.value, on_progress, during)
     except BaseException:
-        # Nothing more to measure: not the rest of the run's duration (SIGTERM; their
-        # compiled clients die with them).
+        # Nothing more to measure, not the rest of the run's duration: the workers are
+        # ended at once (SIGTERM; their compiled clients die with them).
         fresh_process.end_processes(workers, grace_s=0)
         if watch is not None:
             watch.check()  # clients that failed because the server died: say that
         raise
-    finally:
-        fresh_process.end_processes(workers, grace_s=30)
+    fresh_process.end_processes(workers, grace_s=30)  # their figures are in: they exit by themselves
     return summarize(request, intervals, finals, connect_ns)
 
 
