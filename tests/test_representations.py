@@ -157,6 +157,7 @@ def test_postgresql_json_keeps_what_jsonb_refuses_or_rewrites(server_url, tmp_pa
                 "codec": "CODEC(ZSTD(1))",
                 "max_parts_to_merge_at_once": 5,
                 "server_settings": "background_merges_mutations_concurrency_ratio=1&compatibility=25.11",
+                "table_settings": ", string_serialization_version = 'single_stream'",
             },
         ),
         ("clickhouse", "string", {"codec": "CODEC(ZSTD(1))", "max_parts_to_merge_at_once": 20}),

@@ -209,6 +209,7 @@ def test_jsonbench_variants_create_jsonbench_tables(
             # ClickHouse 25.11's defaults, the published run's: timestamps stay strings
             assert system.engine.query("SELECT getSetting('compatibility')").strip() == "25.11"
             assert created_at_types == ["String"]
+            assert "string_serialization_version = 'single_stream'" in table
         else:
             assert "max_dynamic_paths = 0" in table and "max_parts_to_merge_at_once = 20" in table
             assert "object_shared_data_serialization_version = 'advanced'" in table

@@ -98,6 +98,13 @@ JSONBENCH_MERGE_SETTINGS = "background_merges_mutations_concurrency_ratio=1"
 JSONBENCH_CLICKHOUSE_VERSION = "25.11"
 JSONBENCH_SERVER_SETTINGS = f"{JSONBENCH_MERGE_SETTINGS}&compatibility={JSONBENCH_CLICKHOUSE_VERSION}"
 
+#: One 25.11 default ``compatibility`` does not restore in 26.9: 25.11 wrote String with a
+#: separate size stream only where a String is a column of its own (passing the version on
+#: to the types inside JSON came in 26.3), and every String of this table is inside the JSON
+#: column. JSONBench's 1m size is the same under 25.9 and 25.11 (98.53 MB); with size
+#: streams the generated 1m takes 1.8% more (102.6 against 100.7 MB).
+JSONBENCH_PUBLISHED_TABLE_SETTINGS = ", string_serialization_version = 'single_stream'"
+
 
 # lz4 and zstd use JSONBench's published JSON type parameters (max_dynamic_paths = 0: the
 # paths beyond the five typed ones go to the JSON type's shared data). With the default (1024
@@ -128,12 +135,14 @@ VARIANTS: list[Variant] = [
         "jsonbench",
         "JSONBench's published storage configuration: its DDL (CODEC(ZSTD(1)), the JSON type's "
         f"default 1024 dynamic paths) with ClickHouse {JSONBENCH_CLICKHOUSE_VERSION}'s defaults "
-        f"(compatibility = '{JSONBENCH_CLICKHOUSE_VERSION}', the version of its published sizes); "
+        f"(compatibility = '{JSONBENCH_CLICKHOUSE_VERSION}', the version of its published sizes, "
+        "and its String serialization inside JSON: single_stream); "
         "a merge reads at most 5 parts (docbench's others: 20) and at most 2 merges run at once "
         "(concurrency ratio 1), so that merges hold fewer than this machine's 20,000 open files",
         "alt",
         "",
         "CODEC(ZSTD(1))",
+        JSONBENCH_PUBLISHED_TABLE_SETTINGS,
         max_parts_to_merge_at_once=JSONBENCH_MAX_PARTS_TO_MERGE,
         server_settings=JSONBENCH_SERVER_SETTINGS,
     ),
