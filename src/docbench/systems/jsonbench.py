@@ -36,10 +36,12 @@ class Counterpart:
 # JSONBench's ClickHouse sizes of its shipped commit are those measured with its DDL before
 # 2025-11-15 (default dynamic paths): its commit b910b4d changed the DDL (max_dynamic_paths = 0,
 # v3 serializations) and kept the sizes byte for byte. docbench's clickhouse/jsonbench is that
-# DDL, with merges of at most 5 parts (this machine's open files).
+# DDL on ClickHouse 25.11's defaults (the version of the sizes; chDB is 26.9), with merges of at
+# most 5 parts (this machine's open files).
 _CLICKHOUSE_NOTE = (
     "JSONBench's sizes predate its current DDL (max_dynamic_paths = 0, v3: docbench's "
-    "clickhouse/jsonbench_current); docbench's merges read at most 5 parts (open files)"
+    "clickhouse/jsonbench_current); docbench runs its DDL on ClickHouse 25.11's defaults "
+    "(compatibility, String inside JSON in one stream) and merges at most 5 parts (open files)"
 )
 # JSONBench's DuckDB figures are DuckDB 1.1.3's (the CLI), which stores a row group uncompressed
 # when one of its documents is 4 KiB or longer; the project's DuckDB (the duckdb system, 2.x) is
