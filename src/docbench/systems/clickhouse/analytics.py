@@ -90,11 +90,10 @@ JSONBENCH_MERGE_SETTINGS = "background_merges_mutations_concurrency_ratio=1"
 
 #: The ClickHouse version of JSONBench's published ClickHouse results (25.11, 2025-11-15).
 #: chDB 26.9 with ``compatibility`` at that version takes its defaults where they changed
-#: since, and two of them change this table's size: the JSON type's serializations (v2 and
-#: 'map' shared data, not v3 and 'advanced') and ``date_time_input_format`` ('basic', not
-#: 'best_effort': with best_effort the JSON type types commit.record.createdAt as
-#: DateTime64(9), 28% bigger than the string). At 1m: 102.6 MB against 26.9's own defaults'
-#: 103.5 MB (README).
+#: since: ``date_time_input_format`` 'basic', not 'best_effort' (with best_effort the JSON type
+#: types commit.record.createdAt as DateTime64(9), 28% bigger than the string), and the JSON
+#: type's v2 and 'map' serializations, not v3 and 'advanced' (little difference here). At 1m:
+#: 102.6 MB against 26.9's own defaults' 103.5 MB (README).
 JSONBENCH_CLICKHOUSE_VERSION = "25.11"
 JSONBENCH_SERVER_SETTINGS = f"{JSONBENCH_MERGE_SETTINGS}&compatibility={JSONBENCH_CLICKHOUSE_VERSION}"
 
