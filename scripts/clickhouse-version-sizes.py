@@ -6,10 +6,11 @@ Loads FILE (ndjson, or .zst) with one INSERT, as JSONBench's load does, into the
 jsonbench variant (the system's own ddl.sql: JSONBench's published DDL, CODEC(ZSTD(1)), the
 default dynamic paths; TABLE_SETTINGS replace the variant's) and prints the version, the part
 count and total bytes, and the biggest data files. WORKDIR is removed first. Only chdb is
-needed besides this checkout's src/ (no docbench install). CONNECTION (environment) is appended to chDB's connection
-string, e.g. "?compatibility=25.11". To compare ClickHouse versions, run it from virtualenvs
-with other chdb releases (chdb 4.0.2 is ClickHouse 25.8; 4.2.1 and 4.4.0 are 26.9). The
-table in the ClickHouse README ("The ClickHouse version's defaults") came from it.
+needed besides this checkout's src/ (no docbench install). CONNECTION (environment) is
+appended to chDB's connection string, e.g. "?compatibility=25.11". To compare ClickHouse
+versions, run it from virtualenvs with other chdb releases (chdb 4.0.2 is ClickHouse 25.8;
+4.2.1 and 4.4.0 are 26.9). The table in the ClickHouse README ("The ClickHouse version's
+defaults") came from it.
 """
 
 import os
