@@ -15,7 +15,6 @@ VictoriaLogs' reason, which only its log has).
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import re
 import time
@@ -212,8 +211,7 @@ class VictoriaLogsLoader(Loader):
 
     def _bisect(self, lines: list[bytes], settle: bool) -> dict[int, str]:
         """The lines a scratch tenant does not keep, by halves. Each bisection has a tenant of
-        its own: the previous one's is being deleted in the background, and its count would
-        fall while this one reads it."""
+        its own, so that no count includes an earlier bisection's lines."""
         scratch = VLClient(self.engine.base_url())
         scratch.headers.update(scratch_tenant())
 
@@ -245,8 +243,10 @@ class VictoriaLogsLoader(Loader):
                     continue
                 middle = (start + end) // 2
                 pending += [(middle, end), (start, middle)]
-            with contextlib.suppress(Exception):  # the server may not have its delete API on
-                scratch.request("POST", "/delete/run_task", b"filter=*", "application/x-www-form-urlencoded")
+            # The scratch tenant is not deleted: a delete task runs in the background while the
+            # next lines arrive and parts merge, and VictoriaLogs' delete can exit FATAL during
+            # a merge (VictoriaLogs #825); twice a shared test server died in a bisection.
+            # Its lines stay in docbench's own account (a tenant no document count reads).
             return refused
         finally:
             scratch.close()
