@@ -24,6 +24,10 @@ from docbench.contracts.analytics import QuerySession
 from docbench.procstats import QueryMeter
 from docbench.workloads import fresh_process
 
+# The shape_query of a compiled portable query (docbench.contracts.portable): the session runs
+# its text as it runs any query of its language.
+PORTABLE = "portable"
+
 
 def worker_main(
     system_name: str,
@@ -48,7 +52,7 @@ def worker_main(
         try:
             with QueryMeter(session.engine_pids()) as meter:
                 t0 = time.perf_counter()
-                if shape_query is None:
+                if shape_query is None or shape_query == PORTABLE:
                     outcome = session.execute(query_number, text)
                 else:
                     outcome = session.execute_shape(shape_query, text)

@@ -80,6 +80,14 @@ def command() -> click.Command:
         "docbench's work directory, $DOCBENCH_HOME/work).",
     )
     @click.option(
+        "--queries",
+        "queries_file",
+        type=click.Path(path_type=Path, exists=True, dir_okay=False, readable=True),
+        default=None,
+        help="Your own queries (a portable query file, docs/queries.md), run instead of Q1-Q5 and "
+        "checked against the oracle; `docbench profile DATA` proposes one.",
+    )
+    @click.option(
         "--tries",
         default=3,
         show_default=True,
@@ -195,6 +203,7 @@ def command() -> click.Command:
         resume: bool,
         scale: str | None,
         data_dir: Path | None,
+        queries_file: Path | None,
         tries: int,
         timeout: float,
         no_restart: bool,
@@ -242,6 +251,14 @@ def command() -> click.Command:
                 timeout_s=timeout,
             )
         check_variants("analytics", system_names, variants)
+        query_set = None
+        if queries_file is not None:
+            from docbench.queries.spec import QuerySpecError, load_query_set
+
+            try:
+                query_set = load_query_set(queries_file)
+            except QuerySpecError as error:
+                raise click.BadParameter(str(error), param_hint="--queries") from None
         if scale and data_dir:
             raise click.UsageError("--scale and --data are exclusive")
         raise SystemExit(
@@ -262,6 +279,7 @@ def command() -> click.Command:
                     verify_full=verify == "full",
                     concurrency=concurrency,
                     ingest=ingest,
+                    query_set=query_set,
                 )
             )
         )

@@ -50,6 +50,8 @@ from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import ComputeLog, load_or_compute_answers
 from docbench.dataset.reader import dataset_files, read_error_message
 from docbench.dataset.verify import DamagedDataset, verify_dataset
+from docbench.queries.oracle import answers_for
+from docbench.queries.spec import QuerySet
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
@@ -57,7 +59,8 @@ from docbench.workloads.analytics.concurrency import ConcurrencyRequest, run_con
 from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.ingest import IngestRequest, run_ingest
 from docbench.workloads.load import LoadReport, end_load, load_files, offered_lines
-from docbench.workloads.query_worker import QueryRun, run_query_in_worker
+from docbench.workloads.analytics.portable import run_portable_queries
+from docbench.workloads.query_worker import PORTABLE, QueryRun, run_query_in_worker
 
 log = logging.getLogger(__name__)
 console = Console(stderr=True)
@@ -94,6 +97,8 @@ class RunRequest:
     concurrency: ConcurrencyRequest | None = None
     # Documents arriving while query clients run, after the queries (--ingest-rates).
     ingest: IngestRequest | None = None
+    # The user's own queries (--queries FILE): run instead of Q1-Q5.
+    query_set: QuerySet | None = None
 
 
 @dataclass
@@ -104,6 +109,14 @@ class Dataset:
     answers: dict[str, Any]
     baselines: dict[str, int]
     manifest: dict[str, Any] | None
+    # The portable query set's whole answers (before limits), by query name.
+    portable_answers: dict[str, list[list[Any]]] | None = None
+
+    @property
+    def bluesky_shaped(self) -> bool:
+        """Whether JSONBench's queries find anything here (Q1 counts Bluesky's commit events
+        by collection): on other documents they would all be empty."""
+        return bool(self.answers.get("q1"))
 
     @property
     def fingerprint(self) -> str:
@@ -204,7 +217,13 @@ def prepare_dataset(request: RunRequest) -> Dataset:
     except OSError as error:  # an unreadable file: say which, not a traceback
         raise SystemExit(read_error_message(error)) from None
     manifest = read_manifest(path) if path.is_dir() else None
-    return Dataset(path, label, files, answers, baselines, _manifest_summary(manifest) if manifest else None)
+    dataset = Dataset(path, label, files, answers, baselines, _manifest_summary(manifest) if manifest else None)
+    if request.query_set is not None:
+        console.print(f"Query set {request.query_set.name}: computing/reading the oracle's answers")
+        hashes = [(f.get("name", ""), f.get("sha256", "")) for f in answers.get("files", [])]
+        portable = answers_for(request.query_set, files, hashes, paths.cache_dir_for(path))
+        dataset.portable_answers = portable["queries"]
+    return dataset
 
 
 def verify_before_use(path: Path, files: list[Path], full: bool = False) -> None:
@@ -294,7 +313,13 @@ def run_system(
         expected = load_phase(system, dataset, document, request, path)
         engine.phase_ended("load")
         engine.phase_started("queries")
-        query_phase(system, expected, document, request)
+        if request.query_set is not None:
+            portable_phase(system, dataset, document, request)
+        elif dataset.bluesky_shaped:
+            query_phase(system, expected, document, request)
+        else:
+            document.setdefault("warnings", []).append(NOT_BLUESKY)
+            console.print(f"[bold yellow]{NOT_BLUESKY}[/bold yellow]")
         engine.phase_ended("queries")
         if request.concurrency:
             engine.phase_started("concurrency")
@@ -305,11 +330,12 @@ def run_system(
             engine.phase_started("ingest")
             document["ingest"] = ingest_phase(system, request.ingest)
             engine.phase_ended("ingest")
-        crashed = [a["query"] for a in document["answers"] if a.get("crashed")]
+        crashed = [f"Q{a['query']}" for a in document.get("answers", []) if a.get("crashed")]
+        crashed += [q["name"] for q in (document.get("portable") or {}).get("queries", []) if q.get("crashed")]
         document["complete"] = not crashed
         if crashed:
             document.setdefault("warnings", []).append(
-                f"the server crashed during Q{', Q'.join(map(str, crashed))}: the run is not complete "
+                f"the server crashed during {', '.join(crashed)}: the run is not complete "
                 "(--resume runs it again)"
             )
     except Exception as error:  # noqa: BLE001 - recorded, and the next system runs
@@ -593,8 +619,53 @@ def query_phase(
     console.print(f"answers {statuses}")
 
 
+NOT_BLUESKY = (
+    "Q1-Q5 not run: these documents are not Bluesky events (JSONBench's queries would match "
+    "nothing); give your own queries with --queries FILE (`docbench profile DATA` proposes a set)"
+)
+
+
+def portable_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, Any], request: RunRequest) -> None:
+    """The user's query set instead of Q1-Q5, cold and hot as they are, answers checked."""
+    assert request.query_set is not None and dataset.portable_answers is not None
+    engine = system.engine
+    can_drop = procstats.can_drop_page_cache()
+    can_restart = engine.can_restart and request.restart_for_cold
+    document["cold_method"] = _cold_method(engine.embedded, can_restart, can_drop)
+    document["result"], document["memory_usage"] = [], []
+    if request.concurrency:
+        document.setdefault("warnings", []).append("--clients runs Q1-Q5 only: not run for a query set")
+        request = dataclasses.replace(request, concurrency=None)
+    queries = request.query_set.queries
+    with _progress(request) as progress:
+        task = progress.add_task(f"queries {system.name}/{system.variant.name}", total=len(queries))
+        record = run_portable_queries(
+            system,
+            request.query_set,
+            dataset.portable_answers,
+            lambda text: run_one_query(system, 0, text, request, can_restart, can_drop, PORTABLE),
+            on_done=lambda: progress.advance(task),
+        )
+    document["portable"] = record
+    statuses = " ".join(f"{q['name']}:{q['status']}{'(empty)' if q.get('empty') else ''}" for q in record["queries"])
+    console.print(f"answers {statuses}")
+    if record["all_empty"]:
+        warning = (
+            "every answer is empty (no row or only zero counts): the queries match nothing in "
+            "these documents, so their times compare nothing"
+        )
+        document.setdefault("warnings", []).append(warning)
+        console.print(f"[bold red]{warning}[/bold red]")
+
+
 def run_one_query(
-    system: AnalyticsAdapter, number: int, text: str, request: RunRequest, can_restart: bool, can_drop: bool
+    system: AnalyticsAdapter,
+    number: int,
+    text: str,
+    request: RunRequest,
+    can_restart: bool,
+    can_drop: bool,
+    shape_query: str | None = None,
 ) -> QueryRun:
     engine = system.engine
     if not engine.embedded and can_restart:
@@ -602,7 +673,7 @@ def run_one_query(
     if can_drop:
         procstats.drop_page_cache()
     spec = {**system.session_spec(), "timeout": request.timeout}
-    run = run_query_in_worker(system.name, spec, number, text, request.tries, request.timeout)
+    run = run_query_in_worker(system.name, spec, number, text, request.tries, request.timeout, shape_query)
     if not engine.is_alive():
         run.crashed = True
         run.worker_error = (run.worker_error or "") + " server crashed during the query"
@@ -610,7 +681,7 @@ def run_one_query(
             if attempt.error is None:
                 continue
             attempt.error = f"server crashed: {attempt.error}"
-        console.print(f"[red]{system.name} crashed during Q{number}; restarting[/red]")
+        console.print(f"[red]{system.name} crashed during {f'Q{number}' if number else 'a query'}; restarting[/red]")
         engine.restart()
     return run
 
