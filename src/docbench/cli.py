@@ -235,6 +235,42 @@ def report(results_dirs: tuple[Path, ...], html_file: Path | None, plots_dir: Pa
             click.echo(f"  {path.name}")
 
 
+@main.command()
+@click.argument("data_dir", metavar="DATA", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the proposed query set here [DATA's name + .queries.yaml in the current directory].",
+)
+@click.option(
+    "--sample",
+    default=200_000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Documents read (an equal share from each file); distinct counts are exact within it.",
+)
+def profile(data_dir: Path, out: Path | None, sample: int) -> None:
+    """What the documents hold, path by path (types, presence, distinct values, arrays,
+    times), and a proposed query set for `docbench run --data DATA --queries FILE`."""
+    from docbench.dataset.reader import dataset_files
+    from docbench.queries.profile import profile_files, propose_queries, write_query_set
+    from docbench.report.profile import print_profile
+
+    files = dataset_files(data_dir)
+    if not files:
+        raise click.UsageError(f"no ndjson files in {data_dir}")
+    found = profile_files(files, sample)
+    if not found.documents:
+        raise click.UsageError(f"{data_dir}: no line is a JSON object")
+    name = data_dir.resolve().name
+    proposal = propose_queries(found, name)
+    target = out or Path(f"{name}.queries.yaml")
+    write_query_set(proposal, target)
+    print_profile(found)
+    click.echo(f"proposed {len(proposal['queries'])} queries: {target} (edit, then run with --queries {target})")
+
+
 @main.command("import-jsonbench")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
 @click.option(

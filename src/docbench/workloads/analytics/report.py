@@ -76,9 +76,13 @@ def print_dataset_report(
     if labels is not None:
         console.print(labels)
     console.print(quality_table(docs))
-    for kind in ("cold", "hot"):
-        console.print(timing_table(docs, kind))
-    console.print(memory_table(docs))
+    bluesky = [d for d in docs if "portable" not in d]
+    if bluesky:
+        for kind in ("cold", "hot"):
+            console.print(timing_table(bluesky, kind))
+        console.print(memory_table(bluesky))
+    for table in portable_tables(docs):
+        console.print(table)
     concurrent = concurrency_table(docs)
     if concurrent is not None:
         console.print(concurrent)
@@ -424,6 +428,56 @@ def score(
     return math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
 
 
+def portable_tables(docs: list[dict[str, Any]]) -> list[Table]:
+    """The user's query sets: per set, each system's cold and hot seconds per query, marked
+    when the answer is not correct, or correct but empty (it proves little)."""
+    tables = []
+    for name in sorted({d["portable"].get("set", "?") for d in docs if "portable" in d}):
+        group = [d for d in docs if (d.get("portable") or {}).get("set") == name]
+        queries = [q["name"] for q in group[0]["portable"]["queries"]]
+        table = Table(title=f"Query set {name}: cold / hot seconds (hot = best of tries 2..n)")
+        table.add_column("system")
+        for query in queries:
+            table.add_column(query, justify="right")
+        for d in group:
+            by_name = {q["name"]: q for q in d["portable"]["queries"]}
+            table.add_row(_name(d), *(_portable_cell(by_name.get(q)) for q in queries))
+        tables.append(table)
+    return tables
+
+
+def _portable_cell(record: dict[str, Any] | None) -> str:
+    if record is None:
+        return "-"
+    status = record.get("status")
+    if status == "not_expressible":
+        return "[dim]not expressible[/dim]"
+    if status == "error":
+        return "[red]error[/red]"
+    times = [t for t in record.get("result") or [] if t is not None]
+    cold = f"{times[0]:.3f}" if times else "?"
+    hot = f"{min(times[1:]):.3f}" if len(times) > 1 else "-"
+    text = f"{cold} / {hot}"
+    if status == "wrong":
+        return f"[red]{text} wrong[/red]"
+    return f"[yellow]{text} empty[/yellow]" if record.get("empty") else text
+
+
+def portable_summary(record: dict[str, Any]) -> str:
+    queries = record.get("queries") or []
+    correct = [q for q in queries if q.get("status") == "correct"]
+    empty = sum(1 for q in correct if q.get("empty"))
+    parts = [f"{record.get('set')}: answers {len(correct)}/{len(queries)} correct"]
+    if empty:
+        parts.append(f"{empty} of them empty")
+    for status in ("wrong", "error", "not_expressible"):
+        names = [q["name"] for q in queries if q.get("status") == status]
+        if names:
+            parts.append(f"{status.replace('_', ' ')}: {', '.join(names)}")
+    text = "; ".join(parts)
+    return f"[bold red]{text}: EVERY ANSWER IS EMPTY, no speed to compare[/bold red]" if record.get("all_empty") else text
+
+
 def verdicts(docs: list[dict[str, Any]]) -> list[str]:
     lines = ["", "[bold]Summary[/bold]"]
     best_hot = [_best(docs, q, hot_time) for q in range(5)]
@@ -455,8 +509,12 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
                 f"imported from {d['imported'].get('from', 'elsewhere')} "
                 f"({d.get('machine', 'another machine')}); answers unchecked"
             ]
-        else:
+        elif "portable" in d:
+            parts = [portable_summary(d["portable"])]
+        elif d.get("result"):
             parts = [f"answers {good}/5 correct" + (f" ({', '.join(bad)})" if bad else "")]
+        else:
+            parts = ["no queries run"]
         if offered:
             parts.append(f"loaded {loaded}/{offered}")
         if d.get("answers_basis"):

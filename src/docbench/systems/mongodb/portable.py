@@ -1,0 +1,186 @@
+"""The portable queries as MongoDB aggregation pipelines (MongoDB by URL, and FerretDB).
+
+Filters are aggregation expressions in ``$match: {$expr}``, not query operators: a query
+operator on ``a.b`` reaches into arrays (``{"a.b": 1}`` matches ``{"a": [{"b": 1}]}``) and
+``{"a": 1}`` matches ``{"a": [1]}``, which the spec's semantics forbid. A path is read only
+when each key before its last holds an object; literals are ``$literal`` (a string that starts
+with ``$`` stays a string).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from docbench.contracts.portable import CompiledQuery, NotExpressible, PortableQueries
+from docbench.queries.spec import (
+    BUCKET_UNITS,
+    EPOCH_DIVISORS,
+    Aggregate,
+    Combined,
+    Condition,
+    Filter,
+    GroupKey,
+    Path_,
+    Query,
+)
+
+TYPE_NAMES = {
+    "number": ["double", "int", "long", "decimal"],
+    "string": ["string"],
+    "boolean": ["bool"],
+    "null": ["null"],
+    "array": ["array"],
+    "object": ["object"],
+}
+OPERATORS = {"eq": "$eq", "ne": "$ne", "lt": "$lt", "le": "$lte", "gt": "$gt", "ge": "$gte"}
+FALSE: dict[str, Any] = {"$eq": [1, 0]}
+
+
+class MongoDBPortable(PortableQueries):
+    def compile(self, query: Query) -> CompiledQuery:
+        self.unnested: tuple[str, ...] = ()
+        pipeline: list[dict[str, Any]] = []
+        if query.unnest is not None:
+            keys = self.field_keys(query.unnest.path)
+            pipeline.append({"$match": {"$expr": {"$isArray": self.path(query.unnest.path)}}})
+            pipeline.append({"$unwind": "$" + ".".join(keys)})
+            self.unnested = keys
+        if query.where is not None:
+            pipeline.append({"$match": {"$expr": self.predicate(query.where)}})
+        if query.select:
+            pipeline.append({"$project": {"_id": 0, **{f"c{i}": self.path(p) for i, (_, p) in enumerate(query.select)}}})
+        else:
+            pipeline.extend(self.grouping(query))
+        if query.order_by:
+            pipeline.extend(self.ordering(query))
+        if query.limit:
+            pipeline.append({"$limit": query.limit})
+        columns = [f"c{i}" for i in range(len(query.columns))]
+        text = json.dumps({"columns": columns, "pipeline": pipeline})
+        return CompiledQuery(text, tuple(False for _ in columns))
+
+    # ----- values --------------------------------------------------------------------------
+    def field_keys(self, path: Path_) -> tuple[str, ...]:
+        keys = (self.unnested + path.keys) if path.element else path.keys
+        for key in keys:
+            if "." in key or key.startswith("$") or not key:
+                raise NotExpressible(f"{self.engine.name}: the key {key!r} cannot be a field path (a dot or a leading $)")
+        return keys
+
+    def path(self, path: Path_) -> Any:
+        """The value at the path, or missing ($$REMOVE) when a key before the last is not an
+        object (MongoDB's field path would map over an array)."""
+        keys = self.field_keys(path)
+        guards = [{"$eq": [{"$type": "$" + ".".join(keys[:n])}, "object"]} for n in range(1, len(keys))]
+        if path.element and self.unnested:
+            # the unwound element itself is the first value: no guard on the array it came from
+            guards = guards[len(self.unnested) - 1 :]
+        value = "$" + ".".join(keys)
+        return {"$cond": [{"$and": guards}, value, "$$REMOVE"]} if guards else value
+
+    @staticmethod
+    def is_type(value: Any, *json_types: str) -> dict[str, Any]:
+        return {"$in": [{"$type": value}, [n for t in json_types for n in TYPE_NAMES[t]]]}
+
+    # ----- filters -------------------------------------------------------------------------
+    def predicate(self, where: Filter) -> Any:
+        if isinstance(where, Combined):
+            if where.op == "not":
+                return {"$not": [self.predicate(where.parts[0])]}
+            return {f"${where.op}": [self.predicate(p) for p in where.parts]}
+        return self.condition(where, self.path(where.path))
+
+    def condition(self, condition: Condition, value: Any) -> Any:
+        op, literal = condition.op, condition.value
+        if op == "exists":
+            return {"$ne" if literal else "$eq": [{"$type": value}, "missing"]}
+        if op == "in":
+            return {"$or": [self.compare(value, "eq", v) for v in literal]}
+        if op == "prefix":
+            return {"$and": [self.is_type(value, "string"), {"$eq": [{"$indexOfBytes": [value, literal]}, 0]}]}
+        if op == "contains":
+            return {"$and": [self.is_type(value, "string"), {"$gte": [{"$indexOfBytes": [value, literal]}, 0]}]}
+        if op == "array_contains":
+            return {"$and": [{"$isArray": value}, {"$in": [{"$literal": literal}, value]}]}
+        return self.compare(value, op, literal)
+
+    def compare(self, value: Any, op: str, literal: Any) -> Any:
+        if literal is None:
+            return self.is_type(value, "null") if op == "eq" else FALSE
+        json_type = "boolean" if isinstance(literal, bool) else "number" if isinstance(literal, int | float) else "string"
+        return {"$and": [self.is_type(value, json_type), {OPERATORS[op]: [value, {"$literal": literal}]}]}
+
+    # ----- grouping ------------------------------------------------------------------------
+    def key(self, key: GroupKey) -> Any:
+        value = self.path(key.path)
+        if key.unit is None:
+            return {"$cond": [self.is_type(value, "number", "string", "boolean"), value, None]}
+        assert key.time_format is not None
+        width = BUCKET_UNITS[key.unit]
+        if key.time_format == "iso8601":
+            date = {"$dateFromString": {"dateString": value, "onError": None, "onNull": None}}
+            seconds: Any = {"$floor": {"$divide": [{"$toLong": date}, 1000]}}
+            test = self.is_type(value, "string")
+        else:
+            seconds = {"$divide": [value, EPOCH_DIVISORS[key.time_format]]}
+            test = self.is_type(value, "number")
+        start = {"$toLong": {"$multiply": [{"$floor": {"$divide": [seconds, width]}}, width]}}
+        return {"$cond": [test, start, None]}
+
+    def grouping(self, query: Query) -> list[dict[str, Any]]:
+        group: dict[str, Any] = {"_id": {f"k{i}": self.key(k) for i, k in enumerate(query.group_by)} or None}
+        project: dict[str, Any] = {"_id": 0}
+        for i in range(len(query.group_by)):
+            project[f"c{i}"] = f"$_id.k{i}"
+        for j, aggregate in enumerate(query.aggregates):
+            column = f"c{len(query.group_by) + j}"
+            group.update(self.accumulators(aggregate, column))
+            project[column] = self.final(aggregate, column)
+        return [{"$group": group}, {"$project": project}]
+
+    def accumulators(self, aggregate: Aggregate, column: str) -> dict[str, Any]:
+        if aggregate.fn == "count":
+            return {column: {"$sum": 1}}
+        assert aggregate.path is not None
+        value = self.path(aggregate.path)
+        if aggregate.fn == "count_distinct":
+            scalar = {"$cond": [self.is_type(value, "number", "string", "boolean"), value, None]}
+            return {column: {"$addToSet": scalar}}
+        number = {"$cond": [self.is_type(value, "number"), value, None]}
+        found = {f"{column}_n": {"$sum": {"$cond": [self.is_type(value, "number"), 1, 0]}}}
+        return {column: {f"${aggregate.fn}": number}, **found}
+
+    @staticmethod
+    def final(aggregate: Aggregate, column: str) -> Any:
+        if aggregate.fn == "count":
+            return f"${column}"
+        if aggregate.fn == "count_distinct":
+            return {"$size": {"$filter": {"input": f"${column}", "cond": {"$ne": ["$$this", None]}}}}
+        # $sum of no number is 0; the spec's sum of no number is null
+        return {"$cond": [{"$gt": [f"${column}_n", 0]}, f"${column}", None]}
+
+    def ordering(self, query: Query) -> list[dict[str, Any]]:
+        """Sort fields that order as the reference does: numbers, then strings, then the
+        rest (MongoDB puts null before numbers)."""
+        fields: dict[str, Any] = {}
+        sort: dict[str, int] = {}
+        for n, item in enumerate(query.order_by):
+            column = f"$c{query.columns.index(item.column)}"
+            rank = {
+                "$switch": {
+                    "branches": [
+                        {"case": self.is_type(column, "number"), "then": 0},
+                        {"case": self.is_type(column, "string"), "then": 1},
+                    ],
+                    "default": 2,
+                }
+            }
+            fields[f"o{n}_rank"] = rank
+            fields[f"o{n}_value"] = {"$cond": [{"$lt": [rank, 2]}, column, None]}
+            sort[f"o{n}_rank"] = 1
+            sort[f"o{n}_value"] = -1 if item.desc else 1
+        return [{"$addFields": fields}, {"$sort": sort}]
+
+
+ADAPTER = MongoDBPortable
