@@ -40,7 +40,8 @@ class DuckDBPortable(SqlDialect):
         return f"json_type({value})"
 
     def number(self, value: str) -> str:
-        return f"CAST({value} AS DOUBLE)"
+        # TRY_CAST: DuckDB evaluates both sides of an AND, the type test does not guard it
+        return f"TRY_CAST({value} AS DOUBLE)"
 
     def string(self, value: str) -> str:
         return f"json_extract_string({value}, '$')"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from docbench.systems.sql.jsonpath import json_path
-from docbench.systems.sql.portable import SqlDialect, sql_literal_json
+from docbench.systems.sql.portable import SqlDialect
 
 
 class MariaDBPortable(SqlDialect):
@@ -64,7 +64,9 @@ class MariaDBPortable(SqlDialect):
         return f"CAST({number} AS SIGNED)"
 
     def array_contains(self, value: str, literal: Any) -> str:
-        return f"JSON_CONTAINS({value}, {self.quote(sql_literal_json(literal))})"
+        # not JSON_CONTAINS: it looks into nested arrays too ([["x"]] would contain "x")
+        items = f"JSON_TABLE({value}, '$[*]' COLUMNS (element JSON PATH '$')) AS item"
+        return f"EXISTS (SELECT 1 FROM {items} WHERE {self.truth(self.compare('item.element', 'eq', literal))})"
 
 
 ADAPTER = MariaDBPortable

@@ -31,7 +31,8 @@ class PostgreSQLPortable(SqlDialect):
         return f"jsonb_typeof({value})"
 
     def number(self, value: str) -> str:
-        return f"CAST({value} AS numeric)"
+        # guarded here: nothing makes PostgreSQL evaluate the type test of an AND first
+        return f"CASE WHEN jsonb_typeof({value}) = 'number' THEN CAST({value} AS numeric) END"
 
     def string(self, value: str) -> str:
         return f"({value} #>> '{{}}')"

@@ -229,7 +229,14 @@ class SqlDialect(PortableQueries):
         assert path is not None
         value = self.path(path, element)
         if fn == "count_distinct":
-            return f"count(DISTINCT CASE WHEN {self.truth(self.scalar(value))} THEN {self.json_text(value)} END)"
+            # one distinct count per JSON type (disjoint): numbers by value, so 31 and 31.0
+            # are one, as JSON's equality has it (their texts differ)
+            per_type = [
+                f"count(DISTINCT CASE WHEN {self.truth(self.is_type(value, 'number'))} THEN {self.number(value)} END)",
+                f"count(DISTINCT CASE WHEN {self.truth(self.is_type(value, 'string'))} THEN {self.string(value)} END)",
+                f"count(DISTINCT CASE WHEN {self.truth(self.is_type(value, 'boolean'))} THEN {self.json_text(value)} END)",
+            ]
+            return "(" + " + ".join(per_type) + ")"
         number = f"CASE WHEN {self.truth(self.is_type(value, 'number'))} THEN {self.number(value)} END"
         return f"{fn}({number})"
 
