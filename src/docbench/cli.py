@@ -268,7 +268,9 @@ def profile(data_dir: Path, out: Path | None, sample: int) -> None:
     target = out or Path(f"{name}.queries.yaml")
     write_query_set(proposal, target)
     print_profile(found)
-    click.echo(f"proposed {len(proposal['queries'])} queries: {target} (edit, then run with --queries {target})")
+    click.echo(
+        f"proposed {len(proposal['queries'])} queries: {target} (edit, then run with --queries {target})"
+    )
 
 
 @main.command("import-jsonbench")

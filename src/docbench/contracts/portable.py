@@ -36,7 +36,10 @@ class CompiledQuery:
 
     def decode(self, rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
         return [
-            [_json_value(value) if is_json else value for value, is_json in zip(row, self.json_columns, strict=False)]
+            [
+                _json_value(value) if is_json else value
+                for value, is_json in zip(row, self.json_columns, strict=False)
+            ]
             for row in rows
         ]
 
@@ -57,6 +60,11 @@ class PortableQueries(ABC):
     def __init__(self, engine: Engine, variant: Variant) -> None:
         self.engine = engine
         self.variant = variant
+
+    def exact(self) -> str | None:
+        """None when the representation keeps every JSON value as the spec reads it; else how
+        it differs (its answers are then judged as they are, and may be wrong for it)."""
+        return None
 
     @abstractmethod
     def compile(self, query: Query) -> CompiledQuery:

@@ -56,7 +56,9 @@ def iter_documents(files: list[Path], skip: dict[str, set[int]] | None = None) -
                     yield document
 
 
-def evaluate_set(query_set: QuerySet, files: list[Path], skip: dict[str, set[int]] | None = None) -> dict[str, Any]:
+def evaluate_set(
+    query_set: QuerySet, files: list[Path], skip: dict[str, set[int]] | None = None
+) -> dict[str, Any]:
     """Every query's whole answer (ordered, before its limit), in one pass over the data."""
     evaluations = [Evaluation(q) for q in query_set.queries]
     documents = 0
@@ -149,7 +151,9 @@ def check_rows(query: Query, got: list[list[Any]], expected_all: list[list[Any]]
     if len(got) != wanted:
         return PortableCheck("wrong", f"{len(got)} rows, expected {wanted}", len(got), empty)
     if any(len(row) != len(query.columns) for row in got):
-        return PortableCheck("wrong", f"rows of {len(got[0])} columns, expected {len(query.columns)}", len(got), empty)
+        return PortableCheck(
+            "wrong", f"rows of {len(got[0])} columns, expected {len(query.columns)}", len(got), empty
+        )
     pool = _multiset(expected_all)
     if not query.order_by:
         if wanted == len(expected_all):

@@ -157,7 +157,9 @@ def propose_queries(profile: Profile, name: str) -> dict[str, Any]:
     where the documents have a path that fits."""
     n = profile.documents
     plain = [p for p in profile.paths.values() if "[]" not in p.path and p.plain]
-    scalars = [p for p in plain if p.types and p.types.most_common(1)[0][0] in ("string", "number", "boolean")]
+    scalars = [
+        p for p in plain if p.types and p.types.most_common(1)[0][0] in ("string", "number", "boolean")
+    ]
     queries: list[dict[str, Any]] = []
 
     def share(p: PathProfile) -> float:
@@ -168,7 +170,7 @@ def propose_queries(profile: Profile, name: str) -> dict[str, Any]:
         key=lambda p: (-len(p.distinct), p.depth, p.path),
     )
     low = sorted(
-        (p for p in scalars if share(p) > 0.5 and 2 <= len(p.distinct) <= 50),
+        (p for p in scalars if share(p) > 0.5 and 2 <= len(p.distinct) <= min(50, p.present / 2)),
         key=lambda p: (p.depth, -share(p), p.path),
     )
     if high:
@@ -203,7 +205,11 @@ def propose_queries(profile: Profile, name: str) -> dict[str, Any]:
                 "limit": 10,
             }
         )
-    numeric = [p for p in scalars if p.types["number"] > 0.9 * p.present and len(p.distinct) > 10 and not p.time_formats]
+    numeric = [
+        p
+        for p in scalars
+        if p.types["number"] > 0.9 * p.present and len(p.distinct) > 10 and not p.time_formats
+    ]
     if numeric:
         key = max(numeric, key=lambda p: (share(p), -p.depth))
         middle = sorted(key.numbers)[len(key.numbers) // 2]
@@ -221,7 +227,7 @@ def propose_queries(profile: Profile, name: str) -> dict[str, Any]:
                 ],
             }
         )
-    times = [p for p in scalars if p.time_formats and p.time_formats.most_common(1)[0][1] > 0.9 * p.present]
+    times = [p for p in scalars if p.time_formats and p.time_formats.most_common(1)[0][1] >= 0.9 * p.present]
     if times:
         key = max(times, key=lambda p: share(p))
         time_format = key.time_formats.most_common(1)[0][0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from docbench.queries.spec import (
@@ -159,7 +159,7 @@ def iso_seconds(text: str) -> int | None:
     except ValueError:
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return math.floor(moment.timestamp())
 
 
@@ -252,7 +252,9 @@ class Evaluation:
             if slot not in self.groups:
                 self.groups[slot] = (keys, [_Accumulator(a.fn) for a in query.aggregates])
             for aggregate, accumulator in zip(query.aggregates, self.groups[slot][1], strict=True):
-                accumulator.add(None if aggregate.path is None else resolve(document, element, aggregate.path))
+                accumulator.add(
+                    None if aggregate.path is None else resolve(document, element, aggregate.path)
+                )
 
     def all_rows(self) -> list[list[Any]]:
         """Every row of the answer, ordered, before the limit."""

@@ -270,7 +270,17 @@ def _text(node: _Node, what: str) -> str:
     return node.value
 
 
-QUERY_KEYS = ("name", "description", "where", "unnest", "group_by", "aggregates", "select", "order_by", "limit")
+QUERY_KEYS = (
+    "name",
+    "description",
+    "where",
+    "unnest",
+    "group_by",
+    "aggregates",
+    "select",
+    "order_by",
+    "limit",
+)
 
 
 def _query(node: _Node, index: int) -> Query:
@@ -291,13 +301,17 @@ def _query_fields(fields: dict[str, _Node], name: str, line: int) -> Query:
     aggregates = tuple(_aggregate(n, alias) for n in _list(fields.get("aggregates"), "aggregates"))
     select = tuple(_selected(n, alias) for n in _list(fields.get("select"), "select"))
     if select and (group_by or aggregates):
-        raise QuerySpecError(f"line {fields['select'].line}: 'select' is for point lookups: no group_by or aggregates")
+        raise QuerySpecError(
+            f"line {fields['select'].line}: 'select' is for point lookups: no group_by or aggregates"
+        )
     if not select and not aggregates:
         raise QuerySpecError(f"line {line}: a query needs 'aggregates' or 'select'")
     columns = [n for n, _ in select] or [k.name for k in group_by] + [a.name for a in aggregates]
     doubled = sorted({c for c in columns if columns.count(c) > 1})
     if doubled:
-        raise QuerySpecError(f"line {line}: column name(s) {', '.join(doubled)} used twice (name them with 'as')")
+        raise QuerySpecError(
+            f"line {line}: column name(s) {', '.join(doubled)} used twice (name them with 'as')"
+        )
     order_by = tuple(_order_key(n, columns) for n in _list(fields.get("order_by"), "order_by"))
     limit = None
     if "limit" in fields:
@@ -325,7 +339,9 @@ def parse_path(node: _Node, alias: str | None) -> Path_:
     elif isinstance(value, list) and all(isinstance(k.value, str) for k in value):
         keys = [k.value for k in value]
     else:
-        raise QuerySpecError(f"line {node.line}: a path is 'a.b.c' or a list of keys, not {_kind(_plain(node))}")
+        raise QuerySpecError(
+            f"line {node.line}: a path is 'a.b.c' or a list of keys, not {_kind(_plain(node))}"
+        )
     if not keys or any(k == "" for k in keys):
         raise QuerySpecError(f"line {node.line}: the path {value!r} has an empty key")
     if alias is not None and keys[0] == alias:
@@ -335,7 +351,9 @@ def parse_path(node: _Node, alias: str | None) -> Path_:
 
 def _literal(node: _Node, op: str) -> Scalar:
     if isinstance(node.value, dict | list):
-        raise QuerySpecError(f"line {node.line}: '{op}' takes a string, number, boolean or null, not {_kind(_plain(node))}")
+        raise QuerySpecError(
+            f"line {node.line}: '{op}' takes a string, number, boolean or null, not {_kind(_plain(node))}"
+        )
     return node.value
 
 
@@ -400,7 +418,8 @@ def _unnest(node: _Node) -> Unnest:
 def _group_key(node: _Node, alias: str | None) -> GroupKey:
     if isinstance(node.value, str | list):
         path = parse_path(node, alias)
-        return GroupKey((alias + "." if path.element else "") + path.text() if path.keys else alias or "", path)
+        prefix = f"{alias}." if path.element and alias else ""
+        return GroupKey(prefix + path.text() if path.keys else alias or "", path)
     fields = _mapping(node, "a group_by item", ("path", "as", "bucket", "unit", "format"))
     if "bucket" in fields:
         path = parse_path(fields["bucket"], alias)
@@ -428,10 +447,14 @@ def _aggregate(node: _Node, alias: str | None) -> Aggregate:
     fields = _mapping(node, "an aggregate", ("fn", "path", "as"), required=("fn",))
     fn = fields["fn"].value
     if fn not in AGGREGATES:
-        raise QuerySpecError(f"line {fields['fn'].line}: unknown aggregate {fn!r} (known: {', '.join(AGGREGATES)})")
+        raise QuerySpecError(
+            f"line {fields['fn'].line}: unknown aggregate {fn!r} (known: {', '.join(AGGREGATES)})"
+        )
     if fn == "count":
         if "path" in fields:
-            raise QuerySpecError(f"line {node.line}: 'count' counts rows; for values of a path use count_distinct")
+            raise QuerySpecError(
+                f"line {node.line}: 'count' counts rows; for values of a path use count_distinct"
+            )
         path = None
     else:
         if "path" not in fields:
@@ -456,11 +479,15 @@ def _order_key(node: _Node, columns: list[str]) -> OrderKey:
         words = node.value.split()
         column, desc = words[0], len(words) > 1 and words[1].lower() == "desc"
         if len(words) > 2 or (len(words) == 2 and words[1].lower() not in ("asc", "desc")):
-            raise QuerySpecError(f"line {node.line}: order_by item is 'column', 'column asc' or 'column desc'")
+            raise QuerySpecError(
+                f"line {node.line}: order_by item is 'column', 'column asc' or 'column desc'"
+            )
     else:
         fields = _mapping(node, "an order_by item", ("column", "desc"), required=("column",))
         column = _text(fields["column"], "'column'")
         desc = bool(fields["desc"].value) if "desc" in fields else False
     if column not in columns:
-        raise QuerySpecError(f"line {node.line}: order_by names '{column}', not a column (columns: {', '.join(columns)})")
+        raise QuerySpecError(
+            f"line {node.line}: order_by names '{column}', not a column (columns: {', '.join(columns)})"
+        )
     return OrderKey(column, desc)

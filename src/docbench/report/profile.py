@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from docbench.queries.profile import Profile
 from docbench.core.console import report_console
+from docbench.queries.profile import Profile
 
 SHOWN = 60  # paths listed (the most present first)
 

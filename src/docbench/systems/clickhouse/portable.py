@@ -19,6 +19,14 @@ class ClickHousePortable(SqlDialect):
         "object": ("Object",),
     }
 
+    def exact(self) -> str | None:
+        if self.document() == "data":
+            return None
+        return (
+            "the JSON type keeps no path that holds null, and a path it types (a typed path, "
+            "or a type it inferred) reads as that type's default where a document lacks it"
+        )
+
     def source(self) -> str:
         return "docbench.bluesky"
 

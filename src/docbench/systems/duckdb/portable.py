@@ -60,7 +60,8 @@ class DuckDBPortable(SqlDialect):
         return f"epoch(TRY_CAST({text} AS TIMESTAMPTZ))"
 
     def array_contains(self, value: str, literal: Any) -> str:
-        return f"list_contains(json_extract({value}, '$[*]'), CAST({self.quote(sql_literal_json(literal))} AS JSON))"
+        item = f"CAST({self.quote(sql_literal_json(literal))} AS JSON)"
+        return f"list_contains(json_extract({value}, '$[*]'), {item})"
 
 
 ADAPTER = DuckDBPortable

@@ -66,7 +66,9 @@ class MariaDBPortable(SqlDialect):
     def array_contains(self, value: str, literal: Any) -> str:
         # not JSON_CONTAINS: it looks into nested arrays too ([["x"]] would contain "x")
         items = f"JSON_TABLE({value}, '$[*]' COLUMNS (element JSON PATH '$')) AS item"
-        return f"EXISTS (SELECT 1 FROM {items} WHERE {self.truth(self.compare('item.element', 'eq', literal))})"
+        return (
+            f"EXISTS (SELECT 1 FROM {items} WHERE {self.truth(self.compare('item.element', 'eq', literal))})"
+        )
 
 
 ADAPTER = MariaDBPortable

@@ -49,7 +49,9 @@ class MongoDBPortable(PortableQueries):
         if query.where is not None:
             pipeline.append({"$match": {"$expr": self.predicate(query.where)}})
         if query.select:
-            pipeline.append({"$project": {"_id": 0, **{f"c{i}": self.path(p) for i, (_, p) in enumerate(query.select)}}})
+            pipeline.append(
+                {"$project": {"_id": 0, **{f"c{i}": self.path(p) for i, (_, p) in enumerate(query.select)}}}
+            )
         else:
             pipeline.extend(self.grouping(query))
         if query.order_by:
@@ -65,7 +67,9 @@ class MongoDBPortable(PortableQueries):
         keys = (self.unnested + path.keys) if path.element else path.keys
         for key in keys:
             if "." in key or key.startswith("$") or not key:
-                raise NotExpressible(f"{self.engine.name}: the key {key!r} cannot be a field path (a dot or a leading $)")
+                raise NotExpressible(
+                    f"{self.engine.name}: the key {key!r} cannot be a field path (a dot or a leading $)"
+                )
         return keys
 
     def path(self, path: Path_) -> Any:
@@ -98,9 +102,13 @@ class MongoDBPortable(PortableQueries):
         if op == "in":
             return {"$or": [self.compare(value, "eq", v) for v in literal]}
         if op == "prefix":
-            return {"$and": [self.is_type(value, "string"), {"$eq": [{"$indexOfBytes": [value, literal]}, 0]}]}
+            return {
+                "$and": [self.is_type(value, "string"), {"$eq": [{"$indexOfBytes": [value, literal]}, 0]}]
+            }
         if op == "contains":
-            return {"$and": [self.is_type(value, "string"), {"$gte": [{"$indexOfBytes": [value, literal]}, 0]}]}
+            return {
+                "$and": [self.is_type(value, "string"), {"$gte": [{"$indexOfBytes": [value, literal]}, 0]}]
+            }
         if op == "array_contains":
             return {"$and": [{"$isArray": value}, {"$in": [{"$literal": literal}, value]}]}
         return self.compare(value, op, literal)
@@ -108,7 +116,13 @@ class MongoDBPortable(PortableQueries):
     def compare(self, value: Any, op: str, literal: Any) -> Any:
         if literal is None:
             return self.is_type(value, "null") if op == "eq" else FALSE
-        json_type = "boolean" if isinstance(literal, bool) else "number" if isinstance(literal, int | float) else "string"
+        json_type = (
+            "boolean"
+            if isinstance(literal, bool)
+            else "number"
+            if isinstance(literal, int | float)
+            else "string"
+        )
         return {"$and": [self.is_type(value, json_type), {OPERATORS[op]: [value, {"$literal": literal}]}]}
 
     # ----- grouping ------------------------------------------------------------------------

@@ -199,7 +199,8 @@ class SqlDialect(PortableQueries):
             same = self.boolean_is(value, literal)
             return f"({self.is_type(value, 'boolean')} AND {same if op == 'eq' else 'NOT ' + same})"
         if isinstance(literal, int | float):
-            return f"({self.is_type(value, 'number')} AND {self.number(value)} {sql_op} {self.number_literal(literal)})"
+            number = f"{self.number(value)} {sql_op} {self.number_literal(literal)}"
+            return f"({self.is_type(value, 'number')} AND {number})"
         text = self.exact_text(self.string(value))
         return f"({self.is_type(value, 'string')} AND {text} {sql_op} {self.exact_text(self.quote(literal))})"
 
@@ -218,7 +219,8 @@ class SqlDialect(PortableQueries):
         if key.time_format == "iso8601":
             seconds = self.epoch_of_iso(self.string(value))
             test = self.is_type(value, "string")
-            return f"CASE WHEN {self.truth(test)} THEN {self.to_integer(f'FLOOR({seconds} / {width}) * {width}')} END"
+            start = self.to_integer(f"FLOOR({seconds} / {width}) * {width}")
+            return f"CASE WHEN {self.truth(test)} THEN {start} END"
         scale = EPOCH_DIVISORS[key.time_format] * width
         start = self.to_integer(f"FLOOR({self.number(value)} / {scale}) * {width}")
         return f"CASE WHEN {self.truth(self.is_type(value, 'number'))} THEN {start} END"
@@ -232,9 +234,12 @@ class SqlDialect(PortableQueries):
             # one distinct count per JSON type (disjoint): numbers by value, so 31 and 31.0
             # are one, as JSON's equality has it (their texts differ)
             per_type = [
-                f"count(DISTINCT CASE WHEN {self.truth(self.is_type(value, 'number'))} THEN {self.number(value)} END)",
-                f"count(DISTINCT CASE WHEN {self.truth(self.is_type(value, 'string'))} THEN {self.string(value)} END)",
-                f"count(DISTINCT CASE WHEN {self.truth(self.is_type(value, 'boolean'))} THEN {self.json_text(value)} END)",
+                f"count(DISTINCT CASE WHEN {self.truth(self.is_type(value, kind))} THEN {expression} END)"
+                for kind, expression in (
+                    ("number", self.number(value)),
+                    ("string", self.string(value)),
+                    ("boolean", self.json_text(value)),
+                )
             ]
             return "(" + " + ".join(per_type) + ")"
         number = f"CASE WHEN {self.truth(self.is_type(value, 'number'))} THEN {self.number(value)} END"

@@ -65,7 +65,11 @@ def _one_query(
 ) -> dict[str, Any]:
     record: dict[str, Any] = {"name": query.name, "columns": query.columns}
     if compiler is None:
-        return {**record, "status": "not_expressible", "detail": f"{system.name} has no portable-query compiler"}
+        return {
+            **record,
+            "status": "not_expressible",
+            "detail": f"{system.name} has no portable-query compiler",
+        }
     try:
         compiled = compiler.compile(query)
     except NotSupported as reason:

@@ -475,7 +475,11 @@ def portable_summary(record: dict[str, Any]) -> str:
         if names:
             parts.append(f"{status.replace('_', ' ')}: {', '.join(names)}")
     text = "; ".join(parts)
-    return f"[bold red]{text}: EVERY ANSWER IS EMPTY, no speed to compare[/bold red]" if record.get("all_empty") else text
+    return (
+        f"[bold red]{text}: EVERY ANSWER IS EMPTY, no speed to compare[/bold red]"
+        if record.get("all_empty")
+        else text
+    )
 
 
 def verdicts(docs: list[dict[str, Any]]) -> list[str]:

@@ -58,8 +58,8 @@ from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpo
 from docbench.workloads.analytics.concurrency import ConcurrencyRequest, run_concurrency
 from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.ingest import IngestRequest, run_ingest
-from docbench.workloads.load import LoadReport, end_load, load_files, offered_lines
 from docbench.workloads.analytics.portable import run_portable_queries
+from docbench.workloads.load import LoadReport, end_load, load_files, offered_lines
 from docbench.workloads.query_worker import PORTABLE, QueryRun, run_query_in_worker
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ class Dataset:
     def bluesky_shaped(self) -> bool:
         """Whether JSONBench's queries find anything here (Q1 counts Bluesky's commit events
         by collection): on other documents they would all be empty."""
-        return bool(self.answers.get("q1"))
+        return any(row and row[0] is not None for row in self.answers.get("q1") or [])
 
     @property
     def fingerprint(self) -> str:
@@ -217,7 +217,9 @@ def prepare_dataset(request: RunRequest) -> Dataset:
     except OSError as error:  # an unreadable file: say which, not a traceback
         raise SystemExit(read_error_message(error)) from None
     manifest = read_manifest(path) if path.is_dir() else None
-    dataset = Dataset(path, label, files, answers, baselines, _manifest_summary(manifest) if manifest else None)
+    dataset = Dataset(
+        path, label, files, answers, baselines, _manifest_summary(manifest) if manifest else None
+    )
     if request.query_set is not None:
         console.print(f"Query set {request.query_set.name}: computing/reading the oracle's answers")
         hashes = [(f.get("name", ""), f.get("sha256", "")) for f in answers.get("files", [])]
@@ -331,7 +333,9 @@ def run_system(
             document["ingest"] = ingest_phase(system, request.ingest)
             engine.phase_ended("ingest")
         crashed = [f"Q{a['query']}" for a in document.get("answers", []) if a.get("crashed")]
-        crashed += [q["name"] for q in (document.get("portable") or {}).get("queries", []) if q.get("crashed")]
+        crashed += [
+            q["name"] for q in (document.get("portable") or {}).get("queries", []) if q.get("crashed")
+        ]
         document["complete"] = not crashed
         if crashed:
             document.setdefault("warnings", []).append(
@@ -625,9 +629,12 @@ NOT_BLUESKY = (
 )
 
 
-def portable_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[str, Any], request: RunRequest) -> None:
+def portable_phase(
+    system: AnalyticsAdapter, dataset: Dataset, document: dict[str, Any], request: RunRequest
+) -> None:
     """The user's query set instead of Q1-Q5, cold and hot as they are, answers checked."""
-    assert request.query_set is not None and dataset.portable_answers is not None
+    query_set, expected = request.query_set, dataset.portable_answers
+    assert query_set is not None and expected is not None
     engine = system.engine
     can_drop = procstats.can_drop_page_cache()
     can_restart = engine.can_restart and request.restart_for_cold
@@ -636,18 +643,20 @@ def portable_phase(system: AnalyticsAdapter, dataset: Dataset, document: dict[st
     if request.concurrency:
         document.setdefault("warnings", []).append("--clients runs Q1-Q5 only: not run for a query set")
         request = dataclasses.replace(request, concurrency=None)
-    queries = request.query_set.queries
+    queries = query_set.queries
     with _progress(request) as progress:
         task = progress.add_task(f"queries {system.name}/{system.variant.name}", total=len(queries))
         record = run_portable_queries(
             system,
-            request.query_set,
-            dataset.portable_answers,
+            query_set,
+            expected,
             lambda text: run_one_query(system, 0, text, request, can_restart, can_drop, PORTABLE),
             on_done=lambda: progress.advance(task),
         )
     document["portable"] = record
-    statuses = " ".join(f"{q['name']}:{q['status']}{'(empty)' if q.get('empty') else ''}" for q in record["queries"])
+    statuses = " ".join(
+        f"{q['name']}:{q['status']}{'(empty)' if q.get('empty') else ''}" for q in record["queries"]
+    )
     console.print(f"answers {statuses}")
     if record["all_empty"]:
         warning = (
@@ -681,7 +690,9 @@ def run_one_query(
             if attempt.error is None:
                 continue
             attempt.error = f"server crashed: {attempt.error}"
-        console.print(f"[red]{system.name} crashed during {f'Q{number}' if number else 'a query'}; restarting[/red]")
+        console.print(
+            f"[red]{system.name} crashed during {f'Q{number}' if number else 'a query'}; restarting[/red]"
+        )
         engine.restart()
     return run
 

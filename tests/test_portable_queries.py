@@ -1,0 +1,264 @@
+"""Portable queries (docs/queries.md): the spec's errors, the reference semantics, every
+engine with a compiler running every operator on documents whose paths vary in type, are
+missing, null or arrays, checked against the oracle; `docbench profile`; and the runs that
+must not call nothing a result (documents that are not Bluesky events, empty answers)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from docbench.dataset.reader import dataset_files
+from docbench.queries.oracle import check_rows, evaluate_set
+from docbench.queries.profile import profile_files, propose_queries
+from docbench.queries.spec import QuerySpecError, load_query_set, parse_query_set
+from docbench.systems import adapter_class, adapter_variants, engine_class
+from tests.conftest import broad_systems
+
+FIXTURES = Path(__file__).parent / "fixtures" / "portable"
+DATA = FIXTURES / "data"
+OPERATORS = FIXTURES / "operators.yaml"
+
+
+def answers() -> dict[str, list[list[object]]]:
+    return evaluate_set(load_query_set(OPERATORS), dataset_files(DATA))["queries"]
+
+
+# ----- the spec -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "queries:\n  - name: q\n    where: {path: a, eqq: 1}\n    aggregates: [{fn: count}]\n",
+            "line 3: query 'q': unknown operator 'eqq'",
+        ),
+        (
+            "queries:\n  - name: q\n    aggregates: [{fn: median, path: a}]\n",
+            "line 3: query 'q': unknown aggregate 'median'",
+        ),
+        (
+            "queries:\n  - name: q\n    select: [a]\n  - name: q\n    select: [b]\n",
+            "line 4: query name 'q' already used on line 2",
+        ),
+        (
+            "queries:\n  - name: q\n    group_by: [a]\n",
+            "line 2: query 'q': a query needs 'aggregates' or 'select'",
+        ),
+        (
+            "queries:\n  - name: q\n    select: [a]\n    order_by: [b]\n",
+            "line 4: query 'q': order_by names 'b', not a column",
+        ),
+        (
+            "queries:\n  - name: q\n    where: {path: a, gt: true}\n    select: [a]\n",
+            "line 3: query 'q': 'gt' compares numbers or strings",
+        ),
+        ("queries: [\n", "not YAML or JSON"),
+        ("name: x\n", "'queries' is missing"),
+    ],
+)
+def test_spec_errors_name_the_line(text: str, message: str) -> None:
+    with pytest.raises(QuerySpecError) as error:
+        parse_query_set(text)
+    assert message in str(error.value)
+
+
+def test_yaml_no_stays_a_string() -> None:
+    query_set = parse_query_set(
+        "queries:\n  - name: q\n    where: {path: country, eq: NO}\n    select: [a]\n"
+    )
+    assert query_set.queries[0].where.value == "NO"  # type: ignore[union-attr]
+
+
+# ----- the reference semantics --------------------------------------------------------------
+
+
+def test_reference_semantics_on_known_documents() -> None:
+    found = answers()
+    assert found["eq_number"] == [["a1"]]  # "5" is a string, not the number 5
+    assert found["eq_string"] == [["a2"]]
+    assert found["eq_null"] == [["a4"]]  # a missing n (a7 has true, b1 a number) is not null
+    assert found["exists"] == [["a1"], ["a2"], ["a5"], ["a6"], ["a8"], ["a9"]]  # age: null exists
+    assert found["array_contains"] == [["a1"], ["a5"], ["a6"]]  # not [["x"]], not "x" itself
+    assert found["deep_path"] == [["a5", 3]]  # deep.a is an array in a7: not followed
+    assert found["aggregate_over_nothing"] == [[0, None]]
+    assert found["aggregates"][0][1] == 3  # ages 31, 31.0, 40, 25: 31 and 31.0 are one value
+    assert ["y", 4] in found["unnest_values"] and ["x", 3] in found["unnest_values"]
+    assert [None, 3] in found["unnest_values"] and [True, 1] in found["unnest_values"]
+    assert found["bucket_iso"][0] == [1699920000, 2]  # Z and +00:00 the same day
+
+
+def test_check_takes_any_of_the_tied_rows() -> None:
+    query = load_query_set(OPERATORS).named("top_limit_ties")
+    every = answers()["top_limit_ties"]
+    assert every[:2] == [["post", 5], ["like", 2]]
+    tied = [row for row in every if row[1] == every[2][1]]
+    assert len(tied) == 3  # Like, repost and the documents without a kind: 1 each
+    for row in tied:
+        assert check_rows(query, [every[0], every[1], row], every).status == "correct"
+    assert check_rows(query, [every[1], every[0], every[2]], every).status == "wrong"  # out of order
+    assert check_rows(query, [every[0], ["like", 3], every[2]], every).status == "wrong"
+
+
+# ----- every engine with a compiler ---------------------------------------------------------
+
+
+def portable_systems() -> list[str]:
+    return [name for name in broad_systems() if adapter_class(name, "portable") is not None]
+
+
+def exact_variant(name: str) -> str:
+    """The system's first analytics variant whose representation keeps JSON's values."""
+    engine = engine_class(name)(Path("/nonexistent"))
+    for variant in adapter_variants(name, "analytics"):
+        compiler = adapter_class(name, "portable")(engine, variant)
+        if compiler.exact() is None and not variant.own_server_only:
+            return variant.name
+    pytest.fail(f"{name}: no variant keeps JSON's values")
+
+
+@pytest.mark.parametrize("name", portable_systems())
+def test_every_operator_on_every_engine(name: str, tmp_path: Path, server_url) -> None:  # type: ignore[no-untyped-def]
+    from docbench.workloads.analytics.runner import RunRequest, run_analytics
+
+    url = server_url(name)
+    request = RunRequest(
+        system_names=[name],
+        data_dir=DATA,
+        results_dir=tmp_path,
+        tries=1,
+        variants=[exact_variant(name)],
+        representations=True,
+        restart_for_cold=False,
+        urls={name: url} if url else {},
+        quiet=True,
+        query_set=load_query_set(OPERATORS),
+    )
+    run_analytics(request)
+    (result,) = [json.loads(p.read_text()) for p in tmp_path.glob("analytics.*.json")]
+    record = result["portable"]
+    wrong = {q["name"]: (q["status"], q.get("detail")) for q in record["queries"] if q["status"] != "correct"}
+    # The one query a dialect may not compile says why; nothing else may be off.
+    assert all(status == "not_expressible" for status, _ in wrong.values()), wrong
+    assert len(wrong) <= 1, wrong
+    assert result["num_loaded_documents"] == 10
+    assert "Q1-Q5" not in " ".join(result.get("warnings", []))  # a query set replaces them
+
+
+def test_json_type_differences_are_wrong_answers_not_hidden(tmp_path: Path) -> None:
+    """A representation that is not exact is judged as it is: its differences are wrong
+    answers in the result, never counted as correct."""
+    from docbench.workloads.analytics.runner import RunRequest, run_analytics
+
+    inexact = [
+        (name, v.name)
+        for name in portable_systems()
+        if engine_class(name).embedded
+        for v in adapter_variants(name, "analytics")
+        if adapter_class(name, "portable")(engine_class(name)(tmp_path / "x"), v).exact() is not None
+    ]
+    if not inexact:
+        pytest.skip("every embedded representation is exact")
+    name, variant = inexact[0]
+    request = RunRequest(
+        system_names=[name],
+        data_dir=DATA,
+        results_dir=tmp_path,
+        tries=1,
+        variants=[variant],
+        quiet=True,
+        query_set=load_query_set(OPERATORS),
+    )
+    run_analytics(request)
+    (result,) = [json.loads(p.read_text()) for p in tmp_path.glob("analytics.*.json")]
+    statuses = {q["name"]: q["status"] for q in result["portable"]["queries"]}
+    assert statuses["eq_null"] == "wrong"  # no path holds null there
+    assert statuses["eq_number"] == "correct"
+
+
+# ----- runs that must not call nothing a result ---------------------------------------------
+
+
+def test_documents_that_are_not_bluesky_get_no_bluesky_queries(tmp_path: Path) -> None:
+    from docbench.cli import main
+
+    outcome = CliRunner().invoke(
+        main, ["run", "--systems", "sqlite", "--data", str(DATA), "--tries", "1", "--results", str(tmp_path)]
+    )
+    assert "Q1-Q5 not run: these documents are not Bluesky events" in outcome.output
+    for path in tmp_path.glob("analytics.*.json"):
+        result = json.loads(path.read_text())
+        assert result["result"] == [[None]] * 5 and "answers" not in result
+    assert "5/5 correct" not in outcome.output and "faster than" not in outcome.output
+
+
+def test_all_empty_answers_are_said_loudly(tmp_path: Path) -> None:
+    from docbench.cli import main
+
+    queries = tmp_path / "nothing.yaml"
+    queries.write_text(
+        "queries:\n  - name: none\n    where: {path: kind, eq: nothing}\n    aggregates: [{fn: count}]\n"
+        "  - name: none_grouped\n    where: {path: nope, exists: true}\n    group_by: [kind]\n"
+        "    aggregates: [{fn: count}]\n"
+    )
+    results = tmp_path / "results"
+    outcome = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--systems",
+            "sqlite,duckdb",
+            "--data",
+            str(DATA),
+            "--queries",
+            str(queries),
+            "--tries",
+            "2",
+            "--results",
+            str(results),
+        ],
+    )
+    assert "every answer is empty" in outcome.output
+    assert "EVERY ANSWER IS EMPTY" in outcome.output and "faster than" not in outcome.output
+
+
+def test_a_bad_query_file_is_refused_with_its_line(tmp_path: Path) -> None:
+    from docbench.cli import main
+
+    queries = tmp_path / "bad.yaml"
+    queries.write_text("queries:\n  - name: q\n    where: {path: a, eqq: 1}\n    select: [a]\n")
+    outcome = CliRunner().invoke(
+        main, ["run", "--systems", "sqlite", "--data", str(DATA), "--queries", str(queries)]
+    )
+    assert outcome.exit_code == 2
+    assert f"{queries}:line 3: query 'q': unknown operator 'eqq'" in outcome.output
+
+
+# ----- the profile --------------------------------------------------------------------------
+
+
+def test_profile_of_known_documents_proposes_queries_with_answers(tmp_path: Path) -> None:
+    from docbench.cli import main
+
+    found = profile_files(dataset_files(DATA), sample=1000)
+    rows = {r["path"]: r for r in found.rows()}
+    assert found.documents == 10 and not found.sampled
+    assert rows["n"]["types"] == {"number": 0.7, "string": 0.1, "null": 0.1, "boolean": 0.1}
+    assert rows["tags"]["array"] and rows["user.age"]["present"] == 0.6
+    assert rows["ts"]["time"] == "epoch_ms" and rows["when"]["time"] == "iso8601"
+    out = tmp_path / "proposed.yaml"
+    outcome = CliRunner().invoke(main, ["profile", str(DATA), "--out", str(out)])
+    assert outcome.exit_code == 0, outcome.output
+    proposed = load_query_set(out)
+    names = [q.name for q in proposed.queries]
+    assert "point_lookup" in names and any(n.startswith("per_hour_") for n in names)
+    assert any(q.unnest for q in proposed.queries)
+    every = evaluate_set(proposed, dataset_files(DATA))["queries"]
+    assert all(every[name] for name in names)
+    assert propose_queries(found, "x")["queries"] == [
+        {k: v for k, v in q.items()} for q in propose_queries(found, "x")["queries"]
+    ]
