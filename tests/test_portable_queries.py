@@ -111,28 +111,33 @@ def portable_systems() -> list[str]:
     return [name for name in broad_systems() if adapter_class(name, "portable") is not None]
 
 
-def exact_variant(name: str) -> str:
+def exact_variant(name: str) -> str | None:
     """The system's first analytics variant whose representation keeps JSON's values."""
     engine = engine_class(name)(Path("/nonexistent"))
     for variant in adapter_variants(name, "analytics"):
         compiler = adapter_class(name, "portable")(engine, variant)
         if compiler.exact() is None and not variant.own_server_only:
             return variant.name
-    pytest.fail(f"{name}: no variant keeps JSON's values")
+    return None
 
 
 @pytest.mark.parametrize("name", portable_systems())
 def test_every_operator_on_every_engine(name: str, tmp_path: Path, server_url) -> None:  # type: ignore[no-untyped-def]
+    """On a representation that keeps JSON's values, every answer is the reference's (a
+    dialect may leave one query not expressible, saying why). An engine whose values differ
+    (a mapping's types, flattened arrays) runs the set too: no query fails to run, and what
+    differs is a wrong answer or a reason, never a silent pass."""
     from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
     url = server_url(name)
+    exact = exact_variant(name)
     request = RunRequest(
         system_names=[name],
         data_dir=DATA,
         results_dir=tmp_path,
         tries=1,
-        variants=[exact_variant(name)],
-        representations=True,
+        variants=[exact] if exact else None,
+        representations=exact is not None,
         restart_for_cold=False,
         urls={name: url} if url else {},
         quiet=True,
@@ -141,12 +146,17 @@ def test_every_operator_on_every_engine(name: str, tmp_path: Path, server_url) -
     run_analytics(request)
     (result,) = [json.loads(p.read_text()) for p in tmp_path.glob("analytics.*.json")]
     record = result["portable"]
-    wrong = {q["name"]: (q["status"], q.get("detail")) for q in record["queries"] if q["status"] != "correct"}
-    # The one query a dialect may not compile says why; nothing else may be off.
-    assert all(status == "not_expressible" for status, _ in wrong.values()), wrong
-    assert len(wrong) <= 1, wrong
-    assert result["num_loaded_documents"] == 10
+    off = {q["name"]: (q["status"], q.get("detail")) for q in record["queries"] if q["status"] != "correct"}
     assert "Q1-Q5" not in " ".join(result.get("warnings", []))  # a query set replaces them
+    if exact:
+        assert all(status == "not_expressible" for status, _ in off.values()), off
+        assert len(off) <= 1, off
+        assert result["num_loaded_documents"] == 10
+        assert record["differs_from_json"] is None
+    else:
+        assert record["differs_from_json"]
+        assert not [q for q, (status, _) in off.items() if status == "error"], off
+        assert record["correct"] >= 10, off
 
 
 def test_json_type_differences_are_wrong_answers_not_hidden(tmp_path: Path) -> None:

@@ -276,20 +276,30 @@ def _output(value: Any) -> Any:
 
 
 def order_key(query: Query, row: list[Any]) -> tuple[Any, ...]:
-    """The sort key of a row: per ordered column, numbers first, then strings, then the
-    rest (booleans, null: equal among themselves); descending reverses numbers and strings."""
+    """The sort key of a row under the query's order_by."""
     columns = query.columns
+    return column_order_key(row, [(columns.index(o.column), o.desc) for o in query.order_by])
+
+
+def column_order_key(row: list[Any], order: list[tuple[int, bool]]) -> tuple[Any, ...]:
+    """The sort key of a row by (column index, descending) pairs: per column, numbers first,
+    then strings, then the rest (booleans, null: equal among themselves); descending reverses
+    numbers and strings."""
     key: list[Any] = []
-    for item in query.order_by:
-        value = row[columns.index(item.column)]
-        sign = -1 if item.desc else 1
+    for index, desc in order:
+        value = row[index]
         if is_number(value):
-            key.append((0, sign * value, ""))
+            key.append((0, -value if desc else value, ""))
         elif isinstance(value, str):
-            key.append((1, 0, _Reversed(value) if item.desc else value))
+            key.append((1, 0, _Reversed(value) if desc else value))
         else:
             key.append((2, 0, ""))
     return tuple(key)
+
+
+def sort_by_columns(rows: list[list[Any]], order: list[tuple[int, bool]]) -> list[list[Any]]:
+    """Rows in the reference order (for an engine whose own order cannot say it)."""
+    return sorted(rows, key=lambda row: column_order_key(row, order)) if order else rows
 
 
 class _Reversed:

@@ -83,6 +83,112 @@ class SearchSession(QuerySession):
             outcome.extra["truncated_groups"] = stats["truncated"]
         return outcome
 
+    # A portable query (systems/searchengine/portable.py): the plan its compiler wrote.
+    def _q0(self, query: dict[str, Any], stats: dict[str, Any]) -> list[list[Any]]:
+        from docbench.queries.semantics import sort_by_columns
+
+        plan = query["portable"]
+        select = "select" in plan
+        rows = self._portable_select(plan, stats) if select else self._portable_groups(plan, stats)
+        rows = sort_by_columns(rows, [(int(i), bool(desc)) for i, desc in plan["order"]])
+        return rows[: plan["limit"]] if plan.get("limit") else rows
+
+    def _portable_select(self, plan: dict[str, Any], stats: dict[str, Any]) -> list[list[Any]]:
+        """The selected paths of every matching document, from its _source (as it was sent)."""
+        size = 10_000
+        body = {"size": size, "query": plan["query"], "track_total_hits": True, "sort": ["_doc"]}
+        answer = self._search(body, stats)
+        hits = answer["hits"]["hits"]
+        if int(answer["hits"]["total"]["value"]) > size:
+            raise RuntimeError(f"more than {size} documents match: a projection reads at most {size}")
+        rows = []
+        for hit in hits:
+            row = []
+            for keys in plan["select"]:
+                value: Any = hit.get("_source", {})
+                for key in keys:
+                    value = value.get(key) if isinstance(value, dict) else None
+                row.append(value)
+            rows.append(row)
+        return rows
+
+    def _portable_groups(self, plan: dict[str, Any], stats: dict[str, Any]) -> list[list[Any]]:
+        """Group keys by composite aggregation (paged to the end), metrics per bucket; a
+        distinct count from the (keys, value) pairs of a second composite."""
+        keys = plan["keys"]
+        metrics: dict[str, Any] = {}
+        for j, aggregate in enumerate(plan["aggregates"]):
+            if aggregate["fn"] in ("sum", "min", "max", "avg"):
+                metrics[f"a{j}"] = {aggregate["fn"]: {"field": aggregate["field"]}}
+                metrics[f"n{j}"] = {"value_count": {"field": aggregate["field"]}}
+        sources = [{f"k{i}": {k: v for k, v in key.items() if k != "divisor"}} for i, key in enumerate(keys)]
+        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+        if keys:
+            body = {
+                "size": 0,
+                "query": plan["query"],
+                "aggs": {"pairs": {"composite": {"sources": sources, "size": 10000}, "aggs": metrics}},
+            }
+            for bucket in self._composite(body, stats):
+                groups[self._key(bucket, keys)] = bucket
+        else:
+            answer = self._search(
+                {"size": 0, "query": plan["query"], "track_total_hits": True, "aggs": metrics}, stats
+            )
+            groups[()] = {
+                "doc_count": int(answer["hits"]["total"]["value"]),
+                **answer.get("aggregations", {}),
+            }
+        distinct = self._portable_distinct(plan, sources, keys, stats)
+        rows = []
+        for group, bucket in groups.items():
+            row = list(group)
+            for j, aggregate in enumerate(plan["aggregates"]):
+                fn = aggregate["fn"]
+                if fn == "count":
+                    row.append(int(bucket["doc_count"]))
+                elif fn == "count_distinct":
+                    row.append(distinct.get(j, {}).get(group, 0))
+                elif int(bucket[f"n{j}"]["value"]) == 0:
+                    row.append(None)
+                else:
+                    row.append(bucket[f"a{j}"]["value"])
+            rows.append(row)
+        return rows
+
+    @staticmethod
+    def _key(bucket: dict[str, Any], keys: list[dict[str, Any]]) -> tuple[Any, ...]:
+        values = []
+        for i, key in enumerate(keys):
+            value = bucket["key"][f"k{i}"]
+            if "divisor" in key and value is not None:
+                value = int(value // key["divisor"])
+            values.append(value)
+        return tuple(values)
+
+    def _portable_distinct(
+        self,
+        plan: dict[str, Any],
+        sources: list[dict[str, Any]],
+        keys: list[dict[str, Any]],
+        stats: dict[str, Any],
+    ) -> dict[int, dict[tuple[Any, ...], int]]:
+        counts: dict[int, dict[tuple[Any, ...], int]] = {}
+        for j, aggregate in enumerate(plan["aggregates"]):
+            if aggregate["fn"] != "count_distinct":
+                continue
+            value = {"v": {"terms": {"field": aggregate["field"]}}}
+            body = {
+                "size": 0,
+                "query": plan["query"],
+                "aggs": {"pairs": {"composite": {"sources": [*sources, value], "size": 10000}}},
+            }
+            per_group: dict[tuple[Any, ...], int] = defaultdict(int)
+            for bucket in self._composite(body, stats):
+                per_group[self._key(bucket, keys)] += 1
+            counts[j] = per_group
+        return counts
+
     def execute_shape(self, query: str, text: str) -> QueryOutcome:
         """A shape query (SearchAdapter.shape_queries): its canonical row."""
         request = json.loads(text)

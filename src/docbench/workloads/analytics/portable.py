@@ -44,6 +44,9 @@ def run_portable_queries(
     statuses = [r["status"] for r in records]
     return {
         "set": query_set.name,
+        # how the representation's values differ from JSON's, when they do (its wrong answers
+        # are then the engine's semantics, named here)
+        "differs_from_json": compiler.exact() if compiler is not None else None,
         "source": query_set.source,
         "sha256": query_set.sha256,
         "queries": records,

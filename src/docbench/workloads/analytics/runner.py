@@ -50,7 +50,7 @@ from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import ComputeLog, load_or_compute_answers
 from docbench.dataset.reader import dataset_files, read_error_message
 from docbench.dataset.verify import DamagedDataset, verify_dataset
-from docbench.queries.oracle import answers_for
+from docbench.queries.oracle import answers_for, evaluate_set
 from docbench.queries.spec import QuerySet
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
@@ -312,11 +312,12 @@ def run_system(
         engine.start()
         document["version"] = engine.version() or "unknown"
         document["environment"]["versions"] = engine.versions()
-        expected = load_phase(system, dataset, document, request, path)
+        refused: dict[str, set[int]] = {}
+        expected = load_phase(system, dataset, document, request, path, refused)
         engine.phase_ended("load")
         engine.phase_started("queries")
         if request.query_set is not None:
-            portable_phase(system, dataset, document, request)
+            portable_phase(system, portable_expected(dataset, request, refused), document, request)
         elif dataset.bluesky_shaped:
             query_phase(system, expected, document, request)
         else:
@@ -481,8 +482,10 @@ def load_phase(
     document: dict[str, Any],
     request: RunRequest,
     result_path: Path,
+    refused: dict[str, set[int]] | None = None,
 ) -> dict[str, Any]:
-    """Load, finish, count and size; return the oracle answers for what was loaded.
+    """Load, finish, count and size; return the oracle answers for what was loaded (and fill
+    ``refused`` with the refused documents' lines, by file).
 
     The load is resumable: each committed file is checkpointed (see checkpoint.py), and with
     --resume a load that was killed continues at the first file not committed."""
@@ -579,6 +582,8 @@ def load_phase(
     )
     # Lines that are not JSON objects are no documents for the oracle either: refusing them
     # changes no answer, so the oracle need not run again.
+    if refused is not None:
+        refused.update(report.refused_lines)
     if report.refused_count == report.not_objects:
         return dataset.answers
     document["answers_basis"] = (
@@ -629,12 +634,26 @@ NOT_BLUESKY = (
 )
 
 
+def portable_expected(
+    dataset: Dataset, request: RunRequest, refused: dict[str, set[int]]
+) -> dict[str, list[list[Any]]]:
+    """The query set's answers over what the system loaded: the oracle's, evaluated again
+    without the documents the system refused (lines that are no JSON object change nothing)."""
+    assert request.query_set is not None and dataset.portable_answers is not None
+    if not refused:
+        return dataset.portable_answers
+    return dict(evaluate_set(request.query_set, dataset.files, skip=refused)["queries"])
+
+
 def portable_phase(
-    system: AnalyticsAdapter, dataset: Dataset, document: dict[str, Any], request: RunRequest
+    system: AnalyticsAdapter,
+    expected: dict[str, list[list[Any]]],
+    document: dict[str, Any],
+    request: RunRequest,
 ) -> None:
     """The user's query set instead of Q1-Q5, cold and hot as they are, answers checked."""
-    query_set, expected = request.query_set, dataset.portable_answers
-    assert query_set is not None and expected is not None
+    query_set = request.query_set
+    assert query_set is not None
     engine = system.engine
     can_drop = procstats.can_drop_page_cache()
     can_restart = engine.can_restart and request.restart_for_cold

@@ -1,0 +1,5 @@
+"""elasticsearch runs the portable queries in the query DSL its family shares."""
+
+from docbench.systems.searchengine.portable import ADAPTER
+
+__all__ = ["ADAPTER"]
