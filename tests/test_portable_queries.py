@@ -156,7 +156,7 @@ def test_every_operator_on_every_engine(name: str, tmp_path: Path, server_url) -
     else:
         assert record["differs_from_json"]
         assert not [q for q, (status, _) in off.items() if status == "error"], off
-        assert record["correct"] >= 10, off
+        assert record["correct"] >= 8, off
 
 
 def test_json_type_differences_are_wrong_answers_not_hidden(tmp_path: Path) -> None:

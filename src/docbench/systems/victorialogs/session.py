@@ -7,11 +7,13 @@ engine_seconds = the server's own ``Vl-Request-Duration-Seconds`` answer header.
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 from typing import Any
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
 from docbench.systems.victorialogs.engine import VLClient
+from docbench.systems.victorialogs.portable import HEADER as PORTABLE_HEADER
 
 
 def timestamp_ns(text: str) -> int:
@@ -30,6 +32,33 @@ def _integer(text: Any) -> int:
     return 0 if value != value else int(value)
 
 
+def _portable_value(text: Any, kind: str) -> Any:
+    """A value of the server's text as its column's kind reads it (keys stay text: that is
+    what VictoriaLogs keeps)."""
+    if text in (None, ""):
+        return 0 if kind in ("count", "count_distinct") else None
+    if kind == "key":
+        return text
+    number = float(text)
+    if number != number:  # NaN: an aggregate over no number
+        return None
+    return int(number) if kind in ("count", "count_distinct", "bucket") or number.is_integer() else number
+
+
+def _portable_rows(header: dict[str, Any], answer: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    from docbench.queries.semantics import sort_by_columns
+
+    rows = [
+        [
+            _portable_value(r.get(name), kind)
+            for name, kind in zip(header["columns"], header["kinds"], strict=True)
+        ]
+        for r in answer
+    ]
+    rows = sort_by_columns(rows, [(int(i), bool(desc)) for i, desc in header["order"]])
+    return [tuple(row) for row in (rows[: header["limit"]] if header.get("limit") else rows)]
+
+
 class VictoriaLogsSession(QuerySession):
     def __init__(self, spec: dict[str, Any]) -> None:
         self.spec = spec
@@ -38,8 +67,13 @@ class VictoriaLogsSession(QuerySession):
         self.client = VLClient(spec["url"], timeout=self.timeout + 30 if self.timeout else None)
 
     def execute(self, query_number: int, text: str) -> QueryOutcome:
-        answer = self.client.query(text, timeout=self.timeout)
-        rows = self._rows(query_number, answer)
+        if text.startswith(PORTABLE_HEADER):  # a portable query (victorialogs/portable.py)
+            header, _, text = text.partition("\n")
+            answer = self.client.query(text, timeout=self.timeout)
+            rows = _portable_rows(json.loads(header[len(PORTABLE_HEADER) :]), answer)
+        else:
+            answer = self.client.query(text, timeout=self.timeout)
+            rows = self._rows(query_number, answer)
         outcome = QueryOutcome(rows=rows)
         with contextlib.suppress(KeyError, ValueError):
             outcome.engine_seconds = float(self.client.last_headers["vl-request-duration-seconds"])
