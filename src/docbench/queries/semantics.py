@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from docbench.queries.spec import (
+    BUCKET_CYCLES,
     BUCKET_UNITS,
     EPOCH_DIVISORS,
     Combined,
@@ -149,7 +150,8 @@ def bucket_of(value: Any, key: GroupKey) -> int | None:
         if not is_number(value) or (isinstance(value, float) and not math.isfinite(value)):
             return None
         seconds = math.floor(value / EPOCH_DIVISORS[key.time_format])
-    return (seconds // width) * width
+    cycle = BUCKET_CYCLES.get(key.unit)
+    return (seconds // width) % cycle if cycle else (seconds // width) * width
 
 
 def iso_seconds(text: str) -> int | None:
@@ -176,7 +178,8 @@ class _Accumulator:
         self.fn = fn
         self.count = 0
         self.total: int | float = 0
-        self.best: Any = None
+        self.least: Any = None
+        self.most: Any = None
         self.distinct: set[Any] = set()
 
     def add(self, value: Any) -> None:
@@ -188,8 +191,10 @@ class _Accumulator:
         elif is_number(value):
             self.count += 1
             self.total += value
-            if self.best is None or (value < self.best if self.fn == "min" else value > self.best):
-                self.best = value
+            if self.least is None or value < self.least:
+                self.least = value
+            if self.most is None or value > self.most:
+                self.most = value
 
     def result(self) -> Any:
         if self.fn == "count":
@@ -202,7 +207,9 @@ class _Accumulator:
             return self.total
         if self.fn == "avg":
             return self.total / self.count
-        return self.best
+        if self.fn == "span":
+            return self.most - self.least
+        return self.least if self.fn == "min" else self.most
 
 
 def value_key(value: Any) -> Any:

@@ -18,8 +18,11 @@ import yaml
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 PATH_OPERATORS = (*COMPARISONS, "in", "exists", "prefix", "contains", "array_contains")
 COMBINATORS = ("and", "or", "not")
-AGGREGATES = ("count", "count_distinct", "sum", "min", "max", "avg")
-BUCKET_UNITS = {"minute": 60, "hour": 3600, "day": 86400}
+# span: the largest number less the smallest (JSONBench's Q5: a user's activity span).
+AGGREGATES = ("count", "count_distinct", "sum", "min", "max", "avg", "span")
+# A bucket's width in seconds; hour_of_day is the hour (0-23, UTC) whatever the day.
+BUCKET_UNITS = {"minute": 60, "hour": 3600, "day": 86400, "hour_of_day": 3600}
+BUCKET_CYCLES = {"hour_of_day": 24}
 # How a time bucket reads its path: seconds, milliseconds or microseconds since the epoch, or
 # ISO 8601 text (a zone offset or Z; without one, UTC).
 BUCKET_FORMATS = ("epoch_s", "epoch_ms", "epoch_us", "iso8601")
@@ -206,6 +209,15 @@ def load_query_set(path: Path) -> QuerySet:
         return parse_query_set(text, source=str(path))
     except QuerySpecError as error:
         raise QuerySpecError(f"{path}:{error}") from None
+
+
+SHIPPED = Path(__file__).parent / "sets"
+
+
+def shipped_query_set(name: str) -> QuerySet | None:
+    """A query set docbench ships (``queries/sets/<name>.yaml``), or None."""
+    path = SHIPPED / f"{name}.yaml"
+    return load_query_set(path) if "/" not in name and path.is_file() else None
 
 
 def parse_query_set(text: str, source: str = "<text>") -> QuerySet:

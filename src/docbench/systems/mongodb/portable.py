@@ -14,6 +14,7 @@ from typing import Any
 
 from docbench.contracts.portable import CompiledQuery, NotExpressible, PortableQueries
 from docbench.queries.spec import (
+    BUCKET_CYCLES,
     BUCKET_UNITS,
     EPOCH_DIVISORS,
     Aggregate,
@@ -139,7 +140,9 @@ class MongoDBPortable(PortableQueries):
         else:
             seconds = {"$divide": [value, EPOCH_DIVISORS[key.time_format]]}
             test = self.is_type(value, "number")
-        start = {"$toLong": {"$multiply": [{"$floor": {"$divide": [seconds, width]}}, width]}}
+        buckets = {"$floor": {"$divide": [seconds, width]}}
+        cycle = BUCKET_CYCLES.get(key.unit)
+        start = {"$toLong": {"$mod": [buckets, cycle]} if cycle else {"$multiply": [buckets, width]}}
         return {"$cond": [test, start, None]}
 
     def grouping(self, query: Query) -> list[dict[str, Any]]:
@@ -163,6 +166,8 @@ class MongoDBPortable(PortableQueries):
             return {column: {"$addToSet": scalar}}
         number = {"$cond": [self.is_type(value, "number"), value, None]}
         found = {f"{column}_n": {"$sum": {"$cond": [self.is_type(value, "number"), 1, 0]}}}
+        if aggregate.fn == "span":
+            return {f"{column}_max": {"$max": number}, f"{column}_min": {"$min": number}, **found}
         return {column: {f"${aggregate.fn}": number}, **found}
 
     @staticmethod
@@ -172,7 +177,10 @@ class MongoDBPortable(PortableQueries):
         if aggregate.fn == "count_distinct":
             return {"$size": {"$filter": {"input": f"${column}", "cond": {"$ne": ["$$this", None]}}}}
         # $sum of no number is 0; the spec's sum of no number is null
-        return {"$cond": [{"$gt": [f"${column}_n", 0]}, f"${column}", None]}
+        value: Any = f"${column}"
+        if aggregate.fn == "span":
+            value = {"$subtract": [f"${column}_max", f"${column}_min"]}
+        return {"$cond": [{"$gt": [f"${column}_n", 0]}, value, None]}
 
     def ordering(self, query: Query) -> list[dict[str, Any]]:
         """Sort fields that order as the reference does: numbers, then strings, then the

@@ -20,7 +20,15 @@ import json
 from typing import Any
 
 from docbench.contracts.portable import CompiledQuery, NotExpressible, PortableQueries
-from docbench.queries.spec import BUCKET_UNITS, EPOCH_DIVISORS, Combined, Condition, Filter, Query
+from docbench.queries.spec import (
+    BUCKET_CYCLES,
+    BUCKET_UNITS,
+    EPOCH_DIVISORS,
+    Combined,
+    Condition,
+    Filter,
+    Query,
+)
 
 WILDCARD_SPECIALS = ("\\", "*", "?")
 
@@ -65,6 +73,10 @@ class SearchPortable(PortableQueries):
             raise NotExpressible(
                 f"{self.engine.name}: ISO 8601 text is a keyword under docbench's mapping (date "
                 "detection off): no date to bucket"
+            )
+        if key.unit in BUCKET_CYCLES:
+            raise NotExpressible(
+                f"{self.engine.name}: {key.unit} is no histogram interval (a script would be)"
             )
         divisor = EPOCH_DIVISORS[str(key.time_format)]
         width = BUCKET_UNITS[key.unit]

@@ -118,8 +118,12 @@ class SearchSession(QuerySession):
         keys = plan["keys"]
         metrics: dict[str, Any] = {}
         for j, aggregate in enumerate(plan["aggregates"]):
-            if aggregate["fn"] in ("sum", "min", "max", "avg"):
-                metrics[f"a{j}"] = {aggregate["fn"]: {"field": aggregate["field"]}}
+            if aggregate["fn"] in ("sum", "min", "max", "avg", "span"):
+                if aggregate["fn"] == "span":
+                    metrics[f"a{j}"] = {"max": {"field": aggregate["field"]}}
+                    metrics[f"b{j}"] = {"min": {"field": aggregate["field"]}}
+                else:
+                    metrics[f"a{j}"] = {aggregate["fn"]: {"field": aggregate["field"]}}
                 metrics[f"n{j}"] = {"value_count": {"field": aggregate["field"]}}
         sources = [{f"k{i}": {k: v for k, v in key.items() if k != "divisor"}} for i, key in enumerate(keys)]
         groups: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -151,6 +155,8 @@ class SearchSession(QuerySession):
                     row.append(distinct.get(j, {}).get(group, 0))
                 elif int(bucket[f"n{j}"]["value"]) == 0:
                     row.append(None)
+                elif fn == "span":
+                    row.append(bucket[f"a{j}"]["value"] - bucket[f"b{j}"]["value"])
                 else:
                     row.append(bucket[f"a{j}"]["value"])
             rows.append(row)

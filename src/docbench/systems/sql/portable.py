@@ -15,6 +15,7 @@ from typing import Any
 
 from docbench.contracts.portable import CompiledQuery, NotExpressible, PortableQueries
 from docbench.queries.spec import (
+    BUCKET_CYCLES,
     BUCKET_UNITS,
     EPOCH_DIVISORS,
     Combined,
@@ -219,11 +220,13 @@ class SqlDialect(PortableQueries):
         if key.time_format == "iso8601":
             seconds = self.epoch_of_iso(self.string(value))
             test = self.is_type(value, "string")
-            start = self.to_integer(f"FLOOR({seconds} / {width}) * {width}")
-            return f"CASE WHEN {self.truth(test)} THEN {start} END"
-        scale = EPOCH_DIVISORS[key.time_format] * width
-        start = self.to_integer(f"FLOOR({self.number(value)} / {scale}) * {width}")
-        return f"CASE WHEN {self.truth(self.is_type(value, 'number'))} THEN {start} END"
+        else:
+            seconds = f"{self.number(value)} / {EPOCH_DIVISORS[key.time_format]}"
+            test = self.is_type(value, "number")
+        buckets = self.to_integer(f"FLOOR({seconds} / {width})")
+        cycle = BUCKET_CYCLES.get(key.unit)
+        start = f"({buckets} % {cycle})" if cycle else f"({buckets} * {width})"
+        return f"CASE WHEN {self.truth(test)} THEN {start} END"
 
     def aggregate(self, fn: str, path: Path_ | None, element: str) -> str:
         if fn == "count":
@@ -243,6 +246,8 @@ class SqlDialect(PortableQueries):
             ]
             return "(" + " + ".join(per_type) + ")"
         number = f"CASE WHEN {self.truth(self.is_type(value, 'number'))} THEN {self.number(value)} END"
+        if fn == "span":
+            return f"(max({number}) - min({number}))"
         return f"{fn}({number})"
 
 

@@ -19,7 +19,16 @@ import re
 from typing import Any
 
 from docbench.contracts.portable import CompiledQuery, NotExpressible, PortableQueries
-from docbench.queries.spec import BUCKET_UNITS, EPOCH_DIVISORS, Combined, Condition, Filter, Path_, Query
+from docbench.queries.spec import (
+    BUCKET_CYCLES,
+    BUCKET_UNITS,
+    EPOCH_DIVISORS,
+    Combined,
+    Condition,
+    Filter,
+    Path_,
+    Query,
+)
 
 HEADER = "# portable "
 
@@ -71,12 +80,21 @@ class LogsQLPortable(PortableQueries):
                     f"{self.engine.name}: an ISO 8601 field is text; LogsQL buckets numbers only"
                 )
             scale = EPOCH_DIVISORS[str(key.time_format)] * BUCKET_UNITS[key.unit]
-            pipes.append(f"math floor({self.field(key.path)} / {scale}) * {BUCKET_UNITS[key.unit]} as k{i}")
+            cycle = BUCKET_CYCLES.get(key.unit)
+            step = f"% {cycle}" if cycle else f"* {BUCKET_UNITS[key.unit]}"
+            pipes.append(f"math floor({self.field(key.path)} / {scale}) {step} as k{i}")
             keys.append(f"k{i}")
         stats = []
+        spans = []
         for j, aggregate in enumerate(query.aggregates):
             if aggregate.fn == "count":
                 stats.append(f"count() a{j}")
+            elif aggregate.fn == "span":
+                assert aggregate.path is not None
+                stats.append(
+                    f"max({self.field(aggregate.path)}) x{j}, min({self.field(aggregate.path)}) y{j}"
+                )
+                spans.append(f"math x{j} - y{j} as a{j}")
             else:
                 assert aggregate.path is not None
                 function = "count_uniq" if aggregate.fn == "count_distinct" else aggregate.fn

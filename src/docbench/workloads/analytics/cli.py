@@ -82,10 +82,10 @@ def command() -> click.Command:
     @click.option(
         "--queries",
         "queries_file",
-        type=click.Path(path_type=Path, exists=True, dir_okay=False, readable=True),
         default=None,
         help="Your own queries (a portable query file, docs/queries.md), run instead of Q1-Q5 and "
-        "checked against the oracle; `docbench profile DATA` proposes one.",
+        "checked against the oracle; `docbench profile DATA` proposes one. A shipped set by name: "
+        "jsonbench (Q1-Q5 in the spec).",
     )
     @click.option(
         "--tries",
@@ -203,7 +203,7 @@ def command() -> click.Command:
         resume: bool,
         scale: str | None,
         data_dir: Path | None,
-        queries_file: Path | None,
+        queries_file: str | None,
         tries: int,
         timeout: float,
         no_restart: bool,
@@ -253,10 +253,10 @@ def command() -> click.Command:
         check_variants("analytics", system_names, variants)
         query_set = None
         if queries_file is not None:
-            from docbench.queries.spec import QuerySpecError, load_query_set
+            from docbench.queries.spec import QuerySpecError, load_query_set, shipped_query_set
 
             try:
-                query_set = load_query_set(queries_file)
+                query_set = shipped_query_set(queries_file) or load_query_set(Path(queries_file))
             except QuerySpecError as error:
                 raise click.BadParameter(str(error), param_hint="--queries") from None
         if scale and data_dir:
