@@ -43,11 +43,12 @@ def main(hand_dir: str, spec_dir: str) -> None:
             hand_hot = hot((hand[key].get("result") or [[]] * 5)[number - 1] or [])
             spec_hot = hot(theirs.get("result") or [])
             ratio = f"{spec_hot / hand_hot:.2f}" if hand_hot and spec_hot else "-"
-            print(
-                f"| {key[0]}/{key[1]} | Q{number} | {mine.get('status', '-')} | {theirs.get('status', '-')}"
-                f"{' (' + theirs['detail'][:60] + ')' if theirs.get('detail') else ''} | "
-                f"{hand_hot if hand_hot is not None else '-'} | {spec_hot if spec_hot is not None else '-'} | {ratio} |"
-            )
+            status = theirs.get("status", "-")
+            if theirs.get("detail"):
+                status += f" ({theirs['detail'][:60]})"
+            times = " | ".join("-" if t is None else f"{t:.4f}" for t in (hand_hot, spec_hot))
+            name = f"{key[0]}/{key[1]}"
+            print(f"| {name} | Q{number} | {mine.get('status', '-')} | {status} | {times} | {ratio} |")
 
 
 if __name__ == "__main__":
