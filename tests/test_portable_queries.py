@@ -111,6 +111,11 @@ def portable_systems() -> list[str]:
     return [name for name in broad_systems() if adapter_class(name, "portable") is not None]
 
 
+def embedded_systems() -> list[str]:
+    """Systems with a compiler that run in-process (no server to start): the quick tests'."""
+    return [name for name in portable_systems() if engine_class(name).embedded]
+
+
 def exact_variant(name: str) -> str | None:
     """The system's first analytics variant whose representation keeps JSON's values."""
     engine = engine_class(name)(Path("/nonexistent"))
@@ -197,7 +202,18 @@ def test_documents_that_are_not_bluesky_get_no_bluesky_queries(tmp_path: Path) -
     from docbench.cli import main
 
     outcome = CliRunner().invoke(
-        main, ["run", "--systems", "sqlite", "--data", str(DATA), "--tries", "1", "--results", str(tmp_path)]
+        main,
+        [
+            "run",
+            "--systems",
+            embedded_systems()[-1],
+            "--data",
+            str(DATA),
+            "--tries",
+            "1",
+            "--results",
+            str(tmp_path),
+        ],
     )
     assert "Q1-Q5 not run: these documents are not Bluesky events" in outcome.output
     for path in tmp_path.glob("analytics.*.json"):
@@ -221,7 +237,7 @@ def test_all_empty_answers_are_said_loudly(tmp_path: Path) -> None:
         [
             "run",
             "--systems",
-            "sqlite,duckdb",
+            ",".join(embedded_systems()[-2:]),
             "--data",
             str(DATA),
             "--queries",
@@ -242,7 +258,7 @@ def test_a_bad_query_file_is_refused_with_its_line(tmp_path: Path) -> None:
     queries = tmp_path / "bad.yaml"
     queries.write_text("queries:\n  - name: q\n    where: {path: a, eqq: 1}\n    select: [a]\n")
     outcome = CliRunner().invoke(
-        main, ["run", "--systems", "sqlite", "--data", str(DATA), "--queries", str(queries)]
+        main, ["run", "--systems", embedded_systems()[-1], "--data", str(DATA), "--queries", str(queries)]
     )
     assert outcome.exit_code == 2
     assert f"{queries}:line 3: query 'q': unknown operator 'eqq'" in outcome.output
@@ -272,3 +288,31 @@ def test_profile_of_known_documents_proposes_queries_with_answers(tmp_path: Path
     assert propose_queries(found, "x")["queries"] == [
         {k: v for k, v in q.items()} for q in propose_queries(found, "x")["queries"]
     ]
+
+
+def test_a_query_set_from_concurrent_clients(tmp_path: Path) -> None:
+    """--clients runs the set's compiled queries (number 0, the compiled text) from many
+    clients, each answer checked by the portable check: none wrong on an exact engine."""
+    from docbench.workloads.analytics.concurrency import ConcurrencyRequest
+    from docbench.workloads.analytics.runner import RunRequest, run_analytics
+
+    request = RunRequest(
+        system_names=[embedded_systems()[-1]],
+        variants=[exact_variant(embedded_systems()[-1]) or ""],
+        representations=True,
+        data_dir=DATA,
+        results_dir=tmp_path,
+        tries=1,
+        quiet=True,
+        query_set=load_query_set(OPERATORS),
+        concurrency=ConcurrencyRequest(clients=[2], duration_s=1.0, warmup_s=0.2, progress=False),
+    )
+    run_analytics(request)
+    result = json.loads(sorted(tmp_path.glob("analytics.*.json"))[0].read_text())
+    record = result["concurrency"]
+    assert record["queries"] == [q.name for q in load_query_set(OPERATORS).queries]
+    (level,) = record["levels"]
+    assert level["outcomes"]["ok"] > 0 and level["outcomes"]["wrong"] == 0, level
+    assert {q["query"] for q in level["per_query"]} == set(range(1, len(record["queries"]) + 1))
+    (ceiling,) = record["ceiling"]
+    assert ceiling["outcomes"]["wrong"] == 0  # the echo's rows pass the same check

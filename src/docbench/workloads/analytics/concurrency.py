@@ -27,7 +27,9 @@ from typing import Any
 
 from docbench import procstats
 from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.contracts.portable import CompiledQuery
 from docbench.core import histograms
+from docbench.queries.spec import Query
 from docbench.workloads import fresh_process
 from docbench.workloads.analytics.concurrent_clients import (
     OUTCOMES,
@@ -92,10 +94,15 @@ def engine_measured(system: AnalyticsAdapter) -> str:
 
 
 def run_concurrency(
-    system: AnalyticsAdapter, expected: dict[str, Any], request: ConcurrencyRequest, say: Any = print
+    system: AnalyticsAdapter,
+    expected: dict[str, Any],
+    request: ConcurrencyRequest,
+    say: Any = print,
+    portable: list[tuple[Query, CompiledQuery, list[list[Any]]]] | None = None,
 ) -> dict[str, Any]:
-    """Every level on the engine, then (when asked) on the echo: the result's ``concurrency``."""
-    texts = system.queries()
+    """Every level on the engine, then (when asked) on the echo: the result's ``concurrency``.
+    ``portable``: a compiled query set's queries instead of Q1-Q5 (each with its answer)."""
+    texts = system.queries() if portable is None else [compiled.text for _, compiled, _ in portable]
     system.release()  # an embedded engine's file is opened by the client processes
     # A connection of its own for each client, also where clients share a process (chDB).
     spec = {**system.session_spec(), "timeout": request.timeout_s, "own_connection": True}
@@ -111,8 +118,10 @@ def run_concurrency(
         "levels": [],
         "ceiling": [],
     }
+    if portable is not None:
+        record["queries"] = [query.name for query, _, _ in portable]
     for clients in request.clients:
-        level = run_level(system, spec, texts, expected, clients, request)
+        level = run_level(system, spec, texts, expected, clients, request, portable=portable)
         if not system.engine.is_alive():  # recorded, restarted, and the next level runs
             level.error = "; ".join(filter(None, [level.error, "the server crashed during this level"]))
             system.engine.restart()
@@ -130,7 +139,9 @@ def run_concurrency(
         )
         record["ceiling_duration_s"], record["ceiling_warmup_s"] = echo.duration_s, echo.warmup_s
         for clients in request.clients:
-            level = run_level(None, {}, texts, expected, clients, echo, layout=system.concurrent_clients)
+            level = run_level(
+                None, {}, texts, expected, clients, echo, layout=system.concurrent_clients, portable=portable
+            )
             record["ceiling"].append(summarize(level, echo))
             say(level_line("driver ceiling (no engine)", record["ceiling"][-1]))
     return record
@@ -144,6 +155,7 @@ def run_level(
     clients: int,
     request: ConcurrencyRequest,
     layout: str | None = None,
+    portable: list[tuple[Query, CompiledQuery, list[list[Any]]]] | None = None,
 ) -> Level:
     """Spawn the processes, start them together, collect their finals (or the reason not)."""
     layout = layout or (system.concurrent_clients if system else "processes")
@@ -169,6 +181,7 @@ def run_level(
             rate=request.rate,
             time_precision_us=system.time_precision_us if system else 1,
             approximate=frozenset(system.approximate_queries) if system else frozenset(),
+            portable=portable,
         )
         for i, ids in enumerate(groups)
     ]
@@ -309,7 +322,8 @@ def summarize(level: Level, request: ConcurrencyRequest) -> dict[str, Any]:
     overall = histograms.new_histogram()
     totals = dict.fromkeys(OUTCOMES, 0)
     completed_total = 0
-    for number in QUERY_NUMBERS:
+    numbers = sorted(next(iter(level.finals.values()))["queries"]) if level.finals else QUERY_NUMBERS
+    for number in numbers:
         parts = [f["queries"][number] for f in level.finals.values()]
         merged = histograms.merge([p["histogram"] for p in parts])
         overall.add(merged)

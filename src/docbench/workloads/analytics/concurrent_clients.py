@@ -15,6 +15,7 @@ recorded as a latency. Messages to the driver go through one queue:
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import resource
 import signal
@@ -25,7 +26,10 @@ from typing import Any
 
 from docbench.answers import check_answer, expected_display_rows
 from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.contracts.portable import CompiledQuery
 from docbench.core import histograms
+from docbench.queries.oracle import check_rows
+from docbench.queries.spec import Query
 
 QUERY_NUMBERS = (1, 2, 3, 4, 5)
 OUTCOMES = ("ok", "wrong", "error", "timeout")
@@ -50,6 +54,14 @@ class ClientsConfig:
     rate: float | None = None
     time_precision_us: int = 1
     approximate: frozenset[int] = frozenset()
+    # A compiled query set instead of Q1-Q5 (--queries): per query (its texts' order), the
+    # query, its compiled form and the oracle's whole answer; the session runs each as
+    # query number 0 (a compiled text), the check is the portable one.
+    portable: list[tuple[Query, CompiledQuery, list[list[Any]]]] | None = None
+
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        return tuple(range(1, len(self.texts) + 1)) if self.portable is not None else QUERY_NUMBERS
 
 
 def client_order(seed: int, client_id: int) -> random.Random:
@@ -63,11 +75,24 @@ class OracleEcho(QuerySession):
     rows (checked like an engine's), so the queries per second it reaches are the driver's
     limit on this machine, beside which an engine's figure can be read."""
 
-    def __init__(self, expected: dict[str, Any]) -> None:
-        self.rows = {q: expected_display_rows(q, expected) for q in QUERY_NUMBERS}
+    def __init__(self, config: ClientsConfig) -> None:
+        if config.portable is None:
+            self.rows = {q: expected_display_rows(q, config.expected) for q in QUERY_NUMBERS}
+        else:  # each compiled query's answer as its engine returns it (JSON text where it does)
+            self.rows = {
+                number: [
+                    [
+                        json.dumps(v) if is_json and v is not None else v
+                        for v, is_json in zip(row, c.json_columns, strict=True)
+                    ]
+                    for row in expected[: query.limit or None]
+                ]
+                for number, (query, c, expected) in enumerate(config.portable, start=1)
+            }
+        self.texts = {text: number for number, text in enumerate(config.texts, start=1)}
 
     def execute(self, query_number: int, text: str) -> QueryOutcome:
-        return QueryOutcome(rows=self.rows[query_number])
+        return QueryOutcome(rows=self.rows[query_number or self.texts[text]])
 
 
 @dataclass
@@ -104,6 +129,12 @@ class Verdicts:
         key = (number, repr(rows))
         with self.lock:
             known = self.cache.get(key)
+        if known is None and self.config.portable is not None:
+            query, compiled, expected = self.config.portable[number - 1]
+            portable = check_rows(query, compiled.decode(rows), expected)
+            known = ("ok" if portable.status == "correct" else "wrong", portable.detail)
+            with self.lock:
+                self.cache[key] = known
         if known is None:
             check = check_answer(
                 number,
@@ -127,7 +158,7 @@ class Client:
         self.config = config
         self.verdicts = verdicts
         self.order = client_order(config.seed, client_id)
-        self.tallies = {q: QueryTally() for q in QUERY_NUMBERS}
+        self.tallies = {q: QueryTally() for q in config.numbers}
         self.warmup_queries = 0
         # Open loop: queries scheduled in the measured window that the window's end found
         # not yet sent (the engine fell behind the rate).
@@ -157,7 +188,7 @@ class Client:
             if intended is not None and intended > now:
                 time.sleep((intended - now) / 1e9)
             sent += 1
-            number = self.order.choice(QUERY_NUMBERS)
+            number = self.order.choice(self.config.numbers)
             begin = time.monotonic_ns()
             outcome, detail = self.send(number)
             done = time.monotonic_ns()
@@ -179,7 +210,8 @@ class Client:
         with self.lock:
             self.inflight_since, self.inflight_number = began, number
         try:
-            rows = self.session.execute(number, self.config.texts[number - 1]).rows
+            sent_as = 0 if self.config.portable is not None else number  # a compiled text: number 0
+            rows = self.session.execute(sent_as, self.config.texts[number - 1]).rows
             return self.verdicts.verdict(number, rows)
         except Exception as error:  # noqa: BLE001 - counted; the client goes on
             late = time.monotonic() - began >= self.config.timeout_s
@@ -225,7 +257,7 @@ class Watchdog:
 
 def open_session(config: ClientsConfig) -> QuerySession:
     if config.system_name is None:
-        return OracleEcho(config.expected)
+        return OracleEcho(config)
     from docbench.systems import required_adapter_class
 
     return required_adapter_class(config.system_name, "analytics").open_session(config.spec)
@@ -263,15 +295,15 @@ def process_main(config: ClientsConfig, events: Any, go: Any, start_at: Any, rel
             if thread.is_alive():
                 client.count_stuck()
         watchdog.stop.set()
-        events.put(("final", config.process_id, final_message(clients)))
+        events.put(("final", config.process_id, final_message(clients, config.numbers)))
         release.wait(timeout=120)
     finally:
         _close(clients)
 
 
-def final_message(clients: list[Client]) -> dict[str, Any]:
+def final_message(clients: list[Client], numbers: tuple[int, ...] = QUERY_NUMBERS) -> dict[str, Any]:
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    merged = {q: QueryTally() for q in QUERY_NUMBERS}
+    merged = {q: QueryTally() for q in numbers}
     for client in clients:
         for number, tally in client.tallies.items():
             target = merged[number]

@@ -28,6 +28,19 @@ def compiler_for(system: AnalyticsAdapter) -> PortableQueries | None:
     return None if cls is None else cls(system.engine, system.variant)
 
 
+def compiled_queries(system: AnalyticsAdapter, query_set: QuerySet) -> list[tuple[Query, CompiledQuery]]:
+    """The set's queries the system can express, compiled (for concurrent clients)."""
+    compiler = compiler_for(system)
+    found = []
+    for query in query_set.queries:
+        if compiler is not None:
+            try:
+                found.append((query, compiler.compile(query)))
+            except NotSupported:
+                continue
+    return found
+
+
 def run_portable_queries(
     system: AnalyticsAdapter,
     query_set: QuerySet,

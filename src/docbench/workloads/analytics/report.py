@@ -121,7 +121,7 @@ def concurrency_table(docs: list[dict[str, Any]]) -> Table | None:
     runs = [d for d in docs if isinstance(d.get("concurrency"), dict)]
     if not runs:
         return None
-    table = Table(title="Concurrent clients (Q1-Q5 in seeded random order; correct answers only)")
+    table = Table(title="Concurrent clients (the run's queries in seeded random order; correct answers only)")
     for column in (
         "system",
         "clients",

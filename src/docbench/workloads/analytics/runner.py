@@ -58,7 +58,7 @@ from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpo
 from docbench.workloads.analytics.concurrency import ConcurrencyRequest, run_concurrency
 from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.ingest import IngestRequest, run_ingest
-from docbench.workloads.analytics.portable import run_portable_queries
+from docbench.workloads.analytics.portable import compiled_queries, run_portable_queries
 from docbench.workloads.load import LoadReport, end_load, load_files, offered_lines
 from docbench.workloads.query_worker import PORTABLE, QueryRun, run_query_in_worker
 
@@ -324,7 +324,7 @@ def run_system(
             document.setdefault("warnings", []).append(NOT_BLUESKY)
             console.print(f"[bold yellow]{NOT_BLUESKY}[/bold yellow]")
         engine.phase_ended("queries")
-        if request.concurrency:
+        if request.concurrency and request.query_set is None:
             engine.phase_started("concurrency")
             wanted = dataclasses.replace(request.concurrency, progress=not request.quiet)
             document["concurrency"] = run_concurrency(system, expected, wanted, console.print)
@@ -659,9 +659,6 @@ def portable_phase(
     can_restart = engine.can_restart and request.restart_for_cold
     document["cold_method"] = _cold_method(engine.embedded, can_restart, can_drop)
     document["result"], document["memory_usage"] = [], []
-    if request.concurrency:
-        document.setdefault("warnings", []).append("--clients runs Q1-Q5 only: not run for a query set")
-        request = dataclasses.replace(request, concurrency=None)
     queries = query_set.queries
     with _progress(request) as progress:
         task = progress.add_task(f"queries {system.name}/{system.variant.name}", total=len(queries))
@@ -673,6 +670,13 @@ def portable_phase(
             on_done=lambda: progress.advance(task),
         )
     document["portable"] = record
+    if request.concurrency:
+        # the set's queries from many clients at once (those the system can express)
+        mix = [(q, c, expected[q.name]) for q, c in compiled_queries(system, query_set)]
+        wanted = dataclasses.replace(request.concurrency, progress=not request.quiet)
+        engine.phase_started("concurrency")
+        document["concurrency"] = run_concurrency(system, {}, wanted, console.print, portable=mix)
+        engine.phase_ended("concurrency")
     statuses = " ".join(
         f"{q['name']}:{q['status']}{'(empty)' if q.get('empty') else ''}" for q in record["queries"]
     )
