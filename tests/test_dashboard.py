@@ -871,3 +871,30 @@ def test_ingest_view_draws_rate_and_freshness_second_by_second(tmp_path: Path, b
     assert [row[1] for row in rows] == ["1,000/s", "max"]
     assert [row[6] for row in rows] == ["markers", "count"]
     assert rows[0][-1] == "exact (1,003,000)" and rows[1][-1] == "1,016,495 of 1,016,500"
+
+
+def test_a_query_set_has_its_own_view_with_its_query_names(tmp_path: Path, browser: Chromium) -> None:
+    """Results of `docbench run --queries` (the operators set on two engines, recorded): the
+    dashboard has a tab for the set, a row per run and the set's own query names, and the
+    page throws nothing while the views are clicked through."""
+    page = tmp_path / "queries.html"
+    html.write_dashboard([FIXTURES.parent / "portable" / "results"], page)
+    browser.open(page.resolve().as_uri())
+    tabs = browser.js("[...document.querySelectorAll('#tabs button')].map(b => b.dataset.view)")
+    assert "workload-queries-operators" in tabs
+    for view in tabs:
+        browser.js(f"document.querySelector('#tabs button[data-view=\"{view}\"]').click()")
+    browser.js("document.querySelector('#tabs button[data-view=\"workload-queries-operators\"]').click()")
+    selector = "table.generic[data-workload=queries-operators]"
+    assert browser.js(f"document.querySelectorAll('{selector} tbody tr').length") == 2
+    headers = browser.js(f"[...document.querySelectorAll('{selector} th')].map(t => t.textContent)")
+    assert "eq_number answer" in headers and "top_limit_ties hot s" in headers
+    cells = browser.js(f"[...document.querySelectorAll('{selector} tbody td')].map(t => t.textContent)")
+    assert "25/25" in cells
+    errors = [
+        e
+        for e in browser.events
+        if e.get("method") == "Runtime.exceptionThrown"
+        or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")
+    ]
+    assert not errors, errors

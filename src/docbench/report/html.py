@@ -76,6 +76,7 @@ def build_payload(documents: list[dict[str, Any]]) -> dict[str, Any]:
         section = workload.dashboard_section(docs, documents) or generic_table(workload.name, docs)
         if "main" in section:
             payload.update(section["main"])
+            payload["workloads"].extend(section.get("extra", []))
         else:
             payload["workloads"].append(
                 {"workload": workload.name, "label": workload.summary.split(":")[0], **section}

@@ -329,5 +329,43 @@ def dashboard_section(
                 run_view(d, key, lossless.get((str(d.get("system")), str(d.get("variant")))))
                 for d, key in zip(documents, keys, strict=True)
             ],
-        }
+        },
+        "extra": query_set_tables(documents),
     }
+
+
+def query_set_tables(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A table per query set run with --queries (a tab of its own): per system/variant and
+    query, the answer's check and the cold and hot seconds, named as the set names them."""
+    tables = []
+    for name in sorted({str(d["portable"].get("set")) for d in documents if d.get("portable")}):
+        runs = [d for d in documents if (d.get("portable") or {}).get("set") == name]
+        queries = [q["name"] for q in runs[0]["portable"]["queries"]]
+        columns = ["system", "variant", "dataset", "correct"]
+        for query in queries:
+            columns += [f"{query} answer", f"{query} cold s", f"{query} hot s"]
+        rows = []
+        for d in runs:
+            record = d["portable"]
+            by_name = {q["name"]: q for q in record["queries"]}
+            row: list[Any] = [d.get("system"), d.get("variant"), dataset_label(d)]
+            row.append(
+                f"{record.get('correct', 0)}/{len(record['queries'])}"
+                + (" (all empty)" if record.get("all_empty") else "")
+            )
+            for query in queries:
+                q = by_name.get(query, {})
+                times = [t for t in q.get("result") or [] if t is not None]
+                status = str(q.get("status", "-")) + (" (empty)" if q.get("empty") else "")
+                row += [status, times[0] if times else None, min(times[1:]) if len(times) > 1 else None]
+            rows.append(row)
+        tables.append(
+            {
+                "workload": f"queries-{name}",
+                "label": f"Queries: {name}",
+                "columns": columns,
+                "rows": rows,
+                "docs": [trimmed_document(d) | {"_path": d.get("_path")} for d in runs],
+            }
+        )
+    return tables
