@@ -316,3 +316,15 @@ def test_a_query_set_from_concurrent_clients(tmp_path: Path) -> None:
     assert {q["query"] for q in level["per_query"]} == set(range(1, len(record["queries"]) + 1))
     (ceiling,) = record["ceiling"]
     assert ceiling["outcomes"]["wrong"] == 0  # the echo's rows pass the same check
+
+
+def test_the_oracle_on_two_processes_gives_the_same_answers(real_data_dir: Path) -> None:
+    """Pieces (files, byte ranges of a file) evaluated apart and merged in order are the
+    one-pass answers: the operators set on its documents, Q1-Q5 in the spec on real events."""
+    from docbench.queries.spec import shipped_query_set
+
+    jsonbench = shipped_query_set("jsonbench")
+    assert jsonbench is not None
+    for query_set, data in ((load_query_set(OPERATORS), DATA), (jsonbench, real_data_dir)):
+        files = dataset_files(data)
+        assert evaluate_set(query_set, files, jobs=2) == evaluate_set(query_set, files)

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from docbench.dataset.reader import iter_line_batches
+from docbench.dataset.reader import compression_of, iter_line_batches, split_ranges
 from docbench.queries.semantics import Evaluation, is_number, order_key, value_key
 from docbench.queries.spec import Query, QuerySet
 
@@ -41,6 +41,44 @@ def parse_document(line: bytes) -> Any:
     return value if isinstance(value, dict) else None
 
 
+Piece = tuple[Path, int, int | None]  # a file, or a byte range of an uncompressed one
+
+
+def iter_piece(piece: Piece) -> Iterator[Any]:
+    path, start, end = piece
+    for batch in iter_line_batches(path, start=start, end=end):
+        for line in batch:
+            document = parse_document(line)
+            if document is not None:
+                yield document
+
+
+def evaluate_piece(query_set: QuerySet, piece: Piece) -> tuple[int, list[Evaluation]]:
+    """One piece's partial answers (a worker process's task)."""
+    evaluations = [Evaluation(q) for q in query_set.queries]
+    return _feed(evaluations, iter_piece(piece)), evaluations
+
+
+def _feed(evaluations: list[Evaluation], documents: Iterator[Any]) -> int:
+    """Every document to every evaluation; how many there were."""
+    count = 0
+    for count, document in enumerate(documents, start=1):  # noqa: B007 - the last count is the result
+        for evaluation in evaluations:
+            evaluation.add(document)
+    return count
+
+
+def pieces_of(files: list[Path], jobs: int) -> list[Piece]:
+    """The files, an uncompressed one cut into about ``jobs`` ranges at line starts."""
+    pieces: list[Piece] = []
+    for path in files:
+        if jobs > 1 and compression_of(path) == "none":
+            pieces.extend((path, start, end) for start, end in split_ranges(path, jobs))
+        else:
+            pieces.append((path, 0, None))
+    return pieces
+
+
 def iter_documents(files: list[Path], skip: dict[str, set[int]] | None = None) -> Iterator[Any]:
     """Every document of the files in order, leaving out the (file, line) pairs in ``skip``."""
     for path in files:
@@ -57,23 +95,43 @@ def iter_documents(files: list[Path], skip: dict[str, set[int]] | None = None) -
 
 
 def evaluate_set(
-    query_set: QuerySet, files: list[Path], skip: dict[str, set[int]] | None = None
+    query_set: QuerySet, files: list[Path], skip: dict[str, set[int]] | None = None, jobs: int = 1
 ) -> dict[str, Any]:
-    """Every query's whole answer (ordered, before its limit), in one pass over the data."""
-    evaluations = [Evaluation(q) for q in query_set.queries]
-    documents = 0
-    for document in iter_documents(files, skip):
-        documents += 1
-        for evaluation in evaluations:
-            evaluation.add(document)
+    """Every query's whole answer (ordered, before its limit), in one pass over the data; on
+    ``jobs`` processes (the pieces' partial answers merged in order) unless lines are skipped."""
+    if skip or jobs <= 1:
+        evaluations = [Evaluation(q) for q in query_set.queries]
+        documents = _feed(evaluations, iter_documents(files, skip))
+    else:
+        documents, evaluations = _evaluate_parallel(query_set, pieces_of(files, jobs), jobs)
     return {
         "documents": documents,
         "queries": {e.query.name: e.all_rows() for e in evaluations},
     }
 
 
+def _evaluate_parallel(query_set: QuerySet, pieces: list[Piece], jobs: int) -> tuple[int, list[Evaluation]]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # forkserver: fresh workers that import docbench once, never a fork of a threaded parent
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(pieces)), mp_context=context) as pool:
+        parts = list(pool.map(evaluate_piece, [query_set] * len(pieces), pieces))
+    documents, evaluations = parts[0]
+    for count, later in parts[1:]:
+        documents += count
+        for evaluation, part in zip(evaluations, later, strict=True):
+            evaluation.merge(part)
+    return documents, evaluations
+
+
 def answers_for(
-    query_set: QuerySet, files: list[Path], file_hashes: list[tuple[str, str]], cache_dir: Path
+    query_set: QuerySet,
+    files: list[Path],
+    file_hashes: list[tuple[str, str]],
+    cache_dir: Path,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """The set's answers, from the cache when it holds them for exactly these files and this
     query file, else evaluated and cached."""
@@ -88,7 +146,7 @@ def answers_for(
                 return dict(stored["answers"])
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
             pass  # evaluated again below
-    answers = evaluate_set(query_set, files)
+    answers = evaluate_set(query_set, files, jobs=jobs)
     cached.parent.mkdir(parents=True, exist_ok=True)
     partial = cached.with_suffix(f".{os.getpid()}.tmp")
     partial.write_bytes(orjson.dumps({"identity": identity, "answers": answers}, default=_jsonable))

@@ -196,6 +196,16 @@ class _Accumulator:
             if self.most is None or value > self.most:
                 self.most = value
 
+    def merge(self, other: _Accumulator) -> None:
+        """Fold in the state of the same aggregate over other documents."""
+        self.count += other.count
+        self.total += other.total
+        self.distinct |= other.distinct
+        for mine, theirs, pick in (("least", other.least, min), ("most", other.most, max)):
+            current = getattr(self, mine)
+            if theirs is not None:
+                setattr(self, mine, theirs if current is None else pick(current, theirs))
+
     def result(self) -> Any:
         if self.fn == "count":
             return self.count
@@ -262,6 +272,17 @@ class Evaluation:
                 accumulator.add(
                     None if aggregate.path is None else resolve(document, element, aggregate.path)
                 )
+
+    def merge(self, later: Evaluation) -> None:
+        """Fold in the evaluation of the documents that come after these (selected rows keep
+        the documents' order)."""
+        self.selected.extend(later.selected)
+        for slot, (keys, accumulators) in later.groups.items():
+            if slot not in self.groups:
+                self.groups[slot] = (keys, accumulators)
+                continue
+            for mine, theirs in zip(self.groups[slot][1], accumulators, strict=True):
+                mine.merge(theirs)
 
     def all_rows(self) -> list[list[Any]]:
         """Every row of the answer, ordered, before the limit."""

@@ -223,7 +223,7 @@ def prepare_dataset(request: RunRequest) -> Dataset:
     if request.query_set is not None:
         console.print(f"Query set {request.query_set.name}: computing/reading the oracle's answers")
         hashes = [(f.get("name", ""), f.get("sha256", "")) for f in answers.get("files", [])]
-        portable = answers_for(request.query_set, files, hashes, paths.cache_dir_for(path))
+        portable = answers_for(request.query_set, files, hashes, paths.cache_dir_for(path), jobs=_cpu_count())
         dataset.portable_answers = portable["queries"]
     return dataset
 
