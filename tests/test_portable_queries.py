@@ -328,3 +328,46 @@ def test_the_oracle_on_two_processes_gives_the_same_answers(real_data_dir: Path)
     for query_set, data in ((load_query_set(OPERATORS), DATA), (jsonbench, real_data_dir)):
         files = dataset_files(data)
         assert evaluate_set(query_set, files, jobs=2) == evaluate_set(query_set, files)
+
+
+def test_a_shape_preset_profiled_and_queried(tmp_path: Path) -> None:
+    """`docbench generate --shape` writes another shape's documents; `docbench profile`
+    proposes queries for them that the oracle answers (not empty) and an engine answers
+    the same."""
+    from docbench.cli import main
+
+    data = tmp_path / "logs"
+    runner = CliRunner()
+    made = runner.invoke(main, ["generate", "--shape", "logs", "--docs", "2000", "--out", str(data)])
+    assert made.exit_code == 0, made.output
+    assert [p.name for p in dataset_files(data)] == ["file_0001.json"]  # not its summary
+    proposed = tmp_path / "logs.yaml"
+    assert runner.invoke(main, ["profile", str(data), "--out", str(proposed)]).exit_code == 0
+    query_set = load_query_set(proposed)
+    assert len(query_set.queries) >= 4
+    every = evaluate_set(query_set, dataset_files(data))["queries"]
+    assert all(every[q.name] for q in query_set.queries)
+    results = tmp_path / "results"
+    name = embedded_systems()[-1]
+    outcome = runner.invoke(
+        main,
+        [
+            "run",
+            "--systems",
+            name,
+            "--variants",
+            exact_variant(name) or "",
+            "--representations",
+            "--data",
+            str(data),
+            "--queries",
+            str(proposed),
+            "--tries",
+            "1",
+            "--results",
+            str(results),
+        ],
+    )
+    assert outcome.exit_code == 0, outcome.output
+    (result,) = [json.loads(p.read_text()) for p in results.glob("analytics.*.json")]
+    assert result["portable"]["correct"] == len(query_set.queries)

@@ -102,6 +102,12 @@ def main() -> None:
     help="Share of valid-but-hard documents (default: the generator's documented rate).",
 )
 @click.option("--files", default=None, help="Generate only these file numbers (e.g. 1,3-5).")
+@click.option(
+    "--shape",
+    default=None,
+    help="Documents of another shape instead of Bluesky events: a preset of `docbench-gen shapes` "
+    "(logs, catalogue, telemetry, deep), one file, for `docbench profile` and `--queries`.",
+)
 def generate(
     docs: int,
     out: Path,
@@ -111,10 +117,22 @@ def generate(
     dirty_rate: float,
     hard_rate: float | None,
     files: str | None,
+    shape: str | None,
 ) -> None:
-    """Generate Bluesky Jetstream events in JSONBench's file layout."""
+    """Generate Bluesky Jetstream events in JSONBench's file layout (or, with --shape,
+    documents of another shape)."""
     from docbench.dataset.generate import generate_dataset
 
+    if shape is not None:
+        from docbench.dataset.shapes import Shape, generate_shapes, presets
+
+        if shape not in presets():
+            raise click.BadParameter(
+                f"{shape!r}: known presets are {', '.join(presets())}", param_hint="--shape"
+            )
+        summary = generate_shapes(Shape(preset=shape), docs, out, seed=seed)
+        click.echo(f"{docs:,} documents of shape {shape} ({summary.get('knobs')}) -> {out}")
+        return
     generate_dataset(
         docs,
         out,

@@ -31,7 +31,8 @@ BLOCK_SIZE = 1 << 20  # bytes read per call (decompressed bytes for compressed f
 
 DATA_SUFFIXES = (".json", ".jsonl", ".ndjson")
 COMPRESSION_SUFFIXES = ("", ".gz", ".gzip", ".zst", ".zstd", ".lz4")
-EXCLUDED_NAMES = frozenset({"dataset.json", "answers.json", "baselines.json"})  # docbench's own
+# docbench's own (shapes.json: the shape generator's summary beside its documents)
+EXCLUDED_NAMES = frozenset({"dataset.json", "answers.json", "baselines.json", "shapes.json"})
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"

@@ -166,11 +166,11 @@ def propose_queries(profile: Profile, name: str) -> dict[str, Any]:
         return p.present / n if n else 0
 
     high = sorted(
-        (p for p in scalars if share(p) > 0.9 and len(p.distinct) > 0.5 * p.present and p.types["string"]),
+        (p for p in scalars if share(p) > 0.9 and len(p.distinct) > 0.5 * p.present),
         key=lambda p: (-len(p.distinct), p.depth, p.path),
     )
     low = sorted(
-        (p for p in scalars if share(p) > 0.5 and 2 <= len(p.distinct) <= min(50, p.present / 2)),
+        (p for p in scalars if share(p) > 0.1 and 2 <= len(p.distinct) <= min(50, p.present / 2)),
         key=lambda p: (p.depth, -share(p), p.path),
     )
     if high:
@@ -208,7 +208,10 @@ def propose_queries(profile: Profile, name: str) -> dict[str, Any]:
     numeric = [
         p
         for p in scalars
-        if p.types["number"] > 0.9 * p.present and len(p.distinct) > 10 and not p.time_formats
+        if p.types["number"] > 0.9 * p.present
+        and len(p.distinct) > 10
+        and not p.time_formats
+        and not (high and p is high[0])  # not the point lookup's key (an id)
     ]
     if numeric:
         key = max(numeric, key=lambda p: (share(p), -p.depth))
