@@ -198,7 +198,10 @@ def test_json_type_differences_are_wrong_answers_not_hidden(tmp_path: Path) -> N
 # ----- runs that must not call nothing a result ---------------------------------------------
 
 
-def test_documents_that_are_not_bluesky_get_no_bluesky_queries(tmp_path: Path) -> None:
+def test_documents_that_are_not_bluesky_get_the_queries_profile_proposes(tmp_path: Path) -> None:
+    """No --queries on documents that are not Bluesky events: Q1-Q5 (which would match
+    nothing, "5/5 correct" on empty answers) are not run; the profile's proposal is, written
+    beside the results to edit."""
     from docbench.cli import main
 
     outcome = CliRunner().invoke(
@@ -215,11 +218,16 @@ def test_documents_that_are_not_bluesky_get_no_bluesky_queries(tmp_path: Path) -
             str(tmp_path),
         ],
     )
-    assert "Q1-Q5 not run: these documents are not Bluesky events" in outcome.output
+    assert "not Bluesky events" in outcome.output
+    proposal = tmp_path / "data.proposed-queries.yaml"
+    assert proposal.exists() and str(proposal) in outcome.output.replace("\n", "")
+    proposed = load_query_set(proposal)
     for path in tmp_path.glob("analytics.*.json"):
         result = json.loads(path.read_text())
-        assert result["result"] == [[None]] * 5 and "answers" not in result
-    assert "5/5 correct" not in outcome.output and "faster than" not in outcome.output
+        assert result["result"] == [] and "answers" not in result
+        assert result["portable"]["set"] == proposed.name
+        assert result["portable"]["correct"] == len(proposed.queries)
+    assert "5/5 correct" not in outcome.output
 
 
 def test_all_empty_answers_are_said_loudly(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ from docbench.dataset.oracle import ComputeLog, load_or_compute_answers
 from docbench.dataset.reader import dataset_files, read_error_message
 from docbench.dataset.verify import DamagedDataset, verify_dataset
 from docbench.queries.oracle import answers_for, evaluate_set
-from docbench.queries.spec import QuerySet
+from docbench.queries.spec import QuerySet, QuerySpecError
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
@@ -147,6 +147,9 @@ def run_analytics(request: RunRequest) -> int:
         return 2
     dataset = prepare_dataset(request)
     protect_directory(dataset.path)
+    if request.query_set is None and not dataset.bluesky_shaped:
+        request = dataclasses.replace(request, query_set=proposed_queries(dataset, request))
+        attach_portable_answers(dataset, request)
     written = []
     for name, variant in runs:
         document = run_or_skip(name, variant, dataset, request)
@@ -220,12 +223,39 @@ def prepare_dataset(request: RunRequest) -> Dataset:
     dataset = Dataset(
         path, label, files, answers, baselines, _manifest_summary(manifest) if manifest else None
     )
-    if request.query_set is not None:
-        console.print(f"Query set {request.query_set.name}: computing/reading the oracle's answers")
-        hashes = [(f.get("name", ""), f.get("sha256", "")) for f in answers.get("files", [])]
-        portable = answers_for(request.query_set, files, hashes, paths.cache_dir_for(path), jobs=_cpu_count())
-        dataset.portable_answers = portable["queries"]
+    attach_portable_answers(dataset, request)
     return dataset
+
+
+def attach_portable_answers(dataset: Dataset, request: RunRequest) -> None:
+    """The query set's answers (the oracle's, cached), when the run has a set."""
+    if request.query_set is None:
+        return
+    console.print(f"Query set {request.query_set.name}: computing/reading the oracle's answers")
+    hashes = [(f.get("name", ""), f.get("sha256", "")) for f in dataset.answers.get("files", [])]
+    cache = paths.cache_dir_for(dataset.path)
+    portable = answers_for(request.query_set, dataset.files, hashes, cache, jobs=_cpu_count())
+    dataset.portable_answers = portable["queries"]
+
+
+def proposed_queries(dataset: Dataset, request: RunRequest) -> QuerySet:
+    """Documents that are not Bluesky events and no --queries: the set `docbench profile`
+    proposes for them, written beside the results (to edit and give back with --queries)."""
+    from docbench.queries.profile import profile_files, propose_queries, write_query_set
+    from docbench.queries.spec import load_query_set
+
+    proposal = propose_queries(profile_files(dataset.files, 200_000), dataset.label)
+    target = request.results_dir / f"{dataset.label}.proposed-queries.yaml"
+    if not target.exists():  # a proposal written before (perhaps edited since) is the user's
+        write_query_set(proposal, target)
+    console.print(
+        f"[bold yellow]{NOT_BLUESKY_SHORT} Running the queries `docbench profile` proposes for them: "
+        f"{target} (edit it and give it back with --queries).[/bold yellow]"
+    )
+    try:
+        return load_query_set(target)
+    except QuerySpecError as error:
+        raise SystemExit(str(error)) from None
 
 
 def verify_before_use(path: Path, files: list[Path], full: bool = False) -> None:
@@ -628,6 +658,7 @@ def query_phase(
     console.print(f"answers {statuses}")
 
 
+NOT_BLUESKY_SHORT = "These documents are not Bluesky events: JSONBench's Q1-Q5 would match nothing."
 NOT_BLUESKY = (
     "Q1-Q5 not run: these documents are not Bluesky events (JSONBench's queries would match "
     "nothing); give your own queries with --queries FILE (`docbench profile DATA` proposes a set)"
