@@ -41,6 +41,20 @@ class SearchPortable(PortableQueries):
         )
 
     def compile(self, query: Query) -> CompiledQuery:
+        settings = self.variant.settings
+        if query.select and settings.get("source") is False:
+            raise NotExpressible(
+                f"{self.engine.name}/{self.variant.name}: _source is disabled: a document's values "
+                "cannot be read back"
+            )
+        mapped = self.mapped_paths()
+        if mapped is not None:
+            for path in query_paths(query):
+                if path not in mapped:
+                    raise NotExpressible(
+                        f"{self.engine.name}/{self.variant.name}: {path} is not mapped (dynamic: "
+                        "false): no query or aggregation reaches it"
+                    )
         if query.unnest is not None:
             raise NotExpressible(
                 f"{self.engine.name}: no unnest: an array is a multi-valued field (each distinct "
@@ -60,6 +74,26 @@ class SearchPortable(PortableQueries):
                 for a in query.aggregates
             ]
         return CompiledQuery(json.dumps({"portable": plan}), tuple(False for _ in query.columns))
+
+    def mapped_paths(self) -> set[str] | None:
+        """The paths an index with ``dynamic: false`` maps (None: every path is mapped as
+        it first comes)."""
+        index = json.loads(
+            self.engine.system_file(str(self.variant.settings.get("index", "index.json"))).read_text()
+        )
+        mappings = index.get("mappings", {})
+        if mappings.get("dynamic") not in (False, "false", "strict"):
+            return None
+        found: set[str] = set()
+
+        def walk(properties: dict[str, Any], prefix: str) -> None:
+            for name, spec in properties.items():
+                path = f"{prefix}{name}"
+                found.add(path)
+                walk(spec.get("properties", {}), path + ".")
+
+        walk(mappings.get("properties", {}), "")
+        return found
 
     @staticmethod
     def field(keys: tuple[str, ...]) -> str:
@@ -119,6 +153,23 @@ class SearchPortable(PortableQueries):
             return {"wildcard": {field: {"value": f"*{escaped}*"}}}
         bound = {"lt": "lt", "le": "lte", "gt": "gt", "ge": "gte"}[op]
         return {"range": {field: {bound: value}}}
+
+
+def query_paths(query: Query) -> list[str]:
+    """Every document path the query searches or aggregates (dotted; selected paths are
+    read from _source, mapped or not)."""
+    found = [".".join(k.path.keys) for k in query.group_by]
+    found += [".".join(a.path.keys) for a in query.aggregates if a.path is not None]
+
+    def walk(where: Filter | None) -> None:
+        if isinstance(where, Combined):
+            for part in where.parts:
+                walk(part)
+        elif where is not None:
+            found.append(".".join(where.path.keys))
+
+    walk(query.where)
+    return found
 
 
 ADAPTER = SearchPortable
