@@ -24,6 +24,7 @@ pub mod gen;
 pub mod ids;
 pub mod json;
 pub mod model;
+pub mod portable;
 pub mod procstats;
 pub mod rng;
 pub mod scan;

@@ -166,12 +166,23 @@ impl Scan {
     }
 }
 
+/// What takes a file's lines one by one (the oracle's scan, the portable queries' scan).
+pub trait LineSink {
+    fn line(&mut self, line: &[u8]);
+}
+
+impl LineSink for Scan {
+    fn line(&mut self, line: &[u8]) {
+        Scan::line(self, line)
+    }
+}
+
 /// Every line of `reader` into `state` (the last one may lack its newline).
-pub fn scan(reader: &mut dyn Read, state: &mut Scan) -> io::Result<()> {
+pub fn scan(reader: &mut dyn Read, state: &mut impl LineSink) -> io::Result<()> {
     scan_buffered(reader, state, 8 << 20)
 }
 
-fn scan_buffered(reader: &mut dyn Read, state: &mut Scan, capacity: usize) -> io::Result<()> {
+fn scan_buffered(reader: &mut dyn Read, state: &mut impl LineSink, capacity: usize) -> io::Result<()> {
     let mut buf = vec![0u8; capacity];
     let mut have = 0usize;
     loop {

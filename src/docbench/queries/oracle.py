@@ -99,7 +99,10 @@ def evaluate_set(
 ) -> dict[str, Any]:
     """Every query's whole answer (ordered, before its limit), in one pass over the data; on
     ``jobs`` processes (the pieces' partial answers merged in order) unless lines are skipped."""
-    if skip or jobs <= 1:
+    native = None if skip else _evaluate_native(query_set, pieces_of(files, jobs), jobs)
+    if native is not None:
+        documents, evaluations = native
+    elif skip or jobs <= 1:
         evaluations = [Evaluation(q) for q in query_set.queries]
         documents = _feed(evaluations, iter_documents(files, skip))
     else:
@@ -108,6 +111,37 @@ def evaluate_set(
         "documents": documents,
         "queries": {e.query.name: e.all_rows() for e in evaluations},
     }
+
+
+def _evaluate_native(
+    query_set: QuerySet, pieces: list[Piece], jobs: int
+) -> tuple[int, list[Evaluation]] | None:
+    """The native scan of every piece (``jobs`` at once), the lines it hands back evaluated
+    here; None when it cannot take the set or a file (then Python evaluates everything)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from docbench.queries import native
+
+    if native.binary() is None:
+        return None
+    try:
+        plan = native.plan_file(query_set)
+    except native.NativeUnavailable:
+        return None
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            parts = list(pool.map(lambda p: native.evaluate_piece(query_set, p[0], p[1], p[2], plan), pieces))
+    except native.NativeUnavailable:
+        return None
+    finally:
+        plan.unlink(missing_ok=True)
+    documents, evaluations = 0, [Evaluation(q) for q in query_set.queries]
+    for count, found, handed_back in parts:
+        documents += count
+        for evaluation, part in zip(evaluations, found, strict=True):
+            evaluation.merge(part)
+        documents += _feed(evaluations, (d for d in map(parse_document, handed_back) if d is not None))
+    return documents, evaluations
 
 
 def _evaluate_parallel(query_set: QuerySet, pieces: list[Piece], jobs: int) -> tuple[int, list[Evaluation]]:

@@ -349,9 +349,11 @@ class _Reversed:
 
 
 def sort_rows(query: Query, rows: list[list[Any]]) -> list[list[Any]]:
+    """The rows in the query's order; rows that tie on it in the order of their values (so
+    that the answer does not depend on the order the documents were read in)."""
     if not query.order_by:
         return rows
-    return sorted(rows, key=lambda row: order_key(query, row))
+    return sorted(rows, key=lambda row: (order_key(query, row), tuple(value_key(v) for v in row)))
 
 
 def evaluate(query: Query, documents: Iterable[Any]) -> list[list[Any]]:

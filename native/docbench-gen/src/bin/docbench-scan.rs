@@ -4,11 +4,14 @@
 //!
 //! usage: docbench-scan PATH --compression none|gzip|zstd --post COLLECTION
 //!        [--start B --end B] [--sha256]
+//!        docbench-scan PATH --compression none|gzip|zstd --portable PLAN [--start B --end B]
+//! (--portable: the partial answers of a portable query set, `docbench_gen::portable`)
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 
 use docbench_gen::digest::Sha256Reader;
+use docbench_gen::portable::{Plan, Portable};
 use docbench_gen::procstats::peak_rss;
 use docbench_gen::scan::{scan, write_output, Scan};
 
@@ -19,6 +22,7 @@ struct Args {
     start: u64,
     end: Option<u64>,
     sha: bool,
+    portable: Option<String>,
 }
 
 fn usage() -> ! {
@@ -31,8 +35,15 @@ fn usage() -> ! {
 
 fn parse_args() -> Args {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let mut a =
-        Args { path: String::new(), compression: "none".into(), post: String::new(), start: 0, end: None, sha: false };
+    let mut a = Args {
+        path: String::new(),
+        compression: "none".into(),
+        post: String::new(),
+        start: 0,
+        end: None,
+        sha: false,
+        portable: None,
+    };
     let mut i = 0;
     while i < argv.len() {
         let key = argv[i].as_str();
@@ -40,6 +51,7 @@ fn parse_args() -> Args {
         match key {
             "--compression" => a.compression = value(),
             "--post" => a.post = value(),
+            "--portable" => a.portable = Some(value()),
             "--start" => a.start = value().parse().unwrap_or_else(|_| usage()),
             "--end" => a.end = Some(value().parse().unwrap_or_else(|_| usage())),
             "--sha256" => {
@@ -56,7 +68,7 @@ fn parse_args() -> Args {
         }
         i += 2;
     }
-    if a.path.is_empty() || a.post.is_empty() {
+    if a.path.is_empty() || (a.post.is_empty() && a.portable.is_none()) {
         usage()
     }
     a
@@ -86,8 +98,31 @@ fn open(args: &Args) -> io::Result<(Box<dyn Read>, Option<Sha256Reader>)> {
     Ok((reader, hasher))
 }
 
+fn fail(what: &str, error: impl std::fmt::Display) -> ! {
+    eprintln!("docbench-scan: {what}: {error}");
+    std::process::exit(1)
+}
+
+/// The portable query set's partial answers over the file (or range).
+fn main_portable(args: &Args, plan_path: &str) {
+    let text = std::fs::read_to_string(plan_path).unwrap_or_else(|e| fail(plan_path, e));
+    let plan: Plan = serde_json::from_str(&text).unwrap_or_else(|e| fail(plan_path, e));
+    let mut state = Portable::new(plan);
+    if let Err(error) = open(args).and_then(|(mut reader, _)| scan(&mut *reader, &mut state)) {
+        fail(&args.path, error)
+    }
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    if let Err(error) = state.write_output(&mut out) {
+        fail("writing the result", error)
+    }
+}
+
 fn main() {
     let args = parse_args();
+    if let Some(plan) = args.portable.clone() {
+        return main_portable(&args, &plan);
+    }
     let mut state = Scan::new(&args.post);
     let result = open(&args).and_then(|(mut reader, hasher)| {
         scan(&mut *reader, &mut state)?;

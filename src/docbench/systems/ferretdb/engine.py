@@ -77,6 +77,11 @@ def answers(port: int) -> bool:
         client.close()
 
 
+# The application_name of FerretDB's connection pool to DocumentDB (in its URL): what tells
+# its backends from any other connection to the cluster.
+POOL_APPLICATION = "docbench-ferretdb"
+
+
 class FerretDBServer(server.ManagedServer):
     """FerretDB 2 (``workdir/ferretdb.log``, ``workdir/state``) on its own DocumentDB cluster
     (``workdir/postgresql``), which starts first and stops last."""
@@ -140,7 +145,8 @@ class FerretDBServer(server.ManagedServer):
         # password goes (mode 0600, docbench's work directory).
         partial = self.url_file.with_name(self.url_file.name + ".tmp")
         partial.write_text(
-            f"postgres://{info.user}:{password}@127.0.0.1:{info.port}/postgres?pool_max_conns=20\n"
+            f"postgres://{info.user}:{password}@127.0.0.1:{info.port}/postgres?pool_max_conns=20"
+            f"&application_name={POOL_APPLICATION}\n"
         )
         os.chmod(partial, 0o600)
         os.replace(partial, self.url_file)
@@ -249,12 +255,15 @@ class FerretDBEngine(MongoDBEngine):
         if self.server is None:
             return []
         pids = [self.server.pid] if self.server.pid else []
-        for pid in self.server.cluster.children():
-            with contextlib.suppress(OSError):
-                title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip()
-                if title.startswith(b"postgres: ") and b"127.0.0.1(" in title:
-                    pids.append(pid)
-        return pids
+        # The pool's backends by the application name FerretDB connects with: any other
+        # connection to the cluster (docbench's own, for ANALYZE or a size) is not the
+        # query's cost, and ends while the query's figures are read.
+        with self.documentdb_connection() as conn:
+            rows = conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s ORDER BY pid",
+                (POOL_APPLICATION,),
+            ).fetchall()
+        return pids + [int(row[0]) for row in rows]
 
     def documentdb_connection(self):
         """An autocommit psycopg connection to DocumentDB's database (managed server only):

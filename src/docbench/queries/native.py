@@ -1,0 +1,145 @@
+"""The portable oracle's native scan (``docbench-scan --portable``, Rust:
+``native/docbench-gen/src/portable.rs``): the partial answers of a query set over the lines it
+can judge exactly, turned into the Python evaluations they would have been; the lines it hands
+back are evaluated here. The semantics stay in :mod:`docbench.queries.semantics` (tests compare
+both); without the binary, or with ``DOCBENCH_ORACLE_NATIVE=0``, or for a set with an ISO 8601
+bucket (whose text Python's parser reads), everything is evaluated in Python.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from docbench.dataset.native_scan import DISABLE_ENV, find_native
+from docbench.dataset.reader import compression_of
+from docbench.queries.semantics import Evaluation, _Accumulator, value_key
+from docbench.queries.spec import (
+    BUCKET_CYCLES,
+    BUCKET_UNITS,
+    EPOCH_DIVISORS,
+    Combined,
+    Filter,
+    Path_,
+    Query,
+    QuerySet,
+)
+
+COMPRESSIONS = {"none": "none", "gzip": "gzip", "zstd": "zstd"}
+
+
+class NativeUnavailable(RuntimeError):
+    """The native scan cannot take this set or file (the caller evaluates in Python)."""
+
+
+def binary() -> Path | None:
+    if os.environ.get(DISABLE_ENV) == "0":
+        return None
+    return find_native("docbench-scan")
+
+
+def plan_of(query_set: QuerySet) -> dict[str, Any]:
+    """The set as the native scan reads it; NativeUnavailable for what it does not evaluate."""
+    return {"queries": [_query(q) for q in query_set.queries]}
+
+
+def _path(path: Path_) -> dict[str, Any]:
+    return {"keys": list(path.keys), "element": path.element}
+
+
+def _filter(where: Filter) -> dict[str, Any]:
+    if isinstance(where, Combined):
+        return {"op": where.op, "parts": [_filter(p) for p in where.parts]}
+    value = list(where.value) if where.op == "in" else where.value
+    return {"op": "cond", "path": _path(where.path), "test": where.op, "value": value}
+
+
+def _query(query: Query) -> dict[str, Any]:
+    keys = []
+    for key in query.group_by:
+        entry: dict[str, Any] = {"path": _path(key.path)}
+        if key.unit is not None:
+            if key.time_format == "iso8601":
+                raise NativeUnavailable("an ISO 8601 bucket is read by Python's parser")
+            entry.update(
+                divisor=EPOCH_DIVISORS[str(key.time_format)],
+                width=BUCKET_UNITS[key.unit],
+                cycle=BUCKET_CYCLES.get(key.unit),
+            )
+        keys.append(entry)
+    return {
+        "where": _filter(query.where) if query.where is not None else None,
+        "unnest": list(query.unnest.path.keys) if query.unnest else None,
+        "group_by": keys,
+        "aggregates": [{"fn": a.fn, "path": _path(a.path) if a.path else None} for a in query.aggregates],
+        "select": [_path(p) for _, p in query.select],
+    }
+
+
+def _native_key(text: str) -> Any:
+    """The native scan's distinct key as Python's ``value_key``."""
+    tag, _, value = text.partition(":")
+    if tag == "n":
+        return ("n", int(value))
+    if tag == "f":
+        return ("n", float(value))
+    if tag == "b":
+        return ("b", value == "true")
+    return ("s", value)
+
+
+def _accumulator(fn: str, state: dict[str, Any]) -> _Accumulator:
+    accumulator = _Accumulator(fn)
+    accumulator.count = int(state["count"])
+    total = state["total"]
+    accumulator.total = int(total["int"]) if "int" in total else float(total["float"])
+    accumulator.least, accumulator.most = state["least"], state["most"]
+    accumulator.distinct = {_native_key(k) for k in state["distinct"]}
+    return accumulator
+
+
+def evaluate_piece(
+    query_set: QuerySet, path: Path, start: int, end: int | None, plan_file: Path
+) -> tuple[int, list[Evaluation], list[bytes]]:
+    """The piece's evaluations from the native scan, and the lines it handed back."""
+    program = binary()
+    compression = COMPRESSIONS.get(compression_of(path))
+    if program is None or compression is None:
+        raise NativeUnavailable("no docbench-scan, or a compression it does not read")
+    command = [str(program), str(path), "--compression", compression, "--portable", str(plan_file)]
+    if start or end is not None:
+        command += ["--start", str(start), "--end", str(end if end is not None else path.stat().st_size)]
+    proc = subprocess.run(command, capture_output=True)
+    if proc.returncode != 0:
+        raise NativeUnavailable(f"docbench-scan failed: {proc.stderr.decode(errors='replace')[-500:]}")
+    header_end = proc.stdout.index(b"\n")
+    header = json.loads(proc.stdout[:header_end])
+    evaluations = []
+    for query, found in zip(query_set.queries, header["queries"], strict=True):
+        evaluation = Evaluation(query)
+        evaluation.selected = [list(row) for row in found["selected"]]
+        for keys, states in found["groups"]:
+            slot = tuple(value_key(k) for k in keys)
+            accumulators = [_accumulator(a.fn, s) for a, s in zip(query.aggregates, states, strict=True)]
+            evaluation.groups[slot] = (keys, accumulators)
+        evaluations.append(evaluation)
+    handed_back = []
+    at = header_end + 1
+    for _ in range(int(header["handed_back"])):
+        length = int.from_bytes(proc.stdout[at : at + 4], "little")
+        handed_back.append(proc.stdout[at + 4 : at + 4 + length])
+        at += 4 + length
+    return int(header["documents"]), evaluations, handed_back
+
+
+def plan_file(query_set: QuerySet) -> Path:
+    """The plan written where the scan can read it (the caller removes it)."""
+    plan = plan_of(query_set)
+    handle, name = tempfile.mkstemp(prefix="docbench-portable-", suffix=".json")
+    with os.fdopen(handle, "w") as out:
+        json.dump(plan, out)
+    return Path(name)
