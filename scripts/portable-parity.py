@@ -19,6 +19,8 @@ def latest(directory: Path) -> dict[tuple[str, str], dict[str, Any]]:
     runs: dict[tuple[str, str], dict[str, Any]] = {}
     for path in sorted(directory.glob("analytics.*.json")):
         document = json.loads(path.read_text())
+        if "system" not in document:  # a result still being written (reserved)
+            continue
         key = (document["system"], document["variant"])
         if key not in runs or document["started_at"] > runs[key]["started_at"]:
             runs[key] = document

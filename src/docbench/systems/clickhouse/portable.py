@@ -113,10 +113,15 @@ class ClickHouseJSONPortable(ClickHousePortable):
         if query.unnest is not None:
             return self.text.compile(query)
         compiled = super().compile(query)
-        # toJSONString writes 64-bit integers as numbers (as they were sent), not strings
-        return CompiledQuery(
-            compiled.text + " SETTINGS output_format_json_quote_64bit_integers = 0", compiled.json_columns
+        # toJSONString writes 64-bit integers as numbers (as they were sent), not strings; a
+        # Dynamic value is a group key (grouped by its type and value)
+        settings = (
+            " SETTINGS output_format_json_quote_64bit_integers = 0, allow_suspicious_types_in_group_by = 1"
         )
+        return CompiledQuery(compiled.text + settings, compiled.json_columns)
+
+    def key_text(self, column: str) -> str:
+        return f"toJSONString({column})"
 
     def document(self) -> str:
         return "data"

@@ -21,7 +21,7 @@ class DuckDBPortable(SqlDialect):
     }
 
     def check_representation(self) -> None:
-        if self.variant.settings.get("doc_type", "JSON") not in ("JSON", "VARIANT"):
+        if self.variant.settings.get("inferred_schema"):
             raise NotExpressible(
                 f"duckdb/{self.variant.name}: the documents are columns inferred from the first file, "
                 "not JSON: a path it did not see has no column"

@@ -131,6 +131,15 @@ class SqlDialect(PortableQueries):
             group = f"GROUP BY {', '.join(keys)}" if keys else ""
         columns = ", ".join(f"{expr} AS c{i}" for i, expr in enumerate(outputs))
         text = " ".join(p for p in (f"SELECT {columns}", f"FROM {self.source()}", join, where, group) if p)
+        if query.group_by:
+            # Grouped by the values themselves; each group's key written as JSON text once,
+            # outside, not once per row.
+            texts = [
+                f"grouped.c{i} AS c{i}" if k.unit else f"{self.key_text(f'grouped.c{i}')} AS c{i}"
+                for i, k in enumerate(query.group_by)
+            ]
+            texts += [f"grouped.c{n} AS c{n}" for n in range(len(keys), len(outputs))]
+            text = f"SELECT {', '.join(texts)} FROM ({text}) AS grouped"
         if query.order_by:
             # Ordered outside: the order reads the output columns, whatever the grouping.
             terms = [t for item in query.order_by for t in self.order_terms(query, item.column, item.desc)]
@@ -209,10 +218,20 @@ class SqlDialect(PortableQueries):
         return self.is_type(value, "number", "string", "boolean")
 
     def group_expression(self, key: GroupKey, element: str) -> str:
+        """A group key's value: the JSON value where it is a string, number or boolean (the
+        engine's own equality groups it), else NULL; or its time bucket."""
         value = self.path(key.path, element)
         if key.unit is None:
-            return f"CASE WHEN {self.truth(self.scalar(value))} THEN {self.json_text(value)} END"
+            return f"CASE WHEN {self.truth(self.scalar(value))} THEN {self.group_value(value)} END"
         return self.bucket(key, value)
+
+    def group_value(self, value: str) -> str:
+        """A scalar JSON value as the engine groups it (its JSON type, or its text)."""
+        return value
+
+    def key_text(self, column: str) -> str:
+        """A grouped key's column (what :meth:`group_value` gave) as JSON text."""
+        return self.json_text(column)
 
     def bucket(self, key: GroupKey, value: str) -> str:
         assert key.unit is not None and key.time_format is not None
