@@ -145,63 +145,11 @@ class QuerySession(ABC):
         """
         return [os.getpid()]
 
-    def execute_shape(self, query: str, text: str) -> QueryOutcome:
-        """Run one shape query (`docbench run shapes`, :data:`SHAPE_QUERIES`) as
-        :meth:`AnalyticsAdapter.shape_queries` wrote it, returning its canonical row: point:
-        ``[[the value as JSON text, or None]]``; rare_aggregate: ``[[count, sum]]``;
-        varying_filter and presence: ``[[count]]``. SQL engines run the text as it is."""
-        return self.execute(0, text)
-
     def cancel(self) -> None:
         """Best-effort cancel of a running query from another thread."""
 
     def close(self) -> None:
         pass
-
-
-# The shape queries (`docbench run shapes`, issue #33), in the order of a system's shapes.sql:
-# the value of the most common path in one document (by its "id"); count and sum of a rare
-# integer path; documents where a path of varying type holds a number above a threshold;
-# documents having a path.
-SHAPE_QUERIES = ("point", "rare_aggregate", "varying_filter", "presence")
-
-
-@dataclass(frozen=True)
-class ShapeTargets:
-    """What the shape queries are about: each query's path as its keys from the top (None:
-    the shape has no such path, the query is not run), the point lookup's document id and
-    the varying filter's threshold."""
-
-    paths: dict[str, tuple[str, ...] | None]
-    point_id: int | None
-    threshold: int
-
-    def placeholders(self) -> dict[str, str]:
-        """A shapes.sql's placeholders: per query q, ``{q_path}`` (dotted keys: ``o3.p17``),
-        ``{q_keys}`` (comma-separated: PostgreSQL's path array) and ``{q_jsonpath}``
-        (``$.o3.p17``); ``{point_id}`` and ``{threshold}``."""
-        names = {"point_id": str(self.point_id), "threshold": str(self.threshold)}
-        for query, keys in self.paths.items():
-            if keys is not None:
-                names[f"{query}_path"] = ".".join(keys)
-                names[f"{query}_keys"] = ",".join(keys)
-                names[f"{query}_jsonpath"] = "$." + ".".join(keys)
-        return names
-
-    def fill(self, template: Any) -> Any:
-        """A JSON template (a search body, a pipeline) with the placeholders of
-        :meth:`placeholders` replaced in its strings; a string that is only ``{point_id}`` or
-        ``{threshold}`` becomes that number."""
-        names = self.placeholders()
-        if isinstance(template, dict):
-            return {self.fill(key): self.fill(value) for key, value in template.items()}
-        if isinstance(template, list):
-            return [self.fill(value) for value in template]
-        if isinstance(template, str):
-            if template in ("{point_id}", "{threshold}"):
-                return int(names[template[1:-1]])
-            return render(template, **names)
-        return template
 
 
 class AnalyticsAdapter(ABC):
@@ -376,24 +324,6 @@ class AnalyticsAdapter(ABC):
     @abstractmethod
     def open_session(cls, spec: dict[str, Any]) -> QuerySession:
         """Open a query session in the worker process."""
-
-    def shape_queries(self, targets: ShapeTargets) -> dict[str, str]:
-        """The shape queries in the engine's language, for those of :data:`SHAPE_QUERIES`
-        whose path the shape has: by default the statements of the system's ``shapes.sql``
-        (one per query, in that order) rendered with :meth:`sql_names` and
-        :meth:`ShapeTargets.placeholders`. NotSupported when the representation has none
-        (a variant whose paths are columns, a system without the file)."""
-        if self.variant.settings.get("queries") and not self.variant.settings.get("shapes"):
-            raise NotSupported(
-                f"{self.name}/{self.variant.name}: the shape queries need the documents' paths"
-            )
-        path = self.engine.system_file(str(self.variant.settings.get("shapes", "shapes.sql")))
-        if not path.exists():
-            raise NotSupported(f"{self.name}: no shapes.sql (the shape queries are not written for it)")
-        statements = split_sql(render(path.read_text(), **self.sql_names(), **targets.placeholders()))
-        if len(statements) != len(SHAPE_QUERIES):
-            raise ValueError(f"{path}: {len(statements)} statements, not {len(SHAPE_QUERIES)}")
-        return {q: text for q, text in zip(SHAPE_QUERIES, statements, strict=True) if targets.paths.get(q)}
 
     def check_plan(self, query_number: int, plan: str | None) -> str | None:
         """Return a warning when the plan does not use the index as intended, else None."""

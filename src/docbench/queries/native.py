@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from docbench.dataset.native_scan import DISABLE_ENV, find_native
 from docbench.dataset.reader import compression_of
 from docbench.queries.semantics import Evaluation, _Accumulator, value_key
@@ -98,7 +100,7 @@ def _accumulator(fn: str, state: dict[str, Any]) -> _Accumulator:
     total = state["total"]
     accumulator.total = int(total["int"]) if "int" in total else float(total["float"])
     accumulator.least, accumulator.most = state["least"], state["most"]
-    accumulator.distinct = {_native_key(k) for k in state["distinct"]}
+    accumulator.distinct = set(map(_native_key, state["distinct"]))
     return accumulator
 
 
@@ -117,7 +119,7 @@ def evaluate_piece(
     if proc.returncode != 0:
         raise NativeUnavailable(f"docbench-scan failed: {proc.stderr.decode(errors='replace')[-500:]}")
     header_end = proc.stdout.index(b"\n")
-    header = json.loads(proc.stdout[:header_end])
+    header = orjson.loads(proc.stdout[:header_end])
     evaluations = []
     for query, found in zip(query_set.queries, header["queries"], strict=True):
         evaluation = Evaluation(query)

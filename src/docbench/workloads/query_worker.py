@@ -52,10 +52,7 @@ def worker_main(
         try:
             with QueryMeter(session.engine_pids()) as meter:
                 t0 = time.perf_counter()
-                if shape_query is None or shape_query == PORTABLE:
-                    outcome = session.execute(query_number, text)
-                else:
-                    outcome = session.execute_shape(shape_query, text)
+                outcome = session.execute(query_number, text)
                 seconds = time.perf_counter() - t0
             sample = meter.sample()
             conn.send(
@@ -140,7 +137,8 @@ def run_query_in_worker(
     shape_query: str | None = None,
 ) -> QueryRun:
     """Run one query `tries` times in a fresh process; a try past `timeout` is killed.
-    ``shape_query`` names a shape query (the session's ``execute_shape``) instead of Q1-Q5."""
+    ``shape_query`` (PORTABLE): a compiled portable query rather than Q1-Q5 (no alternative
+    forms are run beside it)."""
     parent_end, child_end = fresh_process.context().Pipe(duplex=False)
     process = fresh_process.process(
         worker_main, (system_name, spec, query_number, text, tries, child_end, shape_query), daemon=True

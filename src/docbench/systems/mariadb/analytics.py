@@ -153,7 +153,7 @@ class MariaDBAnalytics(AnalyticsAdapter):
     # ----- queries -----------------------------------------------------------------------
     def sql_names(self) -> dict[str, str]:
         """queries.sql's table: the variant's, or the view over it that reads the paths from
-        the documents (the representation json); shapes.sql's {documents}: the table itself."""
+        the documents (the representation json); {documents}: the table itself."""
         if self.variant.settings.get("queried_view"):
             return {"table": f"{self.table}_paths", "documents": self.table}
         return {"table": self.table, "documents": self.table}

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
-from docbench.contracts.analytics import SHAPE_QUERIES, AnalyticsAdapter, Loader, QuerySession, ShapeTargets
+from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import StorageSize, Variant
 from docbench.systems.mongodb.engine import DATABASE, MongoDBEngine
 from docbench.systems.mongodb.loader import MongoDBLoader
@@ -199,15 +199,6 @@ class MongoDBAnalytics(AnalyticsAdapter):
             query = json.loads((FOLDER / "queries" / f"q{number}.json").read_text())
             texts.append(json.dumps(query, separators=(",", ":")))
         return texts
-
-    def shape_queries(self, targets: ShapeTargets) -> dict[str, str]:
-        """shapes.json's pipelines with the targets' paths."""
-        templates = json.loads((FOLDER / "shapes.json").read_text())
-        return {
-            query: json.dumps(targets.fill(templates[query]), separators=(",", ":"))
-            for query in SHAPE_QUERIES
-            if targets.paths.get(query) is not None
-        }
 
     def session_spec(self) -> dict[str, Any]:
         return {

@@ -107,16 +107,6 @@ class MongoDBSession(QuerySession):
                     outcome.engine_seconds = max(micros, 0) / 1e6
         return outcome
 
-    def execute_shape(self, query: str, text: str) -> QueryOutcome:
-        """A shape pipeline (MongoDBAnalytics.shape_queries): the point's value as JSON text;
-        a count over no document (no answer document) is 0."""
-        outcome = self.execute(0, text)
-        if query == "point":
-            outcome.rows = [(None if row[0] is None else json.dumps(row[0]),) for row in outcome.rows]
-        elif not outcome.rows:
-            outcome.rows = [(0, 0) if query == "rare_aggregate" else (0,)]
-        return outcome
-
     def explain(self, query_number: int, text: str) -> str | None:
         from bson import json_util
 

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-from docbench.contracts.analytics import SHAPE_QUERIES, AnalyticsAdapter, Loader, QuerySession, ShapeTargets
+from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import NotSupported, StorageSize, Variant
 from docbench.core.rawjson import raw_values_of
 from docbench.systems.searchengine import index as search_index
@@ -243,20 +243,6 @@ class SearchAnalyticsBase(AnalyticsAdapter):
     def queries(self) -> list[str]:
         document = json.loads(self.engine.system_file(self.queries_file).read_text())
         return [json.dumps(document[f"q{n}"]) for n in range(1, 6)]
-
-    def shape_queries(self, targets: ShapeTargets) -> dict[str, str]:
-        """shapes.json's bodies with the targets' paths, each with the keys of its path (the
-        session reads the point's value from _source by them)."""
-        if self.variant.settings.get("schema_by_hand") or self.variant.settings.get("documents"):
-            raise NotSupported(
-                f"{self.name}/{self.variant.name}: a mapping or documents made for Bluesky events"
-            )
-        bodies = json.loads(self.engine.system_file("shapes.json").read_text())
-        return {
-            query: json.dumps({"request": targets.fill(bodies[query]), "keys": list(keys)})
-            for query in SHAPE_QUERIES
-            if (keys := targets.paths.get(query)) is not None
-        }
 
     def session_spec(self) -> dict[str, Any]:
         return {

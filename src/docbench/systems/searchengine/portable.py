@@ -42,6 +42,11 @@ class SearchPortable(PortableQueries):
 
     def compile(self, query: Query) -> CompiledQuery:
         settings = self.variant.settings
+        if settings.get("documents"):
+            raise NotExpressible(
+                f"{self.engine.name}/{self.variant.name}: the documents are {settings['documents']}'s "
+                "rewrite of Bluesky events (time_us a date, a key renamed), not the documents sent"
+            )
         if query.select and settings.get("source") is False:
             raise NotExpressible(
                 f"{self.engine.name}/{self.variant.name}: _source is disabled: a document's values "

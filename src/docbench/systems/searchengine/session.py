@@ -195,24 +195,6 @@ class SearchSession(QuerySession):
             counts[j] = per_group
         return counts
 
-    def execute_shape(self, query: str, text: str) -> QueryOutcome:
-        """A shape query (SearchAdapter.shape_queries): its canonical row."""
-        request = json.loads(text)
-        stats: dict[str, Any] = {}
-        answer = self._search(request["request"], stats)
-        total = int(answer["hits"]["total"]["value"]) if "total" in answer["hits"] else None
-        if query == "point":
-            hits = answer["hits"]["hits"]
-            value: Any = hits[0].get("_source") if hits else None
-            for key in request["keys"]:
-                value = value.get(key) if isinstance(value, dict) else None
-            row: tuple[Any, ...] = (None if value is None else json.dumps(value),)
-        elif query == "rare_aggregate":
-            row = (total, int(answer["aggregations"]["total"]["value"]))
-        else:
-            row = (total,)
-        return QueryOutcome(rows=[row], engine_seconds=stats.get("took_ms", 0) / 1000.0)
-
     def alternatives(self, query_number: int, text: str) -> dict[str, bool]:
         """Q2 also in the usual (approximate) way: terms + cardinality, beside the exact form."""
         return {"cardinality": True} if query_number == 2 and "cardinality" in json.loads(text) else {}

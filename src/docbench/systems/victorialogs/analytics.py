@@ -13,9 +13,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from docbench.contracts.analytics import SHAPE_QUERIES, AnalyticsAdapter, Loader, QuerySession, ShapeTargets
+from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.common import StorageSize, Variant, directory_size
-from docbench.core.sqlfiles import render
 from docbench.systems.victorialogs.engine import VictoriaLogsEngine
 from docbench.systems.victorialogs.loader import VictoriaLogsLoader
 from docbench.systems.victorialogs.session import VictoriaLogsSession
@@ -140,17 +139,6 @@ class VictoriaLogsAnalytics(AnalyticsAdapter):
     def queries(self) -> list[str]:
         text = self.engine.system_file("queries.logsql").read_text()
         return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
-
-    def shape_queries(self, targets: ShapeTargets) -> dict[str, str]:
-        """shapes.logsql's lines with the targets' paths."""
-        text = self.engine.system_file("shapes.logsql").read_text()
-        lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
-        names = targets.placeholders()
-        return {
-            query: render(line, **names)
-            for query, line in zip(SHAPE_QUERIES, lines, strict=True)
-            if targets.paths.get(query) is not None
-        }
 
     def session_spec(self) -> dict[str, Any]:
         return {"url": self.engine.base_url(), "server_pid": self.engine.server_pid()}

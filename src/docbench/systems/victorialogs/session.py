@@ -99,23 +99,6 @@ class VictoriaLogsSession(QuerySession):
         # any other query (a test's): the rows as the server gave them
         return [tuple(r.values()) for r in answer]
 
-    def execute_shape(self, query: str, text: str) -> QueryOutcome:
-        """A shape query (VictoriaLogsAnalytics.shape_queries): the point's field as the text
-        VictoriaLogs keeps (it keeps no JSON types); counts and sums as integers."""
-        answer = self.client.query(text, timeout=self.timeout)
-        if query == "point":
-            rows: list[tuple[Any, ...]] = [
-                (next((v for k, v in r.items() if not k.startswith("_")), None),) for r in answer
-            ]
-        elif query == "rare_aggregate":
-            rows = [(int(r["documents"]), _integer(r.get("total"))) for r in answer]
-        else:
-            rows = [(int(r["documents"]),) for r in answer]
-        outcome = QueryOutcome(rows=rows)
-        with contextlib.suppress(KeyError, ValueError):
-            outcome.engine_seconds = float(self.client.last_headers["vl-request-duration-seconds"])
-        return outcome
-
     def engine_pids(self) -> list[int]:
         pid = self.spec.get("server_pid")
         return [int(pid)] if pid and Path(f"/proc/{pid}").exists() else []

@@ -5,7 +5,7 @@ has been found) the stream puts a marker at the head of its batch: a generated e
 generator file of its own, with no hard documents, so no engine refuses it for its content)
 with a top-level ``"id"`` no Bluesky event has. Once its batch is acknowledged, a poller
 thread asks the system whether a query sees it, with the system's own point lookup (the
-shapes workload's ``point`` query: the value of ``did`` in the document with that id), until
+portable ``point`` query, compiled: the value of ``did`` in the document with that id), until
 one does. A marker's freshness is the time from its acknowledgement to the start of the
 poll that first saw it: the poll's own duration is not counted, and its resolution is one
 poll interval (plus the polls spent on the markers before it).
@@ -26,8 +26,10 @@ from typing import Any
 
 import orjson
 
-from docbench.contracts.analytics import AnalyticsAdapter, ShapeTargets
+from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.common import NotSupported
+from docbench.queries.shapes import point_lookup
+from docbench.systems import adapter_class
 
 MARKER_EVERY_S = 1.0
 # Marker ids: this base plus the table's count when the level starts plus the marker's
@@ -48,11 +50,13 @@ def percentile(values: list[float], share: float) -> float | None:
 
 
 def marker_lookup(system: AnalyticsAdapter, marker_id: int) -> str | None:
-    """The system's query for the marker ``marker_id`` (its point lookup), or None when the
-    representation has none."""
-    targets = ShapeTargets(paths={"point": ("did",)}, point_id=marker_id, threshold=0)
+    """The system's query for the marker ``marker_id`` (its point lookup: the portable
+    query of `did` where `id` is the marker's, compiled), or None when it has none."""
+    compiler = adapter_class(system.name, "portable")
+    if compiler is None:
+        return None
     try:
-        return system.shape_queries(targets).get("point")
+        return str(compiler(system.engine, system.variant).compile(point_lookup(("did",), marker_id)).text)
     except NotSupported:
         return None
 
@@ -169,7 +173,7 @@ def poll_markers(markers: Markers, spec: dict[str, Any], finished: threading.Eve
 def seen_by(session: Any, marker: Marker) -> bool:
     """Whether the point lookup finds the marker (a failed poll is a poll that did not)."""
     try:
-        rows = session.execute_shape("point", marker.lookup).rows
+        rows = session.execute(0, marker.lookup).rows  # a compiled text: query number 0
     except Exception:  # noqa: BLE001 - the server may be restarting: polled again
         return False
     return bool(rows) and rows[0][0] is not None

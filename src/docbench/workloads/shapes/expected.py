@@ -15,7 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docbench.contracts.analytics import SHAPE_QUERIES, ShapeTargets
+from docbench.queries.shapes import SHAPE_QUERY_NAMES as SHAPE_QUERIES
+
+
+@dataclass(frozen=True)
+class ShapeTargets:
+    """What the shape queries are about: each query's path as its keys from the top (None:
+    the shape has no such path, the query is not run), the point lookup's document id and
+    the varying filter's threshold."""
+
+    paths: dict[str, tuple[str, ...] | None]
+    point_id: int | None
+    threshold: int
 
 
 @dataclass
@@ -96,7 +107,7 @@ def _is_integer(value: Any) -> bool:
 
 
 def expected_row(query: str, answers: dict[str, Any]) -> list[Any]:
-    """The canonical row the query must return (QuerySession.execute_shape)."""
+    """The canonical row the query must return (runner.shape_rows)."""
     if query == "point":
         return [answers["point"]["value"]]
     if query == "rare_aggregate":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import re
 import time
 import traceback
@@ -31,10 +32,18 @@ from docbench.core.ownership import claim_directory
 from docbench.core.redact import redact_text
 from docbench.core.units import count_label
 from docbench.dataset.shapes import DATA_NAME, Shape, generate_shapes, preset_knobs
-from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
+from docbench.queries.shapes import shape_queries
+from docbench.systems import (
+    REGISTERED,
+    adapter_class,
+    adapter_variants,
+    engine_class,
+    open_engine,
+    required_adapter_class,
+)
 from docbench.systems.server import clear_work_directory
 from docbench.workloads.load import LoadReport, end_load, load_files
-from docbench.workloads.query_worker import QueryRun, run_query_in_worker
+from docbench.workloads.query_worker import PORTABLE, QueryRun, run_query_in_worker
 from docbench.workloads.shapes.expected import answers_without, check_rows, targets_from
 
 WORKLOAD = "shapes"
@@ -324,12 +333,16 @@ def reason_counts(report: LoadReport) -> dict[str, int]:
 def query_phase(
     system: AnalyticsAdapter, expected: dict[str, Any], document: dict[str, Any], request: ShapesRequest
 ) -> None:
+    """The shape queries (portable queries, docbench.queries.shapes), each compiled by the
+    system's portable compiler and run cold and hot like any query."""
     document["queries"] = {}
-    try:
-        texts = system.shape_queries(targets_from(expected))
-    except NotSupported as reason:
-        document["queries_not_supported"] = str(reason)
+    targets = targets_from(expected)
+    query_set = shape_queries(targets.paths, targets.point_id, targets.threshold)
+    compiler_class = adapter_class(system.name, "portable")
+    if compiler_class is None:
+        document["queries_not_supported"] = f"{system.name} has no portable-query compiler"
         return
+    compiler = compiler_class(system.engine, system.variant)
     engine = system.engine
     can_drop = procstats.can_drop_page_cache()
     can_restart = engine.can_restart and request.restart_for_cold and not engine.embedded
@@ -340,20 +353,49 @@ def query_phase(
         if can_restart
         else "server NOT restarted"
     ) + ("; OS page cache dropped" if can_drop else "; OS page cache NOT dropped (not root)")
-    for query, text in texts.items():
+    typed = system.keeps_structure()  # a representation without JSON types gives text
+    for query in query_set.queries:
+        try:
+            compiled = compiler.compile(query)
+        except NotSupported as reason:
+            document["queries"][query.name] = {"status": "not_run", "detail": str(reason)}
+            continue
         if can_restart:
             engine.restart()
         if can_drop:
             procstats.drop_page_cache()
         spec = {**system.session_spec(), "timeout": request.timeout}
         run = run_query_in_worker(
-            system.name, spec, 0, text, request.tries, request.timeout, shape_query=query
+            system.name, spec, 0, compiled.text, request.tries, request.timeout, shape_query=PORTABLE
         )
         crashed = not engine.is_alive()
         if crashed:
             engine.restart()
-        typed = system.keeps_structure()
-        document["queries"][query] = record_query(query, text, run, expected, crashed, typed)
+        for attempt in run.tries:  # the canonical rows the shape checks read
+            if attempt.rows is not None:
+                attempt.rows = shape_rows(query.name, compiled.decode(attempt.rows), typed)
+        document["queries"][query.name] = record_query(
+            query.name, compiled.text, run, expected, crashed, typed
+        )
+
+
+def shape_rows(name: str, rows: list[list[Any]], typed: bool) -> list[list[Any]]:
+    """A shape query's rows as its check reads them: the point's value as JSON text (as text
+    where the representation keeps no types); a count over nothing (no row) as 0."""
+    if name == "point":
+        return [
+            [
+                None
+                if v is None
+                else v
+                if isinstance(v, str) and not typed
+                else json.dumps(v, separators=(",", ":"))
+            ]
+            for v, *_ in rows
+        ]
+    if not rows:
+        return [[0, 0] if name == "rare_aggregate" else [0]]
+    return rows
 
 
 def record_query(
