@@ -22,6 +22,8 @@ class ClickHousePortable(SqlDialect):
         "object": ("Object",),
     }
 
+    project_paths = True
+
     def exact(self) -> str | None:
         if self.document() == "data":
             return None
@@ -102,6 +104,8 @@ class ClickHouseJSONPortable(ClickHousePortable):
     what it holds ('None' where the document has nothing, or an object: ``data.^a.b``). A
     query that unnests is compiled over the document's text (ClickHousePortable): an array of
     objects has no subcolumns to join."""
+
+    project_paths = False  # subcolumns are read as columns: nothing to parse per use
 
     def __init__(self, engine: Any, variant: Any) -> None:
         super().__init__(engine, variant)

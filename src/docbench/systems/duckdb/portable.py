@@ -27,6 +27,15 @@ class DuckDBPortable(SqlDialect):
                 "not JSON: a path it did not see has no column"
             )
 
+    project_paths = True
+
+    def projections(self, paths: list[tuple[str, ...]]) -> tuple[str, list[str]]:
+        """Every path in one json_extract: the document is parsed once per row."""
+        listed = ", ".join(self.quote(json_path(keys)) for keys in paths)
+        return f"json_extract({self.document()}, [{listed}]) AS v", [
+            f"docs.v[{i + 1}]" for i in range(len(paths))
+        ]
+
     def source(self) -> str:
         return "documents"
 

@@ -15,6 +15,12 @@ ISO_8601 = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}(:
 class PostgreSQLPortable(SqlDialect):
     type_names = {t: (t,) for t in ("number", "string", "boolean", "null", "array", "object")}
 
+    project_paths = True
+
+    def paths_from(self, inner: str) -> tuple[str, str]:
+        # OFFSET 0: the planner keeps the subquery (pulled up, each path would be read per use)
+        return "", f"({inner} OFFSET 0) AS docs"
+
     def source(self) -> str:
         return f"bluesky_{self.variant.name}"
 

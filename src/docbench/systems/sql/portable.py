@@ -112,9 +112,59 @@ class SqlDialect(PortableQueries):
     def limit(self, count: int) -> str:
         return f"LIMIT {count}"
 
+    # ----- paths read once per row ------------------------------------------------------------
+    # Whether each document path is read once per row, in a subquery, rather than once per use
+    # (a type test, a value, a comparison each reading it again): for an engine that parses the
+    # document's text at every read.
+    project_paths: bool = False
+
+    def projections(self, paths: list[tuple[str, ...]]) -> tuple[str, list[str]]:
+        """The subquery's select list for these document paths, and each path's reference in
+        the outer query (a JSON value expression)."""
+        select = ", ".join(f"{self.child(self.document(), keys)} AS p{i}" for i, keys in enumerate(paths))
+        return select, [f"docs.p{i}" for i in range(len(paths))]
+
+    def paths_from(self, inner: str) -> tuple[str, str]:
+        """(a prefix of the query, its FROM clause) reading the subquery of paths: one the
+        engine does not merge back into the outer query (which would read each path again)."""
+        return "", f"({inner}) AS docs"
+
+    def document_paths(self, query: Query) -> list[tuple[str, ...]]:
+        """Every document path (not an unnested element's) the query reads, once each."""
+        found: list[tuple[str, ...]] = []
+
+        def add(path: Path_ | None) -> None:
+            if path is not None and not path.element and path.keys not in found:
+                found.append(path.keys)
+
+        def walk(where: Filter | None) -> None:
+            if isinstance(where, Combined):
+                for part in where.parts:
+                    walk(part)
+            elif where is not None:
+                add(where.path)
+
+        walk(query.where)
+        for key in query.group_by:
+            add(key.path)
+        for aggregate in query.aggregates:
+            add(aggregate.path)
+        for _, selected in query.select:
+            add(selected)
+        if query.unnest is not None:
+            add(query.unnest.path)
+        return found
+
     # ----- the compiler ----------------------------------------------------------------------
     def compile(self, query: Query) -> CompiledQuery:
         self.check_representation()
+        self.refs: dict[tuple[str, ...], str] = {}
+        source, prefix = self.source(), ""
+        paths = self.document_paths(query) if self.project_paths else []
+        if paths:
+            select, refs = self.projections(paths)
+            prefix, source = self.paths_from(f"SELECT {select} FROM {self.source()}")
+            self.refs = dict(zip(paths, refs, strict=True))
         element = ""
         join = ""
         if query.unnest is not None:
@@ -130,7 +180,7 @@ class SqlDialect(PortableQueries):
             json_columns = tuple(not k.unit for k in query.group_by) + tuple(False for _ in query.aggregates)
             group = f"GROUP BY {', '.join(keys)}" if keys else ""
         columns = ", ".join(f"{expr} AS c{i}" for i, expr in enumerate(outputs))
-        text = " ".join(p for p in (f"SELECT {columns}", f"FROM {self.source()}", join, where, group) if p)
+        text = prefix + " ".join(p for p in (f"SELECT {columns}", f"FROM {source}", join, where, group) if p)
         if query.group_by:
             # Grouped by the values themselves; each group's key written as JSON text once,
             # outside, not once per row.
@@ -174,6 +224,8 @@ class SqlDialect(PortableQueries):
         """NotExpressible when the variant keeps no document the paths can be read from."""
 
     def path(self, path: Path_, element: str) -> str:
+        if not path.element and path.keys in getattr(self, "refs", {}):
+            return self.refs[path.keys]
         base = element if path.element else self.document()
         return self.child(base, path.keys) if path.keys else base
 

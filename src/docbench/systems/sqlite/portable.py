@@ -19,6 +19,12 @@ class SQLitePortable(SqlDialect):
         "object": ("object",),
     }
 
+    project_paths = True
+
+    def paths_from(self, inner: str) -> tuple[str, str]:
+        # MATERIALIZED: SQLite would otherwise flatten the subquery and read each path per use
+        return f"WITH docs AS MATERIALIZED ({inner}) ", "docs"
+
     def source(self) -> str:
         return "documents"
 
