@@ -19,6 +19,12 @@ class MariaDBPortable(SqlDialect):
         "object": ("OBJECT",),
     }
 
+    project_paths = True
+
+    def paths_from(self, inner: str) -> tuple[str, str]:
+        # a LIMIT keeps the derived table apart (merged, each path would be read per use)
+        return "", f"({inner} LIMIT 18446744073709551615) AS docs"
+
     def source(self) -> str:
         return f"bluesky_{self.variant.name}"
 
