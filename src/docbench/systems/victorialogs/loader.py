@@ -90,7 +90,12 @@ def _settled_count(client: VLClient, expected: int | None = None) -> int:
 # kind, commit.collection, commit.operation: the stream fields, JSONBench's parameters as its
 # victorialogs/load_data.sh spells them (the order changes nothing: VictoriaLogs sorts a stream's
 # tags by name before it identifies the stream, lib/logstorage/stream_tags.go).
-INSERT_PATH = "/insert/jsonline?_time_field=time_us&_stream_fields=kind,commit.collection,commit.operation"
+# The documents' field VictoriaLogs takes as each line's _time (its time index, nanoseconds):
+# it is no field of the stored line after that.
+TIME_FIELD = "time_us"
+INSERT_PATH = (
+    f"/insert/jsonline?_time_field={TIME_FIELD}&_stream_fields=kind,commit.collection,commit.operation"
+)
 _CANNOT_READ = re.compile(r"cannot read line #(\d+) in /jsonline request: (.*?)(?:; line contents: .*)?$")
 _TOO_LONG = re.compile(r"the line length exceeds -insert\.maxLineSizeBytes=(\d+); skipping it")
 _DROPPED = re.compile(

@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from docbench.contracts.portable import CompiledQuery, NotExpressible, PortableQueries
+from docbench.systems.victorialogs.loader import TIME_FIELD
 from docbench.queries.spec import (
     BUCKET_CYCLES,
     BUCKET_UNITS,
@@ -61,6 +62,11 @@ class LogsQLPortable(PortableQueries):
         return CompiledQuery(text, tuple(False for _ in names))
 
     def field(self, path: Path_) -> str:
+        if not path.element and path.keys == (TIME_FIELD,):
+            raise NotExpressible(
+                f"{self.engine.name}: {TIME_FIELD} is taken as each line's _time at ingestion (the time "
+                "index, in nanoseconds): no field holds it"
+            )
         if path.element:
             if path.keys or self.unnested is None:
                 raise NotExpressible(
