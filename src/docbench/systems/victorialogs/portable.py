@@ -19,7 +19,6 @@ import re
 from typing import Any
 
 from docbench.contracts.portable import CompiledQuery, NotExpressible, PortableQueries
-from docbench.systems.victorialogs.loader import TIME_FIELD
 from docbench.queries.spec import (
     BUCKET_CYCLES,
     BUCKET_UNITS,
@@ -30,6 +29,7 @@ from docbench.queries.spec import (
     Path_,
     Query,
 )
+from docbench.systems.victorialogs.loader import TIME_FIELD
 
 HEADER = "# portable "
 
