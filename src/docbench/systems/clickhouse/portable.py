@@ -24,14 +24,6 @@ class ClickHousePortable(SqlDialect):
 
     project_paths = True
 
-    def exact(self) -> str | None:
-        if self.document() == "data":
-            return None
-        return (
-            "the JSON type keeps no path that holds null; a typed path reads as its type's default "
-            "where a document lacks it (a typed string's '' is read as missing)"
-        )
-
     def source(self) -> str:
         return "docbench.bluesky"
 
@@ -106,6 +98,12 @@ class ClickHouseJSONPortable(ClickHousePortable):
     objects has no subcolumns to join."""
 
     project_paths = False  # subcolumns are read as columns: nothing to parse per use
+
+    def exact(self) -> str | None:
+        return (
+            "the JSON type keeps no path that holds null; a typed path reads as its type's default "
+            "where a document lacks it (a typed string's '' is read as missing)"
+        )
 
     def __init__(self, engine: Any, variant: Any) -> None:
         super().__init__(engine, variant)
