@@ -77,9 +77,10 @@ def answers(port: int) -> bool:
         client.close()
 
 
-# The application_name of FerretDB's connection pool to DocumentDB (in its URL): what tells
-# its backends from any other connection to the cluster.
-POOL_APPLICATION = "docbench-ferretdb"
+# The application_name FerretDB's connection pool gives its backends (FerretDB sets it itself,
+# whatever its URL says): what tells them from any other connection to the cluster (docbench's
+# own are "docbench").
+POOL_APPLICATION = "FerretDB"
 
 
 class FerretDBServer(server.ManagedServer):
@@ -145,8 +146,7 @@ class FerretDBServer(server.ManagedServer):
         # password goes (mode 0600, docbench's work directory).
         partial = self.url_file.with_name(self.url_file.name + ".tmp")
         partial.write_text(
-            f"postgres://{info.user}:{password}@127.0.0.1:{info.port}/postgres?pool_max_conns=20"
-            f"&application_name={POOL_APPLICATION}\n"
+            f"postgres://{info.user}:{password}@127.0.0.1:{info.port}/postgres?pool_max_conns=20\n"
         )
         os.chmod(partial, 0o600)
         os.replace(partial, self.url_file)
