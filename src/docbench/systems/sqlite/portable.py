@@ -19,11 +19,9 @@ class SQLitePortable(SqlDialect):
         "object": ("object",),
     }
 
-    project_paths = True
-
-    def paths_from(self, inner: str) -> tuple[str, str]:
-        # MATERIALIZED: SQLite would otherwise flatten the subquery and read each path per use
-        return f"WITH docs AS MATERIALIZED ({inner}) ", "docs"
+    # Not read once per row: `->` on a JSONB blob reads no text, and a materialized subquery
+    # costs a whole table's copy, even for a point lookup.
+    project_paths = False
 
     def source(self) -> str:
         return "documents"

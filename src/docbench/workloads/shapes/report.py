@@ -19,6 +19,9 @@ SLOWDOWN = 10.0
 # A hot query faster than this counts as this long: 1 ms growing to 11 ms is noise, not a
 # cliff.
 TIME_FLOOR = 0.005
+# A load faster than this counts as this long: 20 ms growing to 200 ms (a busy machine's
+# stall while 2,000 documents load) is noise, not a cliff.
+LOAD_FLOOR = 0.5
 
 Sweep = tuple[str, str, int, str]  # (preset, knob, documents, the other knobs' values)
 
@@ -80,8 +83,8 @@ def breaking_reasons(document: dict[str, Any], base: dict[str, Any]) -> list[str
         if outcome.get("status") != "ok":
             reasons.append(f"{query}: {outcome.get('status')} ({str(outcome.get('detail'))[:120]})")
     load, load_base = document.get("load_time"), base.get("load_time")
-    if load and load_base and load > SLOWDOWN * load_base:
-        reasons.append(f"load {load / load_base:.0f}x slower")
+    if load and load_base and load > SLOWDOWN * max(load_base, LOAD_FLOOR):
+        reasons.append(f"load {load / max(load_base, LOAD_FLOOR):.0f}x slower")
     for query, outcome in (document.get("queries") or {}).items():
         now, before = hot_seconds(outcome), hot_seconds((base.get("queries") or {}).get(query) or {})
         if now and before and now > SLOWDOWN * max(before, TIME_FLOOR):
