@@ -1,15 +1,21 @@
-//! The portable queries' native scan: the partial answers of a query set over the lines it
+//! The portable queries' native scan: the answers' state of a query set over the lines it
 //! can judge exactly, in the reference semantics of `docbench.queries.semantics` (Python);
 //! every other line is handed back for the Python evaluation to judge, as `scan` does.
 //!
-//! A line is taken when it is valid UTF-8, serde_json reads it as one JSON object, and it
-//! holds no run of 19 or more digits (an integer serde_json would read as a float where
-//! Python keeps it exact). The plan (`docbench.queries.native`) is the query set without
+//! A line is taken when it is valid UTF-8, serde_json reads it as one JSON object, and no
+//! number the queries read is an integer beyond 64 bits (serde_json reads it as a float where
+//! Python keeps it exact). A line is parsed once, along the paths the queries read (the rest
+//! is validated, never built). The plan (`docbench.queries.native`) is the query set without
 //! what this scan does not evaluate (ISO 8601 buckets are left to Python: the plan has none).
+//!
+//! `scan_files` reads the files on one thread and scans chunks of whole lines on others; the
+//! threads' states are merged, and the output keeps the lines' order (groups by their first
+//! line, selected rows and handed-back lines by theirs).
 //!
 //! Output: one JSON line (the documents, per query its groups with their accumulators' state
 //! or its selected rows, the count of lines handed back), then each handed-back line as a
-//! little-endian u32 length and its bytes.
+//! little-endian u32 length and its bytes. With no line handed back, a distinct count is
+//! final and only its count is written.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
@@ -61,7 +67,8 @@ impl Plan {
 /// never built), so a wide document costs what its paths cost.
 #[derive(Default)]
 struct PathTree {
-    children: HashMap<String, PathTree>,
+    // a handful of keys: a list is quicker than a hash table
+    children: Vec<(String, PathTree)>,
     // a path ends here: the whole value is needed (an object's too: `exists`, a projection)
     whole: bool,
 }
@@ -70,25 +77,121 @@ impl PathTree {
     fn add(&mut self, keys: &[String]) {
         match keys.split_first() {
             None => self.whole = true,
-            Some((first, rest)) => self.children.entry(first.clone()).or_default().add(rest),
+            Some((first, rest)) => {
+                let at = match self.children.iter().position(|(key, _)| key == first) {
+                    Some(at) => at,
+                    None => {
+                        self.children.push((first.clone(), PathTree::default()));
+                        self.children.len() - 1
+                    }
+                };
+                self.children[at].1.add(rest)
+            }
         }
     }
 
-    /// The object `raw` reduced to this tree's paths; Err for a line serde_json refuses or
-    /// that is not an object.
+    fn child(&self, key: &str) -> Option<&PathTree> {
+        self.children.iter().find(|(k, _)| k == key).map(|(_, tree)| tree)
+    }
+
+    /// The object `raw` reduced to this tree's paths, in one pass (what no path reads is
+    /// validated, never built); Err for a line serde_json refuses or that is not an object.
     fn prune(&self, raw: &str) -> Result<Value, serde_json::Error> {
-        let map: HashMap<std::borrow::Cow<'_, str>, &serde_json::value::RawValue> = serde_json::from_str(raw)?;
-        let mut kept = serde_json::Map::new();
-        for (key, tree) in &self.children {
-            let Some(value) = map.get(key.as_str()) else { continue };
-            let text = value.get();
-            if tree.whole {
-                kept.insert(key.clone(), serde_json::from_str(text)?);
-            } else if text.starts_with('{') {
-                kept.insert(key.clone(), tree.prune(text)?);
+        use serde::de::{DeserializeSeed, Error};
+        let mut reader = serde_json::Deserializer::from_str(raw);
+        let pruned = self.deserialize(&mut reader)?;
+        reader.end()?;
+        pruned.ok_or_else(|| serde_json::Error::custom("not an object"))
+    }
+}
+
+/// A map key, borrowed from the line unless it has escapes.
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
             }
         }
-        Ok(Value::Object(kept))
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// A value read along the tree: an object is pruned to the tree's keys (Some), anything else
+/// is skipped (None).
+impl<'de> serde::de::DeserializeSeed<'de> for &PathTree {
+    type Value = Option<Value>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Option<Value>, D::Error> {
+        deserializer.deserialize_any(PruneVisitor(self))
+    }
+}
+
+struct PruneVisitor<'t>(&'t PathTree);
+
+impl<'de> serde::de::Visitor<'de> for PruneVisitor<'_> {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Option<Value>, A::Error> {
+        let mut kept = serde_json::Map::new();
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            match self.0.child(key.as_ref()) {
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                Some(tree) if tree.whole => {
+                    kept.insert(key.into_owned(), map.next_value::<Value>()?);
+                }
+                Some(tree) => match map.next_value_seed(tree)? {
+                    Some(object) => {
+                        kept.insert(key.into_owned(), object);
+                    }
+                    // a later duplicate key wins, as in Python's json
+                    None => {
+                        kept.remove(key.as_ref());
+                    }
+                },
+            }
+        }
+        Ok(Some(Value::Object(kept)))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Value>, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Option<Value>, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Option<Value>, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Option<Value>, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Option<Value>, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Option<Value>, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Option<Value>, E> {
+        Ok(None)
     }
 }
 
@@ -187,7 +290,32 @@ impl Accumulator {
         }
     }
 
-    fn state(&self) -> Value {
+    fn merge(&mut self, other: Accumulator) {
+        self.count += other.count;
+        self.total = match (self.total, other.total) {
+            (Total::Int(a), Total::Int(b)) => Total::Int(a + b),
+            (Total::Int(a), Total::Float(b)) => Total::Float(a as f64 + b),
+            (Total::Float(a), Total::Int(b)) => Total::Float(a + b as f64),
+            (Total::Float(a), Total::Float(b)) => Total::Float(a + b),
+        };
+        if let Some(theirs) = other.least {
+            if self.least.as_ref().is_none_or(|l| less(&theirs, l)) {
+                self.least = Some(theirs);
+            }
+        }
+        if let Some(theirs) = other.most {
+            if self.most.as_ref().is_none_or(|m| less(m, &theirs)) {
+                self.most = Some(theirs);
+            }
+        }
+        let mut theirs = other.distinct;
+        if self.distinct.len() < theirs.len() {
+            std::mem::swap(&mut self.distinct, &mut theirs); // the smaller set goes in
+        }
+        self.distinct.extend(theirs);
+    }
+
+    fn state(&self, final_count: bool) -> Value {
         // an integer total as text (Python's int is exact at any size), a float as a number
         let total = match self.total {
             Total::Int(t) => json!({"int": t.to_string()}),
@@ -198,7 +326,13 @@ impl Accumulator {
             "total": total,
             "least": self.least,
             "most": self.most,
-            "distinct": self.distinct.iter().collect::<Vec<_>>(),
+            "distinct": if final_count { json!([]) } else { {
+                // sorted: the output does not depend on how the threads met the values
+                let mut values: Vec<&String> = self.distinct.iter().collect();
+                values.sort_unstable();
+                json!(values)
+            } },
+            "distinct_count": if final_count { Some(self.distinct.len()) } else { None },
         })
     }
 }
@@ -405,11 +539,15 @@ fn group_value<'a>(value: Option<&'a Value>, key: &PlanKey) -> GroupValue<'a> {
     }
 }
 
+/// A group's keys, its accumulators, and the position of the line that opened it.
+type Group = (Vec<Value>, Vec<Accumulator>, u64);
+
 struct QueryState {
     // the group's slot (its keys' value keys, joined) -> its place in `groups`
     slots: HashMap<String, usize, Fnv>,
-    groups: Vec<(Vec<Value>, Vec<Accumulator>)>,
-    selected: Vec<Vec<Value>>,
+    groups: Vec<Group>,
+    // each row with the position of its line (threads read chunks out of order)
+    selected: Vec<(u64, Vec<Value>)>,
 }
 
 pub struct Portable {
@@ -417,7 +555,9 @@ pub struct Portable {
     paths: PathTree,
     states: Vec<QueryState>,
     pub documents: u64,
-    pub handed_back: Vec<Vec<u8>>,
+    pub handed_back: Vec<(u64, Vec<u8>)>,
+    // the current line's position: its chunk's number in the high 32 bits, its line in the low
+    position: u64,
     slot: String,
     scratch: String,
 }
@@ -436,6 +576,7 @@ impl Portable {
             states,
             documents: 0,
             handed_back: Vec::new(),
+            position: 0,
             slot: String::new(),
             scratch: String::new(),
         }
@@ -465,7 +606,7 @@ impl Portable {
                         .iter()
                         .map(|p| resolve(document, element, p).cloned().unwrap_or(Value::Null))
                         .collect();
-                    state.selected.push(row);
+                    state.selected.push((self.position, row));
                     continue;
                 }
                 self.slot.clear();
@@ -482,7 +623,7 @@ impl Portable {
                             .map(|k| group_value(resolve(document, element, &k.path), k).to_value())
                             .collect();
                         state.slots.insert(self.slot.clone(), state.groups.len());
-                        state.groups.push((keys, vec![Accumulator::new(); query.aggregates.len()]));
+                        state.groups.push((keys, vec![Accumulator::new(); query.aggregates.len()], self.position));
                         state.groups.len() - 1
                     }
                 };
@@ -495,19 +636,53 @@ impl Portable {
         }
     }
 
-    pub fn write_output(&self, out: &mut impl Write) -> io::Result<()> {
+    /// Fold in the state of another scan of the same plan over other lines.
+    pub fn merge(&mut self, other: Portable) {
+        self.documents += other.documents;
+        self.handed_back.extend(other.handed_back);
+        for (mine, theirs) in self.states.iter_mut().zip(other.states) {
+            mine.selected.extend(theirs.selected);
+            let mut groups: Vec<Option<Group>> =
+                theirs.groups.into_iter().map(Some).collect();
+            for (slot, index) in theirs.slots {
+                let Some((keys, accumulators, first)) = groups[index].take() else { continue };
+                match mine.slots.get(&slot) {
+                    Some(&at) => {
+                        let group = &mut mine.groups[at];
+                        group.2 = group.2.min(first);
+                        for (a, b) in group.1.iter_mut().zip(accumulators) {
+                            a.merge(b);
+                        }
+                    }
+                    None => {
+                        mine.slots.insert(slot, mine.groups.len());
+                        mine.groups.push((keys, accumulators, first));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The header line, then the handed-back lines, everything in the lines' order. With no
+    /// line handed back, a distinct count is final: its count is written, not its values.
+    pub fn write_output(&mut self, out: &mut impl Write) -> io::Result<()> {
+        let final_counts = self.handed_back.is_empty();
         let queries: Vec<Value> = self
             .states
-            .iter()
+            .iter_mut()
             .map(|state| {
+                state.groups.sort_by_key(|group| group.2);
+                state.selected.sort_by_key(|row| row.0);
                 let groups: Vec<Value> = state
                     .groups
                     .iter()
-                    .map(|(keys, accumulators)| {
-                        json!([keys, accumulators.iter().map(Accumulator::state).collect::<Vec<_>>()])
+                    .map(|(keys, accumulators, _)| {
+                        let states: Vec<Value> = accumulators.iter().map(|a| a.state(final_counts)).collect();
+                        json!([keys, states])
                     })
                     .collect();
-                json!({"groups": groups, "selected": state.selected})
+                let selected: Vec<&Vec<Value>> = state.selected.iter().map(|row| &row.1).collect();
+                json!({"groups": groups, "selected": selected})
             })
             .collect();
         let header = json!({
@@ -517,28 +692,123 @@ impl Portable {
         });
         out.write_all(header.to_string().as_bytes())?;
         out.write_all(b"\n")?;
-        for line in &self.handed_back {
+        self.handed_back.sort_by_key(|line| line.0);
+        for (_, line) in &self.handed_back {
             out.write_all(&(line.len() as u32).to_le_bytes())?;
             out.write_all(line)?;
         }
         Ok(())
     }
-}
 
-/// A run of 19 or more digits: an integer beyond i64/u64 that serde_json would read as a float.
-fn long_digits(line: &[u8]) -> bool {
-    let mut run = 0;
-    for &b in line {
-        if b.is_ascii_digit() {
-            run += 1;
-            if run >= 19 {
-                return true;
-            }
-        } else {
-            run = 0;
+    /// Every line of a chunk (whole lines; the last may lack its newline).
+    fn chunk(&mut self, number: u64, chunk: &[u8]) {
+        self.position = number << 32;
+        for line in chunk.split(|&b| b == b'\n') {
+            self.line(line);
+            self.position += 1;
         }
     }
-    false
+}
+
+/// The plan's answers over every file (each `(compression, path)`, in order) on `threads`
+/// threads: this one reads and decompresses, cutting the stream into chunks of whole lines;
+/// each worker scans the chunks it takes; the workers' states are merged at the end.
+pub fn scan_files(
+    plan: &str,
+    files: &[(String, String)],
+    threads: usize,
+    chunk_bytes: usize,
+    open: impl Fn(&str, &str) -> io::Result<Box<dyn io::Read>>,
+) -> io::Result<Portable> {
+    use std::sync::{mpsc, Arc, Mutex};
+    let new_state = || serde_json::from_str::<Plan>(plan).map(Portable::new).map_err(io::Error::other);
+    let mut merged = new_state()?;
+    let (sender, receiver) = mpsc::sync_channel::<(u64, Vec<u8>)>(threads * 2);
+    let receiver = Arc::new(Mutex::new(receiver));
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                let receiver = Arc::clone(&receiver);
+                let mut state = new_state();
+                scope.spawn(move || {
+                    if let Ok(state) = state.as_mut() {
+                        loop {
+                            let next = receiver.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()));
+                            let Ok((number, chunk)) = next else { break };
+                            state.chunk(number, &chunk);
+                        }
+                    }
+                    state
+                })
+            })
+            .collect();
+        let read = (|| -> io::Result<()> {
+            let mut number = 0u64;
+            for (compression, path) in files {
+                let mut reader = open(compression, path)?;
+                let mut carry: Vec<u8> = Vec::new();
+                loop {
+                    let mut chunk = std::mem::take(&mut carry);
+                    let have = chunk.len();
+                    chunk.resize(have.max(chunk_bytes / 2) + chunk_bytes, 0);
+                    let n = read_full(&mut *reader, &mut chunk[have..])?;
+                    chunk.truncate(have + n);
+                    if n == 0 {
+                        if !chunk.is_empty() {
+                            send(&sender, number, chunk)?;
+                            number += 1;
+                        }
+                        break;
+                    }
+                    // whole lines go; the unfinished last one waits for the next read
+                    if let Some(end) = memchr::memrchr(b'\n', &chunk) {
+                        carry = chunk.split_off(end + 1);
+                        send(&sender, number, chunk)?;
+                        number += 1;
+                    } else {
+                        carry = chunk; // one line longer than the chunk
+                    }
+                }
+            }
+            Ok(())
+        })();
+        drop(sender);
+        for worker in workers {
+            let state = worker.join().map_err(|_| io::Error::other("a scan thread panicked"))??;
+            merged.merge(state);
+        }
+        read
+    })?;
+    Ok(merged)
+}
+
+fn send(sender: &std::sync::mpsc::SyncSender<(u64, Vec<u8>)>, number: u64, chunk: Vec<u8>) -> io::Result<()> {
+    sender.send((number, chunk)).map_err(|_| io::Error::other("the scan threads stopped"))
+}
+
+/// Reads until `buf` is full or the stream ends.
+fn read_full(reader: &mut dyn io::Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Whether every number in `value` is what Python reads: serde_json reads an integer beyond
+/// i64/u64 as a float (Python keeps it exact), so a float that large is handed back.
+fn exact(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.abs() < 9.2e18),
+        Value::Array(items) => items.iter().all(exact),
+        Value::Object(map) => map.values().all(exact),
+        _ => true,
+    }
 }
 
 impl LineSink for Portable {
@@ -548,15 +818,77 @@ impl LineSink for Portable {
             return; // an empty line: no document, for Python either
         }
         let parsed = match std::str::from_utf8(line) {
-            Ok(text) if !long_digits(line) => self.paths.prune(text.trim_start()).ok(),
-            _ => None,
+            Ok(text) => self.paths.prune(text.trim_start()).ok().filter(exact),
+            Err(_) => None,
         };
         match parsed {
             Some(document) => {
                 self.documents += 1;
                 self.take(&document);
             }
-            None => self.handed_back.push(line.to_vec()),
+            None => self.handed_back.push((self.position, line.to_vec())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAN: &str = r#"{"queries": [
+        {"where": {"op": "cond", "path": {"keys": ["k"], "element": false}, "test": "ne", "value": "x"},
+         "unnest": null, "group_by": [{"path": {"keys": ["k"], "element": false}}],
+         "aggregates": [{"fn": "count", "path": null},
+                        {"fn": "count_distinct", "path": {"keys": ["u"], "element": false}},
+                        {"fn": "sum", "path": {"keys": ["n"], "element": false}}],
+         "select": []},
+        {"where": {"op": "cond", "path": {"keys": ["n"], "element": false}, "test": "gt", "value": 90},
+         "unnest": null, "group_by": [], "aggregates": [], "select": [{"keys": ["u"], "element": false}]}
+    ]}"#;
+
+    fn lines(bad: bool) -> Vec<u8> {
+        let mut data = Vec::new();
+        for i in 0..500u64 {
+            let line = format!("{{\"k\": \"g{}\", \"u\": \"u{}\", \"n\": {}}}\n", i % 7, i % 31, i % 101);
+            data.extend_from_slice(line.as_bytes());
+            if bad && i % 97 == 0 {
+                data.extend_from_slice(b"{\"k\": \"g1\", \"n\": 123456789012345678901234}\n\xff\xfe\n{\"k\":\n");
+            }
+        }
+        data
+    }
+
+    fn output(data: &[u8], threads: usize, chunk_bytes: usize) -> Vec<u8> {
+        let owned = data.to_vec();
+        let files = vec![("none".to_string(), "a".to_string()), ("none".to_string(), "b".to_string())];
+        let mut state = scan_files(PLAN, &files, threads, chunk_bytes, |_, _| {
+            Ok(Box::new(io::Cursor::new(owned.clone())) as Box<dyn io::Read>)
+        })
+        .unwrap();
+        let mut out = Vec::new();
+        state.write_output(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn threads_and_chunks_give_one_scan_answers() {
+        for bad in [false, true] {
+            let data = lines(bad);
+            let single = output(&data, 1, 1 << 20);
+            for (threads, chunk) in [(2, 64), (3, 1000), (4, 7)] {
+                let same = output(&data, threads, chunk) == single;
+                assert!(same, "threads {threads}, chunk {chunk}, bad {bad}: another answer");
+            }
+            let header: Value = serde_json::from_slice(&single[..single.iter().position(|&b| b == b'\n').unwrap()]).unwrap();
+            assert_eq!(header["documents"], json!(1000));
+            let distinct = &header["queries"][0]["groups"][0][1][1];
+            if bad {
+                assert_eq!(header["handed_back"], json!(3 * 6 * 2)); // a big integer, bad bytes, a cut line: 6 times a file
+                assert!(distinct["distinct_count"].is_null() && distinct["distinct"].as_array().unwrap().len() > 1);
+            } else {
+                assert_eq!(header["handed_back"], json!(0));
+                assert!(distinct["distinct_count"].as_u64().unwrap() > 1);
+            }
         }
     }
 }

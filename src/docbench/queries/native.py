@@ -101,20 +101,24 @@ def _accumulator(fn: str, state: dict[str, Any]) -> _Accumulator:
     accumulator.total = int(total["int"]) if "int" in total else float(total["float"])
     accumulator.least, accumulator.most = state["least"], state["most"]
     accumulator.distinct = set(map(_native_key, state["distinct"]))
+    accumulator.distinct_count = state.get("distinct_count")
     return accumulator
 
 
-def evaluate_piece(
-    query_set: QuerySet, path: Path, start: int, end: int | None, plan_file: Path
+def evaluate_files(
+    query_set: QuerySet, files: list[Path], threads: int, plan_file: Path
 ) -> tuple[int, list[Evaluation], list[bytes]]:
-    """The piece's evaluations from the native scan, and the lines it handed back."""
+    """The evaluations of every file, in order, from one native scan on ``threads`` threads
+    (it merges its threads' states), and the lines it handed back."""
     program = binary()
-    compression = COMPRESSIONS.get(compression_of(path))
-    if program is None or compression is None:
-        raise NativeUnavailable("no docbench-scan, or a compression it does not read")
-    command = [str(program), str(path), "--compression", compression, "--portable", str(plan_file)]
-    if start or end is not None:
-        command += ["--start", str(start), "--end", str(end if end is not None else path.stat().st_size)]
+    if program is None:
+        raise NativeUnavailable("no docbench-scan")
+    command = [str(program), "--portable", str(plan_file), "--threads", str(max(1, threads))]
+    for path in files:
+        compression = COMPRESSIONS.get(compression_of(path))
+        if compression is None:
+            raise NativeUnavailable(f"{path.name}: a compression docbench-scan does not read")
+        command += ["--file", compression, str(path)]
     proc = subprocess.run(command, capture_output=True)
     if proc.returncode != 0:
         raise NativeUnavailable(f"docbench-scan failed: {proc.stderr.decode(errors='replace')[-500:]}")

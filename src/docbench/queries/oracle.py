@@ -99,7 +99,7 @@ def evaluate_set(
 ) -> dict[str, Any]:
     """Every query's whole answer (ordered, before its limit), in one pass over the data; on
     ``jobs`` processes (the pieces' partial answers merged in order) unless lines are skipped."""
-    native = None if skip else _evaluate_native(query_set, pieces_of(files, jobs), jobs)
+    native = None if skip else _evaluate_native(query_set, files, jobs)
     if native is not None:
         documents, evaluations = native
     elif skip or jobs <= 1:
@@ -113,13 +113,9 @@ def evaluate_set(
     }
 
 
-def _evaluate_native(
-    query_set: QuerySet, pieces: list[Piece], jobs: int
-) -> tuple[int, list[Evaluation]] | None:
-    """The native scan of every piece (``jobs`` at once), the lines it hands back evaluated
+def _evaluate_native(query_set: QuerySet, files: list[Path], jobs: int) -> tuple[int, list[Evaluation]] | None:
+    """One native scan of every file on ``jobs`` threads, the lines it hands back evaluated
     here; None when it cannot take the set or a file (then Python evaluates everything)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from docbench.queries import native
 
     if native.binary() is None:
@@ -129,17 +125,12 @@ def _evaluate_native(
     except native.NativeUnavailable:
         return None
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            parts = list(pool.map(lambda p: native.evaluate_piece(query_set, p[0], p[1], p[2], plan), pieces))
+        documents, evaluations, handed_back = native.evaluate_files(query_set, files, jobs, plan)
     except native.NativeUnavailable:
         return None
     finally:
         plan.unlink(missing_ok=True)
-    documents, evaluations = 0, [Evaluation(q) for q in query_set.queries]
-    for count, found, handed_back in parts:
-        documents += count
-        for evaluation, part in zip(evaluations, found, strict=True):
-            evaluation.merge(part)
+    if handed_back:
         documents += _feed(evaluations, (d for d in map(parse_document, handed_back) if d is not None))
     return documents, evaluations
 

@@ -181,6 +181,8 @@ class _Accumulator:
         self.least: Any = None
         self.most: Any = None
         self.distinct: set[Any] = set()
+        # the distinct count alone, when the native scan judged every line (nothing to merge)
+        self.distinct_count: int | None = None
 
     def add(self, value: Any) -> None:
         if self.fn == "count":
@@ -198,6 +200,8 @@ class _Accumulator:
 
     def merge(self, other: _Accumulator) -> None:
         """Fold in the state of the same aggregate over other documents."""
+        if self.distinct_count is not None or other.distinct_count is not None:
+            raise ValueError("a final distinct count cannot be merged")
         self.count += other.count
         self.total += other.total
         self.distinct |= other.distinct
@@ -210,7 +214,7 @@ class _Accumulator:
         if self.fn == "count":
             return self.count
         if self.fn == "count_distinct":
-            return len(self.distinct)
+            return len(self.distinct) if self.distinct_count is None else self.distinct_count
         if not self.count:
             return None
         if self.fn == "sum":

@@ -4,14 +4,15 @@
 //!
 //! usage: docbench-scan PATH --compression none|gzip|zstd --post COLLECTION
 //!        [--start B --end B] [--sha256]
-//!        docbench-scan PATH --compression none|gzip|zstd --portable PLAN [--start B --end B]
-//! (--portable: the partial answers of a portable query set, `docbench_gen::portable`)
+//!        docbench-scan --portable PLAN [--threads N] --file none|gzip|zstd PATH [--file ...]
+//! (--portable: the answers of a portable query set over the files, in order, on N threads;
+//! `docbench_gen::portable`)
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 
 use docbench_gen::digest::Sha256Reader;
-use docbench_gen::portable::{Plan, Portable};
+use docbench_gen::portable::{scan_files, Plan, Portable};
 use docbench_gen::procstats::peak_rss;
 use docbench_gen::scan::{scan, write_output, Scan};
 
@@ -23,6 +24,8 @@ struct Args {
     end: Option<u64>,
     sha: bool,
     portable: Option<String>,
+    threads: usize,
+    files: Vec<(String, String)>,
 }
 
 fn usage() -> ! {
@@ -43,6 +46,8 @@ fn parse_args() -> Args {
         end: None,
         sha: false,
         portable: None,
+        threads: 1,
+        files: Vec::new(),
     };
     let mut i = 0;
     while i < argv.len() {
@@ -54,6 +59,13 @@ fn parse_args() -> Args {
             "--portable" => a.portable = Some(value()),
             "--start" => a.start = value().parse().unwrap_or_else(|_| usage()),
             "--end" => a.end = Some(value().parse().unwrap_or_else(|_| usage())),
+            "--threads" => a.threads = value().parse().unwrap_or_else(|_| usage()),
+            "--file" => {
+                let path = argv.get(i + 2).cloned().unwrap_or_else(|| usage());
+                a.files.push((value(), path));
+                i += 3;
+                continue;
+            }
             "--sha256" => {
                 a.sha = true;
                 i += 1;
@@ -68,10 +80,22 @@ fn parse_args() -> Args {
         }
         i += 2;
     }
+    if a.portable.is_some() && a.path.is_empty() && !a.files.is_empty() {
+        return a;
+    }
     if a.path.is_empty() || (a.post.is_empty() && a.portable.is_none()) {
         usage()
     }
     a
+}
+
+fn decoder(compression: &str, raw: Box<dyn Read>) -> io::Result<Box<dyn Read>> {
+    Ok(match compression {
+        "none" => raw,
+        "gzip" => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, raw))),
+        "zstd" => Box::new(zstd::stream::read::Decoder::new(raw)?),
+        other => return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("compression {other}"))),
+    })
 }
 
 fn open(args: &Args) -> io::Result<(Box<dyn Read>, Option<Sha256Reader>)> {
@@ -89,13 +113,7 @@ fn open(args: &Args) -> io::Result<(Box<dyn Read>, Option<Sha256Reader>)> {
     } else {
         (raw, None)
     };
-    let reader: Box<dyn Read> = match args.compression.as_str() {
-        "none" => raw,
-        "gzip" => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, raw))),
-        "zstd" => Box::new(zstd::stream::read::Decoder::new(raw)?),
-        other => return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("compression {other}"))),
-    };
-    Ok((reader, hasher))
+    Ok((decoder(&args.compression, raw)?, hasher))
 }
 
 fn fail(what: &str, error: impl std::fmt::Display) -> ! {
@@ -103,14 +121,21 @@ fn fail(what: &str, error: impl std::fmt::Display) -> ! {
     std::process::exit(1)
 }
 
-/// The portable query set's partial answers over the file (or range).
+/// The portable query set's answers over the files (or the one file's range).
 fn main_portable(args: &Args, plan_path: &str) {
-    let text = std::fs::read_to_string(plan_path).unwrap_or_else(|e| fail(plan_path, e));
-    let plan: Plan = serde_json::from_str(&text).unwrap_or_else(|e| fail(plan_path, e));
-    let mut state = Portable::new(plan);
-    if let Err(error) = open(args).and_then(|(mut reader, _)| scan(&mut *reader, &mut state)) {
-        fail(&args.path, error)
-    }
+    let plan = std::fs::read_to_string(plan_path).unwrap_or_else(|e| fail(plan_path, e));
+    let result = if args.files.is_empty() {
+        // one file, or a byte range of one: read on this thread
+        serde_json::from_str::<Plan>(&plan).map_err(io::Error::other).and_then(|plan| {
+            let mut state = Portable::new(plan);
+            let (mut reader, _) = open(args)?;
+            scan(&mut *reader, &mut state)?;
+            Ok(state)
+        })
+    } else {
+        scan_files(&plan, &args.files, args.threads, 4 << 20, |compression, path| decoder(compression, Box::new(File::open(path)?)))
+    };
+    let mut state = result.unwrap_or_else(|error| fail(&args.path, error));
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
     if let Err(error) = state.write_output(&mut out) {
