@@ -113,7 +113,9 @@ def evaluate_set(
     }
 
 
-def _evaluate_native(query_set: QuerySet, files: list[Path], jobs: int) -> tuple[int, list[Evaluation]] | None:
+def _evaluate_native(
+    query_set: QuerySet, files: list[Path], jobs: int
+) -> tuple[int, list[Evaluation]] | None:
     """One native scan of every file on ``jobs`` threads, the lines it hands back evaluated
     here; None when it cannot take the set or a file (then Python evaluates everything)."""
     from docbench.queries import native
