@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import pkgutil
 import shutil
 import subprocess
 import sys
@@ -143,4 +144,55 @@ def test_every_option_the_readme_shows_is_in_its_commands_help() -> None:
         options = [w.split("=", 1)[0] for w in words if w.startswith("--")]
         help_text = CliRunner().invoke(main, [*command, "--help"], terminal_width=200).output
         missing += [f"docbench {' '.join(command)} {option}" for option in options if option not in help_text]
+    assert not missing, missing
+
+
+def _public_methods(cls: type) -> set[str]:
+    """The public methods and properties of a contract class, its own and inherited from other
+    contract classes (not from object or ABC)."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if klass.__module__.startswith("docbench.contracts"):
+            names |= {
+                n
+                for n, v in vars(klass).items()
+                if not n.startswith("_")
+                and (callable(v) or isinstance(v, property | classmethod | staticmethod))
+            }
+    return names
+
+
+# Contracts still wider than the floor, at their width today: they may only shrink (issue 44).
+STILL_WIDE = {"docbench.contracts.engine.Engine": 25, "docbench.contracts.updates.UpdatesTarget": 21}
+
+
+def test_no_contract_class_has_more_than_fifteen_public_methods() -> None:
+    """A contract stays small: what a system must or may implement for one capability (issue
+    44's floor). Inherited contract methods count."""
+    import inspect
+
+    import docbench.contracts as contracts_package
+
+    too_wide = {}
+    for module_info in pkgutil.iter_modules(contracts_package.__path__):
+        module = importlib.import_module(f"docbench.contracts.{module_info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            name, width = f"{module.__name__}.{cls.__name__}", len(_public_methods(cls))
+            if cls.__module__ == module.__name__ and width > STILL_WIDE.get(name, 15):
+                too_wide[name] = width
+    assert not too_wide, too_wide
+
+
+def test_every_capability_a_system_lists_is_implemented() -> None:
+    """An adapter that lists ReadBack or NativeLoad overrides its method (the mixin's own only
+    says that it must)."""
+    from docbench.contracts.capabilities import NativeLoad, ReadBack
+
+    missing = []
+    for name in REGISTERED:
+        cls = adapter_class(name, "analytics")
+        for capability, method in ((ReadBack, "read_back"), (NativeLoad, "native_load")):
+            listed = cls is not None and issubclass(cls, capability)
+            if listed and getattr(cls, method) is getattr(capability, method):
+                missing.append(f"{name}: {method}")
     assert not missing, missing

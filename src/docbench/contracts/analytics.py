@@ -1,8 +1,12 @@
 """What the analytics workload (JSONBench's load + five queries) needs from a system.
 
 A system takes part with ``systems/<name>/analytics.py`` defining ``ADAPTER``, a subclass of
-:class:`AnalyticsAdapter`. The adapter receives the system's engine (lifecycle, connections)
-and one variant; the workload's runner does all timing.
+:class:`AnalyticsAdapter`: a document store that creates its table, loads, counts, measures its
+storage and opens query sessions. What else it can do it lists as capabilities
+(:mod:`docbench.contracts.capabilities`: JSONBench's queries, live ingest, read-back, a native
+bulk load; :mod:`docbench.contracts.portable`: the portable queries). The adapter receives the
+system's engine (lifecycle, connections) and one variant; the workload's runner does all
+timing.
 
 Process model. The runner (parent process) starts the engine, creates the table, loads and
 measures storage. Queries run in a *worker process* spawned fresh for each query so that the
@@ -23,7 +27,6 @@ from typing import Any, ClassVar, TypeVar
 
 from docbench.contracts.common import NotSupported, StorageSize, Variant, variant_named
 from docbench.contracts.engine import Engine
-from docbench.core.sqlfiles import render, split_sql
 
 T = TypeVar("T")
 
@@ -242,13 +245,6 @@ class AnalyticsAdapter(ABC):
         """Post-load work that counts in the load time: indexes, VACUUM ANALYZE, merges; each
         step through :meth:`finish_step`, so that it is timed on its own."""
 
-    def native_load(self, files: list[Path]) -> None:
-        """Load these files the way a person would by hand with the system's own bulk tool
-        (psql \\copy, INSERT ... FROM INFILE, read_ndjson_objects), into the table that
-        :meth:`create` made. Used only by `docbench bench load` to measure docbench's overhead.
-        """
-        raise NotSupported(f"{self.name} has no native bulk load to compare with")
-
     @abstractmethod
     def count(self) -> int:
         """The number of documents the system holds, by its own count."""
@@ -256,37 +252,6 @@ class AnalyticsAdapter(ABC):
     @abstractmethod
     def storage(self) -> StorageSize:
         """Sizes on disk after loading."""
-
-    # ----- live ingest (`docbench run analytics --ingest-rates`) -------------------------
-    # Whether documents can arrive while query clients run. The loader, the probe and the
-    # query clients are threads of the run's process, each with a connection of its own: to
-    # a server, to SQLite in WAL mode, or to the one instance of an embedded engine (chDB,
-    # DuckDB) that the process holds open.
-    live_ingest: ClassVar[bool] = False
-
-    def live_session_spec(self) -> dict[str, Any]:
-        """The session spec of query clients that run, as threads of this process, beside
-        live ingest's loader: by default :meth:`session_spec` with a connection per session
-        (``own_connection``); an embedded engine adds what it needs to share the loader's
-        instance."""
-        return {**self.session_spec(), "own_connection": True}
-
-    def begin_live_ingest(self) -> dict[str, Any]:
-        """Make arriving documents visible as the engine does in live use (e.g. a search
-        index's refresh interval, off for the bulk load); returns the settings it set."""
-        return {}
-
-    def live_loader(self) -> Loader:
-        """The loader documents arrive through in live ingest: by default :meth:`loader`; a
-        system whose loader forces visibility to verify each file (a flush) gives one that
-        does not."""
-        return self.loader()
-
-    def visible_count(self) -> int:
-        """The documents a query sees now, without forcing anything (no refresh, no flush):
-        the freshness probe of live ingest. By default :meth:`count`, for the systems whose
-        count forces nothing; the caller may call it from another thread than the loader's."""
-        return self.count()
 
     def release(self) -> None:
         """Close handles held by the parent so a worker process can open the database."""
@@ -297,25 +262,7 @@ class AnalyticsAdapter(ABC):
         what documents are loaded together decides what each becomes)."""
         return False
 
-    def read_back(self) -> list[str]:
-        """Every stored document as the engine gives it back through its own API, as JSON
-        text (the fidelity workload compares it with what was sent). NotSupported, with the
-        reason, when the representation cannot give the documents back."""
-        raise NotSupported(f"{self.name}: reading documents back is not implemented")
-
-    # ----- queries -----------------------------------------------------------------------
-    def queries(self) -> list[str]:
-        """The five query texts, read from this system's folder: by default the statements
-        of its ``queries.sql`` (or of the file the variant's ``queries`` setting names, for a
-        representation whose paths are columns), with the placeholders of :meth:`sql_names`
-        filled in (systems whose queries are not SQL override this)."""
-        name = str(self.variant.settings.get("queries", "queries.sql"))
-        return split_sql(render(self.engine.system_file(name).read_text(), **self.sql_names()))
-
-    def sql_names(self) -> dict[str, str]:
-        """Placeholders of the system's SQL files (e.g. ``{table}``) and their values."""
-        return {}
-
+    # ----- query sessions ----------------------------------------------------------------
     @abstractmethod
     def session_spec(self) -> dict[str, Any]:
         """Everything a worker process needs to open a session (picklable)."""
@@ -324,7 +271,3 @@ class AnalyticsAdapter(ABC):
     @abstractmethod
     def open_session(cls, spec: dict[str, Any]) -> QuerySession:
         """Open a query session in the worker process."""
-
-    def check_plan(self, query_number: int, plan: str | None) -> str | None:
-        """Return a warning when the plan does not use the index as intended, else None."""
-        return None

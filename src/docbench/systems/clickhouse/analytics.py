@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import orjson
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.core.ownership import remove_owned_directory
 from docbench.core.sqlfiles import read_sql_statements, render
@@ -188,7 +189,7 @@ VARIANTS: list[Variant] = [
 ]
 
 
-class ClickHouseAnalytics(AnalyticsAdapter):
+class ClickHouseAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, NativeLoad):
     engine: ClickHouseEngine
     variants = VARIANTS
     retains_structure = True
@@ -270,7 +271,6 @@ class ClickHouseAnalytics(AnalyticsAdapter):
     # Live ingest: the loader, the probe and the query clients are threads of this process,
     # each on a chDB connection of its own to the process's one embedded server (small
     # inserts: each batch a part, merged in the background as a live table's are).
-    live_ingest = True
 
     def live_loader(self) -> Loader:
         return ClickHouseLiveLoader(self)

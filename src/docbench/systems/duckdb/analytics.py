@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.duckdb.engine import DuckDBEngine
@@ -51,7 +52,7 @@ VARIANTS: list[Variant] = [
 ]
 
 
-class DuckDBAnalytics(AnalyticsAdapter):
+class DuckDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, NativeLoad):
     engine: DuckDBEngine
     variants = VARIANTS
     retains_structure = True
@@ -105,7 +106,6 @@ class DuckDBAnalytics(AnalyticsAdapter):
     # Live ingest: the loader, the probe and the query clients are threads of this process,
     # each with a connection of its own to the one database instance (DuckDB's MVCC lets
     # them read beside the writer; a connection is not shared between threads).
-    live_ingest = True
 
     def live_session_spec(self) -> dict[str, Any]:
         """Read-write connections: a read-only one cannot open the file this process holds

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.capabilities import BlueskyQueries, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.dataset.reader import iter_lines
@@ -54,7 +55,7 @@ VARIANTS: list[Variant] = [
 ]
 
 
-class DuckDB113Analytics(AnalyticsAdapter):
+class DuckDB113Analytics(AnalyticsAdapter, BlueskyQueries, ReadBack, NativeLoad):
     engine: DuckDB113Engine
     variants = VARIANTS
     retains_structure = True

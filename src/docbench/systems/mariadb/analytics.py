@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant
 from docbench.core.sqlfiles import read_ddl, step_name
 from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine
@@ -56,10 +57,9 @@ VARIANTS: list[Variant] = [
 ]
 
 
-class MariaDBAnalytics(AnalyticsAdapter):
+class MariaDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, NativeLoad):
     variants: ClassVar[list[Variant]] = VARIANTS
     # Live ingest: the loader's batches, each committed; a commit is visible at once.
-    live_ingest = True
     retains_structure = True
     # The five paths are indexed VIRTUAL columns (computed when read, stored only in the
     # index): MariaDB's way to index JSON, within JSONBench's rules.

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant
 from docbench.systems.mongodb.engine import DATABASE, MongoDBEngine
 from docbench.systems.mongodb.loader import MongoDBLoader
@@ -110,11 +111,10 @@ VARIANTS: list[Variant] = [
 ]
 
 
-class MongoDBAnalytics(AnalyticsAdapter):
+class MongoDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, NativeLoad):
     engine: MongoDBEngine
     variants = VARIANTS
     # Live ingest: insertMany batches (the loader's), each acknowledged by the server.
-    live_ingest = True
     retains_structure = True
     engine_defaults: ClassVar[dict[str, Any]] = {"compressor": "snappy"}
     representation = "BSON"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.core.sqlfiles import read_ddl, step_name
 from docbench.systems.postgresql.engine import COPY_OPTIONS, PostgreSQLEngine, copy_buffer
@@ -75,10 +76,9 @@ VARIANTS: list[Variant] = [
 ]
 
 
-class PostgreSQLAnalytics(AnalyticsAdapter):
+class PostgreSQLAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, NativeLoad):
     variants: ClassVar[list[Variant]] = VARIANTS
     # Live ingest: the loader's batches, each committed; a commit is visible at once.
-    live_ingest = True
     retains_structure = True
     representation = "jsonb"
     engine_defaults: ClassVar[dict[str, Any]] = {"compression": "pglz"}

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import NotSupported, StorageSize, Variant
 from docbench.core.rawjson import raw_values_of
 from docbench.systems.searchengine import index as search_index
@@ -116,7 +117,7 @@ def substitute(value: Any, settings: dict[str, Any]) -> Any:
     return value
 
 
-class SearchAnalyticsBase(AnalyticsAdapter):
+class SearchAnalyticsBase(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, NativeLoad):
     """One index (the run's shards and replicas), the distribution folder's mapping and
     queries."""
 
@@ -201,7 +202,6 @@ class SearchAnalyticsBase(AnalyticsAdapter):
         return search_index.count(self.engine.client(), self.index)
 
     # Live ingest: _bulk as in the load; documents become visible at each refresh.
-    live_ingest = True
     # The refresh interval while documents arrive (the load runs without refreshes).
     LIVE_REFRESH_INTERVAL = "1s"
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.core.sqlfiles import read_sql_statements, render, step_name
 from docbench.systems.sqlite.engine import SQLiteEngine
@@ -51,7 +52,7 @@ VARIANTS: list[Variant] = [
 ]
 
 
-class SQLiteAnalytics(AnalyticsAdapter):
+class SQLiteAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, NativeLoad):
     engine: SQLiteEngine
     variants = VARIANTS
     retains_structure = True
@@ -105,7 +106,6 @@ class SQLiteAnalytics(AnalyticsAdapter):
 
     # Live ingest: the loader's transactions on the database in WAL mode (pragmas.sql), which
     # lets the query sessions and the probe read beside the one writer.
-    live_ingest = True
 
     def visible_count(self) -> int:
         """The count a reader sees now, on a read-only connection of its own (the loader's

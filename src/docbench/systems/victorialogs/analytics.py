@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import orjson
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.systems.victorialogs.engine import VictoriaLogsEngine
 from docbench.systems.victorialogs.loader import VictoriaLogsLoader
@@ -37,7 +38,7 @@ _BLOCK_STATS = (
 )
 
 
-class VictoriaLogsAnalytics(AnalyticsAdapter):
+class VictoriaLogsAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack):
     variants: ClassVar[list[Variant]] = VARIANTS
     # Flattened into fields; arrays, numbers and booleans become strings; empty values go.
     retains_structure = False
@@ -78,7 +79,6 @@ class VictoriaLogsAnalytics(AnalyticsAdapter):
 
     # Live ingest: jsonline as in the load; VictoriaLogs makes what arrived searchable within
     # about a second by itself.
-    live_ingest = True
 
     def live_loader(self) -> Loader:
         return VictoriaLogsLoader(self.engine, live=True)

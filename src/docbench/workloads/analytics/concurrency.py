@@ -27,6 +27,7 @@ from typing import Any
 
 from docbench import procstats
 from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.contracts.capabilities import BlueskyQueries, capability
 from docbench.contracts.portable import CompiledQuery
 from docbench.core import histograms
 from docbench.queries.spec import Query
@@ -102,7 +103,11 @@ def run_concurrency(
 ) -> dict[str, Any]:
     """Every level on the engine, then (when asked) on the echo: the result's ``concurrency``.
     ``portable``: a compiled query set's queries instead of Q1-Q5 (each with its answer)."""
-    texts = system.queries() if portable is None else [compiled.text for _, compiled, _ in portable]
+    texts = (
+        capability(system, BlueskyQueries).queries()
+        if portable is None
+        else [compiled.text for _, compiled, _ in portable]
+    )
     system.release()  # an embedded engine's file is opened by the client processes
     # A connection of its own for each client, also where clients share a process (chDB).
     spec = {**system.session_spec(), "timeout": request.timeout_s, "own_connection": True}

@@ -33,10 +33,10 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from docbench.contracts.analytics import AnalyticsAdapter
-from docbench.contracts.common import NotSupported
+from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, capability
 from docbench.core import histograms
 from docbench.dataset.generate import ensure_binary
 from docbench.workloads.analytics.concurrent_clients import client_order
@@ -103,6 +103,11 @@ class QueryLog:
         return {**figures, "errors": self.errors, "first_error": self.first_error}
 
 
+class LiveStore(AnalyticsAdapter, LiveIngest):
+    """A document store with live ingest (a type for the checker: an adapter is cast to it
+    once ``capability`` has found it one)."""
+
+
 def generated_lines(
     seed: int, hard_rate: float | None = None, first_file: int = FIRST_FILE
 ) -> Generator[bytes, None, None]:
@@ -142,20 +147,22 @@ def run_ingest(
     system: AnalyticsAdapter, request: IngestRequest, say: Callable[[str], None]
 ) -> dict[str, Any]:
     """Every rate level on the loaded table; the record the result keeps."""
-    if not type(system).live_ingest:
-        raise NotSupported(
-            f"{system.name}: live ingest needs the loader, the probe and the query sessions on "
-            "connections of their own in one process; this system does not give them"
-        )
-    settings = system.begin_live_ingest()
-    texts = system.queries()
+    live = capability(
+        system,
+        LiveIngest,
+        "live ingest needs the loader, the probe and the query sessions on connections of their "
+        "own in one process; this system does not give them",
+    )
+    settings = live.begin_live_ingest()
+    texts = capability(system, BlueskyQueries).queries()
+    store = cast(LiveStore, system)  # both, as the checks above found
     lines = generated_lines(request.seed, request.hard_rate)
     # The markers' bodies: no hard documents, so none is refused for its content.
     bodies = generated_lines(request.seed, 0.0, MARKER_FILE)
     levels = []
     try:
         for rate in request.rates:
-            level = run_level(system, texts, lines, bodies, rate, request)
+            level = run_level(store, texts, lines, bodies, rate, request)
             say(level_line(system.name, level))
             levels.append(level)
     finally:  # the generators' processes end when their pipes close
@@ -174,7 +181,7 @@ def run_ingest(
 
 
 def run_level(
-    system: AnalyticsAdapter,
+    system: LiveStore,
     texts: list[str],
     lines: Iterator[bytes],
     bodies: Iterator[bytes],
@@ -240,9 +247,7 @@ def run_level(
     )
 
 
-def probe_loop(
-    system: AnalyticsAdapter, probes: list[tuple[float, float, int]], stop: threading.Event
-) -> None:
+def probe_loop(system: LiveStore, probes: list[tuple[float, float, int]], stop: threading.Event) -> None:
     """The visible count every PROBE_S until ``stop``: (query start, answer, count)."""
     while not stop.is_set():
         started = time.perf_counter()
@@ -252,7 +257,7 @@ def probe_loop(
         stop.wait(max(0.0, PROBE_S - (time.perf_counter() - started)))
 
 
-def wait_visible(system: AnalyticsAdapter, count: int) -> int | None:
+def wait_visible(system: LiveStore, count: int) -> int | None:
     """Wait (at most SETTLE_S) until the visible count reaches ``count``; the last one seen."""
     deadline = time.perf_counter() + SETTLE_S
     visible = None
@@ -266,7 +271,7 @@ def wait_visible(system: AnalyticsAdapter, count: int) -> int | None:
 
 
 def stream(
-    system: AnalyticsAdapter,
+    system: LiveStore,
     lines: Iterator[bytes],
     rate: float,
     duration_s: float,
@@ -319,7 +324,7 @@ def stream(
 
 
 def run_clients(
-    system: AnalyticsAdapter,
+    system: LiveStore,
     texts: list[str],
     request: IngestRequest,
     done: Callable[[], bool],
@@ -359,7 +364,7 @@ def run_clients(
 
 
 def settle(
-    system: AnalyticsAdapter, expected: int, probes: list[tuple[float, float, int]], failure: list[str]
+    system: LiveStore, expected: int, probes: list[tuple[float, float, int]], failure: list[str]
 ) -> dict[str, Any]:
     """Wait until the visible count reaches what was acknowledged (at most SETTLE_S); after a
     failure, restart a server that died and count what it kept."""

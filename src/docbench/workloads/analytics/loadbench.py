@@ -32,6 +32,7 @@ from rich.table import Table
 
 from docbench import paths
 from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.contracts.capabilities import NativeLoad, capability
 from docbench.core.console import report_console
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import load_or_compute_answers
@@ -184,10 +185,11 @@ def _timed_docbench_load(
 
 
 def _timed_native_load(system: AnalyticsAdapter, files: list[Path]) -> float:
+    native = capability(system, NativeLoad, "no native bulk load to compare with")
     system.create()
     _same_start()
     started = time.perf_counter()
-    system.native_load(files)
+    native.native_load(files)
     return time.perf_counter() - started
 
 

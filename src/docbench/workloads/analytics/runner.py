@@ -40,6 +40,7 @@ from rich.text import Text
 from docbench import paths, procstats, results
 from docbench.answers import AnswerCheck, check_answer
 from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.contracts.capabilities import BlueskyQueries, capability
 from docbench.contracts.common import NotSupported, Variant
 from docbench.contracts.engine import Engine
 from docbench.core.ownership import claim_directory, protect_directory
@@ -627,7 +628,8 @@ def query_phase(
     system: AnalyticsAdapter, expected: dict[str, Any], document: dict[str, Any], request: RunRequest
 ) -> None:
     engine = system.engine
-    texts = system.queries()
+    bluesky = capability(system, BlueskyQueries, "JSONBench's queries are not written for it")
+    texts = bluesky.queries()
     can_drop = procstats.can_drop_page_cache()
     can_restart = engine.can_restart and request.restart_for_cold
     if not can_drop:
@@ -765,7 +767,9 @@ def record_query(
     per_query["engine_time"].append([_round(t.engine_seconds) for t in run.tries])
     per_query["bytes_read"].append([t.read_bytes for t in run.tries])
     per_query["plans"].append(run.plan)
-    per_query["plan_warnings"].append(system.check_plan(number, run.plan))
+    per_query["plan_warnings"].append(
+        system.check_plan(number, run.plan) if isinstance(system, BlueskyQueries) else None
+    )
     per_query["query_errors"].append([t.error for t in run.tries])
     per_query["query_extra"].append([t.extra for t in run.tries])
     answer = answer_for(system, number, run, expected)

@@ -22,6 +22,7 @@ from typing import Any
 
 from docbench import paths, results
 from docbench.contracts.analytics import AnalyticsAdapter
+from docbench.contracts.capabilities import ReadBack, capability
 from docbench.contracts.common import BatchRejected, NotSupported, Variant
 from docbench.core.ownership import claim_directory
 from docbench.core.redact import redact_text
@@ -135,7 +136,7 @@ def round_trip(system: AnalyticsAdapter) -> dict[str, Any]:
         refused.update(load_alone(system, accepted))
     system.finish_load()
     try:
-        returned: dict[str, str] | None = by_id(system.read_back())
+        returned: dict[str, str] | None = by_id(capability(system, ReadBack).read_back())
         unreadable = None
     except NotSupported as reason:
         returned, unreadable = None, str(reason)
