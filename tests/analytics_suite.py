@@ -44,7 +44,7 @@ import pytest
 from docbench.answers import check_answer
 from docbench.contracts.analytics import AnalyticsAdapter, QueryOutcome
 from docbench.contracts.common import BatchRejected, StorageSize
-from docbench.contracts.engine import Engine
+from docbench.contracts.engine import Engine, setup_script
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
 from docbench.systems import adapter_class, engine_class, open_engine
@@ -248,7 +248,7 @@ class AnalyticsAdapterSuite:
         assert adapter_class(self.system_name, "analytics") is self.adapter_type
         assert [(v.name, v.role) for v in self.adapter_type.variants] == self.variant_roles
         assert self.engine_type.runs_by_default is self.runs_by_default
-        assert (self.engine_type.setup_script() is not None) is self.has_setup_script
+        assert (setup_script(self.engine_type) is not None) is self.has_setup_script
         availability = self.engine_type.availability()
         if self.engine_type.url_only:
             assert not availability.ok and f"--{self.system_name}-url" in availability.reason

@@ -162,8 +162,6 @@ def _public_methods(cls: type) -> set[str]:
     return names
 
 
-# Contracts still wider than the floor, at their width today: they may only shrink (issue 44).
-STILL_WIDE = {"docbench.contracts.engine.Engine": 25, "docbench.contracts.updates.UpdatesTarget": 21}
 
 
 def test_no_contract_class_has_more_than_fifteen_public_methods() -> None:
@@ -178,7 +176,7 @@ def test_no_contract_class_has_more_than_fifteen_public_methods() -> None:
         module = importlib.import_module(f"docbench.contracts.{module_info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
             name, width = f"{module.__name__}.{cls.__name__}", len(_public_methods(cls))
-            if cls.__module__ == module.__name__ and width > STILL_WIDE.get(name, 15):
+            if cls.__module__ == module.__name__ and width > 15:
                 too_wide[name] = width
     assert not too_wide, too_wide
 

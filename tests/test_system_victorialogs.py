@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from analytics_suite import AnalyticsAdapterSuite, work_dir
 
+from docbench.contracts.engine import main_pid
 from docbench.systems.victorialogs.analytics import VictoriaLogsAnalytics
 from docbench.systems.victorialogs.engine import VictoriaLogsEngine
 from docbench.workloads.load import load_files
@@ -117,7 +118,7 @@ class TestVictoriaLogs(AnalyticsAdapterSuite):
 
     def test_restart_keeps_the_data(self, loaded):
         count = loaded.count()
-        pid = loaded.engine.server_pid()
+        pid = main_pid(loaded.engine)
         loaded.engine.restart()
-        assert loaded.engine.server_pid() != pid and loaded.engine.is_alive()
+        assert main_pid(loaded.engine) != pid and loaded.engine.is_alive()
         assert loaded.count() == count

@@ -19,6 +19,7 @@ from conftest import broad_systems
 
 from docbench import paths, results
 from docbench.contracts import ycsb
+from docbench.contracts.engine import main_pid
 from docbench.contracts.mixes import MIXES, mix_named
 from docbench.report import html
 from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_adapter
@@ -284,14 +285,15 @@ def postgresql_target():
     base = Path(tempfile.mkdtemp(prefix="docbench-throughput-pg-"))
     os.chmod(base, 0o711)
     target = open_adapter("postgresql", "updates", base / "work")
-    target.start()
+    target.engine.start()
     try:
         target.create()
         target.load(ycsb.document_lines(DOCS))
         target.create_key_index()
         yield type(target).__module__, target
     finally:
-        target.stop()
+        target.engine.release()
+        target.engine.stop()
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -322,7 +324,7 @@ def test_rate_is_held_and_response_includes_schedule(postgresql_target, loop: st
 @pytest.mark.parametrize("loop", LOOPS)
 def test_server_stall_shows_in_intended_time_p99(postgresql_target, loop: str) -> None:
     module_name, target = postgresql_target
-    server = target.server_pid()
+    server = main_pid(target.engine)
     state = {"stopped": []}
 
     def stall(seconds: float) -> None:

@@ -130,7 +130,7 @@ def test_search_engine_sessions(name: str, server_url) -> None:
     os.chmod(base, 0o711)
     target = open_adapter(name, "updates", base / "work", url=url)
     try:
-        target.start()
+        target.engine.start()
         target.create()
         target.load(ycsb.document_lines(docs))
         target.create_key_index()
@@ -144,7 +144,7 @@ def test_search_engine_sessions(name: str, server_url) -> None:
             )
         assert got == expected  # no _id or other system field
         assert changed == 1
-        session = target.session()
+        session = target.open_session(target.session_spec())
         try:
             assert session.read(key)["field3"] == "x" * 160  # realtime GET: no refresh needed
             assert session.update_field(key, "field3", "x" * 160) == 1  # a noop still matched
@@ -165,7 +165,7 @@ def test_search_engine_sessions(name: str, server_url) -> None:
         assert stats["docs"] == docs + 1 and stats["noop_update_total"] >= 1
         # A missing index is an error, not a missing document.
         target.client().request("DELETE", "/docbench_ycsb")
-        session = target.session()
+        session = target.open_session(target.session_spec())
         try:
             for operation in (lambda: session.read(key), lambda: session.update_field(key, "field1", "z")):
                 with pytest.raises(Exception, match="index_not_found"):
@@ -173,5 +173,6 @@ def test_search_engine_sessions(name: str, server_url) -> None:
         finally:
             session.close()
     finally:
-        target.stop()
+        target.engine.release()
+        target.engine.stop()
         shutil.rmtree(base, ignore_errors=True)

@@ -9,6 +9,7 @@ import time
 from rich.console import Console
 
 from docbench import paths
+from docbench.contracts.engine import setup_script
 from docbench.systems import REGISTERED, check_names, engine_class
 
 console = Console(stderr=True)
@@ -32,7 +33,7 @@ def setup_systems(names: list[str]) -> int:
 def install(name: str, tolerate_machine: bool = False) -> bool:
     """Run one system's setup.sh and check the system is available after it."""
     cls = engine_class(name)
-    script = cls.setup_script()
+    script = setup_script(cls)
     if script is None:
         console.print(f"{name}: nothing to install (its libraries come with docbench)")
         return True

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from docbench.contracts.analytics import Loader
 from docbench.contracts.common import NotSupported, Variant
-from docbench.contracts.engine import Engine
+from docbench.contracts.engine import Engine, system_file
 from docbench.core.sqlfiles import render, split_sql
 
 
@@ -32,7 +32,7 @@ class BlueskyQueries:
         representation whose paths are columns), with the placeholders of :meth:`sql_names`
         filled in (systems whose queries are not SQL override this)."""
         name = str(self.variant.settings.get("queries", "queries.sql"))
-        return split_sql(render(self.engine.system_file(name).read_text(), **self.sql_names()))
+        return split_sql(render(system_file(self.engine, name).read_text(), **self.sql_names()))
 
     def sql_names(self) -> dict[str, str]:
         """Placeholders of the system's SQL files (e.g. ``{table}``) and their values."""

@@ -112,3 +112,36 @@ def parse_kill(value: str) -> NodeKill:
 def requested_kill() -> NodeKill | None:
     value = os.environ.get(KILL_NODE_ENV, "").strip()
     return parse_kill(value) if value else None
+
+
+class ClusterPhases:
+    """An engine that runs as a cluster: it is told where the run is (``load``, ``queries``),
+    watches its health from then on and injects a planned fault there, and says what the
+    cluster went through."""
+
+    def phase_started(self, phase: str) -> None:
+        """The workload is in ``phase`` from now on."""
+
+    def phase_ended(self, phase: str) -> None:
+        """The phase is over (a planned fault that has not happened yet is called off)."""
+
+    def cluster_record(self) -> dict[str, Any] | None:
+        """What a result says about the cluster (nodes, shards, replicas, every node's
+        version, managed or not, faults)."""
+        return None
+
+
+def phase_started(engine: object, phase: str) -> None:
+    """Tell an engine that watches phases (a cluster) that ``phase`` started."""
+    if isinstance(engine, ClusterPhases):
+        engine.phase_started(phase)
+
+
+def phase_ended(engine: object, phase: str) -> None:
+    if isinstance(engine, ClusterPhases):
+        engine.phase_ended(phase)
+
+
+def cluster_record(engine: object) -> dict[str, Any] | None:
+    """The cluster's record, for an engine that runs as one."""
+    return engine.cluster_record() if isinstance(engine, ClusterPhases) else None

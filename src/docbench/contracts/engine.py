@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
 
-from docbench.contracts.common import Availability, NotSupported
+from docbench.contracts.common import Availability
 from docbench.core.redact import redact_url
 
 
@@ -50,37 +50,6 @@ class Engine(ABC):
     def __init__(self, workdir: Path, url: str | None = None) -> None:
         self.workdir = workdir
         self.url = url
-
-    # ----- discovery ---------------------------------------------------------------------
-    @classmethod
-    def folder(cls) -> Path:
-        module_file = sys.modules[cls.__module__].__file__
-        if module_file is None:
-            raise LookupError(f"{cls.__module__} is not a module file (no system folder)")
-        return Path(module_file).parent
-
-    @classmethod
-    def system_file(cls, name: str) -> Path:
-        """``name`` (``ddl.sql``, ``queries.sql``...) from the system's folder, else from the
-        folder of the system its engine builds on: a system that is another version of one
-        (postgresql18) shares its files unless it has its own (BenchBase's per-dialect files
-        with a generic fallback)."""
-        for klass in cls.__mro__:
-            if (
-                isinstance(klass, type)
-                and issubclass(klass, Engine)
-                and klass.__module__.startswith("docbench.systems.")
-            ):
-                path = klass.folder() / name
-                if path.exists():
-                    return path
-        return cls.folder() / name
-
-    @classmethod
-    def setup_script(cls) -> Path | None:
-        """The folder's idempotent installer (`docbench setup NAME` runs it), if it has one."""
-        script = cls.folder() / "setup.sh"
-        return script if script.exists() else None
 
     @classmethod
     @abstractmethod
@@ -123,19 +92,6 @@ class Engine(ABC):
     def is_alive(self) -> bool:
         return True
 
-    # ----- phases and clusters -----------------------------------------------------------
-    def phase_started(self, phase: str) -> None:
-        """The workload tells the engine where the run is (``load``, ``queries``): a cluster
-        watches its health from then on and injects a planned fault there."""
-
-    def phase_ended(self, phase: str) -> None:
-        """The phase is over (a planned fault that has not happened yet is called off)."""
-
-    def cluster_record(self) -> dict[str, Any] | None:
-        """What a result says about the cluster (nodes, shards, replicas, every node's version,
-        managed or not, faults); None for a system that does not run as a cluster."""
-        return None
-
     def release(self) -> None:
         """Close handles this process holds, so another process can open the database."""
 
@@ -148,18 +104,6 @@ class Engine(ABC):
         """The server's processes (main process first); [] for embedded engines and URLs."""
         return []
 
-    def server_pid(self) -> int | None:
-        pids = self.server_pids()
-        return pids[0] if pids else None
-
-    # ----- cache limits (the throughput workload's io scenario) --------------------------
-    def limit_cache(self, cache_bytes: int) -> str:
-        """Make the engine's own cache about ``cache_bytes``; say what was done."""
-        raise NotSupported(f"{self.display_name} cannot make its cache small")
-
-    def restore_cache(self) -> None:
-        """Undo :meth:`limit_cache`."""
-
     # ----- versions ----------------------------------------------------------------------
     def version(self) -> str | None:
         return self.availability(self.url).version
@@ -168,15 +112,65 @@ class Engine(ABC):
         """The version the running server reports (None: not asked, or not reachable)."""
         return None
 
-    def client_versions(self) -> dict[str, str]:
-        """Versions of the client libraries docbench drives the engine with."""
-        return {}
-
     def versions(self) -> dict[str, str]:
         """Library and engine versions to record with a result: the running server's own
-        word when it answers, else the installed version."""
+        word when it answers, else the installed version (a system adds its client
+        libraries' by overriding this)."""
         try:
             version = self.running_version() or self.version()
         except Exception:  # noqa: BLE001 - a version is not worth a failed run
             version = self.version()
-        return ({self.name: version} if version else {}) | self.client_versions()
+        return {self.name: version} if version else {}
+
+
+class CacheLimits:
+    """An engine (or an updates target) that can make its own cache small: the throughput
+    workload's io scenario."""
+
+    def limit_cache(self, cache_bytes: int) -> str:
+        """Make the engine's own cache about ``cache_bytes``; say what was done (NotSupported,
+        with the reason, where this variant cannot)."""
+        raise NotImplementedError  # an engine that lists the capability implements it
+
+    def restore_cache(self) -> None:
+        """Undo :meth:`limit_cache`."""
+
+
+# ----- a system's folder (ClickBench's one folder per system) -------------------------------
+def system_folder(engine: type[Engine] | Engine) -> Path:
+    """The folder of the system the engine belongs to."""
+    cls = engine if isinstance(engine, type) else type(engine)
+    module_file = sys.modules[cls.__module__].__file__
+    if module_file is None:
+        raise LookupError(f"{cls.__module__} is not a module file (no system folder)")
+    return Path(module_file).parent
+
+
+def system_file(engine: type[Engine] | Engine, name: str) -> Path:
+    """``name`` (``ddl.sql``, ``queries.sql``...) from the system's folder, else from the
+    folder of the system its engine builds on: a system that is another version of one
+    (postgresql18) shares its files unless it has its own (BenchBase's per-dialect files with a
+    generic fallback)."""
+    cls = engine if isinstance(engine, type) else type(engine)
+    for klass in cls.__mro__:
+        if (
+            isinstance(klass, type)
+            and issubclass(klass, Engine)
+            and klass.__module__.startswith("docbench.systems.")
+        ):
+            path = system_folder(klass) / name
+            if path.exists():
+                return path
+    return system_folder(cls) / name
+
+
+def setup_script(engine: type[Engine] | Engine) -> Path | None:
+    """The folder's idempotent installer (`docbench setup NAME` runs it), if it has one."""
+    script = system_folder(engine) / "setup.sh"
+    return script if script.exists() else None
+
+
+def main_pid(engine: Engine) -> int | None:
+    """The server's main process (None: embedded, or reached by URL)."""
+    pids = engine.server_pids()
+    return pids[0] if pids else None

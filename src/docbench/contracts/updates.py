@@ -13,8 +13,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from docbench.contracts.common import StorageSize, Variant
-from docbench.contracts.engine import Engine
+from docbench.contracts.common import NotSupported, StorageSize, Variant
+from docbench.contracts.engine import CacheLimits, Engine
 
 
 class KeyValueSession(ABC):
@@ -86,28 +86,18 @@ class UpdatesTarget(ABC):
         self.engine = engine
         self.variant = variant
 
-    # ----- lifecycle (the engine's, unless the target holds handles of its own) -----------
-    def start(self) -> None:
-        self.engine.start()
+    # The engine's lifecycle is the run loop's (``target.engine``): start, stop, release.
 
-    def stop(self) -> None:
-        self.release()
-        self.engine.stop()
-
-    def release(self) -> None:
-        """Close this process's own handles (client processes then open the database)."""
-        self.engine.release()
-
-    def server_pid(self) -> int | None:
-        """The process tree the io scenario caps and the tests stall (None: embedded/URL)."""
-        return self.engine.server_pid()
-
+    # ----- the io scenario's cache (the engine's, unless the target sets it per session) ---
     def limit_cache(self, cache_bytes: int) -> str:
         """io scenario: make the engine's cache small; raises NotSupported when it cannot."""
+        if not isinstance(self.engine, CacheLimits):
+            raise NotSupported(f"{self.engine.display_name} cannot make its cache small")
         return self.engine.limit_cache(cache_bytes)
 
     def restore_cache(self) -> None:
-        self.engine.restore_cache()
+        if isinstance(self.engine, CacheLimits):
+            self.engine.restore_cache()
 
     def engine_info(self) -> dict[str, Any]:
         """Engine facts for the result (server version and the like)."""
@@ -160,15 +150,17 @@ class UpdatesTarget(ABC):
     @abstractmethod
     def open_session(cls, spec: dict[str, Any]) -> KeyValueSession: ...
 
+
+class CompiledClient:
+    """A target whose point operations the throughput driver's compiled client loop
+    (``docbench-client``, Rust) can run itself: today PostgreSQL through libpq."""
+
     @classmethod
-    def compiled_client(cls, spec: dict[str, Any]) -> dict[str, Any] | None:
+    def compiled_client(cls, spec: dict[str, Any]) -> dict[str, Any]:
         """The point operations described to the throughput driver's compiled client loop
         (``docbench-client``, Rust), which then runs them itself over its own connections at
         a native tool's cost per operation: ``{"protocol": "libpq", "library": [paths of
         libpq to try], "conninfo": ..., "statements": {"read": SQL with $1 = key, "update":
-        $1 field, $2 value, $3 key, "insert": $1 the document's JSON}}``. None (the default):
-        the Python sessions of :meth:`open_session` run."""
-        return None
-
-    def session(self) -> KeyValueSession:
-        return self.open_session(self.session_spec())
+        $1 field, $2 value, $3 key, "insert": $1 the document's JSON}}``. A target without
+        this capability runs the Python sessions of its ``open_session``."""
+        raise NotImplementedError  # a target that lists the capability implements it

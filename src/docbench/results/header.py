@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from docbench.contracts.cluster import cluster_record
 from docbench.contracts.common import Variant
 from docbench.contracts.engine import Engine
 from docbench.results.environment import environment, machine_label, machine_slug, now_iso, today
@@ -33,7 +34,7 @@ def result_header(
         "url": engine.display_url(),
         # Nodes, shards, replicas of a distributed engine (None for the others); the workload
         # replaces it at the end of the run by what the running cluster said.
-        "cluster": engine.cluster_record(),
+        "cluster": cluster_record(engine),
         "os": env["os"],
         "date": today(),
         "machine": machine_label(),

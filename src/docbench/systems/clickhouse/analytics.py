@@ -20,6 +20,7 @@ import orjson
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.engine import system_folder
 from docbench.core.ownership import remove_owned_directory
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.clickhouse.engine import (
@@ -227,7 +228,7 @@ class ClickHouseAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
         (self.engine.workdir / BATCH_FILE_NAME).unlink(missing_ok=True)
         con = self.engine.connect()
         ddl = str(self.variant.settings.get("ddl", "ddl.sql"))
-        for statement in read_sql_statements(self.engine.folder() / ddl):
+        for statement in read_sql_statements(system_folder(self.engine) / ddl):
             con.query(render(statement, **{k: str(v) for k, v in self.variant.settings.items()}))
 
     def loader(self) -> Loader:
@@ -253,7 +254,7 @@ class ClickHouseAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
         """JSONBench's load_data.sh: ``INSERT INTO ... FORMAT JSONAsObject`` per file (here
         ``FROM INFILE``, read by chDB itself); a file whose insert fails is inserted again with
         the bad rows skipped (``input_format_allow_errors_num``)."""
-        statements = read_sql_statements(self.engine.folder() / "load.sql")
+        statements = read_sql_statements(system_folder(self.engine) / "load.sql")
         first, second = statements[1], statements[2]
         con = self.engine.connect()
         for path in files:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from docbench.contracts.common import Availability, NotSupported
-from docbench.contracts.engine import Engine
+from docbench.contracts.engine import CacheLimits, Engine
 from docbench.core.ownership import claim_directory
 
 DATABASE_DIR = "chdb"  # chDB's database directory inside the work dir
@@ -182,7 +182,7 @@ def write_lines(path: Path, lines: list[bytes]) -> None:
         os.close(fd)
 
 
-class ClickHouseEngine(Engine):
+class ClickHouseEngine(Engine, CacheLimits):
     name = "clickhouse"
     display_name = "ClickHouse (chDB)"
     embedded = True

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from docbench.contracts.analytics import Loader
 from docbench.contracts.common import BatchRejected
+from docbench.contracts.engine import system_folder
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.dataset.lines import read_numbered_lines
 from docbench.systems.clickhouse.engine import error_text, is_content_error, sql_string, write_lines
@@ -53,7 +54,7 @@ class ClickHouseLoader(Loader):
         self.engine = adapter.engine
         self.batch_path = adapter.engine.workdir / BATCH_FILE_NAME
         self.errors_path = adapter.engine.workdir / ERRORS_FILE_NAME
-        statements = read_sql_statements(adapter.engine.folder() / "load.sql")
+        statements = read_sql_statements(system_folder(adapter.engine) / "load.sql")
         statements = [render(statement, format=adapter.input_format) for statement in statements]
         self.batch_statement, self.skipping_statement = statements[0], statements[3]
         self.in_file = False

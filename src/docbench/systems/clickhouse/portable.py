@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from docbench.contracts.engine import system_file
 from docbench.contracts.portable import CompiledQuery
 from docbench.queries.spec import BUCKET_CYCLES, BUCKET_UNITS, Query
 from docbench.systems.sql.portable import SqlDialect, sql_literal_json
@@ -108,7 +109,7 @@ class ClickHouseJSONPortable(ClickHousePortable):
     def __init__(self, engine: Any, variant: Any) -> None:
         super().__init__(engine, variant)
         self.text = ClickHousePortable(engine, variant)
-        ddl = self.engine.system_file(str(variant.settings.get("ddl", "ddl.sql"))).read_text()
+        ddl = system_file(self.engine, str(variant.settings.get("ddl", "ddl.sql"))).read_text()
         self.typed = {tuple(m.group(1).split(".")): m.group(2) for m in TYPED_PATH.finditer(ddl)}
 
     def compile(self, query: Query) -> CompiledQuery:

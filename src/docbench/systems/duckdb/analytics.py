@@ -13,6 +13,7 @@ from typing import Any
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.engine import system_folder
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.duckdb.engine import DuckDBEngine
 from docbench.systems.duckdb.loader import BATCH_FILE_NAME, DuckDBLoader, InferredSchemaLoader
@@ -77,7 +78,7 @@ class DuckDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, Na
         if self.variant.settings.get("inferred_schema"):
             con.execute("CHECKPOINT")
             return  # the first load creates the table from the schema it infers
-        for statement in read_sql_statements(self.engine.folder() / "ddl.sql"):
+        for statement in read_sql_statements(system_folder(self.engine) / "ddl.sql"):
             con.execute(render(statement, doc_type=str(self.variant.settings.get("doc_type", "JSON"))))
         con.execute("CHECKPOINT")
 
@@ -96,7 +97,7 @@ class DuckDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, Na
     def native_load(self, files: list[Path]) -> None:
         """`INSERT INTO documents SELECT json FROM read_ndjson_objects([...files])`: one
         statement over all files, as a person would type it."""
-        statement = read_sql_statements(self.engine.folder() / "load.sql")[0]
+        statement = read_sql_statements(system_folder(self.engine) / "load.sql")[0]
         self.engine.connection().execute(statement, {"path": [str(p) for p in files]})
 
     def count(self) -> int:

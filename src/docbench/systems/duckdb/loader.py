@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from docbench.contracts.analytics import Loader
 from docbench.contracts.common import BatchRejected
+from docbench.contracts.engine import system_folder
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.dataset.reader import compression_of
 from docbench.systems.duckdb.engine import is_content_error, write_lines
@@ -32,7 +33,7 @@ class DuckDBLoader(Loader):
     def __init__(self, adapter: DuckDBAnalytics) -> None:
         self.con = adapter.engine.connection()
         self.batch_path = adapter.engine.workdir / BATCH_FILE_NAME
-        statements = read_sql_statements(adapter.engine.folder() / "load.sql")
+        statements = read_sql_statements(system_folder(adapter.engine) / "load.sql")
         doc_value = str(adapter.variant.settings.get("doc_value", "json"))
         self.statement, self.skipping_statement = statements[0], render(statements[1], doc_value=doc_value)
 

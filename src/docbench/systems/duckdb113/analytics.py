@@ -18,6 +18,7 @@ from typing import Any
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.engine import system_folder
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.dataset.reader import iter_lines
 from docbench.systems.duckdb.engine import write_lines
@@ -71,7 +72,7 @@ class DuckDB113Analytics(AnalyticsAdapter, BlueskyQueries, ReadBack, NativeLoad)
         self.engine.remove_database()
         (self.engine.workdir / CHUNK_FILE_NAME).unlink(missing_ok=True)
         worker = self.engine.connection()
-        for statement in read_sql_statements(self.engine.folder() / "ddl.sql"):
+        for statement in read_sql_statements(system_folder(self.engine) / "ddl.sql"):
             worker.execute(statement, own_connection=True)
 
     def loader(self) -> Loader:
@@ -80,7 +81,7 @@ class DuckDB113Analytics(AnalyticsAdapter, BlueskyQueries, ReadBack, NativeLoad)
     def insert_chunk(self, path: Path) -> int:
         """One chunk file through ``load.sql`` in a connection of its own (WorkerError when
         DuckDB refuses it: nothing of it is kept). Returns the rows inserted."""
-        template = read_sql_statements(self.engine.folder() / "load.sql")[0]
+        template = read_sql_statements(system_folder(self.engine) / "load.sql")[0]
         statement = render(template, chunk=sql_string(str(path)))
         row = self.engine.connection().execute(statement, own_connection=True).fetchone()
         return int(row[0]) if row else 0

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant
+from docbench.contracts.engine import main_pid, system_folder
 from docbench.core.sqlfiles import read_ddl, step_name
 from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine
 from docbench.systems.mariadb.loader import LOAD_OPTIONS, MariaDBLoader
@@ -78,7 +79,7 @@ class MariaDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
 
     # ----- loading -----------------------------------------------------------------------
     def _ddl(self) -> tuple[list[str], list[str]]:
-        ddl = self.engine.folder() / str(self.variant.settings.get("ddl", "ddl.sql"))
+        ddl = system_folder(self.engine) / str(self.variant.settings.get("ddl", "ddl.sql"))
         return read_ddl(ddl, table=self.table, table_options=self.table_options)
 
     def create(self) -> None:
@@ -165,7 +166,7 @@ class MariaDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
         if password_file is not None:
             params.pop("password", None)
             spec["password_file"] = str(password_file)
-            spec["server_pid"] = self.engine.server_pid()
+            spec["server_pid"] = main_pid(self.engine)
         spec["params"] = params
         return spec
 

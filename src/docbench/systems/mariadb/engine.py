@@ -40,7 +40,7 @@ from docbench.contracts.common import (
     command_version,
     directory_size,
 )
-from docbench.contracts.engine import Engine
+from docbench.contracts.engine import CacheLimits, Engine
 from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.mariadb import server as mserver
@@ -152,7 +152,7 @@ def connect(params: dict[str, Any], database: str | None = DATABASE, **extra: An
 # ----- the engine --------------------------------------------------------------------------
 
 
-class MariaDBEngine(Engine):
+class MariaDBEngine(Engine, CacheLimits):
     name = "mariadb"
     display_name = "MariaDB"
     embedded = False
@@ -208,8 +208,8 @@ class MariaDBEngine(Engine):
     def running_version(self) -> str | None:
         return str(self.execute("SELECT VERSION()")[0][0])
 
-    def client_versions(self) -> dict[str, str]:
-        return {"pymysql": pymysql_module().__version__}
+    def versions(self) -> dict[str, str]:
+        return super().versions() | {"pymysql": pymysql_module().__version__}
 
     # ----- where things are --------------------------------------------------------------
     @property

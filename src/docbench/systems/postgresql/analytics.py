@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.engine import system_file
 from docbench.core.sqlfiles import read_ddl, step_name
 from docbench.systems.postgresql.engine import COPY_OPTIONS, PostgreSQLEngine, copy_buffer
 from docbench.systems.postgresql.loader import PostgreSQLLoader
@@ -101,7 +102,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
     # ----- loading -----------------------------------------------------------------------
     def _ddl(self) -> tuple[list[str], list[str]]:
         return read_ddl(
-            self.engine.system_file(self.ddl_file), table=self.table, compression=self.compression
+            system_file(self.engine, self.ddl_file), table=self.table, compression=self.compression
         )
 
     def create(self) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docbench.contracts.common import Availability, NotSupported, command_version
-from docbench.contracts.engine import Engine
+from docbench.contracts.engine import CacheLimits, Engine
 from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
 from docbench.core.redact import at_encoded, redact_text, redact_url
 from docbench.systems.postgresql import server as pgserver
@@ -119,7 +119,7 @@ def is_local_host(params: dict[str, Any]) -> bool:
     return host == "" or host.startswith("/") or host in {"localhost", "127.0.0.1", "::1"}
 
 
-class PostgreSQLEngine(Engine):
+class PostgreSQLEngine(Engine, CacheLimits):
     name = "postgresql"
     display_name = "PostgreSQL"
     embedded = False
@@ -170,8 +170,8 @@ class PostgreSQLEngine(Engine):
     def running_version(self) -> str | None:
         return str(self.admin_connection().execute("SHOW server_version").fetchone()[0])
 
-    def client_versions(self) -> dict[str, str]:
-        return {"psycopg": psycopg_module().__version__}
+    def versions(self) -> dict[str, str]:
+        return super().versions() | {"psycopg": psycopg_module().__version__}
 
     # ----- where things are --------------------------------------------------------------
     @property

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import orjson
 
 from docbench.contracts.common import StorageSize, Variant, directory_size
-from docbench.contracts.updates import NonBlockingSession, UpdatesTarget
+from docbench.contracts.updates import CompiledClient, NonBlockingSession, UpdatesTarget
 from docbench.contracts.ycsb import FIELDS
 from docbench.systems.postgresql.engine import (
     COPY_OPTIONS,
@@ -205,7 +205,7 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
             self.conn.close()
 
 
-class PostgreSQLUpdates(UpdatesTarget):
+class PostgreSQLUpdates(UpdatesTarget, CompiledClient):
     """``ycsb_<variant>`` in docbench's database on the engine's server (managed or URL).
 
     Lifecycle, the server PID and the io scenario's cache limit (shared_buffers + restart;

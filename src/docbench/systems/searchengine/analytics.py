@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import NotSupported, StorageSize, Variant
+from docbench.contracts.engine import system_file
 from docbench.core.rawjson import raw_values_of
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.engine import SearchEngineBase
@@ -146,7 +147,7 @@ class SearchAnalyticsBase(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
 
     # ----- loading -----------------------------------------------------------------------
     def index_definition(self) -> dict[str, Any]:
-        template = json.loads(self.engine.system_file(self.index_file).read_text())
+        template = json.loads(system_file(self.engine, self.index_file).read_text())
         template.pop("_comment", None)
         return substitute(template, dict(self.variant.settings))
 
@@ -241,7 +242,7 @@ class SearchAnalyticsBase(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
 
     # ----- queries -----------------------------------------------------------------------
     def queries(self) -> list[str]:
-        document = json.loads(self.engine.system_file(self.queries_file).read_text())
+        document = json.loads(system_file(self.engine, self.queries_file).read_text())
         return [json.dumps(document[f"q{n}"]) for n in range(1, 6)]
 
     def session_spec(self) -> dict[str, Any]:

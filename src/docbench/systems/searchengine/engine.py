@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from docbench import paths
-from docbench.contracts.cluster import ClusterShape, requested_kill, requested_shape
+from docbench.contracts.cluster import ClusterPhases, ClusterShape, requested_kill, requested_shape
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
 from docbench.core.redact import redact_text, redact_url
@@ -47,7 +47,7 @@ from docbench.systems.searchengine.node import SearchCluster, SearchNode
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
 
-class SearchEngineBase(Engine):
+class SearchEngineBase(Engine, ClusterPhases):
     """Elasticsearch or OpenSearch: a managed single node, or the user's cluster by URL."""
 
     embedded = False

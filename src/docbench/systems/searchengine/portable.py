@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from docbench.contracts.engine import system_file
 from docbench.contracts.portable import CompiledQuery, NotExpressible, PortableQueries
 from docbench.queries.spec import (
     BUCKET_CYCLES,
@@ -84,7 +85,7 @@ class SearchPortable(PortableQueries):
         """The paths an index with ``dynamic: false`` maps (None: every path is mapped as
         it first comes)."""
         index = json.loads(
-            self.engine.system_file(str(self.variant.settings.get("index", "index.json"))).read_text()
+            system_file(self.engine, str(self.variant.settings.get("index", "index.json"))).read_text()
         )
         mappings = index.get("mappings", {})
         if mappings.get("dynamic") not in (False, "false", "strict"):

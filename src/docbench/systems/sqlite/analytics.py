@@ -15,6 +15,7 @@ from typing import Any
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.engine import system_folder
 from docbench.core.sqlfiles import read_sql_statements, render, step_name
 from docbench.systems.sqlite.engine import SQLiteEngine
 from docbench.systems.sqlite.loader import SQLiteLoader
@@ -63,7 +64,7 @@ class SQLiteAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, Na
 
     def _sql(self, file: str) -> list[str]:
         settings = self.variant.settings
-        return [render(s, **settings) for s in read_sql_statements(self.engine.folder() / file)]
+        return [render(s, **settings) for s in read_sql_statements(system_folder(self.engine) / file)]
 
     def insert_statement(self) -> str:
         return self._sql("load.sql")[0]

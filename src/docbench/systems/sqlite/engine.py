@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from docbench.contracts.common import Availability
-from docbench.contracts.engine import Engine
+from docbench.contracts.engine import Engine, system_folder
 from docbench.core.ownership import claim_directory
 from docbench.core.sqlfiles import read_sql_statements
 
@@ -108,7 +108,7 @@ class SQLiteEngine(Engine):
             return sqlean.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         claim_directory(self.workdir)
         con = sqlean.connect(str(self.path), isolation_level=None, check_same_thread=False)
-        for statement in read_sql_statements(self.folder() / "pragmas.sql"):
+        for statement in read_sql_statements(system_folder(self) / "pragmas.sql"):
             con.execute(statement).fetchall()
         con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         return con

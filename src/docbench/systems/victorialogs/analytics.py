@@ -16,6 +16,7 @@ import orjson
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.engine import main_pid, system_file
 from docbench.systems.victorialogs.engine import VictoriaLogsEngine
 from docbench.systems.victorialogs.loader import VictoriaLogsLoader
 from docbench.systems.victorialogs.session import VictoriaLogsSession
@@ -137,11 +138,11 @@ class VictoriaLogsAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBa
 
     # ----- queries -----------------------------------------------------------------------
     def queries(self) -> list[str]:
-        text = self.engine.system_file("queries.logsql").read_text()
+        text = system_file(self.engine, "queries.logsql").read_text()
         return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
     def session_spec(self) -> dict[str, Any]:
-        return {"url": self.engine.base_url(), "server_pid": self.engine.server_pid()}
+        return {"url": self.engine.base_url(), "server_pid": main_pid(self.engine)}
 
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> QuerySession:

@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlencode, urlsplit
 import orjson
 
 from docbench.contracts.common import Availability, NotSupported, command_version
-from docbench.contracts.engine import Engine
+from docbench.contracts.engine import CacheLimits, Engine
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.victorialogs import server as vlserver
 
@@ -150,7 +150,7 @@ def version_of(text: str | None) -> str | None:
     return match.group(0) if match else None
 
 
-class VictoriaLogsEngine(Engine):
+class VictoriaLogsEngine(Engine, CacheLimits):
     name = "victorialogs"
     display_name = "VictoriaLogs"
     embedded = False

@@ -41,6 +41,7 @@ from docbench import paths, procstats, results
 from docbench.answers import AnswerCheck, check_answer
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.capabilities import BlueskyQueries, capability
+from docbench.contracts.cluster import cluster_record, phase_ended, phase_started
 from docbench.contracts.common import NotSupported, Variant
 from docbench.contracts.engine import Engine
 from docbench.core.ownership import claim_directory, protect_directory
@@ -345,8 +346,8 @@ def run_system(
         document["environment"]["versions"] = engine.versions()
         refused: dict[str, set[int]] = {}
         expected = load_phase(system, dataset, document, request, path, refused)
-        engine.phase_ended("load")
-        engine.phase_started("queries")
+        phase_ended(engine, "load")
+        phase_started(engine, "queries")
         if request.query_set is not None:
             portable_phase(system, portable_expected(dataset, request, refused), document, request)
         elif dataset.bluesky_shaped:
@@ -354,16 +355,16 @@ def run_system(
         else:
             document.setdefault("warnings", []).append(NOT_BLUESKY)
             console.print(f"[bold yellow]{NOT_BLUESKY}[/bold yellow]")
-        engine.phase_ended("queries")
+        phase_ended(engine, "queries")
         if request.concurrency and request.query_set is None:
-            engine.phase_started("concurrency")
+            phase_started(engine, "concurrency")
             wanted = dataclasses.replace(request.concurrency, progress=not request.quiet)
             document["concurrency"] = run_concurrency(system, expected, wanted, console.print)
-            engine.phase_ended("concurrency")
+            phase_ended(engine, "concurrency")
         if request.ingest:
-            engine.phase_started("ingest")
+            phase_started(engine, "ingest")
             document["ingest"] = ingest_phase(system, request.ingest)
-            engine.phase_ended("ingest")
+            phase_ended(engine, "ingest")
         crashed = [f"Q{a['query']}" for a in document.get("answers", []) if a.get("crashed")]
         crashed += [
             q["name"] for q in (document.get("portable") or {}).get("queries", []) if q.get("crashed")
@@ -381,7 +382,7 @@ def run_system(
         document["complete"] = False
     finally:
         with contextlib.suppress(Exception):  # the running cluster's own word, faults included
-            document["cluster"] = engine.cluster_record()
+            document["cluster"] = cluster_record(engine)
         lost = (document.get("cluster") or {}).get("lost")
         if lost:
             document.setdefault("warnings", []).append(f"lost data: {lost['note']}")
@@ -528,7 +529,7 @@ def load_phase(
     if resumed is None:
         system.create()
         checkpoint.clear()
-    system.engine.phase_started("load")
+    phase_started(system.engine, "load")
     files = [f for f in dataset.files if resumed is None or f.name not in resumed.committed]
     lines_offered = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
     log_path = result_path.with_suffix(".refused.tsv")
@@ -707,9 +708,9 @@ def portable_phase(
         # the set's queries from many clients at once (those the system can express)
         mix = [(q, c, expected[q.name]) for q, c in compiled_queries(system, query_set)]
         wanted = dataclasses.replace(request.concurrency, progress=not request.quiet)
-        engine.phase_started("concurrency")
+        phase_started(engine, "concurrency")
         document["concurrency"] = run_concurrency(system, {}, wanted, console.print, portable=mix)
-        engine.phase_ended("concurrency")
+        phase_ended(engine, "concurrency")
     statuses = " ".join(
         f"{q['name']}:{q['status']}{'(empty)' if q.get('empty') else ''}" for q in record["queries"]
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from docbench.contracts.updates import NonBlockingSession
+from docbench.contracts.updates import CompiledClient, NonBlockingSession
 
 DOCUMENT = {"ycsb_key": "user00000000000000000000", "field1": "x" * 160}
 
@@ -59,7 +59,7 @@ class NoOpSession(NonBlockingSession):
         os.close(self.fd)
 
 
-class NoOpTarget:
+class NoOpTarget(CompiledClient):
     @classmethod
     def open_session(cls, spec: dict[str, Any]) -> NoOpSession:
         return NoOpSession()

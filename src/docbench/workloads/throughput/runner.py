@@ -41,6 +41,7 @@ from typing import Any
 from docbench import paths, results
 from docbench.contracts import ycsb
 from docbench.contracts.common import NotSupported
+from docbench.contracts.engine import main_pid
 from docbench.contracts.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.throughput import NativeReference, ThroughputRun
 from docbench.contracts.updates import UpdatesTarget
@@ -256,7 +257,7 @@ def _io_cap(target: Any, run: Run, embedded_workers: bool):
     # No limit until the clients have connected; then what the engine's processes use plus
     # the page-cache budget (cap_page_cache, called by the driver before the start).
     with memcap.MemoryCap(run.run_id, 1 << 50) as cap:
-        pid = target.server_pid()
+        pid = main_pid(target.engine)
         if pid:
             cap.add_tree(pid)
         yield cap
@@ -307,7 +308,7 @@ def run_once(
             if cap is not None:
                 cap.lift()
         count_before = _count(target, watch)
-        target.release()
+        target.engine.release()
         started = time.perf_counter()
         summary = drive(
             _drive_request(run, module_name, target.session_spec(), files),
@@ -353,7 +354,7 @@ def _count(target: Any, watch: ServerWatch | None = None, patience_s: float = SE
                 watch.check()
             if time.monotonic() > deadline:
                 raise
-            target.release()
+            target.engine.release()
             time.sleep(1.0)
 
 
@@ -537,7 +538,7 @@ def _measure_variant(
 ) -> dict[str, Any]:
     workdir = target.engine.workdir
     try:
-        target.start()
+        target.engine.start()
         document["engine"] = target.engine_info()
         started = time.perf_counter()
         target.create()
@@ -551,7 +552,8 @@ def _measure_variant(
         )
     finally:
         with contextlib.suppress(Exception):
-            target.stop()
+            target.engine.release()
+            target.engine.stop()
         clear_work_directory(workdir)
     document["complete"] = not document["errors"] and all(
         run.get("check", {}).get("verdict") == "ok" for run in document["runs"]
@@ -594,7 +596,7 @@ def _run_plan(
                         document["runs"].append(done[run.run_id])
                         continue
                     if document["runs"] and document["runs"][-1].get("server_died"):
-                        target.start()  # a new server (its data recovered) for this run
+                        target.engine.start()  # a new server (its data recovered) for this run
                         watch = _watch(name, target)
                     _say(
                         request,
@@ -618,7 +620,7 @@ def _run_plan(
 
 def _watch(name: str, target: UpdatesTarget) -> ServerWatch | None:
     """The watch of the server's process as it runs now (None: embedded, or by URL)."""
-    return ServerWatch.of(name, target.server_pid())
+    return ServerWatch.of(name, main_pid(target.engine))
 
 
 def _failed_run(run: Run, error: Exception) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import os
 import time
 from typing import Any
 
-from docbench.contracts.updates import NonBlockingSession
+from docbench.contracts.updates import CompiledClient, NonBlockingSession
 from docbench.workloads.throughput.clients import Client, WorkerConfig, final_message, run_threads
 from docbench.workloads.throughput.compiled import CompiledClientError, CompiledWorker, find_client
 from docbench.workloads.throughput.multiplexed import MultiplexedWorker
@@ -49,7 +49,9 @@ def compiled_worker(target: Any, config: WorkerConfig, events: Any) -> CompiledW
     describes its operations to it and it is built; None: the Python loops run."""
     if config.loop not in ("auto", "compiled"):
         return None
-    description = getattr(target, "compiled_client", lambda spec: None)(config.session_spec)
+    # the target's class travels to the worker (its sessions are opened from the spec)
+    kind = target if isinstance(target, type) else type(target)
+    description = kind.compiled_client(config.session_spec) if issubclass(kind, CompiledClient) else None
     binary = find_client()
     if description is None or binary is None:
         if config.loop == "compiled":

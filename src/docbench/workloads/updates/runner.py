@@ -98,7 +98,7 @@ def check_bulk(target, docs: int, seed: int, rng: random.Random) -> dict[str, An
     with_field = target.count_field(ycsb.NEW_FIELD, ycsb.NEW_FIELD_VALUE)
     sample = rng.sample(range(docs), min(SAMPLE_SIZE, docs))
     mismatches: list[dict[str, Any]] = []
-    session = target.session()
+    session = target.open_session(target.session_spec())
     try:
         for i in sample:
             expected = ycsb.document(i, seed)
@@ -129,7 +129,7 @@ def check_bulk(target, docs: int, seed: int, rng: random.Random) -> dict[str, An
 def point_operations(target, docs: int, seed: int, ops: int, distributions: list[str]) -> dict[str, Any]:
     """Point reads then point updates of one random field, per distribution, one client."""
     out: dict[str, Any] = {}
-    session = target.session()
+    session = target.open_session(target.session_spec())
     written: dict[str, tuple[str, str]] = {}
     try:
         for distribution in distributions:
@@ -198,7 +198,7 @@ def run_variant(
     styles: list[dict[str, Any]] = []
     document: dict[str, Any] = {"styles": styles, "errors": []}
     try:
-        target.start()
+        target.engine.start()
         style_names = target.bulk_update_styles()
         for number, style in enumerate(style_names):
             entry: dict[str, Any] = {"style": style}
@@ -248,7 +248,8 @@ def run_variant(
         with contextlib.suppress(Exception):
             document["engine"] = target.engine_info()
         with contextlib.suppress(Exception):
-            target.stop()
+            target.engine.release()
+            target.engine.stop()
     document["complete"] = not document["errors"] and all("error" not in s for s in styles)
     return document
 
