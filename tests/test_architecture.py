@@ -162,8 +162,6 @@ def _public_methods(cls: type) -> set[str]:
     return names
 
 
-
-
 def test_no_contract_class_has_more_than_fifteen_public_methods() -> None:
     """A contract stays small: what a system must or may implement for one capability (issue
     44's floor). Inherited contract methods count."""
@@ -194,3 +192,20 @@ def test_every_capability_a_system_lists_is_implemented() -> None:
             if listed and getattr(cls, method) is getattr(capability, method):
                 missing.append(f"{name}: {method}")
     assert not missing, missing
+
+
+def test_one_module_runs_a_system_variant() -> None:
+    """Work directories are claimed and result names reserved and written in one place, the
+    run loop (workloads/runloop.py); every runner goes through it (issue 44)."""
+    workloads = Path(__file__).resolve().parents[1] / "src" / "docbench" / "workloads"
+    calls = ("claim_directory(", "new_result_path(", "results.reserved(", "write_or_keep(")
+    elsewhere = [
+        f"{path.relative_to(workloads)}: {call}"
+        for path in workloads.rglob("*.py")
+        if path.name != "runloop.py"
+        for call in calls
+        if call in "\n".join(t for t in path.read_text().splitlines() if not t.lstrip().startswith("#"))
+    ]
+    assert not elsewhere, elsewhere
+    runners = sorted(p.parent.name for p in workloads.glob("*/runner.py") if "runloop." in p.read_text())
+    assert runners == sorted(p.parent.name for p in workloads.glob("*/runner.py"))

@@ -18,7 +18,6 @@ import contextlib
 import dataclasses
 import logging
 import os
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +43,7 @@ from docbench.contracts.capabilities import BlueskyQueries, capability
 from docbench.contracts.cluster import cluster_record, phase_ended, phase_started
 from docbench.contracts.common import NotSupported, Variant
 from docbench.contracts.engine import Engine
-from docbench.core.ownership import claim_directory, protect_directory
+from docbench.core.ownership import protect_directory
 from docbench.core.redact import redact_text
 from docbench.core.units import parse_count
 from docbench.dataset.baselines import dataset_baselines
@@ -55,7 +54,7 @@ from docbench.dataset.verify import DamagedDataset, verify_dataset
 from docbench.queries.oracle import answers_for, evaluate_set
 from docbench.queries.spec import QuerySet, QuerySpecError
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
-from docbench.systems.server import clear_work_directory
+from docbench.workloads import runloop
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
 from docbench.workloads.analytics.concurrency import ConcurrencyRequest, run_concurrency
 from docbench.workloads.analytics.expected import answers_without
@@ -174,11 +173,10 @@ def run_or_skip(name: str, variant: Variant, dataset: Dataset, request: RunReque
         if latest and latest[1].get("complete"):
             console.print(f"[dim]skip {name}/{variant.name}: {latest[0].name} is complete[/dim]")
             return {**latest[1], "_path": str(latest[0])}
-    path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, dataset.label)
-    with results.reserved(path):
+    with runloop.result_slot(request.results_dir, WORKLOAD, name, variant.name, dataset.label) as path:
         document = results.scrub(run_system(name, variant, dataset, request, path), request.urls.get(name))
-        kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
-    if kept is None:  # printed on stderr (write_or_keep says why)
+        kept = runloop.save(path, document, request.urls.get(name))
+    if kept is None:  # printed on stderr (runloop.save says why)
         document["complete"] = False
     elif kept == path:
         console.print(f"[green]wrote[/green] {path}")
@@ -339,67 +337,63 @@ def run_system(
     system: AnalyticsAdapter = required_adapter_class(name, WORKLOAD)(engine, variant)
     document = base_document(system, dataset, request)
     console.rule(f"{engine.display_name} / {variant.name}")
-    try:
-        claim_directory(engine.workdir)
-        engine.start()
-        document["version"] = engine.version() or "unknown"
-        document["environment"]["versions"] = engine.versions()
-        refused: dict[str, set[int]] = {}
-        expected = load_phase(system, dataset, document, request, path, refused)
-        phase_ended(engine, "load")
-        phase_started(engine, "queries")
-        if request.query_set is not None:
-            portable_phase(system, portable_expected(dataset, request, refused), document, request)
-        elif dataset.bluesky_shaped:
-            query_phase(system, expected, document, request)
-        else:
-            document.setdefault("warnings", []).append(NOT_BLUESKY)
-            console.print(f"[bold yellow]{NOT_BLUESKY}[/bold yellow]")
-        phase_ended(engine, "queries")
-        if request.concurrency and request.query_set is None:
-            phase_started(engine, "concurrency")
-            wanted = dataclasses.replace(request.concurrency, progress=not request.quiet)
-            document["concurrency"] = run_concurrency(system, expected, wanted, console.print)
-            phase_ended(engine, "concurrency")
-        if request.ingest:
-            phase_started(engine, "ingest")
-            document["ingest"] = ingest_phase(system, request.ingest)
-            phase_ended(engine, "ingest")
-        crashed = [f"Q{a['query']}" for a in document.get("answers", []) if a.get("crashed")]
-        crashed += [
-            q["name"] for q in (document.get("portable") or {}).get("queries", []) if q.get("crashed")
-        ]
-        document["complete"] = not crashed
-        if crashed:
-            document.setdefault("warnings", []).append(
-                f"the server crashed during {', '.join(crashed)}: the run is not complete "
-                "(--resume runs it again)"
-            )
-    except Exception as error:  # noqa: BLE001 - recorded, and the next system runs
-        document["error"] = results_text(engine, f"{type(error).__name__}: {error}")
-        document["error_traceback"] = results_text(engine, traceback.format_exc(limit=8))
-        console.print(f"[red]{name}/{variant.name} failed: {document['error']}[/red]")
-        document["complete"] = False
-    finally:
-        with contextlib.suppress(Exception):  # the running cluster's own word, faults included
-            document["cluster"] = cluster_record(engine)
-        lost = (document.get("cluster") or {}).get("lost")
-        if lost:
-            document.setdefault("warnings", []).append(f"lost data: {lost['note']}")
-        try:
-            system.release()
-            engine.stop()
-        except Exception as error:  # noqa: BLE001
-            document.setdefault("warnings", []).append(f"stop failed: {error}")
+
+    def keep_for_resume_or_asked() -> bool:
         if keep_for_resume(engine, document):
             console.print(
                 f"[yellow]the load did not finish: its database and checkpoint are "
                 f"kept in {engine.workdir} for `docbench run --resume`[/yellow]"
             )
-        elif not request.keep_databases and engine.url is None:
-            # Stops first whatever server a failed stop left running there (by its pid file).
-            clear_work_directory(engine.workdir)
-    document["finished_at"] = results.now_iso()
+            return True
+        return request.keep_databases
+
+    with runloop.engine_running(
+        engine,
+        document,
+        release=system.release,
+        keep_workdir=keep_for_resume_or_asked,
+        say=lambda message: console.print(f"[red]{name}/{variant.name} failed: {message}[/red]"),
+    ):
+        try:
+            document["version"] = engine.version() or "unknown"
+            document["environment"]["versions"] = engine.versions()
+            refused: dict[str, set[int]] = {}
+            expected = load_phase(system, dataset, document, request, path, refused)
+            phase_ended(engine, "load")
+            phase_started(engine, "queries")
+            if request.query_set is not None:
+                portable_phase(system, portable_expected(dataset, request, refused), document, request)
+            elif dataset.bluesky_shaped:
+                query_phase(system, expected, document, request)
+            else:
+                document.setdefault("warnings", []).append(NOT_BLUESKY)
+                console.print(f"[bold yellow]{NOT_BLUESKY}[/bold yellow]")
+            phase_ended(engine, "queries")
+            if request.concurrency and request.query_set is None:
+                phase_started(engine, "concurrency")
+                wanted = dataclasses.replace(request.concurrency, progress=not request.quiet)
+                document["concurrency"] = run_concurrency(system, expected, wanted, console.print)
+                phase_ended(engine, "concurrency")
+            if request.ingest:
+                phase_started(engine, "ingest")
+                document["ingest"] = ingest_phase(system, request.ingest)
+                phase_ended(engine, "ingest")
+            crashed = [f"Q{a['query']}" for a in document.get("answers", []) if a.get("crashed")]
+            crashed += [
+                q["name"] for q in (document.get("portable") or {}).get("queries", []) if q.get("crashed")
+            ]
+            document["complete"] = not crashed
+            if crashed:
+                document.setdefault("warnings", []).append(
+                    f"the server crashed during {', '.join(crashed)}: the run is not complete "
+                    "(--resume runs it again)"
+                )
+        finally:
+            with contextlib.suppress(Exception):  # the running cluster's own word, faults included
+                document["cluster"] = cluster_record(engine)
+            lost = (document.get("cluster") or {}).get("lost")
+            if lost:
+                document.setdefault("warnings", []).append(f"lost data: {lost['note']}")
     document["docbench_peak_rss_bytes"] = procstats.own_peak_rss()
     return document
 

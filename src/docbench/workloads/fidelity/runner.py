@@ -24,10 +24,9 @@ from docbench import paths, results
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.capabilities import ReadBack, capability
 from docbench.contracts.common import BatchRejected, NotSupported, Variant
-from docbench.core.ownership import claim_directory
 from docbench.core.redact import redact_text
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
-from docbench.systems.server import clear_work_directory
+from docbench.workloads import runloop
 from docbench.workloads.fidelity.classify import OUTCOMES, Members, classify, parse_exact
 from docbench.workloads.fidelity.corpus import CorpusDocument, corpus
 
@@ -81,10 +80,8 @@ def _say(request: FidelityRequest, text: str) -> None:
 
 
 def run_variant(name: str, variant: Variant, request: FidelityRequest, version: str | None) -> dict[str, Any]:
-    workdir = paths.work_dir() / f"fidelity-{name}-{variant.name}"
-    clear_work_directory(workdir)
-    claim_directory(workdir)
     url = request.urls.get(name)
+    workdir = runloop.claim_workdir(paths.work_dir() / f"fidelity-{name}-{variant.name}", fresh=True)
     system: AnalyticsAdapter = required_adapter_class(name, ADAPTER_MODULE)(
         open_engine(name, workdir, url), variant
     )
@@ -93,22 +90,13 @@ def run_variant(name: str, variant: Variant, request: FidelityRequest, version: 
         "representation": system.representation_labels(),
         "documents": [],
     }
-    path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, LABEL)
-    with results.reserved(path):
-        try:
-            system.engine.start()
-            with contextlib.suppress(Exception):
+    with runloop.result_slot(request.results_dir, WORKLOAD, name, variant.name, LABEL) as path:
+        with runloop.engine_running(system.engine, document, release=system.release, record=False):
+            with contextlib.suppress(Exception):  # the installed version stands
                 document["version"] = system.engine.running_version() or version
             document.update(round_trip(system))
-        finally:
-            with contextlib.suppress(Exception):
-                system.release()
-            with contextlib.suppress(Exception):
-                system.engine.stop()
-            clear_work_directory(workdir)
-        document["finished_at"] = results.now_iso()
         document["complete"] = True
-        results.write_or_keep(path, results.scrub(document, url), paths.work_dir() / "unsaved-results")
+        runloop.save(path, document, url)
     _say(request, f"{name}/{variant.name}: {summary_line(document)}")
     return document
 

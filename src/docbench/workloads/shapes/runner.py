@@ -14,12 +14,10 @@ engine breaks is read from these files by the report (report.py, break points).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import re
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +26,6 @@ from typing import Any
 from docbench import paths, procstats, results
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.common import NotSupported, Variant
-from docbench.core.ownership import claim_directory
-from docbench.core.redact import redact_text
 from docbench.core.units import count_label
 from docbench.dataset.shapes import DATA_NAME, Shape, generate_shapes, preset_knobs
 from docbench.queries.shapes import shape_queries
@@ -41,7 +37,7 @@ from docbench.systems import (
     open_engine,
     required_adapter_class,
 )
-from docbench.systems.server import clear_work_directory
+from docbench.workloads import runloop
 from docbench.workloads.load import LoadReport, end_load, load_files
 from docbench.workloads.query_worker import PORTABLE, QueryRun, run_query_in_worker
 from docbench.workloads.shapes.expected import answers_without, check_rows, targets_from
@@ -184,10 +180,9 @@ def run_or_record(name: str, variant: Variant, point: ShapePoint, request: Shape
                 f"skip {name}/{variant.name} {point.knob}={point.value}: {latest[0].name} is complete",
             )
             return latest[1]
-    path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, point.label)
-    with results.reserved(path):
-        document = results.scrub(run_point(name, variant, point, request, path), url)
-        kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+    with runloop.result_slot(request.results_dir, WORKLOAD, name, variant.name, point.label) as path:
+        document = run_point(name, variant, point, request, path)
+        kept = runloop.save(path, document, url)
     if kept is None:
         document["complete"] = False
     _say(request, f"{name}/{variant.name} {point.knob}={point.value}: {summary_line(document)}")
@@ -198,9 +193,7 @@ def run_point(
     name: str, variant: Variant, point: ShapePoint, request: ShapesRequest, result_path: Path
 ) -> dict[str, Any]:
     url = request.urls.get(name)
-    workdir = paths.work_dir() / f"shapes-{name}-{variant.name}"
-    clear_work_directory(workdir)
-    claim_directory(workdir)
+    workdir = runloop.claim_workdir(paths.work_dir() / f"shapes-{name}-{variant.name}", fresh=True)
     engine = open_engine(name, workdir, url)
     system: AnalyticsAdapter = required_adapter_class(name, ADAPTER_MODULE)(engine, variant)
     document: dict[str, Any] = {
@@ -212,25 +205,11 @@ def run_point(
         "timeout_seconds": request.timeout,
         "complete": False,
     }
-    try:
-        engine.start()
+    with runloop.engine_running(engine, document, release=system.release):
         document["version"] = engine.version() or "unknown"
         expected = load_phase(system, point, document, result_path, request.load_limit_s)
         query_phase(system, expected, document, request)
         document["complete"] = not any(q.get("crashed") for q in document["queries"].values())
-    except Exception as error:  # noqa: BLE001 - recorded, and the sweep goes on
-        document["error"] = redact_text(f"{type(error).__name__}: {error}", url)[:2000]
-        document["error_traceback"] = redact_text(traceback.format_exc(limit=8), url)
-    finally:
-        with contextlib.suppress(Exception):
-            system.release()
-        try:
-            engine.stop()
-        except Exception as error:  # noqa: BLE001
-            document.setdefault("warnings", []).append(f"stop failed: {error}")
-        if url is None:
-            clear_work_directory(workdir)
-    document["finished_at"] = results.now_iso()
     return document
 
 

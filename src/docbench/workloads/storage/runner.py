@@ -28,10 +28,10 @@ from docbench import paths, results
 from docbench.contracts import storage_documents as documents
 from docbench.contracts.common import BatchRejected, Variant
 from docbench.contracts.storage import StorageMatrixTarget
-from docbench.core.ownership import claim_directory, remove_owned_tree
+from docbench.core.ownership import remove_owned_tree
 from docbench.core.redact import redact_text
 from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
-from docbench.systems.server import clear_work_directory
+from docbench.workloads import runloop
 
 log = logging.getLogger(__name__)
 
@@ -136,20 +136,18 @@ def run_variant(name: str, variant: Variant, request: StorageRequest, version: s
         return latest[1]
     done: dict[tuple[int, str], dict[str, Any]] = {}
     if latest:
-        path = latest[0]
         done = {(c["size"], c["entropy"]): c for c in latest[1].get("cells", [])}
-    else:
-        path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, label)
-    workdir = (request.work_dir or paths.work_dir()) / f"storage-{name}-{variant.name}"
-    clear_work_directory(workdir)
-    claim_directory(workdir)
+    workdir = runloop.claim_workdir(
+        (request.work_dir or paths.work_dir()) / f"storage-{name}-{variant.name}", fresh=True
+    )
     target: StorageMatrixTarget = required_adapter_class(name, WORKLOAD)(
         open_engine(name, workdir, request.urls.get(name)), variant
     )
     document = _header(target, request, version)
     _say(f"{name}/{variant.name}: {variant.description}")
-    with results.reserved(path):
-        return _measure_variant(target, request, version, document, done, path, workdir)
+    resumed = latest[0] if latest else None
+    with runloop.result_slot(request.results_dir, WORKLOAD, name, variant.name, label, resumed) as path:
+        return _measure_variant(target, request, version, document, done, path)
 
 
 def _measure_variant(
@@ -159,11 +157,16 @@ def _measure_variant(
     document: dict[str, Any],
     done: dict[tuple[int, str], dict[str, Any]],
     path: Path,
-    workdir: Path,
 ) -> dict[str, Any]:
-    try:
-        target.start()
-        with contextlib.suppress(Exception):
+    with runloop.engine_running(
+        target.engine,
+        document,
+        start=target.start,
+        release=target.stop,
+        keep_workdir=lambda: request.keep_workdir,
+        record=False,
+    ):
+        with contextlib.suppress(Exception):  # the installed version stands
             document["version"] = target.version() or version
         for size in request.sizes:
             for entropy in request.entropies:
@@ -173,17 +176,11 @@ def _measure_variant(
                 cell = results.scrub(run_cell(target, size, entropy, request), target.engine.url)
                 document["cells"].append(cell)
                 _say("  " + describe_cell(cell))
-                path = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results") or path
+                path = runloop.save(path, document, target.engine.url) or path
                 if cell.get("failure") and cell["failure"].get("kind") == "error":
                     _restart(target)
-    finally:
-        with contextlib.suppress(Exception):
-            target.stop()
-        if not request.keep_workdir:
-            clear_work_directory(workdir)
-    document["finished_at"] = results.now_iso()
     document["complete"] = True
-    saved = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+    saved = runloop.save(path, document, target.engine.url)
     # A result kept elsewhere (the results directory failed: said on stderr) is a failure.
     document["complete"] = saved is not None and saved.parent == request.results_dir
     return document
@@ -280,7 +277,7 @@ def _payload_file(entropy: str, size: int, request: StorageRequest) -> Path:
     path = documents_dir(request) / f"{request.seed}-{entropy}-{size}-{request.rows}.bin"
     if path.exists() and path.stat().st_size == request.rows * size:
         return path
-    claim_directory(path.parent)
+    runloop.claim_workdir(path.parent)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "wb") as handle:
         for _key, payload in documents.rows(entropy, size, request.rows, request.seed):

@@ -45,7 +45,6 @@ from docbench.contracts.engine import main_pid
 from docbench.contracts.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.throughput import NativeReference, ThroughputRun
 from docbench.contracts.updates import UpdatesTarget
-from docbench.core.ownership import claim_directory
 from docbench.core.units import count_label
 from docbench.systems import (
     REGISTERED,
@@ -55,7 +54,7 @@ from docbench.systems import (
     open_engine,
     required_adapter_class,
 )
-from docbench.systems.server import clear_work_directory
+from docbench.workloads import runloop
 from docbench.workloads.throughput import memcap
 from docbench.workloads.throughput.driver import DriveRequest, ServerDied, ServerWatch, drive
 from docbench.workloads.throughput.report import final_report
@@ -510,20 +509,16 @@ def run_variant(
             return {**latest[1], "_path": str(latest[0])}
         if latest:
             path, previous = latest
-    workdir = paths.work_dir() / WORKLOAD / f"{name}-{variant.name}"
-    clear_work_directory(workdir)
-    claim_directory(workdir)
+    workdir = runloop.claim_workdir(paths.work_dir() / WORKLOAD / f"{name}-{variant.name}", fresh=True)
     target: UpdatesTarget = required_adapter_class(name, "updates")(
         open_engine(name, workdir, request.urls.get(name)), variant
     )
-    if path is None:
-        path = results.new_result_path(request.results_dir, WORKLOAD, name, variant.name, label)
     document = _header(target, request, version)
     done = {run["run_id"]: run for run in (previous or {}).get("runs", [])}
     native_class = adapter_class(name, "throughput")
     native = native_class(target) if native_class is not None else None
-    with results.reserved(path):
-        return _measure_variant(name, target, request, ceilings, native, document, done, path)
+    with runloop.result_slot(request.results_dir, WORKLOAD, name, variant.name, label, path) as reserved:
+        return _measure_variant(name, target, request, ceilings, native, document, done, reserved)
 
 
 def _measure_variant(
@@ -536,31 +531,24 @@ def _measure_variant(
     done: dict[str, Any],
     path: Path,
 ) -> dict[str, Any]:
-    workdir = target.engine.workdir
-    try:
-        target.engine.start()
-        document["engine"] = target.engine_info()
-        started = time.perf_counter()
-        target.create()
-        target.load(ycsb.document_lines(request.docs, request.seed))
-        target.create_key_index()
-        document["load_seconds"] = time.perf_counter() - started
-        _run_plan(name, target, request, ceilings, native, document, done, path)
-    except Exception as error:  # noqa: BLE001 - recorded; the next system runs
-        document["errors"].append(
-            {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
-        )
-    finally:
-        with contextlib.suppress(Exception):
-            target.engine.release()
-            target.engine.stop()
-        clear_work_directory(workdir)
+    with runloop.engine_running(target.engine, document):
+        try:
+            document["engine"] = target.engine_info()
+            started = time.perf_counter()
+            target.create()
+            target.load(ycsb.document_lines(request.docs, request.seed))
+            target.create_key_index()
+            document["load_seconds"] = time.perf_counter() - started
+            _run_plan(name, target, request, ceilings, native, document, done, path)
+        except Exception as error:  # noqa: BLE001 - recorded (this result's list); the next system runs
+            document["errors"].append(
+                {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
+            )
     document["complete"] = not document["errors"] and all(
         run.get("check", {}).get("verdict") == "ok" for run in document["runs"]
     )
-    document["finished_at"] = results.now_iso()
     document = results.scrub(document, target.engine.url)
-    kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
+    kept = runloop.save(path, document, target.engine.url)
     # A result kept elsewhere (the results directory failed: said on stderr) is a failure.
     document["complete"] = document["complete"] and kept == path
     document["_path"] = str(kept or path)

@@ -28,10 +28,10 @@ from typing import Any
 from docbench import paths, results
 from docbench.contracts import ycsb
 from docbench.contracts.updates import UpdatesTarget
-from docbench.core.ownership import claim_directory
 from docbench.core.units import count_label, parse_count
 from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
 from docbench.systems.server import clear_work_directory
+from docbench.workloads import runloop
 
 log = logging.getLogger(__name__)
 
@@ -197,61 +197,96 @@ def run_variant(
     rng = random.Random(seed)
     styles: list[dict[str, Any]] = []
     document: dict[str, Any] = {"styles": styles, "errors": []}
-    try:
-        target.engine.start()
-        style_names = target.bulk_update_styles()
-        for number, style in enumerate(style_names):
-            entry: dict[str, Any] = {"style": style}
-            styles.append(entry)
-            log.info("%s/%s: load %d documents (style %s)", name, variant.name, docs, style)
-            try:
-                _, entry["create_seconds"] = _timed(target.create)
-                _, entry["load_seconds"] = _timed(target.load, lines)
-                _, entry["index_seconds"] = _timed(target.create_key_index)
-                entry["count_before"] = target.count()
-                entry["sizes_before"] = _sizes(target)
-                entry["stats_before"] = _stats(target)
-                rows, entry["update_seconds"] = _timed(
-                    target.bulk_add_field, style, ycsb.NEW_FIELD, ycsb.NEW_FIELD_VALUE
-                )
-                entry["rows_changed"] = rows
-                entry["sizes_after"] = _sizes(target)
-                entry["stats_after"] = _stats(target)
-                what, entry["maintain_seconds"] = _timed(target.maintain)
-                entry["maintenance"] = what
-                entry["sizes_maintained"] = _sizes(target)
-                entry["check"] = check_bulk(target, docs, seed, rng)
-                log.info(
-                    "%s/%s/%s: update %.2f s, check %s",
-                    name,
-                    variant.name,
-                    style,
-                    entry["update_seconds"],
-                    entry["check"]["verdict"],
-                )
-            except Exception as error:  # noqa: BLE001 - next style
-                entry["error"] = f"{type(error).__name__}: {error}"
-                entry["traceback"] = traceback.format_exc(limit=6)
-                log.error("%s/%s/%s failed: %s", name, variant.name, style, entry["error"])
-                if number == len(style_names) - 1:
-                    raise
-        stats_before = _stats(target)
-        document["point"] = point_operations(target, docs, seed, ops, distributions)
-        document["point_stats_before"] = stats_before
-        document["point_stats_after"] = _stats(target)
-        document["point_sizes_after"] = _sizes(target)
-    except Exception as error:  # noqa: BLE001
-        document["errors"].append(
-            {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
-        )
-    finally:
-        with contextlib.suppress(Exception):
-            document["engine"] = target.engine_info()
-        with contextlib.suppress(Exception):
-            target.engine.release()
-            target.engine.stop()
+    # the work directory is the caller's to clear (--keep-workdir)
+    with runloop.engine_running(target.engine, document, keep_workdir=lambda: True):
+        try:
+            style_names = target.bulk_update_styles()
+            for number, style in enumerate(style_names):
+                entry: dict[str, Any] = {"style": style}
+                styles.append(entry)
+                log.info("%s/%s: load %d documents (style %s)", name, variant.name, docs, style)
+                try:
+                    _, entry["create_seconds"] = _timed(target.create)
+                    _, entry["load_seconds"] = _timed(target.load, lines)
+                    _, entry["index_seconds"] = _timed(target.create_key_index)
+                    entry["count_before"] = target.count()
+                    entry["sizes_before"] = _sizes(target)
+                    entry["stats_before"] = _stats(target)
+                    rows, entry["update_seconds"] = _timed(
+                        target.bulk_add_field, style, ycsb.NEW_FIELD, ycsb.NEW_FIELD_VALUE
+                    )
+                    entry["rows_changed"] = rows
+                    entry["sizes_after"] = _sizes(target)
+                    entry["stats_after"] = _stats(target)
+                    what, entry["maintain_seconds"] = _timed(target.maintain)
+                    entry["maintenance"] = what
+                    entry["sizes_maintained"] = _sizes(target)
+                    entry["check"] = check_bulk(target, docs, seed, rng)
+                    log.info(
+                        "%s/%s/%s: update %.2f s, check %s",
+                        name,
+                        variant.name,
+                        style,
+                        entry["update_seconds"],
+                        entry["check"]["verdict"],
+                    )
+                except Exception as error:  # noqa: BLE001 - next style
+                    entry["error"] = f"{type(error).__name__}: {error}"
+                    entry["traceback"] = traceback.format_exc(limit=6)
+                    log.error("%s/%s/%s failed: %s", name, variant.name, style, entry["error"])
+                    if number == len(style_names) - 1:
+                        raise
+            stats_before = _stats(target)
+            document["point"] = point_operations(target, docs, seed, ops, distributions)
+            document["point_stats_before"] = stats_before
+            document["point_stats_after"] = _stats(target)
+            document["point_sizes_after"] = _sizes(target)
+        except Exception as error:  # noqa: BLE001 - recorded (this result's list); the next system runs
+            document["errors"].append(
+                {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
+            )
+        finally:
+            with contextlib.suppress(Exception):
+                document["engine"] = target.engine_info()
     document["complete"] = not document["errors"] and all("error" not in s for s in styles)
     return document
+
+
+def _finish(
+    document: dict[str, Any],
+    body: dict[str, Any],
+    engine: Any,
+    url: str | None,
+    path: Path,
+    docs: int,
+    seed: int,
+    ops: int,
+    distributions: list[str],
+    started: float,
+) -> Path | None:
+    """The variant's result, written."""
+    document.update(
+        {
+            "dataset": {
+                "kind": "ycsb",
+                "docs": docs,
+                "seed": seed,
+                "fields": ycsb.FIELD_COUNT,
+                "field_length": ycsb.FIELD_LENGTH,
+                "new_field": ycsb.NEW_FIELD,
+                "new_field_length": len(ycsb.NEW_FIELD_VALUE),
+            },
+            "ops": ops,
+            "distributions": distributions,
+            "zipfian": {"theta": ycsb.ZIPFIAN_THETA, "scrambled": True},
+            "wall_seconds": time.perf_counter() - started,
+            **body,
+            "finished_at": results.now_iso(),
+        }
+    )
+    with contextlib.suppress(Exception):
+        document["versions"] = engine.versions()
+    return runloop.save(path, document, url)
 
 
 def run_updates(
@@ -310,39 +345,15 @@ def run_updates(
                 f"[bold]{name}/{variant.name}[/bold]: {docs:,} documents, {ops:,} ops per distribution"
             )
             started = time.perf_counter()
-            workdir = work_dir / f"{name}-{variant.name}"
-            clear_work_directory(workdir)
-            claim_directory(workdir)
+            workdir = runloop.claim_workdir(work_dir / f"{name}-{variant.name}", fresh=True)
             engine = open_engine(name, workdir, url)
             target = required_adapter_class(name, WORKLOAD)(engine, variant)
             document = results.result_header(WORKLOAD, engine, variant, label, availability.version)
-            body = run_variant(name, target, docs, seed, ops, distributions, lines)
+            with runloop.result_slot(results_dir, WORKLOAD, name, variant.name, label) as path:
+                body = run_variant(name, target, docs, seed, ops, distributions, lines)
+                kept = _finish(document, body, engine, url, path, docs, seed, ops, distributions, started)
             if not keep_workdir:
                 clear_work_directory(workdir)
-            document.update(
-                {
-                    "dataset": {
-                        "kind": "ycsb",
-                        "docs": docs,
-                        "seed": seed,
-                        "fields": ycsb.FIELD_COUNT,
-                        "field_length": ycsb.FIELD_LENGTH,
-                        "new_field": ycsb.NEW_FIELD,
-                        "new_field_length": len(ycsb.NEW_FIELD_VALUE),
-                    },
-                    "ops": ops,
-                    "distributions": distributions,
-                    "zipfian": {"theta": ycsb.ZIPFIAN_THETA, "scrambled": True},
-                    "wall_seconds": time.perf_counter() - started,
-                    **body,
-                    "finished_at": results.now_iso(),
-                }
-            )
-            with contextlib.suppress(Exception):
-                document["versions"] = engine.versions()
-            document = results.scrub(document, url)
-            path = results.new_result_path(results_dir, WORKLOAD, name, variant.name, label)
-            kept = results.write_or_keep(path, document, paths.work_dir() / "unsaved-results")
             if kept is None:
                 document["complete"] = False
             else:
