@@ -422,6 +422,39 @@ def bench_generate(docs: int, jobs: int, faithfulness_scale: int | None) -> None
     bench_dataset_tools(docs, jobs=jobs)
 
 
+@bench.command("oracle")
+@click.option("--data", "data_dir", required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--queries",
+    "queries",
+    default="jsonbench",
+    show_default=True,
+    help="A portable query file, or a shipped set's name.",
+)
+@click.option("--only", default=None, help="Comma-separated query names of the set to keep (e.g. q1,q2,q3).")
+@click.option("--jobs", default=2, show_default=True, type=click.IntRange(min=1))
+@click.option("--runs", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option("--python/--no-python", default=True, show_default=True, help="Also time Python alone, once.")
+def bench_oracle_command(
+    data_dir: Path, queries: str, only: str | None, jobs: int, runs: int, python: bool
+) -> None:
+    """Print the portable oracle's documents/s over DATA (native scan, then Python alone)."""
+    import dataclasses
+
+    from docbench.core.console import report_console
+    from docbench.queries.bench import bench_oracle
+    from docbench.queries.spec import load_query_set, shipped_query_set
+
+    query_set = shipped_query_set(queries) or load_query_set(Path(queries))
+    if only:
+        names = set(only.split(","))
+        kept = tuple(q for q in query_set.queries if q.name in names)
+        if not kept:
+            raise click.BadParameter(f"none of {sorted(names)} is in {query_set.name}", param_hint="--only")
+        query_set = dataclasses.replace(query_set, queries=kept)
+    bench_oracle(data_dir, query_set, jobs, runs, report_console(), python=python)
+
+
 for _workload in all_workloads():
     for _command in _workload.benches():
         bench.add_command(_command)
