@@ -24,9 +24,8 @@ from docbench.contracts.analytics import QuerySession
 from docbench.procstats import QueryMeter
 from docbench.workloads import fresh_process
 
-# The shape_query of a compiled portable query (docbench.contracts.portable): the session runs
-# its text as it runs any query of its language.
-PORTABLE = "portable"
+# A compiled portable query (docbench.contracts.portable; ``compiled=True``): the session runs
+# its text as it runs any query of its language, with no alternative forms beside it.
 
 
 def worker_main(
@@ -36,7 +35,7 @@ def worker_main(
     text: str,
     tries: int,
     conn: Connection,
-    shape_query: str | None = None,
+    compiled: bool = False,
 ) -> None:
     from docbench.systems import required_adapter_class
 
@@ -67,7 +66,7 @@ def worker_main(
                     "rows": [list(r) for r in outcome.rows],
                     "peak_reset": meter.reset_ok,
                     "extra": {**outcome.extra, **session.stats_after()},
-                    "alternatives": {} if shape_query else run_alternatives(session, query_number, text),
+                    "alternatives": {} if compiled else run_alternatives(session, query_number, text),
                 }
             )
         except Exception as error:  # noqa: BLE001
@@ -134,14 +133,14 @@ def run_query_in_worker(
     text: str,
     tries: int,
     timeout: float,
-    shape_query: str | None = None,
+    compiled: bool = False,
 ) -> QueryRun:
     """Run one query `tries` times in a fresh process; a try past `timeout` is killed.
-    ``shape_query`` (PORTABLE): a compiled portable query rather than Q1-Q5 (no alternative
+    ``compiled``: a compiled portable query rather than Q1-Q5 (no alternative
     forms are run beside it)."""
     parent_end, child_end = fresh_process.context().Pipe(duplex=False)
     process = fresh_process.process(
-        worker_main, (system_name, spec, query_number, text, tries, child_end, shape_query), daemon=True
+        worker_main, (system_name, spec, query_number, text, tries, child_end, compiled), daemon=True
     )
     process.start()
     child_end.close()

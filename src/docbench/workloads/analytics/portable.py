@@ -18,7 +18,7 @@ from docbench.contracts.portable import CompiledQuery, PortableQueries
 from docbench.queries.oracle import PortableCheck, check_rows
 from docbench.queries.spec import Query, QuerySet
 from docbench.systems import adapter_class
-from docbench.workloads.query_worker import PORTABLE, QueryRun
+from docbench.workloads.query_worker import QueryRun
 
 RunQuery = Callable[[str, QueryRun | None], QueryRun]
 
@@ -133,4 +133,4 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
-__all__ = ["PORTABLE", "run_portable_queries"]
+__all__ = ["run_portable_queries"]

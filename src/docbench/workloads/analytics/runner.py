@@ -61,7 +61,7 @@ from docbench.workloads.analytics.expected import answers_without
 from docbench.workloads.analytics.ingest import IngestRequest, run_ingest
 from docbench.workloads.analytics.portable import compiled_queries, run_portable_queries
 from docbench.workloads.load import LoadReport, end_load, load_files, offered_lines
-from docbench.workloads.query_worker import PORTABLE, QueryRun, run_query_in_worker
+from docbench.workloads.query_worker import QueryRun, run_query_in_worker
 
 log = logging.getLogger(__name__)
 console = Console(stderr=True)
@@ -694,7 +694,7 @@ def portable_phase(
             system,
             query_set,
             expected,
-            lambda text: run_one_query(system, 0, text, request, can_restart, can_drop, PORTABLE),
+            lambda text: run_one_query(system, 0, text, request, can_restart, can_drop, compiled=True),
             on_done=lambda: progress.advance(task),
         )
     document["portable"] = record
@@ -725,7 +725,7 @@ def run_one_query(
     request: RunRequest,
     can_restart: bool,
     can_drop: bool,
-    shape_query: str | None = None,
+    compiled: bool = False,
 ) -> QueryRun:
     engine = system.engine
     if not engine.embedded and can_restart:
@@ -733,7 +733,7 @@ def run_one_query(
     if can_drop:
         procstats.drop_page_cache()
     spec = {**system.session_spec(), "timeout": request.timeout}
-    run = run_query_in_worker(system.name, spec, number, text, request.tries, request.timeout, shape_query)
+    run = run_query_in_worker(system.name, spec, number, text, request.tries, request.timeout, compiled)
     if not engine.is_alive():
         run.crashed = True
         run.worker_error = (run.worker_error or "") + " server crashed during the query"

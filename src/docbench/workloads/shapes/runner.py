@@ -39,7 +39,7 @@ from docbench.systems import (
 )
 from docbench.workloads import runloop
 from docbench.workloads.load import LoadReport, end_load, load_files
-from docbench.workloads.query_worker import PORTABLE, QueryRun, run_query_in_worker
+from docbench.workloads.query_worker import QueryRun, run_query_in_worker
 from docbench.workloads.shapes.expected import answers_without, check_rows, targets_from
 
 WORKLOAD = "shapes"
@@ -345,7 +345,7 @@ def query_phase(
             procstats.drop_page_cache()
         spec = {**system.session_spec(), "timeout": request.timeout}
         run = run_query_in_worker(
-            system.name, spec, 0, compiled.text, request.tries, request.timeout, shape_query=PORTABLE
+            system.name, spec, 0, compiled.text, request.tries, request.timeout, compiled=True
         )
         crashed = not engine.is_alive()
         if crashed:
