@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SCALE  ?= 1m
 
-.PHONY: install native test test-systems demo bench-generate bench-load lint clean systems
+.PHONY: install native test test-quick test-systems demo bench-generate bench-load lint clean systems
 
 # A virtualenv with docbench and its libraries (chDB, DuckDB, SQLite/JSONB, psycopg...), plus the
 # native generator. Re-runs only when pyproject.toml or the generator's sources change.
@@ -37,6 +37,10 @@ test: install test-systems lint
 	PATH="$${CARGO_HOME:-$$HOME/.cargo}/bin:$$PATH" cargo test --release --locked --quiet --no-run \
 	  --manifest-path native/docbench-gen/Cargo.toml
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
+
+# The inner loop: the tests that need no server and are not among the slowest (under a minute).
+test-quick: install
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m quick
 
 demo: install
 	-$(BIN)/docbench setup postgresql

@@ -192,6 +192,25 @@ SLOWEST_MODULES = (
 )
 
 
+# Fixtures that start or reach a database server: a test that asks for one is a server test.
+SERVER_FIXTURES = {"server_url", "shared_servers", "mongodb_url"}
+
+
+def is_quick(item: pytest.Item) -> bool:
+    """A test of `make test-quick` (the inner loop, under a minute): no server, not in a
+    system's own module, not in one of the slowest modules."""
+    stem = item.path.stem
+    return not (
+        SERVER_FIXTURES & set(getattr(item, "fixturenames", ()))
+        or stem.startswith("test_system_")
+        or stem in SLOWEST_MODULES
+        or stem in ("test_url_servers", "test_dashboard", "test_portable_queries", "test_concurrency")
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {name: place for place, name in enumerate(SLOWEST_MODULES)}
     items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))
+    for item in items:
+        if item.get_closest_marker("server") is None:  # a test may say it is one itself
+            item.add_marker(pytest.mark.quick if is_quick(item) else pytest.mark.server)

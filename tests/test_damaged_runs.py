@@ -229,6 +229,7 @@ def postmaster_pid(home: Path) -> int | None:
     return None
 
 
+@pytest.mark.server  # a server or a 1m dataset: not the quick loop's
 def test_a_server_killed_during_a_throughput_run_is_noticed_at_once(tmp_path: Path) -> None:
     """SIGKILL to the postmaster docbench started: within seconds the run says which server
     (and PID) died, records it, and the next run goes on with a new server."""

@@ -277,6 +277,7 @@ def test_compressed_files_hold_the_same_documents(dataset: Path, tmp_path: Path,
     assert f.uncompressed_bytes == len(plain)
 
 
+@pytest.mark.server  # a server or a 1m dataset: not the quick loop's
 def test_acceptance_at_1m(tmp_path: Path):
     """The generated 1m dataset matches the published JSONBench 1M figures (methodology §3)."""
     out = tmp_path / "1m"

@@ -332,6 +332,7 @@ def test_updates_and_storage_results_follow_their_schemas(tmp_path: Path) -> Non
         assert document["system"] == "sqlite" and document["display_name"] and document["format"] == 2
 
 
+@pytest.mark.server  # a server or a 1m dataset: not the quick loop's
 def test_every_post_load_step_is_timed_on_its_own(real_small: Path, tmp_path: Path) -> None:
     request = RunRequest(
         system_names=["sqlite", "duckdb", "clickhouse"],
