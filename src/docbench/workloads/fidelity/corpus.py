@@ -24,10 +24,16 @@ def _doc(name: str, stress: str, body: str) -> CorpusDocument:
     return CorpusDocument(name, stress, f'{{"id": "{name}"{separator}{body}}}'.encode())
 
 
+def _deep_array_objects(depth: int) -> str:
+    return '[{"a": ' * depth + "1" + "}]" * depth
+
+
 def _nested(depth: int) -> str:
     return '{"a": ' * (depth - 1) + "1" + "}" * (depth - 1)
 
 
+LONG_KEY_CHARACTERS = 10_000
+LONG_KEY = "k" * LONG_KEY_CHARACTERS
 LONG_STRING_CHARACTERS = 1 << 20
 LONG_STRING = "x" * LONG_STRING_CHARACTERS
 
@@ -81,5 +87,56 @@ def corpus() -> list[CorpusDocument]:
     documents += [
         _doc(f"mixed_type_{kind}", f"the path v as {kind} (one type per document)", f'"v": {value}')
         for kind, value in MIXED_TYPE_VALUES.items()
+    ]
+    documents += [
+        _doc(
+            "array_objects_differing_keys",
+            "an array of objects whose keys and types differ",
+            '"ao": [{"x": 1}, {"y": "s"}, {"x": "t", "z": null}]',
+        ),
+        _doc("long_key", f"a key of {LONG_KEY_CHARACTERS:,} characters", f'"{LONG_KEY}": 1'),
+        _doc(
+            "keys_10k",
+            "10,000 keys in one object",
+            '"o": {' + ", ".join(f'"k{i}": {i}' for i in range(10_000)) + "}",
+        ),
+        _doc("deep_array_objects", "50 levels of arrays of objects", f'"d": {_deep_array_objects(50)}'),
+        _doc("case_keys", "keys that differ only in case", '"Key": 1, "key": 2, "KEY": 3'),
+        _doc(
+            "unicode_normalization_keys",
+            "keys that differ only in Unicode normalization (NFC and NFD of é)",
+            '"\\u00e9": 1, "e\\u0301": 2',
+        ),
+    ]
+    # One path across documents: sharing is the stress (a per-path state meets them in turn).
+    documents += [
+        _doc(
+            f"flip_{name}",
+            f"the path flip as {what} (a number, then a string, then back)",
+            f'"flip": {value}',
+        )
+        for name, what, value in (
+            ("number", "a number", "1"),
+            ("string", "a string", '"1"'),
+            ("back", "a number", "2"),
+        )
+    ]
+    documents += [
+        _doc(f"time_{name}", f"the path ts as {what}", f'"ts": {value}')
+        for name, what, value in (
+            ("iso8601", "ISO 8601 text", '"2024-01-02T03:04:05Z"'),
+            ("epoch_s", "epoch seconds", "1704164645"),
+            ("epoch_ms", "epoch milliseconds", "1704164645000"),
+            ("rfc2822", "RFC 2822 text", '"Tue, 02 Jan 2024 03:04:05 +0000"'),
+        )
+    ]
+    documents += [
+        _doc(f"empty_{name}", f"the path e as {what}", f'"e": {value}')
+        for name, what, value in (
+            ("string", "an empty string", '""'),
+            ("null", "null", "null"),
+            ("object", "an empty object", "{}"),
+            ("array", "an empty array", "[]"),
+        )
     ]
     return documents

@@ -1,12 +1,15 @@
 """The fidelity workload in the report: per system and representation, how many corpus
-documents came back identical, as the same value, changed, refused or missing; then, per
-document, what each representation did with it (the dashboard's table)."""
+documents came back identical, as the same value, changed, refused or missing (each
+document's own verdict, alone in a fresh table); then, per document, what each representation
+did with it; then the interactions: documents that came out otherwise when loaded together
+with the others, and which other document decided it (the dashboard shows both)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from docbench.results.files import trimmed_document
@@ -63,8 +66,36 @@ def detail_table(documents: list[dict[str, Any]]) -> Table:
             cells[column] = SHORT.get(row["outcome"], row["outcome"]) + (f": {note}" if note else "")
     for name, cells in rows.items():
         if any(not cell.startswith("=") for cell in cells):
-            table.add_row(name, *(cell[:160] for cell in cells))
+            table.add_row(name, *(escape(cell[:160]) for cell in cells))  # the engine's "[b]" is text
     return table
+
+
+def interactions_table(documents: list[dict[str, Any]]) -> Table | None:
+    """Each outcome that differs, loaded together, from the document's own verdict."""
+    rows = [(document, i) for document in documents for i in document.get("interactions") or []]
+    if not rows:
+        return None
+    table = Table(title="Fidelity: documents that came out otherwise loaded together (interactions)")
+    for column in ("system/variant", "document", "alone", "together", "after", "paths", "engine's reason"):
+        table.add_column(column, overflow="fold")
+    for document, found in rows:
+        table.add_row(
+            _name(document),
+            found["document"],
+            found["own"],
+            found["together"],
+            interaction_after(found),
+            escape(", ".join(found.get("paths") or [])),
+            escape("; ".join(found.get("notes") or [])[:200]),
+        )
+    return table
+
+
+def interaction_after(found: dict[str, Any]) -> str:
+    after = found.get("after")
+    if after is None:
+        return "the documents together"
+    return after if found.get("pairwise") else f"the documents up to {after}"
 
 
 def print_report(
@@ -75,6 +106,13 @@ def print_report(
         return
     console.print(summary_table(documents))
     console.print(detail_table(documents))
+    interactions = interactions_table(documents)
+    if interactions is not None:
+        console.print(interactions)
+        console.print(
+            "[dim]Each document's verdict above is its own (alone in a fresh table); these are "
+            "what a stream of varied documents meets: an earlier document's path decided it.[/dim]"
+        )
 
 
 def dashboard_section(
@@ -85,7 +123,7 @@ def dashboard_section(
     if not documents:
         return None
     outcomes = [o.replace("_", " ") for o in OUTCOMES]
-    columns = ["system/variant", "representation", *outcomes, "lossless", "not identical"]
+    columns = ["system/variant", "representation", *outcomes, "lossless", "not identical", "interactions"]
     rows = []
     for document in documents:
         counts = document.get("summary") or {}
@@ -101,6 +139,11 @@ def dashboard_section(
                 *(counts.get(o, 0) for o in OUTCOMES),
                 _lossless(document),
                 "; ".join(changed),
+                "; ".join(
+                    f"{i['document']} {i['own']} -> {i['together']} after {interaction_after(i)}"
+                    f" ({', '.join(i.get('paths') or [])})"
+                    for i in document.get("interactions") or []
+                ),
             ]
         )
     # The rows' documents, for the details the page opens under a row.

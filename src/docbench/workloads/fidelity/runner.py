@@ -1,19 +1,24 @@
 """``docbench run fidelity``: the round trip of the fidelity corpus through every system and
 representation (the systems' analytics variants).
 
-For each (system, variant): a fresh table, each corpus document sent alone through the
-system's loader (one batch each, so a refusal is that document's, with the engine's reason);
-then a fresh table again and the documents it took sent together (one batch: what the
-representation decides from all of them, e.g. an inferred schema, is what one file gives),
-or one by one again when it refuses them together; the post-load steps; then every stored
-document read back through the engine's own API (``read_back``) and classified against what
-was sent (classify.py). One result file per
-(system, variant): ``fidelity.<system>.<variant>.corpus.<machine>.<time>.json``.
+For each (system, variant):
+- each corpus document's own verdict: the document alone in a fresh table (or index,
+  collection: whatever makes the engine's per-path state new), the post-load steps, then read
+  back through the engine's own API (``read_back``) and classified against what was sent
+  (classify.py): identical, same value, changed (how) or refused (the engine's reason);
+- then the documents together, as a stream of varied documents arrives: one fresh table, each
+  document in a batch of its own, in the corpus's order (for a schema inferred from the data:
+  grown one document at a time, then loaded as one file), read back and classified;
+- each outcome in the stream that differs from the document's own is an interaction: the
+  earlier document after which it differs (a binary search over the stream's prefixes,
+  confirmed with that document alone before it) and the paths both hold.
+One result file per (system, variant): ``fidelity.<system>.<variant>.corpus.<machine>.<time>.json``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import traceback
 from dataclasses import dataclass, field
@@ -45,6 +50,17 @@ class FidelityRequest:
     results_dir: Path = field(default_factory=paths.results_dir)
     urls: dict[str, str] = field(default_factory=dict)
     quiet: bool = False
+    # Corpus documents by name (None: the whole corpus), in the corpus's order.
+    documents: list[str] | None = None
+
+    def corpus(self) -> list[CorpusDocument]:
+        every = corpus()
+        if self.documents is None:
+            return every
+        unknown = set(self.documents) - {doc.name for doc in every}
+        if unknown:
+            raise ValueError(f"no corpus document named {', '.join(sorted(unknown))}")
+        return [doc for doc in every if doc.name in self.documents]
 
 
 def run_fidelity(request: FidelityRequest) -> int:
@@ -94,61 +110,170 @@ def run_variant(name: str, variant: Variant, request: FidelityRequest, version: 
         with runloop.engine_running(system.engine, document, release=system.release, record=False):
             with contextlib.suppress(Exception):  # the installed version stands
                 document["version"] = system.engine.running_version() or version
-            document.update(round_trip(system))
+            document.update(round_trip(system, request.corpus()))
         document["complete"] = True
         runloop.save(path, document, url)
     _say(request, f"{name}/{variant.name}: {summary_line(document)}")
     return document
 
 
-def round_trip(system: AnalyticsAdapter) -> dict[str, Any]:
-    """Load the corpus one document at a time, read it back, classify each document."""
-    documents = corpus()
-    refused: dict[str, str] = {}
-    if system.schema_from_data():
-        # Each document alone would meet the schema of the first one only: grown together,
-        # the schema is inferred from all the documents it takes.
-        accepted = grow_together(system, documents, refused)
-    else:
-        system.create()
-        refused = load_alone(system, documents)
-        accepted = [doc for doc in documents if doc.name not in refused]
-    # Then the documents it took, together in a fresh table: what a representation decides
-    # from all of them at once is what a user gets by loading them as one file. Where the
-    # engine refuses them together (one document's type against another's), each is taken
-    # alone again.
-    system.create()
-    loaded_together = load_together(system, accepted) is None
-    if not loaded_together:
-        system.create()
-        refused.update(load_alone(system, accepted))
-    system.finish_load()
-    try:
-        returned: dict[str, str] | None = by_id(capability(system, ReadBack).read_back())
-        unreadable = None
-    except NotSupported as reason:
-        returned, unreadable = None, str(reason)
-    except Exception as error:  # noqa: BLE001 - recorded: the documents could not be read back
-        returned, unreadable = None, f"reading back failed: {type(error).__name__}: {error}"[:500]
-    rows = []
+def round_trip(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> dict[str, Any]:
+    """Each document's own verdict (alone in a fresh table), then the documents together as a
+    stream into one table, and each outcome that differs from the document's own as an
+    interaction, with the earlier document that decided it."""
+    rows, readable = [], True
     for doc in documents:
-        if doc.name not in refused and returned is None:
-            row = {"outcome": "unreadable", "notes": [unreadable or "cannot be read back"]}
-        else:
-            verdict = classify(doc.line, (returned or {}).get(doc.name), refused.get(doc.name))
-            row = {"outcome": verdict.outcome, "notes": verdict.notes}
+        row, returned = verdict_after(system, [], doc)
         rows.append({"name": doc.name, "stress": doc.stress, **row})
+        # a document refused alone leaves nothing to read back: that says nothing of reading
+        readable = readable and (returned or row["outcome"] == "refused")
+    together, loaded_together = stream(system, documents)
+    interactions = []
+    for index, (own, row) in enumerate(zip(rows, together, strict=True)):
+        if row["outcome"] != own["outcome"]:
+            interactions.append(interaction(system, documents, index, own, row))
     counts = {o: sum(1 for r in rows if r["outcome"] == o) for o in (*OUTCOMES, "unreadable")}
     taken = [r for r in rows if r["outcome"] != "refused"]
     kept_value = all(r["outcome"] in ("identical", "same_value") for r in taken)
     return {
         "documents": rows,
         "loaded_together": loaded_together,
+        "together": [{"name": doc.name, **row} for doc, row in zip(documents, together, strict=True)],
+        "interactions": interactions,
         "summary": counts,
         # Every document the engine took came back as the same JSON value (None: the
         # representation cannot give documents back).
-        "lossless": None if returned is None else kept_value,
+        "lossless": kept_value if readable else None,
     }
+
+
+def verdict_after(
+    system: AnalyticsAdapter, before: list[CorpusDocument], doc: CorpusDocument
+) -> tuple[dict[str, Any], bool]:
+    """The outcome of ``doc`` loaded into a fresh table after ``before`` (each in a batch of
+    its own; for a schema inferred from the data, all in one batch, as one file), and whether
+    the representation could give documents back."""
+    system.create()
+    if system.schema_from_data():
+        reason = load_together(system, [*before, doc])
+        refused = {doc.name: reason} if reason is not None else {}
+    else:
+        refused = load_alone(system, [*before, doc])
+    system.finish_load()
+    returned, unreadable = read_back(system)
+    return verdict_row(doc, returned, refused, unreadable), returned is not None
+
+
+def stream(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> tuple[list[dict[str, Any]], bool]:
+    """The documents together in one fresh table, as a stream of varied documents arrives:
+    each in a batch of its own, in order (for a schema inferred from the data: the documents
+    that load together, grown one at a time, then loaded as one file). Each document's
+    outcome, and whether every document was taken."""
+    refused: dict[str, str] = {}
+    if system.schema_from_data():
+        accepted = grow_together(system, documents, refused)
+        system.create()
+        reason = load_together(system, accepted)
+        if reason is not None:  # (grown one at a time, they loaded together: kept for the record)
+            refused.update({doc.name: reason for doc in accepted})
+    else:
+        system.create()
+        refused = load_alone(system, documents)
+    system.finish_load()
+    returned, unreadable = read_back(system)
+    rows = [verdict_row(doc, returned, refused, unreadable) for doc in documents]
+    return rows, not refused
+
+
+# The documents tried one at a time before another to find the one that changes its outcome.
+PAIRWISE_TRIES = 8
+
+
+def interaction(
+    system: AnalyticsAdapter,
+    documents: list[CorpusDocument],
+    index: int,
+    own: dict[str, Any],
+    together: dict[str, Any],
+) -> dict[str, Any]:
+    """Which other document made ``documents[index]`` come out otherwise than alone: first
+    the earlier documents that share a path with it, then the others, each alone before it
+    (the usual cause: a mapping, a typed path or a column made by the earlier one); else the
+    shortest run of the documents before it after which its outcome differs (a binary search
+    over the stream's prefixes; ``pairwise`` is then False: it takes more than one)."""
+    doc = documents[index]
+
+    def differs(before: list[CorpusDocument]) -> bool:
+        return verdict_after(system, before, doc)[0]["outcome"] != own["outcome"]
+
+    # A schema inferred from the data is inferred from every document of the file: a later
+    # one can decide it too.
+    pool = [d for d in documents if d is not doc] if system.schema_from_data() else documents[:index]
+    sharing = [d for d in pool if shared_paths(d.line, doc.line)]
+    others = [d for d in pool if d not in sharing]
+    decider = next((d for d in [*sharing, *others][:PAIRWISE_TRIES] if differs([d])), None)
+    pairwise = decider is not None
+    if decider is None and index and not system.schema_from_data():
+        low, high = 0, index  # the outcome is its own after no document, not after all of them
+        while high - low > 1:
+            middle = (low + high) // 2
+            if differs(documents[:middle]):
+                high = middle
+            else:
+                low = middle
+        decider = documents[high - 1]
+    return {
+        "document": doc.name,
+        "own": own["outcome"],
+        "together": together["outcome"],
+        "after": decider.name if decider else None,
+        # True: that document alone before it does it; False: only with others before it
+        "pairwise": pairwise,
+        "paths": shared_paths(decider.line, doc.line) if decider else [],
+        "notes": together.get("notes") or [],
+    }
+
+
+def shared_paths(first: bytes, second: bytes) -> list[str]:
+    """The paths both documents hold (the id aside), those whose JSON type differs first:
+    where an engine's per-path state (a mapping, a typed path, a column) meets both."""
+    types: list[dict[str, str]] = []
+    for line in (first, second):
+        found: dict[str, str] = {}
+        with contextlib.suppress(ValueError):
+            _walk(json.loads(line), "$", found)
+        types.append(found)
+    common = [p for p in types[0] if p in types[1] and p != "$.id" and p != "$"]
+    return sorted(common, key=lambda p: (types[0][p] == types[1][p], p))[:5]
+
+
+def _walk(value: Any, path: str, found: dict[str, str]) -> None:
+    kind = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number"
+    )
+    found[path] = kind
+    if isinstance(value, dict):
+        for key, child in value.items():
+            _walk(child, f"{path}.{key}", found)
+
+
+def read_back(system: AnalyticsAdapter) -> tuple[dict[str, str] | None, str | None]:
+    """The stored documents by id, or None with the reason they cannot be read back."""
+    try:
+        return by_id(capability(system, ReadBack).read_back()), None
+    except NotSupported as reason:
+        return None, str(reason)
+    except Exception as error:  # noqa: BLE001 - recorded: the documents could not be read back
+        return None, f"reading back failed: {type(error).__name__}: {error}"[:500]
+
+
+def verdict_row(
+    doc: CorpusDocument, returned: dict[str, str] | None, refused: dict[str, str], unreadable: str | None
+) -> dict[str, Any]:
+    if doc.name not in refused and returned is None:
+        return {"outcome": "unreadable", "notes": [unreadable or "cannot be read back"]}
+    verdict = classify(doc.line, (returned or {}).get(doc.name), refused.get(doc.name))
+    return {"outcome": verdict.outcome, "notes": verdict.notes}
 
 
 def load_alone(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> dict[str, str]:
