@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import io
 import json
 import math
 import os
@@ -724,12 +725,41 @@ def test_label_filters_select_the_runs_that_have_the_label(tmp_path: Path, brows
     payload = html.build_payload(results.load_results([directory]))
     views = {run["key"]: run["labels"] for run in payload["runs"]}
     assert views["duckdb/columns"] == {
+        "non_default": None,
         "representation": "COLUMNS",
         "retains_structure": True,
         "schema_by_hand": True,
         "lossless": False,
     }
     assert views["duckdb/default"]["lossless"] is None
+
+
+def test_a_variant_beyond_the_engines_defaults_is_marked_with_its_cost(
+    tmp_path: Path, browser: Chromium
+) -> None:
+    """A run whose variant departs from the engine's own defaults where it matters (ClickHouse's
+    lz4 and zstd: max_dynamic_paths = 0) carries a mark in the dashboard and the terminal, and
+    the note with the measured cost."""
+    from rich.console import Console
+
+    from docbench.workloads.analytics.report import print_report
+
+    directory = tmp_path / "results"
+    note = "max_dynamic_paths = 0, not ClickHouse's default: +66% storage at 10m"
+    for variant, non_default in (("lz4", note), ("jsonbench", None)):
+        document = sample_document("clickhouse", "ClickHouse", variant, "1m", 1.0)
+        document["representation"] = {"name": "JSON", "retains_structure": True, "non_default": non_default}
+        results.write_atomically(directory / f"clickhouse.{variant}.json", document)
+    page = tmp_path / "marks.html"
+    html.write_dashboard([directory], page)
+    browser.open(page.resolve().as_uri())
+    marks = browser.js("[...document.querySelectorAll('.non-default')].map(m => m.title)")
+    assert marks and set(marks) == {note}
+    out = io.StringIO()
+    print_report(results.load_results([directory]), Console(file=out, width=300), [])
+    text = out.getvalue()
+    assert "clickhouse/lz4 †" in text and f"† clickhouse/lz4: {note}" in text
+    assert "clickhouse/jsonbench †" not in text
 
 
 def test_concurrency_view_draws_qps_and_p99_per_number_of_clients(tmp_path: Path, browser: Chromium) -> None:

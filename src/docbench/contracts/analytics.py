@@ -222,6 +222,9 @@ class AnalyticsAdapter(ABC):
         the whole document can be read back, and whether a schema was given by hand."""
         settings = self.variant.settings
         return {
+            # a setting that departs from the engine's own default where it matters to a
+            # comparison, with its measured cost (reports mark the run with it)
+            "non_default": settings.get("non_default"),
             "name": str(settings.get("representation", self.representation)),
             "retains_structure": self.keeps_structure(),
             "schema_by_hand": bool(settings.get("schema_by_hand", False)),

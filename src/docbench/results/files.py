@@ -339,11 +339,34 @@ def cluster_label(document: dict[str, Any]) -> str:
     return f"{nodes}n/{shards}s/{replicas}r"
 
 
+NON_DEFAULT_MARK = "†"
+
+
 def run_name(document: dict[str, Any]) -> str:
     """``system/variant`` as reports show it, the cluster shape beside it for a distributed
-    run (``opensearch/default [3n/3s/1r]``)."""
+    run (``opensearch/default [3n/3s/1r]``), and a mark when the variant departs from the
+    engine's own defaults where it matters (:func:`non_default_notes` says how)."""
     shape = cluster_label(document)
-    return f"{document.get('system')}/{document.get('variant', '-')}" + (f" [{shape}]" if shape else "")
+    mark = f" {NON_DEFAULT_MARK}" if non_default(document) else ""
+    return (
+        f"{document.get('system')}/{document.get('variant', '-')}" + (f" [{shape}]" if shape else "") + mark
+    )
+
+
+def non_default(document: dict[str, Any]) -> str | None:
+    """What the run's variant sets beyond the engine's defaults, with its measured cost."""
+    labels = document.get("representation")
+    return labels.get("non_default") if isinstance(labels, dict) else None
+
+
+def non_default_notes(documents: list[dict[str, Any]]) -> list[str]:
+    """One footnote per system/variant whose runs carry the mark."""
+    notes: dict[str, str] = {}
+    for document in documents:
+        note = non_default(document)
+        if note:
+            notes.setdefault(f"{document.get('system')}/{document.get('variant', '-')}", note)
+    return [f"{NON_DEFAULT_MARK} {name}: {note}" for name, note in sorted(notes.items())]
 
 
 def run_identity(document: dict[str, Any]) -> tuple[str, str, str, str, str]:

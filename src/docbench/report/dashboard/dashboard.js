@@ -297,6 +297,7 @@
   function runName(run, qs) {
     return el('span', {class: 'run-name', title: run.key},
       el('b', {}, run.system || run.system_name), ' ', el('span', {class: 'variant'}, run.key.slice(run.key.indexOf('/') + 1)),
+      run.labels.non_default ? el('span', {class: 'non-default', title: run.labels.non_default}, ' †') : '',
       ' ', badges(run, qs));
   }
 
@@ -663,6 +664,7 @@
       ['finished', d.finished_at], ['complete', d.complete], ['result file', run.path],
       ['error', d.error], ['retains structure', d.retains_structure],
       ['representation', run.labels.representation],
+      ['not the engine\'s default', run.labels.non_default],
       ['schema by hand', run.labels.schema_by_hand === null ? null : run.labels.schema_by_hand ? 'yes' : 'no'],
       ['lossless', run.labels.lossless === null ? 'no fidelity result for this system/variant'
         : run.labels.lossless ? 'yes (the fidelity corpus came back as the same JSON values)'

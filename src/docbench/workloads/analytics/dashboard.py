@@ -125,6 +125,7 @@ def labels(document: dict[str, Any], lossless: bool | None = None) -> dict[str, 
     own = document.get("representation")
     if isinstance(own, dict):
         return {
+            "non_default": own.get("non_default"),
             "representation": own.get("name"),
             "retains_structure": own.get("retains_structure"),
             "schema_by_hand": own.get("schema_by_hand"),

@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from docbench.core.console import report_console
 from docbench.results import load_results, run_name
+from docbench.results.files import non_default_notes
 from docbench.workloads.analytics.concurrency import short_window
 
 STATUS_MARK = {
@@ -72,6 +74,8 @@ def print_dataset_report(
     docs: list[dict[str, Any]], console: Console, lossless: dict[tuple[str, str], bool | None] | None = None
 ) -> None:
     console.print(storage_table(docs))
+    for note in non_default_notes(docs):
+        console.print(f"[yellow]{escape(note)}[/yellow]")
     labels = representation_table(docs, lossless or {})
     if labels is not None:
         console.print(labels)
