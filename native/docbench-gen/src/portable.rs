@@ -642,8 +642,7 @@ impl Portable {
         self.handed_back.extend(other.handed_back);
         for (mine, theirs) in self.states.iter_mut().zip(other.states) {
             mine.selected.extend(theirs.selected);
-            let mut groups: Vec<Option<Group>> =
-                theirs.groups.into_iter().map(Some).collect();
+            let mut groups: Vec<Option<Group>> = theirs.groups.into_iter().map(Some).collect();
             for (slot, index) in theirs.slots {
                 let Some((keys, accumulators, first)) = groups[index].take() else { continue };
                 match mine.slots.get(&slot) {
@@ -700,14 +699,39 @@ impl Portable {
         Ok(())
     }
 
-    /// Every line of a chunk (whole lines; the last may lack its newline).
-    fn chunk(&mut self, number: u64, chunk: &[u8]) {
-        self.position = number << 32;
-        for line in chunk.split(|&b| b == b'\n') {
-            self.line(line);
+    /// Every line of a chunk (whole lines; the last may lack its newline) but those of
+    /// `skipped` (the file's line numbers, 1-based, that the caller leaves out).
+    fn chunk(&mut self, piece: &Chunk, skipped: Option<&HashSet<u64>>) {
+        self.position = piece.number << 32;
+        for (index, line) in piece.bytes.split(|&b| b == b'\n').enumerate() {
+            if !skipped.is_some_and(|lines| lines.contains(&(piece.first_line + index as u64))) {
+                self.line(line);
+            }
             self.position += 1;
         }
     }
+}
+
+/// Whole lines of one file, as the reader sends them to the scan threads.
+struct Chunk {
+    number: u64,
+    file: usize,
+    // the file's line number (1-based) of the chunk's first line
+    first_line: u64,
+    bytes: Vec<u8>,
+}
+
+/// The (file index -> line numbers) a scan leaves out: documents an engine refused, whose
+/// answers are computed again without them.
+pub type Skip = HashMap<usize, HashSet<u64>>;
+
+/// Reads `--skip`'s file: `{"FILE INDEX": [line numbers, 1-based], ...}`.
+pub fn read_skip(text: &str) -> Result<Skip, serde_json::Error> {
+    let raw: HashMap<String, Vec<u64>> = serde_json::from_str(text)?;
+    Ok(raw
+        .into_iter()
+        .filter_map(|(file, lines)| file.parse::<usize>().ok().map(|f| (f, lines.into_iter().collect())))
+        .collect())
 }
 
 /// The plan's answers over every file (each `(compression, path)`, in order) on `threads`
@@ -718,12 +742,13 @@ pub fn scan_files(
     files: &[(String, String)],
     threads: usize,
     chunk_bytes: usize,
+    skip: &Skip,
     open: impl Fn(&str, &str) -> io::Result<Box<dyn io::Read>>,
 ) -> io::Result<Portable> {
     use std::sync::{mpsc, Arc, Mutex};
     let new_state = || serde_json::from_str::<Plan>(plan).map(Portable::new).map_err(io::Error::other);
     let mut merged = new_state()?;
-    let (sender, receiver) = mpsc::sync_channel::<(u64, Vec<u8>)>(threads * 2);
+    let (sender, receiver) = mpsc::sync_channel::<Chunk>(threads * 2);
     let receiver = Arc::new(Mutex::new(receiver));
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads.max(1))
@@ -734,8 +759,8 @@ pub fn scan_files(
                     if let Ok(state) = state.as_mut() {
                         loop {
                             let next = receiver.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()));
-                            let Ok((number, chunk)) = next else { break };
-                            state.chunk(number, &chunk);
+                            let Ok(piece) = next else { break };
+                            state.chunk(&piece, skip.get(&piece.file));
                         }
                     }
                     state
@@ -744,9 +769,18 @@ pub fn scan_files(
             .collect();
         let read = (|| -> io::Result<()> {
             let mut number = 0u64;
-            for (compression, path) in files {
+            for (file, (compression, path)) in files.iter().enumerate() {
                 let mut reader = open(compression, path)?;
                 let mut carry: Vec<u8> = Vec::new();
+                let mut first_line = 1u64;
+                let mut send = |bytes: Vec<u8>| -> io::Result<()> {
+                    let lines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+                    let piece = Chunk { number, file, first_line, bytes };
+                    sender.send(piece).map_err(|_| io::Error::other("the scan threads stopped"))?;
+                    number += 1;
+                    first_line += lines;
+                    Ok(())
+                };
                 loop {
                     let mut chunk = std::mem::take(&mut carry);
                     let have = chunk.len();
@@ -755,16 +789,14 @@ pub fn scan_files(
                     chunk.truncate(have + n);
                     if n == 0 {
                         if !chunk.is_empty() {
-                            send(&sender, number, chunk)?;
-                            number += 1;
+                            send(chunk)?;
                         }
                         break;
                     }
                     // whole lines go; the unfinished last one waits for the next read
                     if let Some(end) = memchr::memrchr(b'\n', &chunk) {
                         carry = chunk.split_off(end + 1);
-                        send(&sender, number, chunk)?;
-                        number += 1;
+                        send(chunk)?;
                     } else {
                         carry = chunk; // one line longer than the chunk
                     }
@@ -780,10 +812,6 @@ pub fn scan_files(
         read
     })?;
     Ok(merged)
-}
-
-fn send(sender: &std::sync::mpsc::SyncSender<(u64, Vec<u8>)>, number: u64, chunk: Vec<u8>) -> io::Result<()> {
-    sender.send((number, chunk)).map_err(|_| io::Error::other("the scan threads stopped"))
 }
 
 /// Reads until `buf` is full or the stream ends.
@@ -859,9 +887,13 @@ mod tests {
     }
 
     fn output(data: &[u8], threads: usize, chunk_bytes: usize) -> Vec<u8> {
+        output_skipping(data, threads, chunk_bytes, &Skip::new())
+    }
+
+    fn output_skipping(data: &[u8], threads: usize, chunk_bytes: usize, skip: &Skip) -> Vec<u8> {
         let owned = data.to_vec();
         let files = vec![("none".to_string(), "a".to_string()), ("none".to_string(), "b".to_string())];
-        let mut state = scan_files(PLAN, &files, threads, chunk_bytes, |_, _| {
+        let mut state = scan_files(PLAN, &files, threads, chunk_bytes, skip, |_, _| {
             Ok(Box::new(io::Cursor::new(owned.clone())) as Box<dyn io::Read>)
         })
         .unwrap();
@@ -879,7 +911,8 @@ mod tests {
                 let same = output(&data, threads, chunk) == single;
                 assert!(same, "threads {threads}, chunk {chunk}, bad {bad}: another answer");
             }
-            let header: Value = serde_json::from_slice(&single[..single.iter().position(|&b| b == b'\n').unwrap()]).unwrap();
+            let header: Value =
+                serde_json::from_slice(&single[..single.iter().position(|&b| b == b'\n').unwrap()]).unwrap();
             assert_eq!(header["documents"], json!(1000));
             let distinct = &header["queries"][0]["groups"][0][1][1];
             if bad {
@@ -890,5 +923,20 @@ mod tests {
                 assert!(distinct["distinct_count"].as_u64().unwrap() > 1);
             }
         }
+    }
+
+    #[test]
+    fn skipped_lines_are_left_out_wherever_the_chunks_cut() {
+        let data = lines(false);
+        // lines 1 and 500 of the first file, 250 of the second
+        let skip: Skip =
+            [(0, [1u64, 500].into_iter().collect()), (1, [250u64].into_iter().collect())].into_iter().collect();
+        let expected = output_skipping(&data, 1, 1 << 20, &skip);
+        for (threads, chunk) in [(2, 64), (3, 1000), (2, 7)] {
+            assert!(output_skipping(&data, threads, chunk, &skip) == expected, "threads {threads}, chunk {chunk}");
+        }
+        let header: Value =
+            serde_json::from_slice(&expected[..expected.iter().position(|&b| b == b'\n').unwrap()]).unwrap();
+        assert_eq!(header["documents"], json!(997));
     }
 }

@@ -106,14 +106,35 @@ def _accumulator(fn: str, state: dict[str, Any]) -> _Accumulator:
 
 
 def evaluate_files(
-    query_set: QuerySet, files: list[Path], threads: int, plan_file: Path
+    query_set: QuerySet,
+    files: list[Path],
+    threads: int,
+    plan_file: Path,
+    skip: dict[str, set[int]] | None = None,
 ) -> tuple[int, list[Evaluation], list[bytes]]:
     """The evaluations of every file, in order, from one native scan on ``threads`` threads
-    (it merges its threads' states), and the lines it handed back."""
+    (it merges its threads' states), and the lines it handed back; ``skip``: line numbers
+    (1-based) per file name left out (the documents an engine refused)."""
     program = binary()
     if program is None:
         raise NativeUnavailable("no docbench-scan")
     command = [str(program), "--portable", str(plan_file), "--threads", str(max(1, threads))]
+    if skip:
+        lines = {str(i): sorted(skip.get(path.name, ())) for i, path in enumerate(files)}
+        handle, name = tempfile.mkstemp(prefix="docbench-skip-", suffix=".json")
+        with os.fdopen(handle, "w") as out:
+            json.dump(lines, out)
+        command += ["--skip", name]
+    try:
+        return _run(command, query_set, files)
+    finally:
+        if skip:
+            Path(name).unlink(missing_ok=True)
+
+
+def _run(
+    command: list[str], query_set: QuerySet, files: list[Path]
+) -> tuple[int, list[Evaluation], list[bytes]]:
     for path in files:
         compression = COMPRESSIONS.get(compression_of(path))
         if compression is None:

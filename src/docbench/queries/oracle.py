@@ -97,9 +97,10 @@ def iter_documents(files: list[Path], skip: dict[str, set[int]] | None = None) -
 def evaluate_set(
     query_set: QuerySet, files: list[Path], skip: dict[str, set[int]] | None = None, jobs: int = 1
 ) -> dict[str, Any]:
-    """Every query's whole answer (ordered, before its limit), in one pass over the data; on
+    """Every query's whole answer (ordered, before its limit), in one pass over the data,
+    leaving out the (file, line) pairs in ``skip``: natively on ``jobs`` threads, else on
     ``jobs`` processes (the pieces' partial answers merged in order) unless lines are skipped."""
-    native = None if skip else _evaluate_native(query_set, files, jobs)
+    native = _evaluate_native(query_set, files, jobs, skip)
     if native is not None:
         documents, evaluations = native
     elif skip or jobs <= 1:
@@ -114,7 +115,7 @@ def evaluate_set(
 
 
 def _evaluate_native(
-    query_set: QuerySet, files: list[Path], jobs: int
+    query_set: QuerySet, files: list[Path], jobs: int, skip: dict[str, set[int]] | None = None
 ) -> tuple[int, list[Evaluation]] | None:
     """One native scan of every file on ``jobs`` threads, the lines it hands back evaluated
     here; None when it cannot take the set or a file (then Python evaluates everything)."""
@@ -127,7 +128,7 @@ def _evaluate_native(
     except native.NativeUnavailable:
         return None
     try:
-        documents, evaluations, handed_back = native.evaluate_files(query_set, files, jobs, plan)
+        documents, evaluations, handed_back = native.evaluate_files(query_set, files, jobs, plan, skip)
     except native.NativeUnavailable:
         return None
     finally:

@@ -4,7 +4,8 @@
 //!
 //! usage: docbench-scan PATH --compression none|gzip|zstd --post COLLECTION
 //!        [--start B --end B] [--sha256]
-//!        docbench-scan --portable PLAN [--threads N] --file none|gzip|zstd PATH [--file ...]
+//!        docbench-scan --portable PLAN [--threads N] [--skip LINES] --file none|gzip|zstd PATH [--file ...]
+//! (--skip: a JSON file {"FILE INDEX": [line numbers, 1-based]} of lines left out)
 //! (--portable: the answers of a portable query set over the files, in order, on N threads;
 //! `docbench_gen::portable`)
 
@@ -12,7 +13,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 
 use docbench_gen::digest::Sha256Reader;
-use docbench_gen::portable::{scan_files, Plan, Portable};
+use docbench_gen::portable::{read_skip, scan_files, Plan, Portable, Skip};
 use docbench_gen::procstats::peak_rss;
 use docbench_gen::scan::{scan, write_output, Scan};
 
@@ -26,6 +27,7 @@ struct Args {
     portable: Option<String>,
     threads: usize,
     files: Vec<(String, String)>,
+    skip: Option<String>,
 }
 
 fn usage() -> ! {
@@ -48,6 +50,7 @@ fn parse_args() -> Args {
         portable: None,
         threads: 1,
         files: Vec::new(),
+        skip: None,
     };
     let mut i = 0;
     while i < argv.len() {
@@ -60,6 +63,7 @@ fn parse_args() -> Args {
             "--start" => a.start = value().parse().unwrap_or_else(|_| usage()),
             "--end" => a.end = Some(value().parse().unwrap_or_else(|_| usage())),
             "--threads" => a.threads = value().parse().unwrap_or_else(|_| usage()),
+            "--skip" => a.skip = Some(value()),
             "--file" => {
                 let path = argv.get(i + 2).cloned().unwrap_or_else(|| usage());
                 a.files.push((value(), path));
@@ -133,7 +137,15 @@ fn main_portable(args: &Args, plan_path: &str) {
             Ok(state)
         })
     } else {
-        scan_files(&plan, &args.files, args.threads, 4 << 20, |compression, path| decoder(compression, Box::new(File::open(path)?)))
+        let skip = match &args.skip {
+            Some(path) => std::fs::read_to_string(path)
+                .and_then(|text| read_skip(&text).map_err(io::Error::other))
+                .unwrap_or_else(|e| fail(path, e)),
+            None => Skip::new(),
+        };
+        scan_files(&plan, &args.files, args.threads, 4 << 20, &skip, |compression, path| {
+            decoder(compression, Box::new(File::open(path)?))
+        })
     };
     let mut state = result.unwrap_or_else(|error| fail(&args.path, error));
     let stdout = io::stdout();
