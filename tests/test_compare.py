@@ -434,6 +434,33 @@ def test_json_schema_is_the_output_and_is_live(tmp_path: Path) -> None:
         jsonschema.validate(broken, schema)
 
 
+def test_a_generated_1m_of_another_seed_is_jsonbench_1m_with_a_warning(tmp_path: Path) -> None:
+    """A Bluesky dataset of 1,000,000 documents is JSONBench's 1m whatever its seed or its
+    directory: the pair is made on the document count and the dataset's kind, and the seed is
+    a warning (issue 46: `docbench generate --docs 1m --seed 11`, label gen-1m-s11)."""
+    run = real(CLICKHOUSE_1M) | {"variant": "jsonbench", "dataset_label": "gen-1m-s11"}
+    run["dataset"] = dict(run["dataset"], label="gen-1m-s11", kind="bluesky")
+    run["dataset"]["manifest"] = dict(run["dataset"].get("manifest") or {}, seed=11)
+    outcome = invoke("--against", "jsonbench", str(write(tmp_path / "runs", run)), "--json")
+    assert outcome.exit_code == 0, outcome.output
+    document = json.loads(outcome.stdout)
+    (pair,) = [p for p in document["pairs"] if p["name"] == "analytics clickhouse/jsonbench 1m"]
+    dataset = next(w["message"] for w in pair["warnings"] if w["kind"] == "dataset")
+    assert "contender generated, seed 11" in dataset and "not the same documents" in dataset
+    # Other documents (not Bluesky events) keep their label: nothing of JSONBench's matches,
+    # and the command says why for each result, and fails.
+    other = run | {"dataset_label": "licensedb"}
+    other["dataset"] = dict(run["dataset"], kind="documents", label="licensedb")
+    unmatched = invoke("--against", "jsonbench", str(write(tmp_path / "other", other)))
+    text = " ".join(unmatched.output.split())
+    assert unmatched.exit_code == 1, unmatched.output
+    assert "Nothing compared" in text and "Why nothing matched, per contender result:" in text
+    assert (
+        "analytics clickhouse/jsonbench licensedb: closest baseline: analytics clickhouse/jsonbench" in text
+    )
+    assert "differs in scale licensedb against" in text
+
+
 def test_exit_codes(tmp_path: Path) -> None:
     slower = with_query(real(DUCKDB_1M), 0, [3.0, 2.0, 2.1])
     baseline, contender = sides(tmp_path, [real(DUCKDB_1M)], [slower])
@@ -445,6 +472,7 @@ def test_exit_codes(tmp_path: Path) -> None:
     nothing = write(tmp_path / "nothing", real(SQLITE_1M))
     empty = invoke(str(baseline), str(nothing), "--fail-on-regression")
     assert empty.exit_code == 1 and "Nothing compared" in empty.output
+    assert invoke(str(baseline), str(nothing)).exit_code == 1  # nothing compared fails without it too
     for args, message in (
         ((str(baseline),), "give two paths, BASELINE and CONTENDER, or --against jsonbench (1 given)"),
         (("--against", "jsonbench", str(baseline), str(contender)), "--against jsonbench takes one path"),

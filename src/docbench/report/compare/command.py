@@ -14,8 +14,9 @@ from docbench.report.compare.sets import ResultSet, load_set, published_jsonbenc
 from docbench.report.compare.terminal import print_comparison, summary_line, threshold_text
 
 AGAINST = ("jsonbench",)
-# --fail-on-regression exits with this when a flagged ratio is worse beyond the threshold, or
-# when nothing was compared (a CI check comparing nothing must not pass).
+# --fail-on-regression exits with this when a flagged ratio is worse beyond the threshold; any
+# comparison exits with it when nothing was compared (a CI check comparing nothing must not
+# pass, and a user must not read silence as agreement).
 EXIT_REGRESSION = 1
 
 
@@ -62,6 +63,9 @@ def run(comparison: Comparison, as_json: bool, html: Path | None, fail_on_regres
 
         write_comparison(to_json(comparison), html)
         report_console(stderr=True).print(f"comparison page: {html}")
+    if not comparison.pairs:
+        report_console(stderr=True).print(f"{summary_line(comparison).rstrip('.')}: exit {EXIT_REGRESSION}")
+        return EXIT_REGRESSION
     if fail_on_regression and failed(comparison):
         regressions = len(comparison.regressions)
         reason = (

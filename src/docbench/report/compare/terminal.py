@@ -134,6 +134,10 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
         + _not_compared_lines(comparison)
     ):
         console.print(escape(line))
+    if not comparison.pairs and comparison.unmatched_why:
+        console.print("Why nothing matched, per contender result:")
+        for line in comparison.unmatched_why:
+            console.print(f"  {escape(line)}")
     console.print(summary_line(comparison))
 
 

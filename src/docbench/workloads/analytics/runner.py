@@ -488,6 +488,9 @@ def base_document(system: AnalyticsAdapter, dataset: Dataset, request: RunReques
         # docbench's additions
         "dataset_fingerprint": dataset.fingerprint,
         "dataset": {
+            # what the data are: Bluesky events (generated or real: Q1-Q5 find them) or other
+            # documents; `docbench compare` matches Bluesky runs on this and the count
+            "kind": "bluesky" if dataset.bluesky_shaped else "documents",
             "label": dataset.label,
             "path": str(dataset.path),
             "files": [p.name for p in dataset.files],
