@@ -179,6 +179,29 @@ def test_overlapping_tries_are_noise_separated_ones_are_flagged(tmp_path: Path) 
     assert cold.noise == "unknown" and cold.ratio == 1 and not cold.flagged
 
 
+def test_one_try_a_side_is_no_noise_estimate_and_a_real_slowdown_is_caught(tmp_path: Path) -> None:
+    """Noise is not called a regression: a time with one try a side (two runs of --tries 2:
+    one hot try each) is shown with "no noise estimate", never flagged; an injected 20%
+    slowdown measured with tries (every try 20% slower) is flagged worse."""
+    base = with_query(real(DUCKDB_1M), 0, [3.0, 1.00, 1.02])
+    baseline = write(tmp_path / "b", base)
+    one_try = write(tmp_path / "one", with_query(real(DUCKDB_1M), 0, [3.6, 1.25]))
+    single = metric(
+        compared(write(tmp_path / "b1", with_query(real(DUCKDB_1M), 0, [3.0, 1.0])), one_try).pairs[0],
+        "q1.hot",
+    )
+    assert (
+        single.noise == "unknown" and single.beyond_threshold and not single.flagged and not single.regression
+    )
+    cold = metric(compared(baseline, one_try).pairs[0], "q1.cold")
+    assert cold.ratio == pytest.approx(1.2) and not cold.flagged
+    text = " ".join(invoke(str(tmp_path / "b1"), str(one_try)).output.split())
+    assert "no noise estimate" in text and "▲ worse" not in text
+    slowed = write(tmp_path / "slow", with_query(real(DUCKDB_1M), 0, [3.6, 1.20, 1.224]))
+    hot = metric(compared(baseline, slowed).pairs[0], "q1.hot")
+    assert hot.ratio == pytest.approx(1.2) and hot.noise == "separated" and hot.regression
+
+
 def test_the_threshold_decides_beyond_the_noise(tmp_path: Path) -> None:
     base = with_query(real(DUCKDB_1M), 0, [3.0, 1.00, 1.20])
     contender = write(tmp_path / "c", with_query(real(DUCKDB_1M), 0, [3.0, 1.25, 1.26]))
@@ -467,7 +490,8 @@ def test_exit_codes(tmp_path: Path) -> None:
     assert invoke(str(baseline), str(contender)).exit_code == 0  # regressions are shown, not fatal
     failing = invoke(str(baseline), str(contender), "--fail-on-regression")
     assert failing.exit_code == 1
-    assert "--fail-on-regression: 2 regression(s) beyond 10%: exit 1" in failing.output  # Q1 cold and hot
+    # Q1 hot (two tries a side, separated); Q1 cold is one try a side: no noise estimate, no flag
+    assert "--fail-on-regression: 1 regression(s) beyond 10%: exit 1" in failing.output
     assert invoke(str(baseline), str(baseline), "--fail-on-regression").exit_code == 0
     nothing = write(tmp_path / "nothing", real(SQLITE_1M))
     empty = invoke(str(baseline), str(nothing), "--fail-on-regression")

@@ -6,8 +6,11 @@
   their tries do not overlap; "overlap" when they do (the difference is within the noise of the
   tries); "unknown" when a side has fewer than two tries (sizes, counts, cold times).
 - ``beyond_threshold``: the ratio is above 1 + threshold or below 1 / (1 + threshold).
-- ``flagged``: beyond the threshold and not within the noise (noise is not "overlap"); also a
-  figure the baseline has and the contender failed to get (``Measure.required``: a query that
+- ``flagged``: beyond the threshold and not within the noise (noise is not "overlap"); a
+  machine-bound figure (a time, a rate) with fewer than two tries on a side has no noise
+  estimate and is never flagged (one try of a millisecond query differs by 10-20% between two
+  runs of the same code: that is noise, not a regression); also a figure the baseline has and
+  the contender failed to get (``Measure.required``: a query that
   did not finish, a throughput run in error). A figure one side did not measure at all (no
   load time in JSONBench's results) is shown, never flagged.
 - ``regression``: a flagged figure in the worse direction (bigger, slower, fewer documents).
@@ -100,7 +103,9 @@ def compare_measure(
     lost = base_value is not None and contender is not None and cont_value is None and contender.required
     if lost:
         direction = "worse"
-    flagged = lost or (over and noise != "overlap")
+    # a time from one try a side: no noise estimate, shown but never flagged
+    no_estimate = model.machine_bound and noise == "unknown"
+    flagged = lost or (over and noise != "overlap" and not no_estimate)
     return MetricComparison(
         metric=model.metric,
         label=model.label,

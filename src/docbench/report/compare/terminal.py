@@ -55,6 +55,8 @@ def _flag(metric: MetricComparison) -> str:
         return "[green]▼ better[/green]"
     if metric.beyond_threshold and metric.noise == "overlap":
         return "[dim]within noise[/dim]"
+    if metric.beyond_threshold and metric.machine_bound and metric.noise == "unknown":
+        return "[dim]no noise estimate[/dim]"
     return ""
 
 
@@ -120,7 +122,8 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
     t = comparison.threshold
     console.print(
         f"Ratios are contender / baseline; flagged beyond {threshold_text(t)} (above ×{1 + t:.2f} or "
-        f"below ×{1 / (1 + t):.2f}) unless the two ranges of tries overlap (noise)."
+        f"below ×{1 / (1 + t):.2f}) unless the two ranges of tries overlap (noise); a time with one "
+        "try a side has no noise estimate and is not flagged (run --tries 3 or more)."
     )
     for pair in comparison.pairs:
         console.print()

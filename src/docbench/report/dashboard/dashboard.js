@@ -331,7 +331,7 @@
         `${s.flagged} ratio${s.flagged === 1 ? '' : 's'} flagged (${s.regressions} worse); ` +
         `generated ${COMPARISON.generated_at} by docbench ${COMPARISON.docbench_version}.`;
       document.getElementById('footer').textContent = 'A self-contained page: every figure, script and style is inside this file; nothing is fetched. ' +
-        'Ratio = contender / baseline. Flagged: beyond the threshold and not within the noise (the two ranges of tries overlap), or a figure the contender failed to get.';
+        'Ratio = contender / baseline. Flagged: beyond the threshold and not within the noise (the two ranges of tries overlap), or a figure the contender failed to get; a time with one try a side has no noise estimate and is not flagged.';
       return;
     }
     meta.textContent = `${RUNS.length} analytics result${RUNS.length === 1 ? '' : 's'} on ` +
@@ -970,6 +970,7 @@
     if (m.regression) return {cls: 'worse', text: m.contender === null ? '✗ failed' : '▲ worse'};
     if (m.flagged) return {cls: 'better', text: '▼ better'};
     if (m.beyond_threshold && m.noise === 'overlap') return {cls: 'noise', text: 'within noise'};
+    if (m.beyond_threshold && m.machine_bound && m.noise === 'unknown') return {cls: 'noise', text: 'no noise estimate'};
     return {cls: '', text: ''};
   }
 
