@@ -2,7 +2,7 @@
 # Build docbench's native programs (native/docbench-gen, Rust): the dataset generator, the
 # oracle's scanner and the throughput driver's compiled client loop, installed as
 # <dest>/docbench-gen, <dest>/docbench-scan and <dest>/docbench-client. <dest> is the first argument, else $DOCBENCH_OPT/bin, else
-# $DOCBENCH_HOME/opt/bin (DOCBENCH_HOME defaults to ./.docbench), like docbench.paths.opt_dir().
+# $DOCBENCH_HOME/opt/bin (DOCBENCH_HOME defaults to ./.docbench), like docbench.core.paths.opt_dir().
 # Idempotent: cargo rebuilds only what changed and the copy happens only if the binary differs.
 set -euo pipefail
 

@@ -41,10 +41,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from docbench.answers import check_answer
 from docbench.contracts.analytics import AnalyticsAdapter, QueryOutcome
 from docbench.contracts.common import BatchRejected, StorageSize
 from docbench.contracts.engine import Engine, setup_script
+from docbench.core.answers import check_answer
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
 from docbench.systems import adapter_class, engine_class, open_engine

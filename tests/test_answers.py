@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from docbench.answers import (
+from docbench.core.answers import (
     QUERY_COLUMNS,
     QUERY_TITLES,
     AnswerCheck,

@@ -32,7 +32,7 @@ def twins(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(autouse=True)
 def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from docbench import paths
+    from docbench.core import paths
 
     home = tmp_path / "home"
     home.mkdir()

@@ -96,7 +96,7 @@ def damage_every_partial(data: Path) -> None:
 
 
 def docbench(*argv: str, home: Path) -> subprocess.CompletedProcess[str]:
-    from docbench import paths
+    from docbench.core import paths
 
     env = {
         **os.environ,

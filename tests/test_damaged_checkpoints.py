@@ -88,7 +88,7 @@ def _first_file_only(data: Path, tmp_path: Path) -> Path:
 
 
 def _env(home: Path) -> dict[str, str]:
-    from docbench import paths
+    from docbench.core import paths
 
     # COLUMNS: one message, one line
     return {**os.environ, "DOCBENCH_HOME": str(home), "DOCBENCH_OPT": str(paths.opt_dir()), "COLUMNS": "2000"}
@@ -346,7 +346,7 @@ def test_cleanup_removes_a_marked_directory_only_and_never_what_it_protects(tmp_
     """The guard every cleanup goes through: a directory without docbench's mark, or one that
     holds a protected directory (the run's --data or --results), stays as it is."""
     from docbench.core.ownership import ForeignDirectory, claim_directory, protect_directory
-    from docbench.systems.server import clear_work_directory
+    from docbench.servers.managed import clear_work_directory
 
     foreign = tmp_path / "foreign"
     foreign.mkdir()

@@ -23,11 +23,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from docbench import paths, results
+from docbench import results
 from docbench.cli import main
+from docbench.core import paths
 from docbench.results.files import MIN_FREE_BYTES
+from docbench.servers.managed import PID_FILE_NAME
 from docbench.systems import engine_class
-from docbench.systems.server import PID_FILE_NAME
 from docbench.workloads.analytics import runner as analytics_runner
 
 

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from docbench import paths, results
-from docbench.answers import check_answer
+from docbench import results
+from docbench.core import paths
+from docbench.core.answers import check_answer
 from docbench.dataset.oracle import compute_answers, parse_document
 from docbench.dataset.reader import dataset_files
 from docbench.systems import adapter_class, adapter_variants, engine_class, open_adapter

@@ -24,8 +24,8 @@ import pytest
 from conftest import managed_server_systems
 
 from docbench.core.ownership import claim_directory
-from docbench.systems import server
-from docbench.systems.server import PID_FILE_NAME, boot_id, process_cmdline, process_start_time
+from docbench.servers import managed as server
+from docbench.servers.managed import PID_FILE_NAME, boot_id, process_cmdline, process_start_time
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = 100_000
@@ -261,7 +261,7 @@ def test_the_holder_is_named_without_the_password_of_a_url(
     """While a run holds the home (here: this process, run as `docbench run ... --mariadb-url
     <url with a password>`), any other workload's run stops before it does anything, naming the
     holder's PID and command -- with the URL hidden, in the message and in the lock file."""
-    from docbench import runlock
+    from docbench.core import runlock
 
     secret = "s3cret-pw"
     monkeypatch.setattr(
@@ -470,7 +470,7 @@ def test_every_managed_server_dies_with_the_process_that_started_it(name: str, b
 
 _FORKED_WORKER = textwrap.dedent("""
     import multiprocessing, os, sys, time
-    from docbench.runlock import exit_on_signals
+    from docbench.core.runlock import exit_on_signals
 
     def sleep(_):
         time.sleep(60)

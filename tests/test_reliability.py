@@ -21,7 +21,7 @@ from docbench.workloads.analytics.runner import RunRequest, run_analytics
 @pytest.fixture(autouse=True)
 def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Each test's work directory (and kept results) of its own."""
-    from docbench import paths
+    from docbench.core import paths
 
     monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))
     monkeypatch.setenv("DOCBENCH_HOME", str(tmp_path / "home"))

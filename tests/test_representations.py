@@ -16,7 +16,7 @@ from analytics_suite import non_empty_lines, real_files_of, work_dir
 from conftest import broad_systems
 from hard_lines import LINES
 
-from docbench.answers import check_answer
+from docbench.core.answers import check_answer
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files

@@ -29,7 +29,7 @@ def four_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _env(home: Path, results: Path) -> dict[str, str]:
-    from docbench import paths
+    from docbench.core import paths
 
     return {
         **os.environ,

@@ -13,7 +13,8 @@ import pytest
 from analytics_suite import processes_under
 from conftest import broad_systems, managed_server_systems
 
-from docbench import paths, results
+from docbench import results
+from docbench.core import paths
 from docbench.dataset.reader import dataset_files
 from docbench.systems import REGISTERED, adapter_variants, engine_class
 from docbench.workloads.analytics import runner

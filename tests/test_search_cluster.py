@@ -275,10 +275,10 @@ def test_several_urls_fail_over_to_a_live_node(
     does not answer: the run works on the live ones, records the cluster as not docbench's,
     and counts the nodes it found (two, not the three URLs)."""
     _installed("elasticsearch")
-    from docbench import paths
     from docbench.contracts.cluster import NODES_ENV
+    from docbench.core import paths
+    from docbench.servers.managed import free_port
     from docbench.systems import open_engine
-    from docbench.systems.server import free_port
 
     with monkeypatch.context() as env:
         env.setenv(NODES_ENV, "2")

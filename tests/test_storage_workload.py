@@ -249,7 +249,7 @@ def test_search_engine_cells(engine: str, search_tmp: Path) -> None:
     own: the split of the bytes into data and index comes from their data directory."""
     if not _available(engine):
         pytest.skip(f"{engine} is not installed")
-    from docbench.systems import server
+    from docbench.servers import managed as server
 
     running_before = set(server.running_pids())  # the session's shared servers
     base = search_tmp / engine

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from analytics_suite import AnalyticsAdapterSuite, non_empty_lines, real_files_of
 
-from docbench.answers import check_answer
 from docbench.contracts.common import BatchRejected
+from docbench.core.answers import check_answer
 from docbench.dataset.reader import iter_lines
 from docbench.systems import open_adapter
 from docbench.systems.clickhouse.analytics import ClickHouseAnalytics

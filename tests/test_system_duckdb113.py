@@ -26,8 +26,9 @@ from analytics_suite import (
 )
 from hard_lines import NOT_JSON, ODD_BUT_VALID, pick
 
-from docbench import paths, results
+from docbench import results
 from docbench.contracts.common import BatchRejected
+from docbench.core import paths
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.reader import dataset_files
 from docbench.systems import open_adapter

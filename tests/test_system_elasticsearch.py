@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from docbench.answers import check_answer
 from docbench.contracts.common import BatchRejected
+from docbench.core.answers import check_answer
 from docbench.dataset.oracle import compute_answers
 from docbench.dataset.reader import dataset_files, iter_lines
 from docbench.systems.searchengine.filebeat import js_number_string

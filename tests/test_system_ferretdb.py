@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from analytics_suite import AnalyticsAdapterSuite, BadLinesCases
 
-from docbench.systems import server
+from docbench.servers import managed as server
 from docbench.systems.ferretdb.analytics import FerretDBAnalytics
 from docbench.systems.ferretdb.engine import FerretDBEngine
 from docbench.systems.mongodb.analytics import INDEX_NAME

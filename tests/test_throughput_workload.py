@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 from conftest import broad_systems
 
-from docbench import paths, results
+from docbench import results
 from docbench.contracts import ycsb
 from docbench.contracts.engine import main_pid
 from docbench.contracts.mixes import MIXES, mix_named
+from docbench.core import paths
 from docbench.report import html
 from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_adapter
 from docbench.workloads.throughput import memcap

@@ -33,7 +33,7 @@ import pytest
 from docbench.core.ownership import MARKER, ForeignDatabase
 from docbench.core.redact import redact_text, redact_url, url_secrets
 from docbench.results.schema import validate
-from docbench.systems import server
+from docbench.servers import managed as server
 from docbench.systems.mariadb import engine as mengine
 from docbench.systems.mariadb import server as mserver
 from docbench.systems.postgresql import server as pgserver
@@ -669,7 +669,7 @@ def my() -> Iterator[ForeignMariaDB]:
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """This test's DOCBENCH_HOME (work directories, cache) beside its results."""
-    from docbench import paths
+    from docbench.core import paths
 
     monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))
     monkeypatch.setenv("DOCBENCH_HOME", str(tmp_path / "home"))

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from docbench import paths
+from docbench.core import paths
 from docbench.core.units import parse_count
 from docbench.workloads import DEFAULT, all_workloads
 from docbench.workloads.options import verify_option
@@ -192,7 +192,7 @@ def _holding_the_run_lock(callback: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(callback)
     def locked(*args: Any, **kwargs: Any) -> Any:
-        from docbench import runlock
+        from docbench.core import runlock
 
         with runlock.hold(paths.work_dir()):
             return callback(*args, **kwargs)

@@ -8,8 +8,8 @@ import time
 
 from rich.console import Console
 
-from docbench import paths
 from docbench.contracts.engine import setup_script
+from docbench.core import paths
 from docbench.systems import REGISTERED, check_names, engine_class
 
 console = Console(stderr=True)

@@ -3,7 +3,7 @@
 JSONBench lists these next to every system (`_files_gzip`, `_files_zstd`, ...). They are
 computed per file (each file compressed on its own, as JSONBench publishes its files; gzip
 level 6, zstd level 3 -- each tool's default -- and lz4 frame default), in parallel, and cached
-per file in ``baselines.json`` (see :func:`docbench.paths.cache_dir_for`), keyed by the files'
+per file in ``baselines.json`` (see :func:`docbench.core.paths.cache_dir_for`), keyed by the files'
 sha256. Beyond SAMPLE_FILES files, the compressed sizes are extrapolated from an evenly spread
 sample (the raw bytes stay exact); the cache says so in ``basis``.
 """
@@ -19,9 +19,9 @@ from typing import IO, Any, cast
 import lz4.frame
 import zstandard
 
+from docbench.core.paths import cache_dir_for
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.reader import dataset_files, file_sha256, iter_decompressed, iter_lines
-from docbench.paths import cache_dir_for
 
 CACHE_NAME = "baselines.json"
 FORMAT = 2

@@ -39,7 +39,7 @@ from pathlib import Path
 import click
 import orjson
 
-from docbench import paths
+from docbench.core import paths
 from docbench.dataset.manifest import (
     FileEntry,
     Manifest,

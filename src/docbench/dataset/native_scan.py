@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from docbench import paths
+from docbench.core import paths
 
 BINARY_NAME = "docbench-scan"
 DISABLE_ENV = "DOCBENCH_ORACLE_NATIVE"  # "0": always the Python scan

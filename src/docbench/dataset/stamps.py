@@ -4,7 +4,7 @@ unchanged since (:mod:`.verify` reads the rest).
 After a file was read to its end and found whole, its stamp records what ``stat`` says of it
 then -- size, mtime_ns, ctime_ns, inode, device -- with its SHA-256, its format, when it was
 checked and the verifier's version, in ``.verified.json`` (hidden: never a data file) in the
-dataset's cache directory (:func:`docbench.paths.cache_dir_for`; docbench's own cache when
+dataset's cache directory (:func:`docbench.core.paths.cache_dir_for`; docbench's own cache when
 that is a generated dataset's directory docbench may not write). A file whose five figures
 all equal its stamp's is known unchanged since its check and is not read: a write, a
 truncation, an append, a file renamed over it, ``touch -r`` and ``os.utime`` all set the
@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from docbench.paths import cache_dir_for, own_cache_dir_for
+from docbench.core.paths import cache_dir_for, own_cache_dir_for
 
 STAMPS_NAME = ".verified.json"
 FORMAT = 1

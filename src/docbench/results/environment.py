@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from docbench import __version__, paths, procstats
+from docbench import __version__
+from docbench.core import paths, procstats
 
 
 @cache

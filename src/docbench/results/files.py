@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 
-from docbench import procstats
 from docbench.contracts.cluster import requested_shape
+from docbench.core import procstats
 from docbench.results.compat import upgrade
 from docbench.results.environment import machine_slug, stamp
 

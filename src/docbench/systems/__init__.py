@@ -7,7 +7,7 @@ Workloads find those modules here, by the name their contract gives; nothing els
 names a system. Where they apply, the same names hold the same parts in every folder:
 ``loader.py`` (the analytics :class:`~docbench.contracts.analytics.Loader`), ``session.py``
 (the query worker's :class:`~docbench.contracts.analytics.QuerySession`), ``server.py`` (a
-managed server, a :class:`~docbench.systems.server.ManagedServer`), ``setup.sh`` (``docbench
+managed server, a :class:`~docbench.servers.managed.ManagedServer`), ``setup.sh`` (``docbench
 setup NAME``; ``apt.sh`` here is what those that install Debian packages share).
 """
 

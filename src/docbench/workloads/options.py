@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from docbench import paths
 from docbench.contracts.cluster import (
     KILL_NODE_ENV,
     NODES_ENV,
@@ -20,6 +19,7 @@ from docbench.contracts.cluster import (
     requested_kill,
     requested_shape,
 )
+from docbench.core import paths
 from docbench.core.ownership import protect_directory
 from docbench.core.units import parse_count
 from docbench.systems import REGISTERED, UnknownSystem, all_engines, check_names

@@ -21,7 +21,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from docbench.contracts.analytics import QuerySession
-from docbench.procstats import QueryMeter
+from docbench.core.procstats import QueryMeter
 from docbench.workloads import fresh_process
 
 # A compiled portable query (docbench.contracts.portable; ``compiled=True``): the session runs

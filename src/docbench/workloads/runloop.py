@@ -17,11 +17,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from docbench import paths, results
+from docbench import results
 from docbench.contracts.engine import Engine
+from docbench.core import paths
 from docbench.core.ownership import claim_directory
 from docbench.core.redact import redact_text
-from docbench.systems.server import clear_work_directory
+from docbench.servers.managed import clear_work_directory
 
 UNSAVED = "unsaved-results"
 

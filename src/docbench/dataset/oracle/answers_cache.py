@@ -1,7 +1,7 @@
 """The answers of a dataset directory, cached in ``answers.json`` (and in this process).
 
 ``answers.json`` goes next to the data only when docbench generated the dataset (see
-:func:`docbench.paths.cache_dir_for`), else under docbench's home, so that a user's data
+:func:`docbench.core.paths.cache_dir_for`), else under docbench's home, so that a user's data
 directory is never written. It is used only when intact (its checksum matches its content,
 see :mod:`.document`) and computed by this version of the oracle; then it is valid while the
 data files' names and sha256 match its ``files``, and a file whose size and mtime are those
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from docbench.core.paths import cache_dir_for
 from docbench.dataset.oracle.compute import compute_answers
 from docbench.dataset.oracle.compute_log import ComputeLog
 from docbench.dataset.oracle.document import FORMAT, answers_checksum, dumps_answers
@@ -30,7 +31,6 @@ from docbench.dataset.oracle.partial_cache import (
     oracle_version,
 )
 from docbench.dataset.reader import dataset_files, file_sha256, known_sha256, remember_sha256, sha_cache_key
-from docbench.paths import cache_dir_for
 
 ANSWERS_NAME = "answers.json"
 

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from docbench.core.procstats import peak_rss
 from docbench.dataset.oracle.answers_cache import answers_cache_path, load_or_compute
 from docbench.dataset.oracle.compute_log import ComputeLog
 from docbench.dataset.reader import dataset_files, read_error_message
-from docbench.procstats import peak_rss
 
 # (rich is imported where it is used: the oracle's workers import this package)
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def _print_table(
     from rich.table import Table
     from rich.text import Text
 
-    from docbench.answers import QUERY_TITLES
+    from docbench.core.answers import QUERY_TITLES
 
     console.print(f"[bold]Q{q}[/bold]  {QUERY_TITLES[q]}")
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)

@@ -1,6 +1,6 @@
 """From merged aggregates to the canonical answer document, and its text (``answers.json``).
 
-What every database's answers are compared against by :func:`docbench.answers.check_answer`::
+What every database's answers are compared against by :func:`docbench.core.answers.check_answer`::
 
     {"format": 1,
      "files": [{"name": str, "sha256": hex, "size": bytes, "mtime_ns": int}, ...],  # by name

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from docbench.core.procstats import peak_rss
 from docbench.dataset import native_scan
 from docbench.dataset.oracle.compute_log import ComputeLog
 from docbench.dataset.oracle.tasks import Result, Task, run_native_task, run_task
-from docbench.procstats import peak_rss
 
 # (subprocess, multiprocessing and concurrent.futures are imported where they are used:
 # every worker and every docbench command imports this package, most never run tasks)

@@ -1,6 +1,6 @@
 """The per-file partials of a dataset, cached: ``.oracle-partials/<data file name>.npz``.
 
-Beside ``answers.json`` (see :func:`docbench.paths.cache_dir_for`: next to the data only
+Beside ``answers.json`` (see :func:`docbench.core.paths.cache_dir_for`: next to the data only
 when docbench generated the dataset, else under docbench's home). One partial aggregate per
 data file (counts, hour counts, the packed did sets; numpy arrays, no pickles), valid while
 that file has the recorded name and sha256 and the oracle is the same version (a digest of
@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 from numpy.lib.npyio import NpzFile
 
+from docbench.core.paths import cache_dir_for
 from docbench.dataset.oracle.compute_log import ComputeLog
 from docbench.dataset.oracle.partials import Partial
 from docbench.dataset.oracle.semantics import HOURS
 from docbench.dataset.reader import file_sha256, remember_sha256
-from docbench.paths import cache_dir_for
 
 PARTIALS_DIR = ".oracle-partials"  # in the directory answers.json goes to (cache_dir_for)
 PARTIAL_FORMAT = 2  # 2: with a checksum ("checksum" in the metadata)

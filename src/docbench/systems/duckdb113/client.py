@@ -1,7 +1,7 @@
 """docbench's side of the DuckDB 1.1.3 worker (``worker.py``, run by the venv's Python).
 
 :class:`DuckDBWorker` starts the worker as a child that docbench stops by PID: a
-:class:`~docbench.systems.server.ManagedProcess` with pipes (its pid file in the work
+:class:`~docbench.servers.managed.ManagedProcess` with pipes (its pid file in the work
 directory, the death signal, stopped at exit, on Ctrl-C, SIGHUP and SIGTERM; its stderr in
 ``duckdb-worker.log``), then speaks its JSON lines: :meth:`DuckDBWorker.execute` returns a
 :class:`Result` (``fetchone``/``fetchall``, as a DuckDB cursor) or raises :class:`WorkerError`
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docbench.systems.server import ManagedProcess
+from docbench.servers.managed import ManagedProcess
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 LOG_NAME = "duckdb-worker.log"

@@ -15,8 +15,8 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from docbench import paths
 from docbench.contracts.common import Availability
+from docbench.core import paths
 from docbench.core.ownership import claim_directory
 from docbench.systems.duckdb.engine import DuckDBEngine
 from docbench.systems.duckdb113.client import DuckDBWorker

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from docbench import paths
 from docbench.contracts.common import Availability, command_version, directory_size
+from docbench.core import paths
 from docbench.core.ownership import claim_directory
-from docbench.systems import server
+from docbench.servers import managed as server
 from docbench.systems.mongodb.engine import (
     PYMONGO_HINT,
     MongoDBEngine,

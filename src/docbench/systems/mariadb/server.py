@@ -1,6 +1,6 @@
 """docbench's own MariaDB server: mariadb-install-db into the work directory, mariadbd as the
 unprivileged user on 127.0.0.1 and a free port (kept across restarts in ``<workdir>/port``), a
-:class:`~docbench.systems.server.ManagedServer`. Never Debian's service or /var/lib/mysql."""
+:class:`~docbench.servers.managed.ManagedServer`. Never Debian's service or /var/lib/mysql."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from docbench.core.machine import machine_memory
 from docbench.core.ownership import claim_directory, remove_owned_directory
-from docbench.systems import server
+from docbench.servers import managed as server
 
 GiB = 1024**3
 MiB = 1024**2

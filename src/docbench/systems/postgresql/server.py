@@ -9,7 +9,7 @@ The cluster lives entirely inside the system's work directory::
     <workdir>/port             the port, kept across restarts
 
 It listens on 127.0.0.1 only, on a free port, and runs as ``postgres -D <pgdata>``: a
-:class:`~docbench.systems.server.ManagedServer`, so that docbench knows its PID and stops it
+:class:`~docbench.servers.managed.ManagedServer`, so that docbench knows its PID and stops it
 (fast shutdown) at exit. Nothing outside the work directory is read or written, and no other
 cluster on the machine (Debian's ``main`` included) is ever touched.
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from docbench.core.machine import machine_memory
 from docbench.core.ownership import claim_directory, remove_owned_directory
-from docbench.systems import server
+from docbench.servers import managed as server
 
 SUPERUSER = "docbench"
 # Linux limits a unix socket path (sun_path) to 107 bytes.

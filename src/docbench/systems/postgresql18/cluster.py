@@ -16,9 +16,9 @@ import contextlib
 import os
 from pathlib import Path
 
-from docbench import paths
 from docbench.contracts.common import command_version
-from docbench.systems import server
+from docbench.core import paths
+from docbench.servers import managed as server
 from docbench.systems.postgresql.server import Cluster
 
 BIN_DIR = Path("/usr/lib/postgresql/18/bin")  # inside the chroot

@@ -2,7 +2,7 @@
 # PostgreSQL 18 for docbench: Debian sid's postgresql-18 in a chroot docbench owns
 # ($DOCBENCH_OPT/sid), made from Debian's packages with debootstrap. Bookworm has no
 # PostgreSQL 18, and sid's build needs glibc >= 2.38 (bookworm: 2.36), hence the chroot; the
-# server runs in it with its work directory bind-mounted (docbench/systems/server.py `Jail`).
+# server runs in it with its work directory bind-mounted (docbench/servers/managed.py `Jail`).
 # Extra sid packages to install in the same chroot can follow as arguments (the ferretdb
 # system's setup adds postgresql-18-documentdb). Idempotent: each step checks its own result.
 #

@@ -6,7 +6,7 @@ and subclasses the bases here. One concern per module:
   :class:`SearchEngineError`, :func:`server_version`;
 * :mod:`.jvm`       -- the JDK to run on (:func:`find_java_home`) and the heap (:func:`heap_size`);
 * :mod:`.node`      -- :class:`SearchNode`, the managed single-node cluster in the work directory
-  (a :class:`~docbench.systems.server.ManagedServer`), and :class:`SearchCluster`, N of them;
+  (a :class:`~docbench.servers.managed.ManagedServer`), and :class:`SearchCluster`, N of them;
 * :mod:`.engine`    -- :class:`SearchEngineBase`, the engine handle (install state,
   availability, lifecycle, URL mode, connections, the serving JVM, versions, modules);
 * :mod:`.index`     -- what every workload does to its own index (create, refresh, count, merge);

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from docbench import paths
 from docbench.contracts.cluster import ClusterPhases, ClusterShape, requested_kill, requested_shape
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
+from docbench.core import paths
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.faults import FaultInjector, HealthMonitor

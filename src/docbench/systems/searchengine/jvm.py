@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from docbench import paths
+from docbench.core import paths
 from docbench.core.machine import machine_memory
 from docbench.core.units import parse_size
 

@@ -2,7 +2,7 @@
 from an installed distribution.
 
 ``docbench setup elasticsearch|opensearch`` puts the Maven Central ``integ-test-zip`` into
-``$DOCBENCH_OPT``; a node (a :class:`~docbench.systems.server.ManagedServer`) runs it on
+``$DOCBENCH_OPT``; a node (a :class:`~docbench.servers.managed.ManagedServer`) runs it on
 127.0.0.1 only, HTTP and transport on free ports (kept across restarts), with its own
 config/data/logs/tmp directories in the work directory, as the unprivileged user when docbench
 is root (both engines refuse root), with a heap sized to the machine (shared by the N nodes of
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docbench.core.ownership import claim_directory, remove_owned_directory
-from docbench.systems import server
+from docbench.servers import managed as server
 from docbench.systems.searchengine.http import HttpClient, node_process_id
 from docbench.systems.searchengine.jvm import MiB, extra_jvm_options, find_java_home, heap_size
 

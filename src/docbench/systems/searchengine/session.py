@@ -1,5 +1,5 @@
 """The analytics query session: runs the folder's ``queries.json`` aggregation requests and
-turns their buckets into the canonical rows of :mod:`docbench.answers`.
+turns their buckets into the canonical rows of :mod:`docbench.core.answers`.
 
 engine_seconds = the sum of the ``took`` (milliseconds) of the search requests a query needed
 (composite aggregations page through their buckets in several requests).

@@ -1,6 +1,6 @@
 """docbench's own VictoriaLogs: the single-node ``victoria-logs`` binary that ``setup.sh`` built,
 on 127.0.0.1 and a free port (kept across restarts in ``<workdir>/port``), its data in
-``<workdir>/victoria-logs-data``, a :class:`~docbench.systems.server.ManagedServer`."""
+``<workdir>/victoria-logs-data``, a :class:`~docbench.servers.managed.ManagedServer`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import shutil
 import urllib.request
 from pathlib import Path
 
-from docbench import paths
+from docbench.core import paths
 from docbench.core.ownership import remove_owned_directory
-from docbench.systems import server
+from docbench.servers import managed as server
 
 VERSION = "v1.52.1"
 BINARY_NAME = "victoria-logs"

@@ -1,5 +1,5 @@
 """VictoriaLogs' query session: LogsQL over HTTP (``/select/logsql/query``), rows turned into
-the canonical rows of :mod:`docbench.answers`.
+the canonical rows of :mod:`docbench.core.answers`.
 
 engine_seconds = the server's own ``Vl-Request-Duration-Seconds`` answer header.
 """

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from docbench import paths, runlock
+from docbench.core import paths, runlock
 from docbench.core.units import count_label, parse_count
 from docbench.workloads.options import (
     FiniteFloat,

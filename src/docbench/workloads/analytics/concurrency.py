@@ -25,11 +25,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from docbench import procstats
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.capabilities import BlueskyQueries, capability
 from docbench.contracts.portable import CompiledQuery
-from docbench.core import histograms
+from docbench.core import histograms, procstats
 from docbench.queries.spec import Query
 from docbench.workloads import fresh_process
 from docbench.workloads.analytics.concurrent_clients import (

@@ -24,10 +24,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from docbench.answers import check_answer, expected_display_rows
 from docbench.contracts.analytics import QueryOutcome, QuerySession
 from docbench.contracts.portable import CompiledQuery
 from docbench.core import histograms
+from docbench.core.answers import check_answer, expected_display_rows
 from docbench.queries.oracle import check_rows
 from docbench.queries.spec import Query
 

@@ -30,16 +30,16 @@ from typing import TypedDict
 
 from rich.table import Table
 
-from docbench import paths
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.capabilities import NativeLoad, capability
+from docbench.core import paths
 from docbench.core.console import report_console
+from docbench.core.procstats import can_drop_page_cache, drop_page_cache
 from docbench.dataset.manifest import read_manifest
 from docbench.dataset.oracle import load_or_compute_answers
 from docbench.dataset.reader import dataset_files
-from docbench.procstats import can_drop_page_cache, drop_page_cache
+from docbench.servers.managed import clear_work_directory
 from docbench.systems import REGISTERED, engine_class, open_adapter
-from docbench.systems.server import clear_work_directory
 from docbench.workloads.analytics.runner import (
     RunRequest,
     generated_line_counts,

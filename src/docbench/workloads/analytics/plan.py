@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docbench import paths
+from docbench.core import paths
 from docbench.core.units import count_label, parse_count
 from docbench.results import load_results
 from docbench.results.environment import machine_slug

@@ -36,13 +36,14 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from docbench import paths, procstats, results
-from docbench.answers import AnswerCheck, check_answer
+from docbench import results
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.capabilities import BlueskyQueries, capability
 from docbench.contracts.cluster import cluster_record, phase_ended, phase_started
 from docbench.contracts.common import NotSupported, Variant
 from docbench.contracts.engine import Engine
+from docbench.core import paths, procstats
+from docbench.core.answers import AnswerCheck, check_answer
 from docbench.core.ownership import protect_directory
 from docbench.core.redact import redact_text
 from docbench.core.units import parse_count

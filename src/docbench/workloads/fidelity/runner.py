@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docbench import paths, results
+from docbench import results
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.capabilities import ReadBack, capability
 from docbench.contracts.common import BatchRejected, NotSupported, Variant
+from docbench.core import paths
 from docbench.core.redact import redact_text
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.workloads import runloop

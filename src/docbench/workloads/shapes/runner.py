@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docbench import paths, procstats, results
+from docbench import results
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.common import NotSupported, Variant
+from docbench.core import paths, procstats
 from docbench.core.units import count_label
 from docbench.dataset.shapes import DATA_NAME, Shape, generate_shapes, preset_knobs
 from docbench.queries.shapes import shape_queries

@@ -24,10 +24,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from docbench import paths, results
+from docbench import results
 from docbench.contracts import storage_documents as documents
 from docbench.contracts.common import BatchRejected, Variant
 from docbench.contracts.storage import StorageMatrixTarget
+from docbench.core import paths
 from docbench.core.ownership import remove_owned_tree
 from docbench.core.redact import redact_text
 from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class

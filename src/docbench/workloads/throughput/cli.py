@@ -240,7 +240,7 @@ def bench_commands() -> list[click.Command]:
         """docbench's throughput driver against the native tool (pgbench) cell by cell:
         TPS of both, their ratio and the CPU each spent per operation, and the driver's
         no-op ceiling against the best engine figure."""
-        from docbench import paths, runlock
+        from docbench.core import paths, runlock
         from docbench.core.console import report_console
         from docbench.workloads.throughput.bench import bench_throughput as run_bench
         from docbench.workloads.throughput.runner import ThroughputRequest

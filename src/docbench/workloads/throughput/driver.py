@@ -14,9 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from docbench import procstats
 from docbench.contracts.mixes import WRITES
-from docbench.core import histograms
+from docbench.core import histograms, procstats
 from docbench.workloads import fresh_process
 from docbench.workloads.throughput.clients import WorkerConfig
 from docbench.workloads.throughput.worker import worker_main

@@ -38,13 +38,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from docbench import paths, results
+from docbench import results
 from docbench.contracts import ycsb
 from docbench.contracts.common import NotSupported
 from docbench.contracts.engine import main_pid
 from docbench.contracts.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.throughput import NativeReference, ThroughputRun
 from docbench.contracts.updates import UpdatesTarget
+from docbench.core import paths
 from docbench.core.units import count_label
 from docbench.systems import (
     REGISTERED,

@@ -25,12 +25,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from docbench import paths, results
+from docbench import results
 from docbench.contracts import ycsb
 from docbench.contracts.updates import UpdatesTarget
+from docbench.core import paths
 from docbench.core.units import count_label, parse_count
+from docbench.servers.managed import clear_work_directory
 from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
-from docbench.systems.server import clear_work_directory
 from docbench.workloads import runloop
 
 log = logging.getLogger(__name__)

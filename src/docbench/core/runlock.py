@@ -8,7 +8,7 @@ SIGKILL) and records who holds it, so that a second run stops at once and names 
 
 ``exit_on_signals()`` gives SIGHUP (an ssh session that drops) and SIGTERM the same end as
 Ctrl-C: one line on stderr, then the run unwinds (``finally`` blocks stop engines) and exits
-with status 128+signal, after ``atexit`` stopped every server still running (systems/server.py).
+with status 128+signal, after ``atexit`` stopped every server still running (servers/managed.py).
 """
 
 from __future__ import annotations

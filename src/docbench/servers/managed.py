@@ -45,9 +45,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docbench import runlock
+from docbench.core import runlock
 from docbench.core.ownership import claim_directory, removal_refusal, remove_owned_tree
-from docbench.procstats import boot_id, process_start_time
+from docbench.core.procstats import boot_id, process_start_time
 
 log = logging.getLogger(__name__)
 _RUNNING: dict[int, ManagedProcess] = {}
@@ -138,7 +138,7 @@ def demote(user: pwd.struct_passwd | None) -> Callable[[], None] | None:
 
 
 # ----- processes by identity: (boot, PID, start time), never a bare PID ---------------------
-# (process_start_time and boot_id: docbench.procstats, which the results use too)
+# (process_start_time and boot_id: docbench.core.procstats, which the results use too)
 def process_cmdline(pid: int) -> str:
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
