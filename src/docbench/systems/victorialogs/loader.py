@@ -277,6 +277,9 @@ class VictoriaLogsLoader(Loader):
                         break
             elif (match := _DROPPED.search(entry)) is not None:
                 unnamed.append(match.group(1))
+        if unnamed and len(lines) == 1 and not refused:
+            # a lone line dropped: it is that line, whatever the log does not say
+            return {0: f"VictoriaLogs: {_shortened(unnamed[0])}"}
         if unnamed:
             raise RuntimeError(
                 f"VictoriaLogs dropped {len(unnamed)} line(s) of a batch without saying which: {unnamed[0]}"
