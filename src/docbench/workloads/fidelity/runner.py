@@ -134,7 +134,9 @@ def round_trip(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> dic
         if row["outcome"] != own["outcome"]:
             interactions.append(interaction(system, documents, index, own, row))
     counts = {o: sum(1 for r in rows if r["outcome"] == o) for o in (*OUTCOMES, "unreadable")}
-    taken = [r for r in rows if r["outcome"] != "refused"]
+    # Lossless: every document the engine took came back as the same JSON value, alone and
+    # together (an inferred schema keeps each document alone and changes it among others).
+    taken = [r for r in [*rows, *together] if r["outcome"] not in ("refused", "unreadable")]
     kept_value = all(r["outcome"] in ("identical", "same_value") for r in taken)
     return {
         "documents": rows,
@@ -142,8 +144,7 @@ def round_trip(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> dic
         "together": [{"name": doc.name, **row} for doc, row in zip(documents, together, strict=True)],
         "interactions": interactions,
         "summary": counts,
-        # Every document the engine took came back as the same JSON value (None: the
-        # representation cannot give documents back).
+        # (None: the representation cannot give documents back)
         "lossless": kept_value if readable else None,
     }
 
