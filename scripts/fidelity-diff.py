@@ -5,21 +5,16 @@ interaction for the document when it has one. Usage: scripts/fidelity-diff.py OL
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
+from docbench.results.files import latest_documents, load_results
+
 
 def latest(directory: Path) -> dict[str, dict]:
-    found: dict[str, dict] = {}
-    for path in sorted(directory.glob("fidelity.*.json")):
-        document = json.loads(path.read_text())
-        if not document.get("complete"):
-            continue
-        name = f"{document['system']}/{document['variant']}"
-        if name not in found or document.get("started_at", "") > found[name].get("started_at", ""):
-            found[name] = document
-    return found
+    """The latest complete fidelity result of each system/variant (docbench's own choice)."""
+    documents = [d for d in latest_documents(load_results([directory])) if d.get("workload") == "fidelity"]
+    return {f"{d['system']}/{d['variant']}": d for d in documents if d.get("complete")}
 
 
 def main(old_dir: Path, new_dir: Path) -> None:

@@ -6,24 +6,19 @@ together). Usage: scripts/fidelity-matrix.py RESULTS_DIR"""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+
+from docbench.results.files import latest_documents, load_results
 
 OUTCOMES = ("identical", "same_value", "changed", "refused", "unreadable")
 SHOWN = 8  # documents named per row
 
 
 def latest(directory: Path) -> dict[str, dict]:
-    found: dict[str, dict] = {}
-    for path in sorted(directory.glob("fidelity.*.json")):
-        document = json.loads(path.read_text())
-        if not document.get("complete"):
-            continue
-        name = f"{document['system']}/{document['variant']}"
-        if name not in found or document.get("started_at", "") > found[name].get("started_at", ""):
-            found[name] = document
-    return found
+    """The latest complete fidelity result of each system/variant (docbench's own choice)."""
+    documents = [d for d in latest_documents(load_results([directory])) if d.get("workload") == "fidelity"]
+    return {f"{d['system']}/{d['variant']}": d for d in documents if d.get("complete")}
 
 
 def lossless(document: dict) -> str:
@@ -32,7 +27,10 @@ def lossless(document: dict) -> str:
 
 def matrix(documents: dict[str, dict]) -> list[str]:
     head = "| system/variant | representation | " + " | ".join(o.replace("_", " ") for o in OUTCOMES)
-    lines = [head + " | lossless | not identical (first documents) |", "|---|---|" + "---:|" * len(OUTCOMES) + "---|---|"]
+    lines = [
+        head + " | lossless | not identical (first documents) |",
+        "|---|---|" + "---:|" * len(OUTCOMES) + "---|---|",
+    ]
     for name, document in sorted(documents.items()):
         counts = document.get("summary") or {}
         other = [
@@ -50,14 +48,23 @@ def matrix(documents: dict[str, dict]) -> list[str]:
 
 
 def interactions(documents: dict[str, dict]) -> list[str]:
-    lines = ["| system/variant | interactions | document: alone -> together, after (paths) |", "|---|---:|---|"]
+    lines = [
+        "| system/variant | interactions | document: alone -> together, after (paths) |",
+        "|---|---:|---|",
+    ]
     for name, document in sorted(documents.items()):
         found = document.get("interactions")
         if found is None:
             continue
         shown = "; ".join(
             f"{i['document']}: {i['own']} -> {i['together']}, after "
-            + (i["after"] if i["after"] and i["pairwise"] else f"the documents up to {i['after']}" if i["after"] else "the others")
+            + (
+                i["after"]
+                if i["after"] and i["pairwise"]
+                else f"the documents up to {i['after']}"
+                if i["after"]
+                else "the others"
+            )
             + (f" ({', '.join(short(p) for p in i['paths'][:2])})" if i["paths"] else "")
             for i in found[:SHOWN]
         ) + (" ..." if len(found) > SHOWN else "")

@@ -25,7 +25,10 @@ def summarize(root: Path) -> str:
             by_set[key].append((system, document))
         for query_set, runs in sorted(by_set.items()):
             out += [f"### {collection.name}: query set {query_set}", ""]
-            out += ["| system/variant | correct | wrong | not expressible | failed |", "|---|---:|---:|---:|---:|"]
+            out += [
+                "| system/variant | correct | wrong | not expressible | failed |",
+                "|---|---:|---:|---:|---:|",
+            ]
             notes: list[str] = []
             for system, document in runs:
                 portable = document.get("portable")
@@ -43,7 +46,9 @@ def summarize(root: Path) -> str:
                 )
                 for q in queries:
                     if q["status"] != "correct":
-                        notes.append(f"- {system} `{q['name']}` {q['status']}: {(q.get('detail') or '')[:200]}")
+                        notes.append(
+                            f"- {system} `{q['name']}` {q['status']}: {(q.get('detail') or '')[:200]}"
+                        )
             out += [""] + notes + [""]
     return "\n".join(out)
 

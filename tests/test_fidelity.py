@@ -209,16 +209,6 @@ def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch
 def test_the_published_matrix_is_the_scripts_output() -> None:
     """docs/results/fidelity/README.md holds exactly what scripts/fidelity-matrix.py prints
     from the result files beside it (a table edited by hand fails here)."""
-    import subprocess
-    import sys
+    from conftest import assert_readme_is_script_output
 
-    root = Path(__file__).resolve().parents[1]
-    printed = subprocess.run(
-        [sys.executable, str(root / "scripts" / "fidelity-matrix.py"), str(root / "docs/results/fidelity")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    readme = (root / "docs/results/fidelity/README.md").read_text()
-    marker = "The tables below are the output of `scripts/fidelity-matrix.py docs/results/fidelity`.\n\n"
-    assert readme.split(marker, 1)[1].strip() == printed.strip()
+    assert_readme_is_script_output("fidelity-matrix.py", "docs/results/fidelity")

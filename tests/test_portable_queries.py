@@ -443,16 +443,6 @@ def test_the_native_scan_gives_the_python_answers(
 def test_the_published_portable_tables_are_the_scripts_output() -> None:
     """docs/results/portable/README.md holds exactly what scripts/portable-summary.py prints
     from the result files beside it (a table edited by hand fails here)."""
-    import subprocess
-    import sys
+    from conftest import assert_readme_is_script_output
 
-    root = Path(__file__).resolve().parents[1]
-    printed = subprocess.run(
-        [sys.executable, str(root / "scripts" / "portable-summary.py"), str(root / "docs/results/portable")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    readme = (root / "docs/results/portable/README.md").read_text()
-    marker = "The tables below are the output of `scripts/portable-summary.py docs/results/portable`.\n\n"
-    assert readme.split(marker, 1)[1].strip() == printed.strip()
+    assert_readme_is_script_output("portable-summary.py", "docs/results/portable")

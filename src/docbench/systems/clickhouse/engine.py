@@ -262,23 +262,21 @@ class ClickHouseEngine(Engine, CacheLimits):
         while time.monotonic() < deadline and self.outdated_parts(database, table) > 0:
             time.sleep(0.2)
 
-    def merges_running(self, database: str, table: str) -> int:
+    def _table_rows(self, system_table: str, database: str, table: str, where: str = "") -> int:
+        """Rows of a system table (system.merges, system.parts) about one table."""
         return int(
             self.query(
-                f"SELECT count() FROM system.merges WHERE database = '{sql_string(database)}' "
-                f"AND table = '{sql_string(table)}'"
+                f"SELECT count() FROM system.{system_table} WHERE database = '{sql_string(database)}' "
+                f"AND table = '{sql_string(table)}'{where}"
             ).strip()
             or 0
         )
 
+    def merges_running(self, database: str, table: str) -> int:
+        return self._table_rows("merges", database, table)
+
     def active_parts(self, database: str, table: str) -> int:
-        return int(
-            self.query(
-                f"SELECT count() FROM system.parts WHERE database = '{sql_string(database)}' "
-                f"AND table = '{sql_string(table)}' AND active"
-            ).strip()
-            or 0
-        )
+        return self._table_rows("parts", database, table, " AND active")
 
     def wait_for_merges(
         self, database: str, table: str, quiet: float = MERGES_QUIET, timeout: float = MERGES_WAIT
