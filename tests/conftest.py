@@ -214,22 +214,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("server") is None:  # a test may say it is one itself
             item.add_marker(pytest.mark.quick if is_quick(item) else pytest.mark.server)
-
-
-def assert_readme_is_script_output(script: str, results: str) -> None:
-    """A results README holds, after its line naming it, exactly what ``scripts/SCRIPT
-    RESULTS`` prints from the result files beside it: a table edited by hand fails."""
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[1]
-    printed = subprocess.run(
-        [sys.executable, str(root / "scripts" / script), str(root / results)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    readme = (root / results / "README.md").read_text()
-    marker = f"The tables below are the output of `scripts/{script} {results}`.\n\n"
-    assert marker in readme, f"{results}/README.md does not name its command"
-    assert readme.split(marker, 1)[1].strip() == printed.strip(), f"{results}/README.md differs from {script}"

@@ -205,10 +205,3 @@ def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch
     section = dashboard_section(list(documents.values()))
     assert section is not None and len(section["rows"]) == len(section["docs"]) == len(documents)
 
-
-def test_the_published_matrix_is_the_scripts_output() -> None:
-    """docs/results/fidelity/README.md holds exactly what scripts/fidelity-matrix.py prints
-    from the result files beside it (a table edited by hand fails here)."""
-    from conftest import assert_readme_is_script_output
-
-    assert_readme_is_script_output("fidelity-matrix.py", "docs/results/fidelity")

@@ -439,10 +439,3 @@ def test_the_native_scan_gives_the_python_answers(
         assert evaluate_set(query_set, files, skip=skip, jobs=2) == python_skipping
         assert python_skipping["documents"] < python["documents"]
 
-
-def test_the_published_portable_tables_are_the_scripts_output() -> None:
-    """docs/results/portable/README.md holds exactly what scripts/portable-summary.py prints
-    from the result files beside it (a table edited by hand fails here)."""
-    from conftest import assert_readme_is_script_output
-
-    assert_readme_is_script_output("portable-summary.py", "docs/results/portable")

@@ -9,14 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from docbench.core.console import report_console
 from docbench.results import load_results
 from docbench.results.files import latest_documents
 from docbench.workloads import all_workloads
 
 
-def print_all_reports(results_dirs: list[Path]) -> None:
-    console = report_console()
+def print_all_reports(results_dirs: list[Path], console: Console | None = None) -> None:
+    console = console or report_console()
     documents = latest_documents(load_results(results_dirs))
     if not documents:
         console.print(f"No results in {', '.join(map(str, results_dirs))}.")
