@@ -68,7 +68,12 @@ def main() -> int:
             file_stale += 1
             if args.check:
                 diff = difflib.unified_diff(
-                    block.held.splitlines(), outputs[block.command].splitlines(), "README", "command", lineterm="", n=0
+                    block.held.splitlines(),
+                    outputs[block.command].splitlines(),
+                    "README",
+                    "command",
+                    lineterm="",
+                    n=0,
                 )
                 print(f"{path}: differs from `{block.command}`:", *list(diff)[:20], sep="\n")
         stale += file_stale
