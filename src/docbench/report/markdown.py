@@ -34,7 +34,7 @@ class MarkdownConsole(Console):
         self.markdown_out = out
         self.tables = tuple(word.lower() for word in tables)
 
-    def print(self, *objects: Any, **_: Any) -> None:  # type: ignore[override]
+    def print(self, *objects: Any, **_: Any) -> None:
         for renderable in objects:
             if isinstance(renderable, Table):
                 if self._wanted(renderable):
@@ -44,7 +44,7 @@ class MarkdownConsole(Console):
                 if text:
                     self._write(text)
 
-    def rule(self, title: str | Text = "", **_: Any) -> None:  # type: ignore[override]
+    def rule(self, title: str | Text = "", **_: Any) -> None:
         if not self.tables:
             self._write(f"### {plain_text(title).strip()}")
 

@@ -1,0 +1,52 @@
+"""The throughput workload's result file."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from docbench.results.models.header import Model, RunHeader
+
+
+class Dataset(Model):
+    kind: Literal["ycsb"]
+    docs: Annotated[int, Field(ge=1)]
+    seed: int
+
+
+class Scenario(Enum):
+    cpu = "cpu"
+    io = "io"
+
+
+class Run(Model):
+    run_id: str
+    scenario: Scenario
+    mix: str
+    clients: Annotated[int, Field(ge=1)]
+    processes: Annotated[int | None, Field(ge=1)] = None
+    summary: dict[str, Any] | None = None
+    check: dict[str, Any] | None = None
+    error: str | None = None
+    server_died: Annotated[
+        Literal[True] | None,
+        Field(
+            description="The server's process ended during the run (error names it and its PID); the next run got a new server."
+        ),
+    ] = None
+
+
+class Error(Model):
+    error: str
+
+
+class ThroughputResult(RunHeader):
+    workload: Literal["throughput"]
+    dataset: Dataset
+    concurrency: str | None = None
+    max_client_processes: int | None = None
+    runs: list[Run]
+    skipped: list[dict[str, Any]]
+    errors: list[Error]

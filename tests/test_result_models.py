@@ -1,0 +1,75 @@
+"""The result models are the one description of a result file: the committed JSON Schemas are
+generated from them, and every published result file reads back through its model."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pydantic
+import pytest
+
+from docbench.results import load_results
+from docbench.results.models import RESULT_MODELS, AnalyticsResult
+from docbench.results.schema import schema_for, validate
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = [d for d in load_results([ROOT / "docs" / "results"]) if d.get("format", 1) == 2]
+
+
+def body(document: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in document.items() if not k.startswith("_")}
+
+
+def test_the_committed_schemas_are_the_models() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "results-schema.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_published_result_reads_through_its_model() -> None:
+    workloads = {str(d.get("workload", "analytics")) for d in PUBLISHED}
+    assert {"analytics", "fidelity", "shapes"} <= workloads
+    for document in PUBLISHED:
+        model = RESULT_MODELS[str(document.get("workload", "analytics"))]
+        parsed = model.model_validate(body(document))
+        assert parsed.system == document["system"] and parsed.variant == document["variant"]
+        validate(document)
+    for workload in workloads:  # the generated schema says the same (jsonschema is slow: one each)
+        first = next(d for d in PUBLISHED if d.get("workload", "analytics") == workload)
+        jsonschema.validate(body(first), schema_for(workload))
+
+
+def test_a_broken_result_is_refused_by_model_and_schema() -> None:
+    analytics = next(d for d in PUBLISHED if d.get("workload", "analytics") == "analytics")
+    for breakage in ("format", "system", "tries"):
+        broken = copy.deepcopy(body(analytics))
+        if breakage == "format":
+            broken["format"] = 3
+        elif breakage == "system":
+            del broken["system"]
+        else:
+            broken["tries"] = 0  # at least one try
+        with pytest.raises(pydantic.ValidationError):
+            AnalyticsResult.model_validate(broken)
+        with pytest.raises(pydantic.ValidationError):
+            validate(broken)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schema_for("analytics"))
+
+
+def test_a_field_of_a_later_version_is_kept() -> None:
+    """Results are read by later docbench versions and by tools that add fields: a field the
+    model does not name is kept, not dropped."""
+    analytics = next(d for d in PUBLISHED if d.get("workload", "analytics") == "analytics")
+    extended = {**body(analytics), "added_later": {"x": 1}}
+    parsed = AnalyticsResult.model_validate(extended)
+    assert parsed.model_dump(mode="json")["added_later"] == {"x": 1}
+    validate(extended)
