@@ -10,7 +10,7 @@ A block is the output of the command its first line names::
 Commands run from the repository's root: `docbench ...` with this Python's docbench, and
 `scripts/NAME.py ...` with this Python. Usage:
 
-    scripts/readme-tables.py            rewrite every block in README.md and docs/**/*.md
+    scripts/readme-tables.py            rewrite every block in README.md, docs/**/*.md, src/**/README.md
     scripts/readme-tables.py --check    exit 1, naming the file and command, when one differs
     scripts/readme-tables.py --check --root R FILE...   check these files, commands run in R
 """
@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def markdown_files(root: Path) -> list[Path]:
-    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    systems = sorted((root / "src" / "docbench").rglob("README.md"))
+    return [root / "README.md", *sorted((root / "docs").rglob("*.md")), *systems]
 
 
 def command_argv(command: str) -> list[str]:
@@ -53,7 +54,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="verify instead of rewriting")
     parser.add_argument("--root", type=Path, default=ROOT, help="where the commands run")
-    parser.add_argument("files", nargs="*", type=Path, help="Markdown files [README.md docs/**]")
+    parser.add_argument(
+        "files", nargs="*", type=Path, help="Markdown files [README.md docs/** src/**/README.md]"
+    )
     args = parser.parse_args()
     stale = 0
     blocks = 0
