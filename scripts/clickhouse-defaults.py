@@ -49,7 +49,8 @@ def table(paths: list[Path]) -> str:
     ]
     runs.sort(key=lambda d: (d.get("dataset_size") or 0, d["variant"]))
     lines = [
-        "| scale | variant | dynamic paths | loaded | total | JSONBench | JSONBench total | ratio | result file |",
+        "| scale | variant | dynamic paths | loaded | total | JSONBench | JSONBench total | ratio "
+        "| result file |",
         "|---|---|---|---:|---:|---|---:|---:|---|",
     ]
     for run in runs:
