@@ -29,3 +29,35 @@ class Measure:
     # that was not measured (JSONBench publishes no load time).
     required: bool = False
     note: str = ""
+
+
+@dataclass(frozen=True)
+class ComparedData:
+    """The data a result measured, as ``docbench compare`` matches results on it.
+
+    ``scale`` is the data part of a result's identity: the dataset label, except where the
+    workload knows the data's kind and size (a Bluesky dataset of 1,000,000 documents is
+    JSONBench's ``1m`` whatever its seed or directory). What else tells two such datasets apart
+    (``provenance``: generator seed, directory) is a warning, not another identity."""
+
+    scale: str
+    # "bluesky", or None when the workload does not know the data's kind
+    kind: str | None = None
+    documents: int | None = None
+    # where the data comes from, in words: "docbench-gen seed 11", "JSONBench's Bluesky dataset"
+    source: str = ""
+    # what distinguishes two datasets of one scale: {"seed": 11, "directory": "gen-1m-s11"}
+    provenance: tuple[tuple[str, str], ...] = ()
+
+    def describe(self) -> str:
+        """For messages: "Bluesky (docbench-gen seed 11), 1,000,000 documents in 'gen-1m-s11'"."""
+        if self.documents is None:
+            return f"dataset {self.scale!r}"
+        kind = (self.kind or "").capitalize()
+        if not self.source or (kind and kind in self.source):
+            what = self.source or kind
+        else:
+            what = f"{kind} ({self.source})"
+        text = f"{what}, {self.documents:,} documents"
+        directory = dict(self.provenance).get("directory")
+        return f"{text} in {directory!r}" if directory else text
