@@ -1,26 +1,31 @@
 """Matching two result sets and comparing each matched pair, figure by figure.
 
-Results match when they have the same identity: workload, system, variant, scale (dataset
-label) and cluster shape (``results.files.run_identity``). Of several results of one identity
+Results match when they have the same identity: workload, system, variant, scale and cluster
+shape (``results.files.run_identity`` with the scale of the workload's ``compared_data``: a
+Bluesky dataset of N documents is the scale of N, whatever its seed or directory, which are a
+warning). Of several results of one identity
 in a set, the one compared is the latest complete run, preferring the contender's machine and
 data on the baseline's side; the others are named in a warning. Wherever the two results of a
 pair differ in what they measured (dataset, variant settings, engine version, machine, tries,
 an incomplete run) the pair carries a warning: the ratios are still computed, the reader judges.
+A contender result without a pair is explained against the closest baseline result.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from docbench.core.units import parse_count
+from docbench.report.compare.noise import NoiseModel
 from docbench.report.compare.ratios import MetricComparison, compare_measure
 from docbench.report.compare.sets import NotCompared, ResultSet
 from docbench.results.files import latest_documents, run_identity
 from docbench.workloads import REGISTERED as WORKLOADS
 from docbench.workloads import workload as workload_named
-from docbench.workloads.measures import Measure
+from docbench.workloads.measures import ComparedData, Measure
 
 Key = tuple[str, str, str, str, str]  # workload, system, variant, scale, cluster shape
 
@@ -47,6 +52,15 @@ class Pair:
         return f"{workload} {system}/{variant}" + (f" [{cluster}]" if cluster else "") + f" {scale}"
 
 
+@dataclass(frozen=True)
+class Unmatched:
+    """Why a contender result has no pair: its identity against the closest baseline's."""
+
+    document: dict[str, Any]
+    closest: dict[str, Any] | None
+    why: str
+
+
 @dataclass
 class Comparison:
     baseline: ResultSet
@@ -56,14 +70,27 @@ class Comparison:
     only_baseline: list[dict[str, Any]]
     only_contender: list[dict[str, Any]]
     not_compared: list[tuple[str, NotCompared]]  # (set label, why)
+    # Each of only_contender, explained (same order)
+    unmatched: list[Unmatched] = field(default_factory=list)
+    # The noise test's significance level and run-to-run floor (noise.py)
+    noise: NoiseModel = field(default_factory=NoiseModel)
 
     @property
     def regressions(self) -> list[tuple[Pair, MetricComparison]]:
         return [(p, m) for p in self.pairs for m in p.metrics if m.regression]
 
 
+def data_of(document: dict[str, Any]) -> ComparedData:
+    """The data a result is matched on (its workload's ``compared_data``)."""
+    name = str(document.get("workload", "analytics"))
+    if name not in WORKLOADS:
+        return ComparedData(scale=str(document.get("dataset_label")))
+    return workload_named(name).compared_data(document)
+
+
 def key_of(document: dict[str, Any]) -> Key:
-    return run_identity(document)
+    workload, system, variant, _label, cluster = run_identity(document)
+    return workload, system, variant, data_of(document).scale, cluster
 
 
 def _scale_order(label: str) -> tuple[int, str]:
@@ -132,6 +159,19 @@ def _settings_difference(baseline: Any, contender: Any) -> str | None:
     return "variant settings differ: " + "; ".join(changes)
 
 
+def _provenance_difference(baseline: ComparedData, contender: ComparedData) -> str:
+    """Where two datasets of one scale differ: "; seed 1 -> 11, directory '1m' -> 'gen-1m-s11'"."""
+    b, c = dict(baseline.provenance), dict(contender.provenance)
+    changes = [
+        f"{name} {b.get(name, '-')} -> {c.get(name, '-')}"
+        if name == "seed"
+        else f"{name} {b.get(name, '-')!r} -> {c.get(name, '-')!r}"
+        for name in ("seed", "directory")
+        if name in b and name in c and b[name] != c[name]
+    ]
+    return f"; {', '.join(changes)}" if changes else ""
+
+
 def _dataset_difference(baseline: dict[str, Any], contender: dict[str, Any]) -> str | None:
     b, c = dataset_identity(baseline), dataset_identity(contender)
     if b is not None and b == c:
@@ -139,9 +179,11 @@ def _dataset_difference(baseline: dict[str, Any], contender: dict[str, Any]) -> 
     if b is None or c is None:
         side, other = ("baseline", baseline) if b is None else ("contender", contender)
         source = (other.get("dataset") or {}).get("source") or "no fingerprint recorded"
-        known = c if b is None else b
-        return f"dataset: the {side}'s data is not fingerprinted ({source}); the other's is {known}"
-    return f"dataset: not the same data (baseline {b}, contender {c})"
+        known, data = (c, data_of(contender)) if b is None else (b, data_of(baseline))
+        known_text = f"{known} ({data.describe()})" if data.provenance else str(known)
+        return f"dataset: the {side}'s data is not fingerprinted ({source}); the other's is {known_text}"
+    provenance = _provenance_difference(data_of(baseline), data_of(contender))
+    return f"dataset: not the same data (baseline {b}, contender {c}){provenance}"
 
 
 def _machine_difference(baseline: dict[str, Any], contender: dict[str, Any]) -> str | None:
@@ -202,13 +244,16 @@ def differences(baseline: dict[str, Any], contender: dict[str, Any]) -> list[Dif
 
 
 def compare_metrics(
-    baseline: list[Measure], contender: list[Measure], threshold: float
+    baseline: list[Measure],
+    contender: list[Measure],
+    threshold: float,
+    noise: NoiseModel | None = None,
 ) -> list[MetricComparison]:
     """Every metric of either side, in the contender's order (then the baseline's own)."""
     base = {m.metric: m for m in baseline}
     cont = {m.metric: m for m in contender}
     order = list(cont) + [m for m in base if m not in cont]
-    return [compare_measure(base.get(m), cont.get(m), threshold) for m in order]
+    return [compare_measure(base.get(m), cont.get(m), threshold, noise) for m in order]
 
 
 def _others_warning(side: str, others: list[str], chosen: dict[str, Any]) -> Difference:
@@ -224,12 +269,13 @@ def _pair(
     baseline_candidates: list[dict[str, Any]],
     contender_candidates: list[dict[str, Any]],
     threshold: float,
+    noise: NoiseModel,
 ) -> Pair:
     contender, contender_others = _pick(contender_candidates, None)
     baseline, baseline_others = _pick(baseline_candidates, contender)
     measured = workload_named(key[0])
     metrics = compare_metrics(
-        measured.measures(baseline) or [], measured.measures(contender) or [], threshold
+        measured.measures(baseline) or [], measured.measures(contender) or [], threshold, noise
     )
     warnings = differences(baseline, contender)
     if not any(m.machine_bound and m.baseline is not None and m.contender is not None for m in metrics):
@@ -258,14 +304,79 @@ def _comparable(result_set: ResultSet) -> tuple[list[dict[str, Any]], list[tuple
     return kept, left
 
 
-def compare(baseline: ResultSet, contender: ResultSet, threshold: float) -> Comparison:
+# ----- results without a pair -----------------------------------------------------------------
+
+
+def _scale_distance(a: ComparedData, b: ComparedData) -> float:
+    if a.scale == b.scale:
+        return 0.0
+    if a.documents and b.documents:
+        return abs(math.log(a.documents / b.documents))
+    return math.inf
+
+
+def _closeness(document: Key, data: ComparedData, other: Key, other_data: ComparedData) -> tuple[Any, ...]:
+    workload, system, variant, _scale, cluster = document
+    return (
+        workload == other[0],
+        system == other[1],
+        variant == other[2],
+        cluster == other[4],
+        data.kind == other_data.kind,
+        -_scale_distance(data, other_data),
+    )
+
+
+def _identity_text(key: Key) -> str:
+    workload, system, variant, scale, cluster = key
+    shape = f" [{cluster}]" if cluster else ""
+    return f"{workload} {system}/{variant}{shape} {scale}"
+
+
+def explain(document: dict[str, Any], baselines: list[dict[str, Any]]) -> Unmatched:
+    """Why ``document`` (a contender's) has no pair: how its identity differs from the closest
+    baseline result's (workload, system, variant, cluster shape, data kind, size, in that order)."""
+    key, data = key_of(document), data_of(document)
+    if not baselines:
+        return Unmatched(document, None, "the baseline has no result that can be compared")
+    scored = [(b, key_of(b), data_of(b)) for b in baselines]
+    closest, other, other_data = max(scored, key=lambda s: _closeness(key, data, s[1], s[2]))
+    differs = [
+        f"{name} {mine!r} vs {theirs!r}"
+        for name, mine, theirs in (
+            ("workload", key[0], other[0]),
+            ("system", key[1], other[1]),
+            ("variant", key[2], other[2]),
+            ("cluster shape", key[4] or "one node", other[4] or "one node"),
+        )
+        if mine != theirs
+    ]
+    if key[3] != other[3]:
+        differs.append(f"data: {data.describe()} vs {other_data.describe()}")
+    return Unmatched(
+        document,
+        closest,
+        f"{_identity_text(key)} ({document.get('_path')}): closest baseline {_identity_text(other)} "
+        f"({closest.get('_path')}); differs in {'; '.join(differs)}",
+    )
+
+
+def compare(
+    baseline: ResultSet, contender: ResultSet, threshold: float, noise: NoiseModel | None = None
+) -> Comparison:
+    """``noise``: the noise test's settings (docbench compare's defaults when None)."""
+    noise = noise or NoiseModel()
     base_documents, not_compared = _comparable(baseline)
     cont_documents, left = _comparable(contender)
     base_groups, cont_groups = _grouped(base_documents), _grouped(cont_documents)
     pairs = [
-        _pair(key, base_groups[key], cont_groups[key], threshold)
+        _pair(key, base_groups[key], cont_groups[key], threshold, noise)
         for key in sorted(set(base_groups) & set(cont_groups), key=_order)
     ]
+    only_contender = [
+        _pick(cont_groups[k], None)[0] for k in sorted(set(cont_groups) - set(base_groups), key=_order)
+    ]
+    base_picked = [_pick(base_groups[k], None)[0] for k in sorted(base_groups, key=_order)]
     return Comparison(
         baseline=baseline,
         contender=contender,
@@ -274,8 +385,8 @@ def compare(baseline: ResultSet, contender: ResultSet, threshold: float) -> Comp
         only_baseline=[
             _pick(base_groups[k], None)[0] for k in sorted(set(base_groups) - set(cont_groups), key=_order)
         ],
-        only_contender=[
-            _pick(cont_groups[k], None)[0] for k in sorted(set(cont_groups) - set(base_groups), key=_order)
-        ],
+        only_contender=only_contender,
         not_compared=not_compared + left,
+        unmatched=[explain(d, base_picked) for d in only_contender],
+        noise=noise,
     )
