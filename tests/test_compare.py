@@ -614,8 +614,13 @@ def test_compare_view_in_chromium(tmp_path: Path, browser: Chromium) -> None:  #
     in_pair = 'section.compare-pair[data-pair="analytics clickhouse/jsonbench 10m"]'
     rows = browser.js(
         f"""[...document.querySelectorAll('{in_pair} tr.metric-row')].map(tr => ({{metric: tr.dataset.metric,
-        ratio: tr.dataset.ratio, flag: tr.dataset.flag, text: tr.querySelector('td.ratio').textContent}}))"""
+        ratio: tr.dataset.ratio, flag: tr.dataset.flag, text: tr.querySelector('td.ratio').textContent,
+        noise: tr.querySelector('td.noise').textContent}}))"""
     )
+    # The noise column as the terminal's: none for sizes, "no noise estimate" for one try a side.
+    noise = {r["metric"]: r["noise"] for r in rows}
+    assert noise["storage.data_bytes"] == "" and noise["q1.cold"] == "no noise estimate"
+    assert noise["q2.hot"].startswith("±") and " p" in noise["q2.hot"]
     data = next(r for r in rows if r["metric"] == "storage.data_bytes")
     assert data["text"] == "×1.64" and data["flag"] == "worse" and 1.6 < float(data["ratio"]) < 1.7
     pair = next(p for p in expected["pairs"] if p["name"] == "analytics clickhouse/jsonbench 10m")

@@ -320,7 +320,7 @@ def _closeness(document: Key, data: ComparedData, other: Key, other_data: Compar
     return (
         workload == other[0],
         system == other[1],
-        variant == other[2],
+        system == other[1] and variant == other[2],  # a variant's name means nothing elsewhere
         cluster == other[4],
         data.kind == other_data.kind,
         -_scale_distance(data, other_data),

@@ -62,7 +62,7 @@ def _flag(metric: MetricComparison) -> str:
 def noise_text(metric: MetricComparison) -> str:
     """The noise column: each side's spread and the test's p-value; "no noise estimate" for a
     timed figure with fewer than two samples a side; empty for sizes and counts (exact)."""
-    if not metric.machine_bound or (metric.baseline is None and metric.contender is None):
+    if not metric.machine_bound or metric.baseline is None or metric.contender is None:
         return ""
     if not metric.noise_estimate or metric.p_value is None:
         return "no noise estimate"

@@ -975,7 +975,7 @@
   // As the terminal's noise column: each side's spread and the test's p; "no noise estimate"
   // for a time with fewer than 2 samples a side; empty for sizes and counts (exact).
   function noiseText(m) {
-    if (!m.machine_bound || (m.baseline === null && m.contender === null)) return '';
+    if (!m.machine_bound || m.baseline === null || m.contender === null) return '';
     if (!m.noise_estimate || m.p_value === null || m.p_value === undefined) return 'no noise estimate';
     const spread = s => s === null || s === undefined ? '±?' : `±${(s * 100).toFixed(0)}%`;
     const p = m.p_value >= 0.01 ? `p=${m.p_value.toFixed(2)}` : 'p<0.01';
