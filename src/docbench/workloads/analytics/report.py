@@ -80,7 +80,7 @@ def print_dataset_report(
     if labels is not None:
         console.print(labels)
     console.print(quality_table(docs))
-    bluesky = [d for d in docs if "portable" not in d]
+    bluesky = [d for d in docs if "portable" not in d or d.get("answers")]  # jsonbench: both
     if bluesky:
         for kind in ("cold", "hot"):
             console.print(timing_table(bluesky, kind))
@@ -519,6 +519,9 @@ def verdicts(docs: list[dict[str, Any]]) -> list[str]:
             ]
         elif "portable" in d:
             parts = [portable_summary(d["portable"])]
+            if answers:  # the hand-written Q1-Q5 beside the shipped jsonbench set
+                hand = f"Q1-Q5 hand-written {good}/5 correct" + (f" ({', '.join(bad)})" if bad else "")
+                parts.insert(0, hand)
         elif d.get("result"):
             parts = [f"answers {good}/5 correct" + (f" ({', '.join(bad)})" if bad else "")]
         else:
