@@ -12,6 +12,7 @@ Usage: scripts/portable-parity.py HAND_RESULTS [SPEC_RESULTS]
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,10 +35,29 @@ def hot(times: list[float | None]) -> float | None:
     return min(values) if values else None
 
 
+# Plans whose form says how the rows were read, and the index names in them: PostgreSQL's
+# (FerretDB's too) JSON plan, SQLite's EXPLAIN QUERY PLAN, MariaDB's EXPLAIN FORMAT=JSON.
+PLAN_FORMS = ('"Node Type"', "SCAN ", "SEARCH ", '"query_block"')
+INDEX_NAMES = (r'"Index Name": "([^"]+)"', r"USING (?:COVERING )?INDEX (\w+)", r'"key": "([^"]+)"')
+
+
+def access(plan: Any) -> str:
+    """How the plan reads the rows: "index NAME" where it reads an index, "full scan" where it
+    reads no index, "-" where the plan's form is not one of PLAN_FORMS."""
+    text = plan if isinstance(plan, str) else json.dumps(plan)
+    if not plan or not any(form in text for form in PLAN_FORMS):
+        return "-"
+    names = sorted({name for pattern in INDEX_NAMES for name in re.findall(pattern, text)})
+    return "index " + ", ".join(names) if names else "full scan"
+
+
 def main(hand_dir: str, spec_dir: str) -> None:
     hand, spec = latest(Path(hand_dir)), latest(Path(spec_dir))
-    print("| system/variant | query | hand-written | compiled | hot s (hand) | hot s (compiled) | ratio |")
-    print("|---|---|---|---|---:|---:|---:|")
+    print(
+        "| system/variant | query | hand-written | compiled | hot s (hand) | hot s (compiled) | ratio "
+        "| access (hand / compiled) |"
+    )
+    print("|---|---|---|---|---:|---:|---:|---|")
     for key in sorted(set(hand) & set(spec)):
         compiled = {q["name"]: q for q in (spec[key].get("portable") or {}).get("queries", [])}
         for number in range(1, 6):
@@ -52,7 +72,10 @@ def main(hand_dir: str, spec_dir: str) -> None:
                 status += f" ({theirs['detail'][:60]})"
             times = " | ".join("-" if t is None else f"{t:.4f}" for t in (hand_hot, spec_hot))
             name = f"{key[0]}/{key[1]}"
-            print(f"| {name} | Q{number} | {mine.get('status', '-')} | {status} | {times} | {ratio} |")
+            plans = (hand[key].get("plans") or [None] * 5)[number - 1], theirs.get("plan")
+            reads = " / ".join(access(plan) for plan in plans)
+            checks = f"{mine.get('status', '-')} | {status}"
+            print(f"| {name} | Q{number} | {checks} | {times} | {ratio} | {reads} |")
 
 
 if __name__ == "__main__":
