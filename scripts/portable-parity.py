@@ -37,7 +37,7 @@ def hot(times: list[float | None]) -> float | None:
 
 # Plans whose form says how the rows were read, and the index names in them: PostgreSQL's
 # (FerretDB's too) JSON plan, SQLite's EXPLAIN QUERY PLAN, MariaDB's EXPLAIN FORMAT=JSON.
-PLAN_FORMS = ('"Node Type"', "SCAN ", "SEARCH ", '"query_block"')
+PLAN_FORMS = (r'"Node Type"', r"(?m)^\s*(?:SCAN|SEARCH) ", r'"query_block"')
 INDEX_NAMES = (r'"Index Name": "([^"]+)"', r"USING (?:COVERING )?INDEX (\w+)", r'"key": "([^"]+)"')
 
 
@@ -45,7 +45,7 @@ def access(plan: Any) -> str:
     """How the plan reads the rows: "index NAME" where it reads an index, "full scan" where it
     reads no index, "-" where the plan's form is not one of PLAN_FORMS."""
     text = plan if isinstance(plan, str) else json.dumps(plan)
-    if not plan or not any(form in text for form in PLAN_FORMS):
+    if not plan or not any(re.search(form, text) for form in PLAN_FORMS):
         return "-"
     names = sorted({name for pattern in INDEX_NAMES for name in re.findall(pattern, text)})
     return "index " + ", ".join(names) if names else "full scan"
