@@ -438,3 +438,30 @@ def test_the_native_scan_gives_the_python_answers(
         assert evaluate_set(query_set, files, jobs=2) == python
         assert evaluate_set(query_set, files, skip=skip, jobs=2) == python_skipping
         assert python_skipping["documents"] < python["documents"]
+
+
+def test_the_jsonbench_set_runs_beside_the_hand_written_queries_on_one_load(
+    real_data_dir: Path, tmp_path: Path
+) -> None:
+    """On Bluesky events, `--queries jsonbench` runs the hand-written Q1-Q5 and the compiled
+    ones on the same load: one result holds both, each answer checked."""
+    from docbench.cli import main
+
+    data = tmp_path / "events"
+    data.mkdir()
+    events = real_data_dir / "jsonbench_file_0001_first1000.jsonl"
+    (data / "file_0001.json").write_bytes(events.read_bytes())
+    results = tmp_path / "results"
+    name = embedded_systems()[-1]
+    outcome = CliRunner().invoke(
+        main,
+        ["run", "--systems", name, "--variants", exact_variant(name) or "", "--data", str(data)]
+        + ["--queries", "jsonbench", "--tries", "2", "--results", str(results)],
+    )
+    assert outcome.exit_code == 0, outcome.output
+    (result,) = [json.loads(p.read_text()) for p in results.glob("analytics.*.json")]
+    assert [a["query"] for a in result["answers"]] == [1, 2, 3, 4, 5]
+    assert all(a["status"] == "ok" for a in result["answers"]), result["answers"]
+    assert len(result["result"]) == 5 and all(len(row) == 2 for row in result["result"])
+    assert [q["status"] for q in result["portable"]["queries"]] == ["correct"] * 5
+    assert "Q1-Q5 hand-written 5/5 correct" in " ".join(outcome.output.split())
