@@ -94,14 +94,19 @@ def _native_key(text: str) -> Any:
     return ("s", value)
 
 
-def _accumulator(fn: str, state: dict[str, Any]) -> _Accumulator:
-    accumulator = _Accumulator(fn)
-    accumulator.count = int(state["count"])
-    total = state["total"]
-    accumulator.total = int(total["int"]) if "int" in total else float(total["float"])
-    accumulator.least, accumulator.most = state["least"], state["most"]
-    accumulator.distinct = set(map(_native_key, state["distinct"]))
-    accumulator.distinct_count = state.get("distinct_count")
+def _accumulator(fn: str, state: dict[str, Any], final: bool) -> _Accumulator:
+    # the scan writes only what differs from an empty accumulator; built without __init__ (a
+    # group by a high-cardinality path has hundreds of thousands of them)
+    accumulator = _Accumulator.__new__(_Accumulator)
+    accumulator.fn = fn
+    accumulator.count = state.get("count", 0)
+    total = state.get("total")
+    accumulator.total = 0 if total is None else int(total["int"]) if "int" in total else float(total["float"])
+    accumulator.least, accumulator.most = state.get("least"), state.get("most")
+    distinct = state.get("distinct")
+    accumulator.distinct = set(map(_native_key, distinct)) if distinct else set()
+    # final (no line handed back): a distinct count came as its count alone
+    accumulator.distinct_count = state.get("distinct_count", 0) if final and fn == "count_distinct" else None
     return accumulator
 
 
@@ -132,6 +137,16 @@ def evaluate_files(
             Path(name).unlink(missing_ok=True)
 
 
+def _evaluation(query: Query, found: dict[str, Any], final: bool) -> Evaluation:
+    evaluation = Evaluation(query)
+    evaluation.selected = [list(row) for row in found["selected"]]
+    for keys, states in found["groups"]:
+        slot = tuple(value_key(k) for k in keys)
+        accumulators = [_accumulator(a.fn, s, final) for a, s in zip(query.aggregates, states, strict=True)]
+        evaluation.groups[slot] = (keys, accumulators)
+    return evaluation
+
+
 def _run(
     command: list[str], query_set: QuerySet, files: list[Path]
 ) -> tuple[int, list[Evaluation], list[bytes]]:
@@ -144,16 +159,10 @@ def _run(
     if proc.returncode != 0:
         raise NativeUnavailable(f"docbench-scan failed: {proc.stderr.decode(errors='replace')[-500:]}")
     header_end = proc.stdout.index(b"\n")
-    header = orjson.loads(proc.stdout[:header_end])
-    evaluations = []
-    for query, found in zip(query_set.queries, header["queries"], strict=True):
-        evaluation = Evaluation(query)
-        evaluation.selected = [list(row) for row in found["selected"]]
-        for keys, states in found["groups"]:
-            slot = tuple(value_key(k) for k in keys)
-            accumulators = [_accumulator(a.fn, s) for a, s in zip(query.aggregates, states, strict=True)]
-            evaluation.groups[slot] = (keys, accumulators)
-        evaluations.append(evaluation)
+    header = orjson.loads(memoryview(proc.stdout)[:header_end])
+    final = int(header["handed_back"]) == 0
+    found = zip(query_set.queries, header["queries"], strict=True)
+    evaluations = [_evaluation(query, groups, final) for query, groups in found]
     handed_back = []
     at = header_end + 1
     for _ in range(int(header["handed_back"])):

@@ -8,7 +8,9 @@ changed file or query set is evaluated again, never judged by an old answer.
 
 from __future__ import annotations
 
+import contextlib
 import decimal
+import gc
 import hashlib
 import json
 import os
@@ -100,18 +102,33 @@ def evaluate_set(
     """Every query's whole answer (ordered, before its limit), in one pass over the data,
     leaving out the (file, line) pairs in ``skip``: natively on ``jobs`` threads, else on
     ``jobs`` processes (the pieces' partial answers merged in order) unless lines are skipped."""
-    native = _evaluate_native(query_set, files, jobs, skip)
-    if native is not None:
-        documents, evaluations = native
-    elif skip or jobs <= 1:
-        evaluations = [Evaluation(q) for q in query_set.queries]
-        documents = _feed(evaluations, iter_documents(files, skip))
-    else:
-        documents, evaluations = _evaluate_parallel(query_set, pieces_of(files, jobs), jobs)
-    return {
-        "documents": documents,
-        "queries": {e.query.name: e.all_rows() for e in evaluations},
-    }
+    with _no_cyclic_collection():
+        native = _evaluate_native(query_set, files, jobs, skip)
+        if native is not None:
+            documents, evaluations = native
+        elif skip or jobs <= 1:
+            evaluations = [Evaluation(q) for q in query_set.queries]
+            documents = _feed(evaluations, iter_documents(files, skip))
+        else:
+            documents, evaluations = _evaluate_parallel(query_set, pieces_of(files, jobs), jobs)
+        return {
+            "documents": documents,
+            "queries": {e.query.name: e.all_rows() for e in evaluations},
+        }
+
+
+@contextlib.contextmanager
+def _no_cyclic_collection() -> Iterator[None]:
+    """The answers' groups (hundreds of thousands for a group by a high-cardinality path) are
+    built and sorted at once, with no cycle among them: the cyclic collector would walk the
+    growing heap again and again (measured: a fifth of the whole evaluation at 10m)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _evaluate_native(

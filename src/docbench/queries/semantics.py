@@ -357,7 +357,23 @@ def sort_rows(query: Query, rows: list[list[Any]]) -> list[list[Any]]:
     that the answer does not depend on the order the documents were read in)."""
     if not query.order_by:
         return rows
-    return sorted(rows, key=lambda row: (order_key(query, row), tuple(value_key(v) for v in row)))
+    columns = query.columns
+    order = [(columns.index(o.column), o.desc) for o in query.order_by]
+    keyed = sorted(((column_order_key(row, order), row) for row in rows), key=lambda pair: pair[0])
+    # the values break ties only where the order ties (a group by a high-cardinality path has
+    # hundreds of thousands of rows and few ties: a value key per row was most of the sort)
+    ordered: list[list[Any]] = []
+    start = 0
+    while start < len(keyed):
+        end = start + 1
+        while end < len(keyed) and keyed[end][0] == keyed[start][0]:
+            end += 1
+        tied = [row for _, row in keyed[start:end]]
+        if len(tied) > 1:
+            tied.sort(key=lambda row: tuple(value_key(v) for v in row))
+        ordered.extend(tied)
+        start = end
+    return ordered
 
 
 def evaluate(query: Query, documents: Iterable[Any]) -> list[list[Any]]:
