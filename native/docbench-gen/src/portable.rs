@@ -769,11 +769,18 @@ impl Portable {
     /// `skipped` (the file's line numbers, 1-based, that the caller leaves out).
     fn chunk(&mut self, piece: &Chunk, skipped: Option<&HashSet<u64>>) {
         self.position = piece.number << 32;
-        for (index, line) in piece.bytes.split(|&b| b == b'\n').enumerate() {
-            if !skipped.is_some_and(|lines| lines.contains(&(piece.first_line + index as u64))) {
-                self.line(line);
+        let bytes = &piece.bytes;
+        let mut start = 0;
+        let mut index = 0u64;
+        // memchr finds the newlines (a byte-wise split was a tenth of the scan)
+        let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+        for end in ends {
+            if !skipped.is_some_and(|lines| lines.contains(&(piece.first_line + index))) {
+                self.line(&bytes[start..end]);
             }
             self.position += 1;
+            index += 1;
+            start = end + 1;
         }
     }
 }
@@ -816,10 +823,14 @@ pub fn scan_files(
     let mut merged = new_state()?;
     let (sender, receiver) = mpsc::sync_channel::<Chunk>(threads * 2);
     let receiver = Arc::new(Mutex::new(receiver));
+    // the scan threads hand their chunks' buffers back: a new buffer of megabytes each time
+    // was fresh pages from the kernel, zeroed (a tenth of the scan)
+    let (recycle, recycled) = mpsc::channel::<Vec<u8>>();
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads.max(1))
             .map(|_| {
                 let receiver = Arc::clone(&receiver);
+                let recycle = recycle.clone();
                 let mut state = new_state();
                 scope.spawn(move || {
                     if let Ok(state) = state.as_mut() {
@@ -827,6 +838,7 @@ pub fn scan_files(
                             let next = receiver.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()));
                             let Ok(piece) = next else { break };
                             state.chunk(&piece, skip.get(&piece.file));
+                            let _ = recycle.send(piece.bytes); // the reader may have finished
                         }
                     }
                     state
@@ -848,7 +860,9 @@ pub fn scan_files(
                     Ok(())
                 };
                 loop {
-                    let mut chunk = std::mem::take(&mut carry);
+                    let mut chunk = recycled.try_recv().unwrap_or_default();
+                    chunk.clear();
+                    chunk.append(&mut carry);
                     let have = chunk.len();
                     chunk.resize(have.max(chunk_bytes / 2) + chunk_bytes, 0);
                     let n = read_full(&mut *reader, &mut chunk[have..])?;
