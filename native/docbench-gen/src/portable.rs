@@ -771,15 +771,13 @@ impl Portable {
         self.position = piece.number << 32;
         let bytes = &piece.bytes;
         let mut start = 0;
-        let mut index = 0u64;
         // memchr finds the newlines (a byte-wise split was a tenth of the scan)
         let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
-        for end in ends {
-            if !skipped.is_some_and(|lines| lines.contains(&(piece.first_line + index))) {
+        for (index, end) in ends.enumerate() {
+            if !skipped.is_some_and(|lines| lines.contains(&(piece.first_line + index as u64))) {
                 self.line(&bytes[start..end]);
             }
             self.position += 1;
-            index += 1;
             start = end + 1;
         }
     }
