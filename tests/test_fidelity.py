@@ -204,4 +204,3 @@ def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch
         assert "interactions" in out.getvalue() and "object mapping for [b]" in out.getvalue()
     section = dashboard_section(list(documents.values()))
     assert section is not None and len(section["rows"]) == len(section["docs"]) == len(documents)
-

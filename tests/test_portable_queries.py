@@ -438,4 +438,3 @@ def test_the_native_scan_gives_the_python_answers(
         assert evaluate_set(query_set, files, jobs=2) == python
         assert evaluate_set(query_set, files, skip=skip, jobs=2) == python_skipping
         assert python_skipping["documents"] < python["documents"]
-
