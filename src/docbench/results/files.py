@@ -367,9 +367,11 @@ def _reason(error: ValueError) -> str:
     return str(error)
 
 
-def load_typed(results_dirs: list[Path]) -> list[RunHeader]:
-    """Every result under the directories read through its workload's model (load_results)."""
-    return result_models(load_results(results_dirs))
+def load_typed(results_dirs: list[Path], workload: str | None = None) -> list[RunHeader]:
+    """Every result under the directories (``workload``'s only, when given) read through its
+    workload's model."""
+    documents = load_results(results_dirs)
+    return result_models([d for d in documents if workload in (None, d.get("workload"))])
 
 
 def shape_label(nodes: int, shards: int, replicas: int) -> str:

@@ -19,8 +19,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from docbench.core.console import report_console
-from docbench.results import load_results, run_name
-from docbench.results.files import non_default_notes, result_models
+from docbench.results import load_typed, run_name
+from docbench.results.files import non_default_notes
 from docbench.results.models import AnalyticsResult, FidelityResult, RunHeader
 from docbench.results.models.analytics import (
     Concurrency,
@@ -53,8 +53,7 @@ Pick = Callable[[AnalyticsResult, int], float | None]
 
 def load_analytics(results_dirs: list[Path]) -> list[AnalyticsResult]:
     """The analytics results under the directories, read through their model."""
-    documents = [d for d in load_results(results_dirs) if d.get("workload") == "analytics"]
-    return analytics_only(result_models(documents))
+    return analytics_only(load_typed(results_dirs, "analytics"))
 
 
 def analytics_only(results: Sequence[RunHeader]) -> list[AnalyticsResult]:
