@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from docbench.results import cluster_label
 from docbench.results.files import trimmed_document
@@ -43,6 +43,114 @@ QUERY_TITLES = [
     "Top 3 post veterans (earliest first post)",
     "Top 3 users with the longest activity",
 ]
+
+
+# ----- what the page reads (dashboard.js) ---------------------------------------------------
+
+
+class Labels(TypedDict):
+    """A run's representation labels: the dashboard's label filters."""
+
+    non_default: NotRequired[str | None]
+    representation: str | None
+    retains_structure: bool | None
+    schema_by_hand: bool | None
+    lossless: bool | None
+
+
+class LevelPoint(TypedDict):
+    """A concurrency level (the engine's, or the driver's ceiling) as a chart's point."""
+
+    clients: int
+    qps: float | None
+    p50_ms: float | None
+    p99_ms: float | None
+    not_ok: int
+    queries: int
+    cores: float | None
+    error: str | None
+
+
+class ConcurrencyView(TypedDict):
+    mode: str
+    rate: float | None
+    duration_s: float
+    levels: list[LevelPoint]
+    ceiling: list[LevelPoint]
+
+
+class IngestLevelView(TypedDict):
+    """A live-ingest level: its figures, and its seconds as chart points."""
+
+    target: float | None
+    offered_rate: float | None
+    sustained_rate: float | None
+    lag_max_s: float | None
+    refused: int
+    freshness_by: str
+    freshness_p50_ms: float | None
+    freshness_p99_ms: float | None
+    queries_idle_p50_ms: float | None
+    queries_during_p50_ms: float | None
+    queries_idle_p99_ms: float | None
+    queries_during_p99_ms: float | None
+    exact: bool
+    final_count: int | None
+    expected_count: int
+    error: str | None
+    rate_points: list[list[int]]
+    freshness_points: list[list[float]]
+
+
+class IngestView(TypedDict):
+    duration_s: float | None
+    clients: int | None
+    levels: list[IngestLevelView]
+
+
+class RunView(TypedDict):
+    """One analytics run as the page shows it: per query (Q1-Q5) its figures and status; the
+    load, storage and data figures; the result file as read (the details panel)."""
+
+    key: str
+    system: str
+    cluster: dict[str, Any] | None
+    system_name: str
+    variant: str
+    role: str
+    labels: Labels
+    concurrency: ConcurrencyView | None
+    ingest: IngestView | None
+    dataset: str
+    dataset_size: int | None
+    imported: bool
+    complete: bool
+    error: str | None
+    cold: list[float | None]
+    hot: list[float | None]
+    memory: list[float | None]
+    status: list[str]
+    detail: list[str | None]
+    query_error: list[str | None]
+    timeout: float
+    total_size: int | None
+    data_size: int | None
+    index_size: int | None
+    on_disk: int | None
+    loaded: int | None
+    offered: int | None
+    refused: int | None
+    first_refusal: str | None
+    load_time: float | None
+    load: dict[str, Any]
+    baselines: dict[str, int | None]
+    path: str | None
+    doc: dict[str, Any]
+
+
+class DatasetView(TypedDict):
+    label: str
+    size: int | None
 
 
 # ----- the figures of one run ---------------------------------------------------------------
@@ -109,7 +217,7 @@ def scaling_value(
     raise ValueError(f"unknown metric {metric!r}")
 
 
-def labels(run: AnalyticsResult, lossless: bool | None = None) -> dict[str, Any]:
+def labels(run: AnalyticsResult, lossless: bool | None = None) -> Labels:
     """The run's representation labels (the dashboard's label filters): the result's own, or
     for a result without them (imported, older) what its retains_structure says; ``lossless``
     is the latest fidelity result's for the same system/variant (None: none found)."""
@@ -130,7 +238,7 @@ def labels(run: AnalyticsResult, lossless: bool | None = None) -> dict[str, Any]
     }
 
 
-def concurrency_view(run: AnalyticsResult) -> dict[str, Any] | None:
+def concurrency_view(run: AnalyticsResult) -> ConcurrencyView | None:
     """The concurrency levels (`--clients`) as the page draws them: per number of clients,
     QPS, latency percentiles and answers not ok, for the engine and the driver's ceiling."""
     record = run.concurrency
@@ -145,7 +253,7 @@ def concurrency_view(run: AnalyticsResult) -> dict[str, Any] | None:
     }
 
 
-def _level_point(level: Level | CeilingItem) -> dict[str, Any]:
+def _level_point(level: Level | CeilingItem) -> LevelPoint:
     sent = level.queries or 0
     return {
         "clients": level.clients,
@@ -159,7 +267,7 @@ def _level_point(level: Level | CeilingItem) -> dict[str, Any]:
     }
 
 
-def ingest_view(run: AnalyticsResult) -> dict[str, Any] | None:
+def ingest_view(run: AnalyticsResult) -> IngestView | None:
     """The live-ingest levels (`--ingest-rates`) as the page draws them: per level, the
     documents acknowledged and the freshness second by second, and the level's figures."""
     record = run.ingest
@@ -169,7 +277,7 @@ def ingest_view(run: AnalyticsResult) -> dict[str, Any] | None:
     return {"duration_s": record.duration_s, "clients": record.clients, "levels": levels}
 
 
-def _ingest_level(level: IngestLevel) -> dict[str, Any]:
+def _ingest_level(level: IngestLevel) -> IngestLevelView:
     fresh, idle, during = level.freshness_ms, level.queries_idle, level.queries_during
     return {
         "target": level.target_rate,
@@ -202,7 +310,7 @@ def _freshness_points(level: IngestLevel) -> list[list[float]]:
     return [[p.second, p.freshness_p50_ms / 1000] for p in level.timeline or [] if p.freshness_p50_ms]
 
 
-def run_view(run: AnalyticsResult, key: str, lossless: bool | None = None) -> dict[str, Any]:
+def run_view(run: AnalyticsResult, key: str, lossless: bool | None = None) -> RunView:
     """What the page needs about one analytics run, figures computed as the terminal does."""
     answers = run.answers or []
     refused = run.load_errors.count if run.load_errors else None
@@ -264,7 +372,7 @@ def sort_runs(runs: Iterable[AnalyticsResult]) -> list[AnalyticsResult]:
     return sorted(runs, key=lambda r: (is_imported(r), r.system, r.variant, r.path or ""))
 
 
-def datasets(runs: Sequence[AnalyticsResult]) -> list[dict[str, Any]]:
+def datasets(runs: Sequence[AnalyticsResult]) -> list[DatasetView]:
     """The dataset labels present, smallest first, with their size (documents offered)."""
     sizes: dict[str, int | None] = {}
     for run in runs:
