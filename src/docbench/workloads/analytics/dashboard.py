@@ -18,7 +18,14 @@ from typing import Any, NotRequired, TypedDict
 from docbench.results import cluster_label
 from docbench.results.files import trimmed_document
 from docbench.results.models import AnalyticsResult, RunHeader
-from docbench.results.models.analytics import CeilingItem, IngestLevel, Level, Method, RetainsStructure
+from docbench.results.models.analytics import (
+    CeilingItem,
+    IngestLevel,
+    Level,
+    Method,
+    Portable,
+    RetainsStructure,
+)
 from docbench.workloads.analytics.report import (
     QUERY_COUNT,
     SHIFT,
@@ -413,10 +420,11 @@ def dashboard_section(
 def query_set_tables(runs: Sequence[AnalyticsResult]) -> list[dict[str, Any]]:
     """A table per query set run with --queries (a tab of its own): per system/variant and
     query, the answer's check and the cold and hot seconds, named as the set names them."""
+    with_sets = [(r, r.portable) for r in runs if r.portable is not None]
     tables = []
-    for name in sorted({query_set_name(r.portable) for r in runs if r.portable}):
-        group = [r for r in runs if r.portable and query_set_name(r.portable) == name]
-        queries = [q.name for q in group[0].portable.queries] if group[0].portable else []
+    for name in sorted({query_set_name(portable) for _, portable in with_sets}):
+        group = [(r, portable) for r, portable in with_sets if query_set_name(portable) == name]
+        queries = [q.name for q in group[0][1].queries]
         columns = ["system", "variant", "dataset", "correct"]
         for query in queries:
             columns += [f"{query} answer", f"{query} cold s", f"{query} hot s"]
@@ -425,17 +433,15 @@ def query_set_tables(runs: Sequence[AnalyticsResult]) -> list[dict[str, Any]]:
                 "workload": f"queries-{name}",
                 "label": f"Queries: {name}",
                 "columns": columns,
-                "rows": [query_set_row(run, queries) for run in group],
-                "docs": [trimmed_document(r.as_read) | {"_path": r.path} for r in group],
+                "rows": [query_set_row(run, portable, queries) for run, portable in group],
+                "docs": [trimmed_document(r.as_read) | {"_path": r.path} for r, _ in group],
             }
         )
     return tables
 
 
-def query_set_row(run: AnalyticsResult, queries: list[str]) -> list[Any]:
+def query_set_row(run: AnalyticsResult, record: Portable, queries: list[str]) -> list[Any]:
     """A run's row of its query set's table: per query its check, cold and hot seconds."""
-    record = run.portable
-    assert record is not None
     by_name = {q.name: q for q in record.queries}
     row: list[Any] = [run.system, run.variant, dataset_label(run)]
     row.append(f"{record.correct or 0}/{len(record.queries)}" + (" (all empty)" if record.all_empty else ""))

@@ -155,7 +155,7 @@ def window_warning(record: Concurrency, level: Level) -> str | None:
 def concurrency_table(runs: Sequence[AnalyticsResult]) -> Table | None:
     """Q1-Q5 from many clients at once (`--clients`): per level, the engine's QPS and
     latency beside the driver's own ceiling at the same number of clients."""
-    measured = [r for r in runs if r.concurrency is not None]
+    measured = [(r, r.concurrency) for r in runs if r.concurrency is not None]
     if not measured:
         return None
     table = Table(title="Concurrent clients (the run's queries in seeded random order; correct answers only)")
@@ -173,10 +173,9 @@ def concurrency_table(runs: Sequence[AnalyticsResult]) -> Table | None:
         "driver ceiling QPS",
     ):
         table.add_column(column, justify="left" if column == "system" else "right")
-    for run in measured:
-        assert run.concurrency is not None
-        for level in run.concurrency.levels:
-            table.add_row(_name(run), *_level_cells(run.concurrency, level))
+    for run, record in measured:
+        for level in record.levels:
+            table.add_row(_name(run), *_level_cells(record, level))
     return table
 
 
@@ -203,7 +202,7 @@ def _level_cells(record: Concurrency, level: Level) -> list[str]:
 def ingest_table(runs: Sequence[AnalyticsResult]) -> Table | None:
     """Live ingest (`--ingest-rates`): per level, the rate sustained against the target, the
     freshness of what was acknowledged, query latency idle and during, the exact count."""
-    measured = [r for r in runs if r.ingest is not None]
+    measured = [(r, r.ingest) for r in runs if r.ingest is not None]
     if not measured:
         return None
     table = Table(
@@ -224,9 +223,7 @@ def ingest_table(runs: Sequence[AnalyticsResult]) -> Table | None:
         "count",
     ):
         table.add_column(column, justify="left" if column == "system" else "right")
-    for run in measured:
-        record = run.ingest
-        assert record is not None
+    for run, record in measured:
         if record.not_supported:
             table.add_row(_name(run), f"[yellow]{record.not_supported[:100]}[/yellow]", *[""] * 10)
             continue
@@ -319,7 +316,7 @@ def representation_table(
 ) -> Table | None:
     """How each run held the documents (its labels), when the results say it; "lossless"
     from the fidelity workload's result of the same system and variant, when there is one."""
-    labelled = [r for r in runs if r.representation is not None]
+    labelled = [(r, r.representation) for r in runs if r.representation is not None]
     if not labelled:
         return None
     table = Table(title="Representations (how the documents were held)")
@@ -333,9 +330,7 @@ def representation_table(
     )
     for column in columns:
         table.add_column(column)
-    for run in labelled:
-        labels = run.representation
-        assert labels is not None
+    for run, labels in labelled:
         beyond = labels.settings_beyond_defaults or {}
         table.add_row(
             _name(run),
