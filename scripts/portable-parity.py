@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """JSONBench's Q1-Q5 hand-written (each system's queries file) beside the same five compiled
 from the portable spec (`--queries jsonbench`), from two result directories of runs on the
-same data: per system/variant and query, both answers' checks and the hot times' ratio
-compiled / hand-written (hot = the best of tries 2..n). Prints a Markdown table.
+same data, or from one directory of `--queries jsonbench` runs on Bluesky data (which run the
+hand-written Q1-Q5 beside the compiled ones, on the same load): per system/variant and query,
+both answers' checks and the hot times' ratio compiled / hand-written (hot = the best of tries
+2..n). Prints a Markdown table.
 
-Usage: scripts/portable-parity.py HAND_RESULTS SPEC_RESULTS
+Usage: scripts/portable-parity.py HAND_RESULTS [SPEC_RESULTS]
 """
 
 from __future__ import annotations
@@ -54,6 +56,6 @@ def main(hand_dir: str, spec_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[-1])

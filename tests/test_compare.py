@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +23,10 @@ from click.testing import CliRunner
 from test_dashboard import Chromium, browser  # noqa: F401  (the browser fixture)
 
 from docbench.cli import main
-from docbench.report.compare import compare, load_set, published_jsonbench, to_json
+from docbench.report.compare import ResultSet, compare, load_set, published_jsonbench, to_json
+from docbench.report.compare.aa import aa_noise
 from docbench.report.compare.command import parse_threshold
+from docbench.report.compare.noise import noise_test, t_two_sided_p, welch_p
 from docbench.report.compare.pairs import Comparison, Pair
 from docbench.report.compare.ratios import MetricComparison
 from docbench.report.compare.sets import PUBLISHED_JSONBENCH
@@ -40,6 +44,9 @@ CLICKHOUSE_1M = "analytics.clickhouse.zstd.1m.vm.20261124T165004Z.json"
 CLICKHOUSE_10M = "analytics.clickhouse.zstd.10m.vm.20261124T164620Z.json"
 OPENSEARCH_10M = "analytics.opensearch.default.10m.vm.20261124T162620Z.json"
 SQLITE_1M = "analytics.sqlite.jsonb.1m.vm.20261124T121651Z.json"
+JSONBENCH_CLICKHOUSE_1M = "analytics.clickhouse.jsonbench.1m.vm.20261129T094931Z.json"
+JSONBENCH_POSTGRESQL_1M = "analytics.postgresql.jsonbench.1m.vm.20261128T113543Z.json"
+AA_NOISE = ROOT / "scripts" / "aa-noise.py"
 
 
 def real(name: str) -> dict[str, Any]:
@@ -157,26 +164,64 @@ def test_ratios_of_totals_and_per_document_bytes(tmp_path: Path) -> None:
     assert metric(pair, "q1.hot").machine_bound
 
 
-def test_overlapping_tries_are_noise_separated_ones_are_flagged(tmp_path: Path) -> None:
-    base = with_query(real(DUCKDB_1M), 1, [3.0, 1.00, 1.20])
-    overlap = with_query(real(DUCKDB_1M), 1, [3.0, 1.15, 1.30])
-    slower = with_query(real(DUCKDB_1M), 1, [3.0, 1.30, 1.32])
-    faster = with_query(real(DUCKDB_1M), 1, [3.0, 0.50, 0.52])
-    baseline, _ = sides(tmp_path, [base], [])
-    for document, noise, flagged, direction in (
-        (overlap, "overlap", False, "worse"),
-        (slower, "separated", True, "worse"),
-        (faster, "separated", True, "better"),
+def test_a_time_is_flagged_when_its_samples_differ_beyond_the_noise(tmp_path: Path) -> None:
+    tight = with_query(real(DUCKDB_1M), 1, [3.0, 1.00, 1.01, 1.02])
+    noisy = with_query(real(DUCKDB_1M), 1, [3.0, 1.00, 1.20])
+    slower = with_query(real(DUCKDB_1M), 1, [3.0, 1.30, 1.31, 1.32])
+    faster = with_query(real(DUCKDB_1M), 1, [3.0, 0.70, 0.71, 0.72])
+    separated = with_query(real(DUCKDB_1M), 1, [3.0, 1.30, 1.32])
+    for base, document, noise, flagged, direction in (
+        (tight, slower, "separated", True, "worse"),
+        (tight, faster, "separated", True, "better"),
+        # The ranges of the tries do not overlap (the rule before the test flagged it), but two
+        # tries 20% apart say the noise is as big as the difference: p = 0.23.
+        (noisy, separated, "separated", False, "worse"),
     ):
-        contender = write(tmp_path / noise / direction, document)
+        baseline = write(tmp_path / f"b{id(base)}", base)
+        contender = write(tmp_path / f"c{id(document)}", document)
         hot = metric(compared(baseline, contender, threshold=0).pairs[0], "q2.hot")
         assert (hot.noise, hot.flagged, hot.direction) == (noise, flagged, direction), hot
+        assert hot.noise_estimate and hot.significant is flagged and hot.p_value is not None
         assert hot.regression == (flagged and direction == "worse")
-    # Within the noise even far beyond the threshold; one try a side: the threshold decides.
-    hot = metric(compared(baseline, write(tmp_path / "o", overlap), threshold=0.05).pairs[0], "q2.hot")
-    assert hot.ratio == pytest.approx(1.15) and hot.beyond_threshold and not hot.flagged
-    cold = metric(compared(baseline, write(tmp_path / "s", slower), threshold=0.05).pairs[0], "q2.cold")
-    assert cold.noise == "unknown" and cold.ratio == 1 and not cold.flagged
+        assert hot.baseline_spread is not None and hot.contender_spread is not None
+    # Beyond the threshold, within the noise: shown so, never flagged.
+    hot = metric(compared(write(tmp_path / "n", noisy), write(tmp_path / "s", separated)).pairs[0], "q2.hot")
+    assert hot.ratio == pytest.approx(1.30) and hot.beyond_threshold and not hot.flagged
+    assert hot.p_value == pytest.approx(0.23, abs=0.01)
+    # The cold time is one try a side: no noise estimate, never flagged (x0.5 or x2 alike).
+    halved = with_query(real(DUCKDB_1M), 1, [1.5, 1.0, 1.01, 1.02])
+    cold = metric(compared(write(tmp_path / "t", tight), write(tmp_path / "h", halved)).pairs[0], "q2.cold")
+    assert cold.ratio == 0.5 and cold.beyond_threshold and cold.noise == "unknown"
+    assert not cold.noise_estimate and cold.p_value is None and not cold.flagged and cold.unjudged
+    # Sizes and counts are exact: the threshold alone decides.
+    bigger = real(DUCKDB_1M) | {"total_size": real(DUCKDB_1M)["total_size"] * 1.2}
+    size = metric(
+        compared(write(tmp_path / "t", tight), write(tmp_path / "big", bigger)).pairs[0],
+        "storage.total_bytes",
+    )
+    assert size.flagged and size.regression and size.p_value is None and not size.noise_estimate
+
+
+def test_one_hot_try_a_side_is_no_noise_estimate(tmp_path: Path) -> None:
+    """Issue #46, item 6: `docbench run --tries 2` twice, then compare: one hot try a side
+    gives no range and no estimate of the noise; x1.12 to x1.17 are not flagged, not a
+    regression, and --fail-on-regression passes."""
+    document = real(CLICKHOUSE_1M) | {"tries": 2}
+    first = copy.deepcopy(document)
+    first["result"] = [row[:2] for row in first["result"]]
+    second = copy.deepcopy(first)
+    for q, factor in ((0, 1.12), (1, 1.11), (2, 1.17)):
+        second["result"][q] = [first["result"][q][0], first["result"][q][1] * factor]
+    baseline, contender = sides(tmp_path, [first], [second])
+    (pair,) = compared(baseline, contender).pairs
+    for q in (1, 2, 3):
+        hot = metric(pair, f"q{q}.hot")
+        assert hot.beyond_threshold and not hot.flagged and not hot.regression and hot.unjudged
+    outcome = invoke(str(baseline), str(contender), "--fail-on-regression")
+    assert outcome.exit_code == 0, outcome.output
+    text = " ".join(outcome.output.split())
+    assert "no noise estimate" in text and "▲ worse" not in text
+    assert "0 flagged beyond 10% (0 worse, 0 better); 3 times beyond it without a noise estimate" in text
 
 
 def test_one_try_a_side_is_no_noise_estimate_and_a_real_slowdown_is_caught(tmp_path: Path) -> None:
@@ -203,15 +248,15 @@ def test_one_try_a_side_is_no_noise_estimate_and_a_real_slowdown_is_caught(tmp_p
 
 
 def test_the_threshold_decides_beyond_the_noise(tmp_path: Path) -> None:
-    base = with_query(real(DUCKDB_1M), 0, [3.0, 1.00, 1.20])
-    contender = write(tmp_path / "c", with_query(real(DUCKDB_1M), 0, [3.0, 1.25, 1.26]))
+    base = with_query(real(DUCKDB_1M), 0, [3.0, 1.00, 1.01, 1.02])
+    contender = write(tmp_path / "c", with_query(real(DUCKDB_1M), 0, [3.0, 1.25, 1.26, 1.27]))
     baseline = write(tmp_path / "b", base)
     for threshold, flagged in ((0.30, False), (0.25, False), (0.10, True)):
         hot = metric(compared(baseline, contender, threshold).pairs[0], "q1.hot")
-        assert hot.noise == "separated" and hot.ratio == pytest.approx(1.25)
+        assert hot.significant and hot.ratio == pytest.approx(1.25)
         assert hot.flagged is flagged, threshold
     # Symmetric: x0.8 is as far below as x1.25 is above.
-    faster = write(tmp_path / "f", with_query(real(DUCKDB_1M), 0, [3.0, 0.80, 0.801]))
+    faster = write(tmp_path / "f", with_query(real(DUCKDB_1M), 0, [3.0, 0.80, 0.801, 0.802]))
     assert not metric(compared(baseline, faster, 0.26).pairs[0], "q1.hot").flagged
     assert metric(compared(baseline, faster, 0.24).pairs[0], "q1.hot").flagged
 
@@ -497,6 +542,9 @@ def test_exit_codes(tmp_path: Path) -> None:
     empty = invoke(str(baseline), str(nothing), "--fail-on-regression")
     assert empty.exit_code == 1 and "Nothing compared" in empty.output
     assert invoke(str(baseline), str(nothing)).exit_code == 1  # nothing compared fails without it too
+    assert "Nothing compared: exit 1" in empty.output  # on standard error, under --json too:
+    as_json = invoke(str(baseline), str(nothing), "--json")
+    assert as_json.exit_code == 1 and "Nothing compared: exit 1" in as_json.output
     for args, message in (
         ((str(baseline),), "give two paths, BASELINE and CONTENDER, or --against jsonbench (1 given)"),
         (("--against", "jsonbench", str(baseline), str(contender)), "--against jsonbench takes one path"),
@@ -619,8 +667,13 @@ def test_compare_view_in_chromium(tmp_path: Path, browser: Chromium) -> None:  #
     in_pair = 'section.compare-pair[data-pair="analytics clickhouse/jsonbench 10m"]'
     rows = browser.js(
         f"""[...document.querySelectorAll('{in_pair} tr.metric-row')].map(tr => ({{metric: tr.dataset.metric,
-        ratio: tr.dataset.ratio, flag: tr.dataset.flag, text: tr.querySelector('td.ratio').textContent}}))"""
+        ratio: tr.dataset.ratio, flag: tr.dataset.flag, text: tr.querySelector('td.ratio').textContent,
+        noise: tr.querySelector('td.noise').textContent}}))"""
     )
+    # The noise column as the terminal's: none for sizes, "no noise estimate" for one try a side.
+    noise = {r["metric"]: r["noise"] for r in rows}
+    assert noise["storage.data_bytes"] == "" and noise["q1.cold"] == "no noise estimate"
+    assert noise["q2.hot"].startswith("±") and " p" in noise["q2.hot"]
     data = next(r for r in rows if r["metric"] == "storage.data_bytes")
     assert data["text"] == "×1.64" and data["flag"] == "worse" and 1.6 < float(data["ratio"]) < 1.7
     pair = next(p for p in expected["pairs"] if p["name"] == "analytics clickhouse/jsonbench 10m")
@@ -631,3 +684,248 @@ def test_compare_view_in_chromium(tmp_path: Path, browser: Chromium) -> None:  #
     assert warnings == [w["kind"] for w in pair["warnings"]]
     assert "Apache Doris" in browser.js("document.getElementById('view-compare').textContent")
     browser.screenshot(tmp_path / "compare.png")
+
+
+# ----- the noise model: A/A pairs and an injected slowdown -------------------------------------
+
+
+def test_t_distribution_and_welch_test() -> None:
+    """The standard library's Student t against its tables, and Welch's test against a
+    textbook example (Wikipedia's "Welch's t-test", example 1: t = -2.46, df = 24.99, p = 0.021)."""
+    for t, df, p in ((12.7062, 1, 0.05), (4.302653, 2, 0.05), (2.570582, 5, 0.05), (2.0, 10, 0.07339)):
+        assert t_two_sided_p(t, df) == pytest.approx(p, abs=2e-5), (t, df)
+    assert t_two_sided_p(1.959964, math.inf) == pytest.approx(0.05, abs=1e-6)
+    a = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4]
+    b = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4]
+
+    def moments(x: list[float]) -> tuple[float, float, int]:
+        mean = sum(x) / len(x)
+        return mean, sum((v - mean) ** 2 for v in x) / (len(x) - 1), len(x)
+
+    assert welch_p(*moments(a), *moments(b)) == pytest.approx(0.021, abs=1e-3)
+    # No estimate with one sample a side; on log times, so x1.2 is x1.2 on any scale.
+    assert not noise_test([1.0], [1.0, 1.1]).estimate and noise_test([1.0], [1.0, 1.1]).p_value is None
+    fast, slow = noise_test([0.01, 0.0102], [0.012, 0.0121]), noise_test([10, 10.2], [12, 12.1])
+    assert fast.p_value == pytest.approx(slow.p_value) and fast.shift == pytest.approx(slow.shift)
+    # The floor: the run-to-run spread tries cannot show. Without it, two tight runs 12% apart
+    # are certain to differ; with 5%, they are within the noise of two runs.
+    tight = [1.00, 1.002], [1.12, 1.122]
+    assert noise_test(*tight, floor=0).p_value < 0.01  # type: ignore[operator]
+    assert noise_test(*tight, floor=0.05).p_value > 0.05  # type: ignore[operator]
+
+
+def synthetic(
+    document: dict[str, Any], rng: random.Random, factor: float = 1.0, tries: int = 5, spread: float = 0.03
+) -> dict[str, Any]:
+    """A result of the same shape as a real one: every query's tries drawn around the real
+    hot time (the cold one around the real cold time), each with ``spread`` of log-normal
+    noise, all times x ``factor``; sizes and counts as they are (the loads are deterministic)."""
+    made = copy.deepcopy(document) | {"tries": tries}
+    for q, row in enumerate(made["result"]):
+        cold, hot = row[0], min(row[1:])
+        made["result"][q] = [
+            round(t * factor * math.exp(rng.gauss(0, spread)), 6) for t in [cold] + [hot] * (tries - 1)
+        ]
+    made["load_time"] = round(document["load_time"] * factor * math.exp(rng.gauss(0, spread)), 3)
+    return made
+
+
+def in_memory(label: str, documents: list[dict[str, Any]]) -> ResultSet:
+    return ResultSet(label, [label], [d | {"_path": f"{label}/{i}.json"} for i, d in enumerate(documents)])
+
+
+def test_an_injected_20_percent_slowdown_is_flagged_and_an_aa_pair_is_not(tmp_path: Path) -> None:
+    """Real-shaped results (JSONBench's ClickHouse and PostgreSQL at 1m, as docbench ran them)
+    with 5 tries: an A/A pair (the same distribution, other samples) flags nothing; the same
+    pair with every time 20% slower flags every hot time as a regression (the cold times and
+    the load time are one sample a side: no noise estimate)."""
+    rng = random.Random(46)
+    originals = [
+        json.loads((JSONBENCH_RUNS / n).read_text())
+        for n in (JSONBENCH_CLICKHOUSE_1M, JSONBENCH_POSTGRESQL_1M)
+    ]
+    baseline = [synthetic(d, rng) for d in originals]
+    same = [synthetic(d, rng) for d in originals]
+    slower = [synthetic(d, rng, factor=1.2) for d in originals]
+    for i, (b, a, s) in enumerate(zip(baseline, same, slower, strict=True)):
+        write(tmp_path / "baseline", b, f"{i}.json")
+        write(tmp_path / "same", a, f"{i}.json")
+        write(tmp_path / "slower", s, f"{i}.json")
+    aa = invoke(str(tmp_path / "baseline"), str(tmp_path / "same"), "--json", "--fail-on-regression")
+    assert aa.exit_code == 0, aa.output
+    document = json.loads(aa.stdout)
+    jsonschema.validate(document, json.loads(SCHEMA.read_text()))
+    assert document["summary"]["pairs"] == 2 and document["summary"]["flagged"] == 0
+    assert document["alpha"] == 0.05 and document["noise_floor"] == 0.05
+    ab = invoke(str(tmp_path / "baseline"), str(tmp_path / "slower"), "--json", "--fail-on-regression")
+    assert ab.exit_code == 1
+    for pair in json.loads(ab.stdout)["pairs"]:
+        flagged = {m["metric"] for m in pair["metrics"] if m["regression"]}
+        assert flagged == {f"q{q}.hot" for q in range(1, 6)}, pair["name"]
+        cold = next(m for m in pair["metrics"] if m["metric"] == "q1.cold")
+        assert cold["ratio"] > 1.1 and not cold["noise_estimate"] and not cold["flagged"]
+
+
+def test_false_positive_rate_and_power_over_many_pairs() -> None:
+    """The rule on 100 A/A pairs of each real-shaped result, with the default tries (3: two
+    hot a side) and the tries' noise alone: at most 5% of the figures flagged; and a 20%
+    slowdown, 5 tries a side, caught in at least 90% of the hot times."""
+    originals = [
+        json.loads((JSONBENCH_RUNS / n).read_text())
+        for n in (JSONBENCH_CLICKHOUSE_1M, JSONBENCH_POSTGRESQL_1M)
+    ]
+    rng = random.Random(7)
+    figures = flagged = hot = caught = 0
+    for _ in range(100):
+        aa = compare(
+            in_memory("baseline", [synthetic(d, rng, tries=3) for d in originals]),
+            in_memory("contender", [synthetic(d, rng, tries=3) for d in originals]),
+            0.1,
+        )
+        metrics = [m for p in aa.pairs for m in p.metrics if m.ratio is not None]
+        figures, flagged = figures + len(metrics), flagged + sum(m.flagged for m in metrics)
+        ab = compare(
+            in_memory("baseline", [synthetic(d, rng) for d in originals]),
+            in_memory("contender", [synthetic(d, rng, factor=1.2) for d in originals]),
+            0.1,
+        )
+        hots = [m for p in ab.pairs for m in p.metrics if m.metric.endswith(".hot")]
+        hot, caught = hot + len(hots), caught + sum(m.regression for m in hots)
+    assert figures == 100 * 2 * 18 and flagged / figures <= 0.05, flagged
+    assert caught / hot >= 0.9, caught
+
+
+def test_aa_noise_script_measures_the_false_positive_rate(tmp_path: Path) -> None:
+    """scripts/aa-noise.py on four runs (two A/A pairs, 1-2 and 3-4) of two systems: per
+    system the figures, flags and rate; one run 30% slower makes a pair flag, over the bar."""
+    rng = random.Random(3)
+    originals = [
+        json.loads((JSONBENCH_RUNS / n).read_text())
+        for n in (JSONBENCH_CLICKHOUSE_1M, JSONBENCH_POSTGRESQL_1M)
+    ]
+    for run in range(1, 5):
+        for i, document in enumerate(originals):
+            write(tmp_path / "aa" / f"run-{run}", synthetic(document, rng), f"{i}.json")
+    env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, str(AA_NOISE), str(tmp_path / "aa" / "run-*")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line.split()}
+    assert lines["clickhouse/jsonbench"][2:5] == ["2", "36", "0"]  # 1m, 2 pairs, 36 figures, 0 flagged
+    assert lines["postgresql/jsonbench"][2:5] == ["2", "36", "0"]
+    assert lines["all"][1:4] == ["4", "72", "0"]
+    tallies = aa_noise(sorted((tmp_path / "aa").iterdir()), 0.1, all_pairs=True)
+    assert tallies["all"].pairs == 6 * 2  # every two of 4 runs, 2 systems each
+    # Run 2 30% slower: pair 1-2 flags its hot times, over the 5% bar: exit 1.
+    for path in (tmp_path / "aa" / "run-2").iterdir():
+        write(path.parent, synthetic(json.loads(path.read_text()), rng, factor=1.3), path.name)
+    over = subprocess.run(
+        [sys.executable, str(AA_NOISE), str(tmp_path / "aa" / "run-*"), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert over.returncode == 1, over.stdout + over.stderr
+    record = json.loads(over.stdout)
+    assert record["systems"]["all"]["rate"] > 0.05 and record["noise_floor"] == 0.05
+    assert set(record["systems"]["clickhouse/jsonbench 1m"]["flagged_metrics"]) >= {"q2.hot", "q3.hot"}
+
+
+# ----- identity: a Bluesky dataset of N documents ----------------------------------------------
+
+
+def generated(
+    document: dict[str, Any], seed: int, directory: str, documents: int = 1_000_000
+) -> dict[str, Any]:
+    """``document`` as if run on ``docbench generate --docs N --seed S --out <directory>``."""
+    made = copy.deepcopy(document)
+    made["dataset_label"] = made["dataset"]["label"] = directory
+    made["dataset"]["manifest"] |= {"seed": seed, "docs": documents}
+    made["dataset_size"] = documents
+    made["dataset_fingerprint"] = made["dataset"]["fingerprint"] = f"{seed:04d}{documents:012d}"
+    return made
+
+
+def test_a_generated_1m_of_another_seed_is_jsonbench_1m(tmp_path: Path) -> None:
+    """Issue #46, item 7: `docbench generate --docs 1m --seed 11` (label gen-1m-s11) is
+    JSONBench's 1m: compared, with the seed and directory in the dataset warning; here from a
+    result that does not record `dataset.kind` (written before it did): its docbench-gen
+    manifest says it is Bluesky events."""
+    seed11 = generated(json.loads((JSONBENCH_RUNS / JSONBENCH_CLICKHOUSE_1M).read_text()), 11, "gen-1m-s11")
+    runs = write(tmp_path / "runs", seed11).parent
+    outcome = invoke("--against", "jsonbench", str(runs), "--json")
+    assert outcome.exit_code == 0, outcome.output
+    document = json.loads(outcome.stdout)
+    jsonschema.validate(document, json.loads(SCHEMA.read_text()))
+    (pair,) = document["pairs"]
+    assert pair["name"] == "analytics clickhouse/jsonbench 1m"
+    assert pair["baseline"]["path"].endswith("clickhouse/results/m6i.8xlarge_bluesky_1m.json")
+    dataset = next(w["message"] for w in pair["warnings"] if w["kind"] == "dataset")
+    assert "not the same documents (baseline JSONBench's Bluesky dataset" in dataset
+    assert "contender generated, seed 11 in 'gen-1m-s11')" in dataset
+    # Between two docbench runs: the seed and the directory that differ.
+    seed1 = write(tmp_path / "seed1", json.loads((JSONBENCH_RUNS / JSONBENCH_CLICKHOUSE_1M).read_text()))
+    (pair_,) = compared(seed1.parent, runs).pairs
+    assert pair_.name == "analytics clickhouse/jsonbench 1m"
+    (warning,) = [w.message for w in pair_.warnings if w.kind == "dataset"]
+    assert "(baseline generated, seed 1 in '1m', contender generated, seed 11 in 'gen-1m-s11')" in warning
+
+
+def test_nothing_compared_says_why_for_each_contender_result(tmp_path: Path) -> None:
+    """A 2m against JSONBench (which publishes 1m, 10m, 100m, 1000m) and against a docbench
+    1m: nothing compared, each contender result set against the closest baseline one, exit 1
+    with or without --fail-on-regression."""
+    original = json.loads((JSONBENCH_RUNS / JSONBENCH_CLICKHOUSE_1M).read_text())
+    two = write(tmp_path / "2m", generated(original, 1, "gen-2m", 2_000_000)).parent
+    outcome = invoke("--against", "jsonbench", str(two))
+    assert outcome.exit_code == 1
+    text = " ".join(outcome.output.split())
+    assert "Nothing compared: no result of the contender has the identity of one of the baseline." in text
+    assert (
+        "Why nothing matched, per contender result: analytics clickhouse/jsonbench 2m: "
+        "closest baseline: analytics clickhouse/jsonbench 1m (JSONBench@"
+    ) in text
+    assert (
+        "differs in scale 2m against 1m (Bluesky (generated, seed 1), 2,000,000 documents in "
+        "'gen-2m' against JSONBench's Bluesky dataset, 1,000,000 documents)"
+    ) in text
+    assert "Nothing compared: exit 1" in text
+    document = json.loads(invoke("--against", "jsonbench", str(two), "--json").stdout)
+    jsonschema.validate(document, json.loads(SCHEMA.read_text()))
+    (only,) = document["only_contender"]
+    assert only["key"]["scale"] == "2m" and only["closest"]["key"]["scale"] == "1m"
+    assert "differs in scale 2m against 1m" in only["why"]
+    # docbench against docbench: 2m against a 1m of another variant: both differences named.
+    one = write(tmp_path / "1m", original | {"variant": "jsonbench_current"}).parent
+    outcome = invoke(str(one), str(two), "--fail-on-regression")
+    assert outcome.exit_code == 1
+    text = " ".join(outcome.output.split())
+    assert "closest baseline: analytics clickhouse/jsonbench_current 1m" in text
+    assert (
+        "differs in variant jsonbench against jsonbench_current; "
+        "scale 2m against 1m (Bluesky (generated, seed 1), 2,000,000" in text
+    )
+
+
+def test_data_that_is_not_bluesky_keeps_its_label() -> None:
+    from docbench.workloads.analytics.measures import data
+
+    bluesky = real(DUCKDB_1M)
+    assert data(bluesky).scale == "1m" and data(bluesky).kind == "bluesky"
+    assert data(bluesky | {"dataset_label": "my-copy"}).scale == "1m"  # the directory's name
+    own_queries = bluesky | {"dataset_label": "logs-1m", "portable": {"set": "mine"}}
+    assert data(own_queries).scale == "logs-1m" and data(own_queries).kind is None
+    unknown = {k: v for k, v in bluesky.items() if k not in ("dataset", "answers", "dataset_size")}
+    assert data(unknown | {"dataset_label": "x"}).scale == "x"
+    # What the result records (dataset.kind) decides over what its manifest suggests.
+    documents = bluesky | {"dataset_label": "licensedb"}
+    documents["dataset"] = dict(bluesky["dataset"], kind="documents")
+    assert data(documents).scale == "licensedb" and data(documents).kind == "documents"
+    real_events = unknown | {"dataset_label": "bluesky-real", "dataset_size": 2_000_000}
+    real_events["dataset"] = {"kind": "bluesky", "label": "bluesky-real"}
+    assert data(real_events).scale == "2m"
+    assert data(real_events).origin == "not generated by docbench in 'bluesky-real'"

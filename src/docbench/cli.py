@@ -370,8 +370,20 @@ def _threshold(_ctx: click.Context, _param: click.Parameter, value: str) -> floa
     show_default=True,
     metavar="PERCENT",
     callback=_threshold,
-    help="Flag a ratio above 1 + this or below 1 / (1 + this), unless the two ranges of "
-    "tries overlap (within the noise).",
+    help="Flag a ratio above 1 + this or below 1 / (1 + this): a size or count as is, a time "
+    "only when its samples (hot tries, throughput intervals) also differ beyond the noise "
+    "(Welch's t-test on log times, p < 0.05); a time with fewer than 2 samples a side has no "
+    "noise estimate and is never flagged.",
+)
+@click.option(
+    "--noise-floor",
+    default="5%",
+    show_default=True,
+    metavar="PERCENT",
+    callback=_threshold,
+    help="The run-to-run spread of a time that the tries of one run cannot show (another "
+    "process, the machine minutes later), added to each side's noise; scripts/aa-noise.py "
+    "measures it on a machine from A/A pairs of runs.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (docs/compare.md).")
 @click.option(
@@ -385,12 +397,13 @@ def _threshold(_ctx: click.Context, _param: click.Parameter, value: str) -> floa
     "--fail-on-regression",
     is_flag=True,
     help="Exit 1 when a flagged ratio is worse (bigger, slower, fewer documents, a figure "
-    "lost) or when nothing matched; for CI.",
+    "lost); for CI. (Nothing matched exits 1 with or without it.)",
 )
 def compare(
     sets: tuple[Path, ...],
     against: str | None,
     threshold: float,
+    noise_floor: float,
     as_json: bool,
     html_file: Path | None,
     fail_on_regression: bool,
@@ -398,21 +411,23 @@ def compare(
     """Compare two sets of results figure by figure: BASELINE and CONTENDER are result
     directories or files (docbench's or JSONBench's).
 
-    Results are matched by workload, system, variant, scale and cluster shape; each figure
+    Results are matched by workload, system, variant, scale and cluster shape (a Bluesky
+    dataset of N documents is the scale of N whatever its seed or directory); each figure
     gets the ratio contender / baseline (documents loaded, total/data/index bytes and bytes
     per document, load time, cold and hot time per query; TPS and latency percentiles), and a
-    warning says wherever the two differ in what they measured (data, variant settings,
-    engine version, machine). Exit status: 0; 1 with --fail-on-regression (see there); 2 for
-    a usage error.
+    warning says wherever the two differ in what they measured (data, seed, variant settings,
+    engine version, machine). Exit status: 0; 1 with --fail-on-regression (see there) or when
+    nothing matched (each contender result is then set against the closest baseline one); 2
+    for a usage error. The noise model: docs/compare.md.
     """
+    from docbench.report.compare.command import NoiseModel, run, sides
     from docbench.report.compare.command import compare as compare_sets
-    from docbench.report.compare.command import run, sides
 
     try:
         baseline, contender = sides(list(sets), against)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
-    comparison = compare_sets(baseline, contender, threshold)
+    comparison = compare_sets(baseline, contender, threshold, NoiseModel(floor=noise_floor))
     raise SystemExit(run(comparison, as_json, html_file, fail_on_regression))
 
 

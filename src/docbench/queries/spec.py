@@ -214,6 +214,11 @@ def load_query_set(path: Path) -> QuerySet:
 SHIPPED = Path(__file__).parent / "sets"
 
 
+# The shipped set of JSONBench's Q1-Q5 in the spec: on Bluesky data it runs beside the
+# hand-written queries (same load), so each compiled query has its twin.
+JSONBENCH_SET = "jsonbench"
+
+
 def shipped_query_set(name: str) -> QuerySet | None:
     """A query set docbench ships (``queries/sets/<name>.yaml``), or None."""
     path = SHIPPED / f"{name}.yaml"

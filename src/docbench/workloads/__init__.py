@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 
 from docbench.results.files import result_models
-from docbench.workloads.measures import Measure
+from docbench.workloads.measures import ComparedData, Measure
 
 REGISTERED: list[str] = ["analytics", "updates", "storage", "throughput", "fidelity", "shapes"]
 DEFAULT = "analytics"
@@ -51,7 +51,8 @@ class Workload:
     # Module with dashboard_section(documents, all_documents), when it is not the report module.
     dashboard: str | None = None
     # Module with measures(document) -> [Measure] (workloads/measures.py): the figures
-    # `docbench compare` compares; None: its results are listed as not compared.
+    # `docbench compare` compares; None: its results are listed as not compared. It may also
+    # have data(document) -> ComparedData: the data a result is matched on (else its label).
     compare: str | None = None
     # Its report, plots and dashboard section are given result models (results.models: its
     # own results, and every workload's as all_documents) instead of the documents as read.
@@ -88,6 +89,14 @@ class Workload:
         if self.compare is None:
             return None
         return list(importlib.import_module(self.compare).measures(document))
+
+    def compared_data(self, document: dict[str, Any]) -> ComparedData:
+        """The data ``docbench compare`` matches one of its results on (workloads/measures.py)."""
+        module = importlib.import_module(self.compare) if self.compare else None
+        if module is not None and hasattr(module, "data"):
+            data: ComparedData = module.data(document)
+            return data
+        return ComparedData(scale=str(document.get("dataset_label")))
 
 
 def workload(name: str) -> Workload:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from docbench.core.console import report_console
 from docbench.report.compare.jsonform import to_json
+from docbench.report.compare.noise import NoiseModel
 from docbench.report.compare.pairs import Comparison, compare
 from docbench.report.compare.sets import ResultSet, load_set, published_jsonbench
 from docbench.report.compare.terminal import print_comparison, summary_line, threshold_text
@@ -47,10 +48,6 @@ def sides(paths: list[Path], against: str | None) -> tuple[ResultSet, ResultSet]
     return load_set([paths[0]], "baseline"), load_set([paths[1]], "contender")
 
 
-def failed(comparison: Comparison) -> bool:
-    return bool(comparison.regressions) or not comparison.pairs
-
-
 def run(comparison: Comparison, as_json: bool, html: Path | None, fail_on_regression: bool) -> int:
     """Print (or write) the comparison; the exit status."""
     if as_json:
@@ -64,18 +61,15 @@ def run(comparison: Comparison, as_json: bool, html: Path | None, fail_on_regres
         write_comparison(to_json(comparison), html)
         report_console(stderr=True).print(f"comparison page: {html}")
     if not comparison.pairs:
-        report_console(stderr=True).print(f"{summary_line(comparison).rstrip('.')}: exit {EXIT_REGRESSION}")
-        return EXIT_REGRESSION
-    if fail_on_regression and failed(comparison):
-        regressions = len(comparison.regressions)
-        reason = (
-            f"{regressions} regression(s) beyond {threshold_text(comparison.threshold)}"
-            if regressions
-            else summary_line(comparison).rstrip(".")
+        report_console(stderr=True).print(
+            f"{summary_line(comparison).split(':')[0]}: exit {EXIT_REGRESSION}", markup=False
         )
+        return EXIT_REGRESSION
+    if fail_on_regression and comparison.regressions:
+        reason = f"{len(comparison.regressions)} regression(s) beyond {threshold_text(comparison.threshold)}"
         report_console(stderr=True).print(f"--fail-on-regression: {reason}: exit {EXIT_REGRESSION}")
         return EXIT_REGRESSION
     return 0
 
 
-__all__ = ["AGAINST", "EXIT_REGRESSION", "compare", "parse_threshold", "run", "sides"]
+__all__ = ["AGAINST", "EXIT_REGRESSION", "NoiseModel", "compare", "parse_threshold", "run", "sides"]

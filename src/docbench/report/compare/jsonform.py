@@ -55,6 +55,8 @@ def _metric(metric: MetricComparison) -> dict[str, Any]:
     record["baseline_tries"] = list(metric.baseline_tries)
     record["contender_tries"] = list(metric.contender_tries)
     record["ratio"] = _finite(metric.ratio)
+    for key in ("p_value", "baseline_spread", "contender_spread"):
+        record[key] = _finite(record[key])
     return record
 
 
@@ -82,6 +84,21 @@ def _only(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _unmatched(comparison: Comparison) -> list[dict[str, Any]]:
+    """only_contender, each with the closest baseline result and why they do not pair."""
+    explained = {id(u.document): u for u in comparison.unmatched}
+    found = []
+    for document, entry in zip(comparison.only_contender, _only(comparison.only_contender), strict=True):
+        why = explained.get(id(document))
+        closest = why.closest if why else None
+        entry["closest"] = (
+            None if closest is None else {"key": _key(key_of(closest)), "path": str(closest.get("_path"))}
+        )
+        entry["why"] = why.why if why else ""
+        found.append(entry)
+    return found
+
+
 def summary(comparison: Comparison) -> dict[str, int]:
     metrics = [m for p in comparison.pairs for m in p.metrics]
     return {
@@ -91,6 +108,7 @@ def summary(comparison: Comparison) -> dict[str, int]:
         "flagged": sum(m.flagged for m in metrics),
         "regressions": sum(m.regression for m in metrics),
         "improvements": sum(m.flagged and m.direction == "better" for m in metrics),
+        "no_noise_estimate": sum(m.unjudged for m in metrics),
         "warnings": sum(len(p.warnings) for p in comparison.pairs),
         "only_baseline": len(comparison.only_baseline),
         "only_contender": len(comparison.only_contender),
@@ -105,11 +123,13 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
         "generated_at": now_iso(),
         "docbench_version": __version__,
         "threshold": comparison.threshold,
+        "alpha": comparison.noise.alpha,
+        "noise_floor": comparison.noise.floor,
         "baseline": _set(comparison.baseline, len(comparison.baseline.documents)),
         "contender": _set(comparison.contender, len(comparison.contender.documents)),
         "pairs": [_pair(p) for p in pairs],
         "only_baseline": _only(comparison.only_baseline),
-        "only_contender": _only(comparison.only_contender),
+        "only_contender": _unmatched(comparison),
         "not_compared": [
             {"set": label, "path": n.path, "name": n.name, "reason": n.reason}
             for label, n in comparison.not_compared

@@ -1,26 +1,31 @@
 """Matching two result sets and comparing each matched pair, figure by figure.
 
-Results match when they have the same identity: workload, system, variant, scale (dataset
-label) and cluster shape (``results.files.run_identity``). Of several results of one identity
+Results match when they have the same identity: workload, system, variant, scale and cluster
+shape (``results.files.run_identity`` with the scale of the workload's ``compared_data``: a
+Bluesky dataset of N documents is the scale of N, whatever its seed or directory, which are a
+warning). Of several results of one identity
 in a set, the one compared is the latest complete run, preferring the contender's machine and
 data on the baseline's side; the others are named in a warning. Wherever the two results of a
 pair differ in what they measured (dataset, variant settings, engine version, machine, tries,
 an incomplete run) the pair carries a warning: the ratios are still computed, the reader judges.
+A contender result without a pair is explained against the closest baseline result.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from docbench.core.units import parse_count
+from docbench.report.compare.noise import NoiseModel
 from docbench.report.compare.ratios import MetricComparison, compare_measure
 from docbench.report.compare.sets import NotCompared, ResultSet
 from docbench.results.files import latest_documents, run_identity
 from docbench.workloads import REGISTERED as WORKLOADS
 from docbench.workloads import workload as workload_named
-from docbench.workloads.measures import Measure
+from docbench.workloads.measures import ComparedData, Measure
 
 Key = tuple[str, str, str, str, str]  # workload, system, variant, scale, cluster shape
 
@@ -43,8 +48,16 @@ class Pair:
 
     @property
     def name(self) -> str:
-        workload, system, variant, scale, cluster = self.key
-        return f"{workload} {system}/{variant}" + (f" [{cluster}]" if cluster else "") + f" {scale}"
+        return identity_text(self.key)
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """Why a contender result has no pair: its identity against the closest baseline's."""
+
+    document: dict[str, Any]
+    closest: dict[str, Any] | None
+    why: str
 
 
 @dataclass
@@ -56,65 +69,35 @@ class Comparison:
     only_baseline: list[dict[str, Any]]
     only_contender: list[dict[str, Any]]
     not_compared: list[tuple[str, NotCompared]]  # (set label, why)
-    # Each contender result without a match: its identity against the closest baseline one.
-    unmatched_why: list[str] = field(default_factory=list)
+    # Each of only_contender (same order): its identity against the closest baseline result's
+    unmatched: list[Unmatched] = field(default_factory=list)
+    # The noise test's significance level and run-to-run floor (noise.py)
+    noise: NoiseModel = field(default_factory=NoiseModel)
 
     @property
     def regressions(self) -> list[tuple[Pair, MetricComparison]]:
         return [(p, m) for p in self.pairs for m in p.metrics if m.regression]
 
 
+def data_of(document: dict[str, Any]) -> ComparedData:
+    """The data a result is matched on (its workload's ``compared_data``)."""
+    name = str(document.get("workload", "analytics"))
+    if name not in WORKLOADS:
+        return ComparedData(scale=str(document.get("dataset_label")))
+    return workload_named(name).compared_data(document)
+
+
 def key_of(document: dict[str, Any]) -> Key:
-    """The result's identity for matching: its scale is the data's (a Bluesky dataset of
-    1,000,000 documents is JSONBench's 1m, whatever its seed or directory is called)."""
-    workload, system, variant, _, cluster = run_identity(document)
-    return workload, system, variant, comparable_scale(document), cluster
-
-
-def comparable_scale(document: dict[str, Any]) -> str:
-    """``1m``, ``10m``... for Bluesky events (generated or real: the dataset's kind), from
-    the documents offered; the dataset's own label for any other data."""
-    size = document.get("dataset_size")
-    if is_bluesky(document) and isinstance(size, int) and size > 0:
-        return count_label(size)
-    return str(document.get("dataset_label"))
-
-
-def is_bluesky(document: dict[str, Any]) -> bool:
-    """Whether the run's data are Bluesky events: the result says so (``dataset.kind``), or, for
-    an analytics result written before it did, it was judged on Q1-Q5 (portable query sets
-    run on other documents), as JSONBench's own results are."""
-    dataset = document.get("dataset")
-    if isinstance(dataset, dict) and dataset.get("kind"):
-        return dataset["kind"] == "bluesky"
-    return document.get("workload", "analytics") == "analytics" and "portable" not in document
-
-
-def count_label(size: int) -> str:
-    for unit, factor in (("m", 1_000_000), ("k", 1_000)):
-        if size % factor == 0:
-            return f"{size // factor}{unit}"
-    return str(size)
+    """The result's identity for matching: its scale is its data's (``data_of``: a Bluesky
+    dataset of 1,000,000 documents is JSONBench's 1m, whatever its seed or directory)."""
+    workload, system, variant, _label, cluster = run_identity(document)
+    return workload, system, variant, data_of(document).scale, cluster
 
 
 def identity_text(key: Key) -> str:
+    """A pair's name, an identity in messages: "analytics clickhouse/jsonbench [3n/3s/1r] 1m"."""
     workload, system, variant, scale, cluster = key
     return f"{workload} {system}/{variant}" + (f" [{cluster}]" if cluster else "") + f" {scale}"
-
-
-def closest_identity(key: Key, others: list[Key]) -> tuple[Key | None, list[str]]:
-    """The identity among ``others`` that shares the most with ``key`` (workload first), and
-    what differs: why the two were not compared."""
-    names = ("workload", "system", "variant", "scale", "cluster shape")
-    if not others:
-        return None, ["the other side has no result"]
-    best = max(others, key=lambda o: (o[0] == key[0], sum(a == b for a, b in zip(o, key, strict=True))))
-    differ = [
-        f"{name} {mine or '(none)'!s} against {theirs or '(none)'!s}"
-        for name, mine, theirs in zip(names, key, best, strict=True)
-        if mine != theirs
-    ]
-    return best, differ
 
 
 def _scale_order(label: str) -> tuple[int, str]:
@@ -183,28 +166,29 @@ def _settings_difference(baseline: Any, contender: Any) -> str | None:
     return "variant settings differ: " + "; ".join(changes)
 
 
-def _seed(document: dict[str, Any]) -> Any:
-    dataset = document.get("dataset")
-    manifest = dataset.get("manifest") if isinstance(dataset, dict) else None
-    return manifest.get("seed") if isinstance(manifest, dict) else None
-
-
 def _dataset_difference(baseline: dict[str, Any], contender: dict[str, Any]) -> str | None:
     b, c = dataset_identity(baseline), dataset_identity(contender)
     if b is not None and b == c:
         return None
-    seeds = (_seed(baseline), _seed(contender))
-    if seeds[0] != seeds[1]:
-        described = [f"generated, seed {s}" if s is not None else "not generated by docbench" for s in seeds]
+    b_data, c_data = data_of(baseline), data_of(contender)
+    if (
+        b_data.documents is not None
+        and (b_data.kind, b_data.documents) == (c_data.kind, c_data.documents)
+        and b_data.origin != c_data.origin
+    ):
+        # Matched on the kind and number of documents (a generated 1m of seed 11 is JSONBench's
+        # 1m): where the two sets of documents come from (seed, directory) is this warning.
         return (
-            f"dataset: the same kind and number of documents, not the same documents (baseline "
-            f"{described[0]}, contender {described[1]}): sizes and times are compared across data"
+            f"dataset: the same kind and number of documents ({(b_data.kind or '').capitalize()}, "
+            f"{b_data.documents:,} documents), not the same documents (baseline {b_data.origin}, "
+            f"contender {c_data.origin}): sizes and times are compared across data"
         )
     if b is None or c is None:
         side, other = ("baseline", baseline) if b is None else ("contender", contender)
         source = (other.get("dataset") or {}).get("source") or "no fingerprint recorded"
-        known = c if b is None else b
-        return f"dataset: the {side}'s data is not fingerprinted ({source}); the other's is {known}"
+        known, data = (c, c_data) if b is None else (b, b_data)
+        known_text = f"{known} ({data.describe()})" if data.provenance else str(known)
+        return f"dataset: the {side}'s data is not fingerprinted ({source}); the other's is {known_text}"
     return f"dataset: not the same data (baseline {b}, contender {c})"
 
 
@@ -266,13 +250,16 @@ def differences(baseline: dict[str, Any], contender: dict[str, Any]) -> list[Dif
 
 
 def compare_metrics(
-    baseline: list[Measure], contender: list[Measure], threshold: float
+    baseline: list[Measure],
+    contender: list[Measure],
+    threshold: float,
+    noise: NoiseModel | None = None,
 ) -> list[MetricComparison]:
     """Every metric of either side, in the contender's order (then the baseline's own)."""
     base = {m.metric: m for m in baseline}
     cont = {m.metric: m for m in contender}
     order = list(cont) + [m for m in base if m not in cont]
-    return [compare_measure(base.get(m), cont.get(m), threshold) for m in order]
+    return [compare_measure(base.get(m), cont.get(m), threshold, noise) for m in order]
 
 
 def _others_warning(side: str, others: list[str], chosen: dict[str, Any]) -> Difference:
@@ -288,12 +275,13 @@ def _pair(
     baseline_candidates: list[dict[str, Any]],
     contender_candidates: list[dict[str, Any]],
     threshold: float,
+    noise: NoiseModel,
 ) -> Pair:
     contender, contender_others = _pick(contender_candidates, None)
     baseline, baseline_others = _pick(baseline_candidates, contender)
     measured = workload_named(key[0])
     metrics = compare_metrics(
-        measured.measures(baseline) or [], measured.measures(contender) or [], threshold
+        measured.measures(baseline) or [], measured.measures(contender) or [], threshold, noise
     )
     warnings = differences(baseline, contender)
     if not any(m.machine_bound and m.baseline is not None and m.contender is not None for m in metrics):
@@ -322,14 +310,78 @@ def _comparable(result_set: ResultSet) -> tuple[list[dict[str, Any]], list[tuple
     return kept, left
 
 
-def compare(baseline: ResultSet, contender: ResultSet, threshold: float) -> Comparison:
+# ----- results without a pair -----------------------------------------------------------------
+
+
+def _scale_distance(a: ComparedData, b: ComparedData) -> float:
+    if a.scale == b.scale:
+        return 0.0
+    if a.documents and b.documents:
+        return abs(math.log(a.documents / b.documents))
+    return math.inf
+
+
+def _closeness(document: Key, data: ComparedData, other: Key, other_data: ComparedData) -> tuple[Any, ...]:
+    workload, system, variant, _scale, cluster = document
+    return (
+        workload == other[0],
+        system == other[1],
+        system == other[1] and variant == other[2],  # a variant's name means nothing elsewhere
+        cluster == other[4],
+        data.kind == other_data.kind,
+        -_scale_distance(data, other_data),
+    )
+
+
+def _data_text(data: ComparedData, other: ComparedData) -> str:
+    """What the two scales stand for, when the kind of either side's data is known."""
+    if data.documents is None and other.documents is None:
+        return ""
+    return f" ({data.describe()} against {other.describe()})"
+
+
+def explain(document: dict[str, Any], baselines: list[dict[str, Any]]) -> Unmatched:
+    """Why ``document`` (a contender's) has no pair: its identity against the closest baseline
+    result's (same workload, then system, variant, cluster shape, kind of data, nearest size),
+    and what differs."""
+    key, data = key_of(document), data_of(document)
+    if not baselines:
+        return Unmatched(
+            document, None, f"{identity_text(key)}: the baseline has no result that can be compared"
+        )
+    scored = [(b, key_of(b), data_of(b)) for b in baselines]
+    closest, other, other_data = max(scored, key=lambda s: _closeness(key, data, s[1], s[2]))
+    names = ("workload", "system", "variant", "scale", "cluster shape")
+    differs = [
+        f"{name} {mine or 'one node'} against {theirs or 'one node'}"  # only a cluster shape is empty
+        + (_data_text(data, other_data) if name == "scale" else "")
+        for name, mine, theirs in zip(names, key, other, strict=True)
+        if mine != theirs
+    ]
+    return Unmatched(
+        document,
+        closest,
+        f"{identity_text(key)}: closest baseline: {identity_text(other)} ({closest.get('_path')}); "
+        f"differs in {'; '.join(differs)}",
+    )
+
+
+def compare(
+    baseline: ResultSet, contender: ResultSet, threshold: float, noise: NoiseModel | None = None
+) -> Comparison:
+    """``noise``: the noise test's settings (docbench compare's defaults when None)."""
+    noise = noise or NoiseModel()
     base_documents, not_compared = _comparable(baseline)
     cont_documents, left = _comparable(contender)
     base_groups, cont_groups = _grouped(base_documents), _grouped(cont_documents)
     pairs = [
-        _pair(key, base_groups[key], cont_groups[key], threshold)
+        _pair(key, base_groups[key], cont_groups[key], threshold, noise)
         for key in sorted(set(base_groups) & set(cont_groups), key=_order)
     ]
+    only_contender = [
+        _pick(cont_groups[k], None)[0] for k in sorted(set(cont_groups) - set(base_groups), key=_order)
+    ]
+    base_picked = [_pick(base_groups[k], None)[0] for k in sorted(base_groups, key=_order)]
     return Comparison(
         baseline=baseline,
         contender=contender,
@@ -338,18 +390,8 @@ def compare(baseline: ResultSet, contender: ResultSet, threshold: float) -> Comp
         only_baseline=[
             _pick(base_groups[k], None)[0] for k in sorted(set(base_groups) - set(cont_groups), key=_order)
         ],
-        only_contender=[
-            _pick(cont_groups[k], None)[0] for k in sorted(set(cont_groups) - set(base_groups), key=_order)
-        ],
+        only_contender=only_contender,
         not_compared=not_compared + left,
-        unmatched_why=[
-            _why_unmatched(k, sorted(base_groups, key=_order))
-            for k in sorted(set(cont_groups) - set(base_groups), key=_order)
-        ],
+        unmatched=[explain(d, base_picked) for d in only_contender],
+        noise=noise,
     )
-
-
-def _why_unmatched(key: Key, baseline_keys: list[Key]) -> str:
-    closest, differ = closest_identity(key, baseline_keys)
-    where = f"closest baseline: {identity_text(closest)}; " if closest else ""
-    return f"{identity_text(key)}: {where}differs in {', '.join(differ)}"

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from docbench.report.compare.jsonform import summary
+from docbench.report.compare.noise import NoiseModel
 from docbench.report.compare.pairs import Comparison, Pair, key_of
 from docbench.report.compare.ratios import MetricComparison
 from docbench.report.compare.sets import ResultSet
@@ -53,11 +54,22 @@ def _flag(metric: MetricComparison) -> str:
         return "[bold red]▲ worse[/bold red]"
     if metric.flagged:
         return "[green]▼ better[/green]"
-    if metric.beyond_threshold and metric.noise == "overlap":
+    if metric.beyond_threshold and metric.noise_estimate:
         return "[dim]within noise[/dim]"
-    if metric.beyond_threshold and metric.machine_bound and metric.noise == "unknown":
-        return "[dim]no noise estimate[/dim]"
-    return ""
+    return ""  # a time beyond it without a noise estimate: the noise column says so
+
+
+def noise_text(metric: MetricComparison) -> str:
+    """The noise column: each side's spread and the test's p-value; "no noise estimate" for a
+    timed figure with fewer than two samples a side; empty for sizes and counts (exact)."""
+    if not metric.machine_bound or metric.baseline is None or metric.contender is None:
+        return ""
+    if not metric.noise_estimate or metric.p_value is None:
+        return "no noise estimate"
+    spreads = (metric.baseline_spread, metric.contender_spread)
+    shown = " ".join(f"±{s * 100:.0f}%" if s is not None else "±?" for s in spreads)
+    p = metric.p_value
+    return f"{shown} p={p:.2f}" if p >= 0.01 else f"{shown} p<0.01"
 
 
 def pair_table(pair: Pair) -> Table:
@@ -77,7 +89,7 @@ def pair_table(pair: Pair) -> Table:
             format_value(metric.baseline, metric.unit),
             format_value(metric.contender, metric.unit),
             format_ratio(metric.ratio),
-            "" if metric.noise == "unknown" else metric.noise,
+            noise_text(metric),
             _flag(metric),
         ]
         table.add_row(*row, *([escape(metric.note)] if notes else []))
@@ -88,18 +100,15 @@ def _set_line(result_set: ResultSet) -> str:
     return f"{result_set.label}: {', '.join(result_set.sources)} ({len(result_set.documents)} results)"
 
 
-def _name(document: dict[str, Any]) -> str:
-    workload, system, variant, _scale, cluster = key_of(document)
-    return f"{workload} {system}/{variant}" + (f" [{cluster}]" if cluster else "")
-
-
 def _unmatched_lines(title: str, documents: list[dict[str, Any]]) -> list[str]:
-    """One line per workload/system/variant with its scales (JSONBench has many)."""
+    """One line per workload/system/variant with its scales (JSONBench has many), as matched
+    (a generated 2m in gen-2m is 2m, as --json's key)."""
     if not documents:
         return []
     scales: dict[str, list[str]] = defaultdict(list)
     for document in documents:
-        scales[_name(document)].append(str(document.get("dataset_label")))
+        workload, system, variant, scale, cluster = key_of(document)
+        scales[f"{workload} {system}/{variant}" + (f" [{cluster}]" if cluster else "")].append(scale)
     return [f"{title} ({len(documents)}):"] + [f"  {name}: {', '.join(s)}" for name, s in scales.items()]
 
 
@@ -119,12 +128,7 @@ def _not_compared_lines(comparison: Comparison) -> list[str]:
 def print_comparison(comparison: Comparison, console: Console) -> None:
     console.print(escape(_set_line(comparison.baseline)))
     console.print(escape(_set_line(comparison.contender)))
-    t = comparison.threshold
-    console.print(
-        f"Ratios are contender / baseline; flagged beyond {threshold_text(t)} (above ×{1 + t:.2f} or "
-        f"below ×{1 / (1 + t):.2f}) unless the two ranges of tries overlap (noise); a time with one "
-        "try a side has no noise estimate and is not flagged (run --tries 3 or more)."
-    )
+    console.print(rule_line(comparison.threshold, comparison.noise))
     for pair in comparison.pairs:
         console.print()
         console.print(pair_table(pair))
@@ -137,19 +141,39 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
         + _not_compared_lines(comparison)
     ):
         console.print(escape(line))
-    if not comparison.pairs and comparison.unmatched_why:
-        console.print("Why nothing matched, per contender result:")
-        for line in comparison.unmatched_why:
-            console.print(f"  {escape(line)}")
+    for line in why_nothing_lines(comparison):
+        console.print(escape(line))
     console.print(summary_line(comparison))
+
+
+def why_nothing_lines(comparison: Comparison) -> list[str]:
+    """When nothing was compared: each contender result against the closest baseline result."""
+    if comparison.pairs or not comparison.unmatched:
+        return []
+    return ["Why nothing matched, per contender result:"] + [f"  {u.why}" for u in comparison.unmatched]
+
+
+def rule_line(t: float, noise: NoiseModel | None = None) -> str:
+    noise = noise or NoiseModel()
+    return (
+        f"Ratios are contender / baseline; flagged beyond {threshold_text(t)} (above ×{1 + t:.2f} or "
+        f"below ×{1 / (1 + t):.2f}): a size or count as is, a time when its samples differ beyond "
+        f"the noise (Welch's t-test on log times, p < {noise.alpha:g}, with a run-to-run floor of "
+        f"{noise.floor * 100:g}%; noise: each side's spread of tries and p). "
+        "A time with fewer than 2 samples a side has no noise estimate and is never flagged "
+        "(run --tries 3 or more)."
+    )
 
 
 def summary_line(comparison: Comparison) -> str:
     counts = summary(comparison)
     if not counts["pairs"]:
         return "Nothing compared: no result of the contender has the identity of one of the baseline."
+    unjudged = counts["no_noise_estimate"]
     return (
         f"{counts['pairs']} pairs, {counts['ratios']} ratios: {counts['flagged']} flagged beyond "
         f"{threshold_text(comparison.threshold)} ({counts['regressions']} worse, "
-        f"{counts['improvements']} better); {counts['warnings']} warnings."
+        f"{counts['improvements']} better); "
+        + (f"{unjudged} times beyond it without a noise estimate (not flagged); " if unjudged else "")
+        + f"{counts['warnings']} warnings."
     )

@@ -331,7 +331,8 @@
         `${s.flagged} ratio${s.flagged === 1 ? '' : 's'} flagged (${s.regressions} worse); ` +
         `generated ${COMPARISON.generated_at} by docbench ${COMPARISON.docbench_version}.`;
       document.getElementById('footer').textContent = 'A self-contained page: every figure, script and style is inside this file; nothing is fetched. ' +
-        'Ratio = contender / baseline. Flagged: beyond the threshold and not within the noise (the two ranges of tries overlap), or a figure the contender failed to get; a time with one try a side has no noise estimate and is not flagged.';
+        'Ratio = contender / baseline. Flagged: beyond the threshold (a size or count as is; a time when its samples differ beyond the noise: ' +
+        'Welch\'s t-test on log times, p < 0.05, never with fewer than 2 samples a side), or a figure the contender failed to get.';
       return;
     }
     meta.textContent = `${RUNS.length} analytics result${RUNS.length === 1 ? '' : 's'} on ` +
@@ -969,9 +970,18 @@
   function flagOf(m) {
     if (m.regression) return {cls: 'worse', text: m.contender === null ? '✗ failed' : '▲ worse'};
     if (m.flagged) return {cls: 'better', text: '▼ better'};
-    if (m.beyond_threshold && m.noise === 'overlap') return {cls: 'noise', text: 'within noise'};
-    if (m.beyond_threshold && m.machine_bound && m.noise === 'unknown') return {cls: 'noise', text: 'no noise estimate'};
+    if (m.beyond_threshold && m.noise_estimate) return {cls: 'noise', text: 'within noise'};
     return {cls: '', text: ''};
+  }
+
+  // As the terminal's noise column: each side's spread and the test's p; "no noise estimate"
+  // for a time with fewer than 2 samples a side; empty for sizes and counts (exact).
+  function noiseText(m) {
+    if (!m.machine_bound || m.baseline === null || m.contender === null) return '';
+    if (!m.noise_estimate || m.p_value === null || m.p_value === undefined) return 'no noise estimate';
+    const spread = s => s === null || s === undefined ? '±?' : `±${(s * 100).toFixed(0)}%`;
+    const p = m.p_value >= 0.01 ? `p=${m.p_value.toFixed(2)}` : 'p<0.01';
+    return `${spread(m.baseline_spread)} ${spread(m.contender_spread)} ${p}`;
   }
 
   function comparePair(pair) {
@@ -984,7 +994,7 @@
       el('td', {title: tries(m.baseline_tries)}, fmtMeasure(m.baseline, m.unit)),
       el('td', {title: tries(m.contender_tries)}, fmtMeasure(m.contender, m.unit)),
       el('td', {class: 'ratio'}, m.ratio === null ? '-' : fmtRatio(m.ratio)),
-      el('td', {class: 'text'}, m.noise === 'unknown' ? '' : m.noise),
+      el('td', {class: 'text noise'}, noiseText(m)),
       el('td', {class: `text flag ${flag.cls}`}, flag.text),
       el('td', {class: 'text'}, m.note));
     }));
@@ -1009,16 +1019,19 @@
     const t = c.threshold;
     const source = s => `${s.sources.join(', ')} (${s.results} results)`;
     box.append(el('p', {class: 'note'}, `Baseline: ${source(c.baseline)}`, el('br', {}), `Contender: ${source(c.contender)}`, el('br', {}),
-      `Ratio = contender / baseline; flagged beyond ${+(t * 100).toFixed(6)}% (above ×${(1 + t).toFixed(2)} or below ×${(1 / (1 + t)).toFixed(2)}) ` +
-      'unless the two ranges of tries overlap.'));
+      `Ratio = contender / baseline; flagged beyond ${+(t * 100).toFixed(6)}% (above ×${(1 + t).toFixed(2)} or below ×${(1 / (1 + t)).toFixed(2)})` +
+      ': a size or count as is, a time only when its samples differ beyond the noise (Welch\'s t-test on log times, p < 0.05; ' +
+      'a time with fewer than 2 samples a side has no noise estimate and is never flagged).'));
     const s = c.summary;
     box.append(el('p', {id: 'compare-summary'}, s.pairs ?
-      `${s.pairs} pairs, ${s.ratios} ratios: ${s.flagged} flagged (${s.regressions} worse, ${s.improvements} better); ${s.warnings} warnings.` :
+      `${s.pairs} pairs, ${s.ratios} ratios: ${s.flagged} flagged (${s.regressions} worse, ${s.improvements} better); ` +
+      (s.no_noise_estimate ? `${s.no_noise_estimate} times beyond the threshold without a noise estimate (not flagged); ` : '') +
+      `${s.warnings} warnings.` :
       'Nothing compared: no result of the contender has the identity of one of the baseline.'));
     for (const pair of c.pairs) box.append(comparePair(pair));
     const keyText = i => `${i.key.workload} ${i.key.system}/${i.key.variant}${i.key.cluster ? ` [${i.key.cluster}]` : ''} ${i.key.scale} — ${i.path}`;
     box.append(...[unmatchedList('Only in the baseline', c.only_baseline, keyText),
-      unmatchedList('Only in the contender', c.only_contender, keyText),
+      unmatchedList('Only in the contender', c.only_contender, i => i.why ? `${i.why} — ${i.path}` : keyText(i)),
       unmatchedList('Not compared', c.not_compared, i => `${i.set}: ${i.name} (${i.path}): ${i.reason}`)].filter(Boolean));
   }
 

@@ -85,7 +85,8 @@ def command() -> click.Command:
         default=None,
         help="Your own queries (a portable query file, docs/queries.md), run instead of Q1-Q5 and "
         "checked against the oracle; `docbench profile DATA` proposes one. A shipped set by name: "
-        "jsonbench (Q1-Q5 in the spec).",
+        "jsonbench (Q1-Q5 in the spec; on Bluesky data it runs beside the hand-written Q1-Q5 "
+        "on the same load).",
     )
     @click.option(
         "--tries",

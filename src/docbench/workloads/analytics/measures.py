@@ -6,17 +6,30 @@ of tries 2..n, as every report shows it) with the hot tries as its noise. JSONBe
 results have the same keys, so they give the same figures. ``docbench compare`` hands over the
 documents as read (results of other tools too), so the figures are taken from the document's
 rows with the report's rules (``cold_of``, ``hot_of``).
+
+``data(document)``: a result is matched on its data's kind and size where they are known (the
+result's ``dataset.kind``, else inferred; a Bluesky dataset of 1,000,000 documents is
+JSONBench's ``1m``, whatever its seed or directory), else on its dataset label.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from docbench.core.units import count_label
 from docbench.workloads.analytics.report import TRUSTED, cold_of, hot_of, per_query_row
-from docbench.workloads.measures import Measure
+from docbench.workloads.measures import ComparedData, Measure
 
 QUERY_COUNT = 5
 SIZES = (("total", "total_size"), ("data", "data_size"), ("index", "index_size"))
+
+
+# The generator of Bluesky events (docbench-gen's shapes write no dataset.json manifest).
+BLUESKY_GENERATOR = "docbench-gen"
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _number(value: Any) -> float | None:
@@ -90,3 +103,60 @@ def measures(document: dict[str, Any]) -> list[Measure]:
     for q in range(QUERY_COUNT):
         found.extend(query_measures(document, q))
     return found
+
+
+def _ran_bluesky_queries(document: dict[str, Any]) -> bool:
+    """Q1-Q5 ran on the data (the runner runs them only on Bluesky events; data() has left out
+    a portable query set's result already)."""
+    if any("not Bluesky events" in str(w) for w in document.get("warnings") or []):
+        return False
+    answers = document.get("answers")
+    return isinstance(answers, list) and bool(answers)
+
+
+def data(document: dict[str, Any]) -> ComparedData:
+    """The data an analytics result is matched on: Bluesky events of N documents are the scale
+    count_label(N), whatever their seed or directory; any other data keeps its dataset label.
+
+    The result says what its data are (``dataset.kind``: ``bluesky``, generated or real, or
+    ``documents``; recorded since 2026-12-05). A result without it (an earlier one, JSONBench's)
+    is on Bluesky events when they are JSONBench's published data, docbench-gen's, or a
+    directory Q1-Q5 ran on. A portable query set (``portable``) is another set of figures: its
+    label is the identity."""
+    label = str(document.get("dataset_label"))
+    dataset: dict[str, Any] = document.get("dataset") or {}
+    dataset = dataset if isinstance(dataset, dict) else {}
+    kind = str(dataset["kind"]) if dataset.get("kind") else None
+    if document.get("portable") is not None or kind not in (None, "bluesky"):
+        return ComparedData(scale=label, kind=kind)
+    manifest: dict[str, Any] = dataset.get("manifest") or {}
+    manifest = manifest if isinstance(manifest, dict) else {}
+    provenance: tuple[tuple[str, str], ...] = ()
+    directory = str(dataset.get("label") or label)
+    documents = (
+        _count(document.get("dataset_size"))
+        or _count(manifest.get("docs"))
+        or _count(dataset.get("documents_by_oracle"))
+    )
+    source_text = str(dataset.get("source") or "")
+    if "Bluesky" in source_text and (document.get("engine_mode") == "imported" or not manifest):
+        source = source_text.split(" (", 1)[0]  # JSONBench's Bluesky dataset
+    elif manifest.get("generator") == BLUESKY_GENERATOR:
+        seed = manifest.get("seed")
+        source = f"generated, seed {seed}"
+        if len(dataset.get("files") or []) == manifest.get("files_total"):  # every file: its count
+            documents = _count(manifest.get("docs")) or documents
+        provenance = (("seed", str(seed)), ("directory", directory))
+    elif kind == "bluesky" or _ran_bluesky_queries(document):
+        source, provenance = "", (("directory", directory),)
+    else:
+        source, documents = "", None
+    if documents is None:
+        return ComparedData(scale=label, kind=kind)
+    return ComparedData(
+        scale=count_label(documents),
+        kind="bluesky",
+        documents=documents,
+        source=source,
+        provenance=provenance,
+    )

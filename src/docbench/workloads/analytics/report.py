@@ -105,7 +105,7 @@ def print_dataset_report(
     if labels is not None:
         console.print(labels)
     console.print(quality_table(runs))
-    bluesky = [r for r in runs if r.portable is None]
+    bluesky = [r for r in runs if r.portable is None or r.answers]  # jsonbench: both
     if bluesky:
         for kind in ("cold", "hot"):
             console.print(timing_table(bluesky, kind))
@@ -600,14 +600,17 @@ def verdict(run: AnalyticsResult) -> list[str]:
 def _answers_verdict(run: AnalyticsResult) -> str:
     if run.imported:
         return f"imported from {run.imported.from_ or 'elsewhere'} ({run.machine}); answers unchecked"
-    if run.portable:
-        return portable_summary(run.portable)
-    if not run.result:
-        return "no queries run"
     answers = run.answers or []
     good = sum(1 for a in answers if a.status.value in TRUSTED)
     bad = [f"Q{a.query} {a.status.value}" for a in answers if a.status.value not in TRUSTED]
-    return f"answers {good}/5 correct" + (f" ({', '.join(bad)})" if bad else "")
+    checked = f"{good}/5 correct" + (f" ({', '.join(bad)})" if bad else "")
+    if run.portable:
+        # the hand-written Q1-Q5 run beside the shipped jsonbench set, on the same load
+        hand = f"Q1-Q5 hand-written {checked}; " if answers else ""
+        return hand + portable_summary(run.portable)
+    if not run.result:
+        return "no queries run"
+    return f"answers {checked}"
 
 
 # ----- formatting -------------------------------------------------------------------------
