@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from docbench.results.models import common
+from docbench.results.models.common import Latency, QueryOutcomes
 from docbench.results.models.header import Model, RunHeader
 
 
@@ -15,18 +17,7 @@ class RetainsStructure(Enum):
     no = "no"
 
 
-class Representation(Model):
-    """
-    How the documents were held: the engine's JSON type or another representation, whether the whole document can be read back, whether paths were given a type or column by hand (beyond JSONBench's rules)
-    """
-
-    name: str
-    retains_structure: bool
-    schema_by_hand: bool
-    settings_beyond_defaults: Annotated[
-        dict[str, Any] | None,
-        Field(description="The variant's engine settings that differ from the engine's own defaults"),
-    ] = None
+class Representation(common.Representation):
     non_default: Annotated[
         str | None,
         Field(
@@ -96,21 +87,6 @@ class Mode(Enum):
     open_loop = "open loop"
 
 
-class LatencyMs(Model):
-    """
-    Latency of the correct answers (ms; from the intended start in open loop): count, avg, stddev, p50, p95, p99, p99.9, max
-    """
-
-    avg_ms: float | None = None
-    stddev_ms: float | None = None
-    p50_ms: float | None = None
-    p95_ms: float | None = None
-    p99_ms: float | None = None
-    p999_ms: float | None = None
-    max_ms: float | None = None
-    count: int | None = None
-
-
 class Engine(Model):
     """
     The engine's processes over the measured window (null: a server by URL)
@@ -125,41 +101,37 @@ class Engine(Model):
     interval_s: float | None = None
 
 
-class Outcomes(Model):
-    """
-    Queries by outcome: ok (answer equal to the oracle's), wrong (an answer, not the oracle's: never counted as a latency), error (the engine's error), timeout
-    """
-
-    ok: Annotated[int, Field(ge=0)]
-    wrong: Annotated[int, Field(ge=0)]
-    error: Annotated[int, Field(ge=0)]
-    timeout: Annotated[int, Field(ge=0)]
-
-
 class PerQueryItem(Model):
     query: Annotated[int, Field(ge=1, le=5)]
     queries: int
     qps: float | None
     error_ratio: float | None = None
-    latency_ms: Annotated[
-        LatencyMs,
-        Field(
-            description="Latency of the correct answers (ms; from the intended start in open loop): count, avg, stddev, p50, p95, p99, p99.9, max"
-        ),
-    ]
+    latency_ms: Latency
     first_problem: str | None = None
-    outcomes: Annotated[
-        Outcomes,
-        Field(
-            description="Queries by outcome: ok (answer equal to the oracle's), wrong (an answer, not the oracle's: never counted as a latency), error (the engine's error), timeout"
-        ),
-    ]
+    outcomes: QueryOutcomes
 
 
-class Level(Model):
+class MeasuredLevel(Model):
+    """What a level of clients measured, the engine's levels and the driver's ceiling alike."""
+
     clients: Annotated[int, Field(ge=1)]
     processes: Annotated[int, Field(ge=1)]
     error: Annotated[str | None, Field(description="Why the level was not (fully) measured")]
+    error_ratio: float | None = None
+    latency_ms: Latency
+    histogram: Annotated[
+        str | None,
+        Field(
+            description="The HdrHistogram of the correct answers' latencies (ns), encoded (empty when none)"
+        ),
+    ] = None
+    warmup_queries: int | None = None
+    client_cpu_seconds: float | None = None
+    per_query: list[PerQueryItem]
+    outcomes: QueryOutcomes
+
+
+class Level(MeasuredLevel):
     queries: Annotated[
         int,
         Field(
@@ -173,32 +145,10 @@ class Level(Model):
             description="Correct answers that arrived within the measured window, per second (whenever they were sent); null when some client processes' queries are missing (partial)"
         ),
     ]
-    error_ratio: float | None = None
-    latency_ms: Annotated[
-        LatencyMs,
-        Field(
-            description="Latency of the correct answers (ms; from the intended start in open loop): count, avg, stddev, p50, p95, p99, p99.9, max"
-        ),
-    ]
-    histogram: Annotated[
-        str | None,
-        Field(
-            description="The HdrHistogram of the correct answers' latencies (ns), encoded (empty when none)"
-        ),
-    ] = None
-    warmup_queries: int | None = None
-    client_cpu_seconds: float | None = None
     engine: Annotated[
         Engine | None,
         Field(description="The engine's processes over the measured window (null: a server by URL)"),
     ] = None
-    per_query: list[PerQueryItem]
-    outcomes: Annotated[
-        Outcomes,
-        Field(
-            description="Queries by outcome: ok (answer equal to the oracle's), wrong (an answer, not the oracle's: never counted as a latency), error (the engine's error), timeout"
-        ),
-    ]
     warning: Annotated[
         str | None,
         Field(
@@ -218,62 +168,17 @@ class Level(Model):
     ] = None
 
 
-class PerQueryItem1(Model):
-    query: Annotated[int, Field(ge=1, le=5)]
-    queries: int
-    qps: float
-    error_ratio: float | None = None
-    latency_ms: Annotated[
-        LatencyMs,
-        Field(
-            description="Latency of the correct answers (ms; from the intended start in open loop): count, avg, stddev, p50, p95, p99, p99.9, max"
-        ),
-    ]
-    first_problem: str | None = None
-    outcomes: Annotated[
-        Outcomes,
-        Field(
-            description="Queries by outcome: ok (answer equal to the oracle's), wrong (an answer, not the oracle's: never counted as a latency), error (the engine's error), timeout"
-        ),
-    ]
-
-
-class CeilingItem(Model):
-    clients: Annotated[int, Field(ge=1)]
-    processes: Annotated[int, Field(ge=1)]
-    error: Annotated[str | None, Field(description="Why the level was not (fully) measured")]
+class CeilingItem(MeasuredLevel):
     queries: Annotated[
         int, Field(description="Queries whose (intended) start fell in the measured window", ge=0)
     ]
     qps: Annotated[float, Field(description="Correct answers per second of the measured window")]
-    error_ratio: float | None = None
-    latency_ms: Annotated[
-        LatencyMs,
-        Field(
-            description="Latency of the correct answers (ms; from the intended start in open loop): count, avg, stddev, p50, p95, p99, p99.9, max"
-        ),
-    ]
-    histogram: Annotated[
-        str | None,
-        Field(
-            description="The HdrHistogram of the correct answers' latencies (ns), encoded (empty when none)"
-        ),
-    ] = None
-    warmup_queries: int | None = None
-    client_cpu_seconds: float | None = None
     engine: Annotated[
         Engine | None,
         Field(
             description="The engine's processes over the level: CPU seconds, average cores, sampled peak RSS"
         ),
     ] = None
-    per_query: list[PerQueryItem1]
-    outcomes: Annotated[
-        Outcomes,
-        Field(
-            description="Queries by outcome: ok (answer equal to the oracle's), wrong (an answer, not the oracle's: never counted as a latency), error (the engine's error), timeout"
-        ),
-    ]
 
 
 class Concurrency(Model):
@@ -449,14 +354,11 @@ class Status(Enum):
     error = "error"
 
 
-class Storage(Model):
+class Storage(common.StorageBytes):
     """
     Bytes by the system's own figures: total, data and indexes (JSONBench's total_size, data_size, index_size), its files on disk, and its own detail
     """
 
-    total: int | None = None
-    data: int | None = None
-    index: int | None = None
     on_disk: Annotated[int | None, Field(description="Bytes of the system's files on disk")] = None
     detail: Annotated[dict[str, Any] | None, Field(description="The system's own storage figures")] = None
 
