@@ -27,12 +27,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from result_samples import header
 
 from docbench import results
 from docbench.cli import main
 from docbench.report import html
+from docbench.results.models import AnalyticsResult
 from docbench.workloads.analytics import dashboard
-from docbench.workloads.analytics.report import TRUSTED, cold_time, hot_time, score
+from docbench.workloads.analytics.report import TRUSTED, cold_time, hot_time, load_analytics, score
 
 CHROMIUM = os.environ.get("DOCBENCH_CHROMIUM", "/usr/bin/chromium")
 FIXTURES = Path(__file__).parent / "fixtures" / "jsonbench"
@@ -167,7 +169,7 @@ def sample_document(
 
 def write_sample_results(
     directory: Path, with_imports: bool = True, with_updates: bool = True
-) -> list[dict[str, Any]]:
+) -> list[AnalyticsResult]:
     """Three local systems/variants at 1m and 10m (one with a wrong answer that is the fastest,
     one with a failed query), the JSONBench fixtures imported, one `updates` result."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -216,7 +218,7 @@ def write_sample_results(
                 "nested": {"ignored": True},
             },
         )
-    return [d for d in results.load_results([directory]) if dashboard.is_analytics(d)]
+    return load_analytics([directory])
 
 
 # ----- the payload, without a browser ------------------------------------------------------
@@ -231,7 +233,7 @@ def test_payload_has_the_terminal_figures(tmp_path: Path) -> None:
         run = runs[(dashboard.run_key(d), dashboard.dataset_label(d))]
         assert run["hot"] == [hot_time(d, q) for q in QUERIES]
         assert run["cold"] == [cold_time(d, q) for q in QUERIES]
-        assert run["total_size"] == d["total_size"]
+        assert run["total_size"] == d.total_size
         assert all("rows" not in a for a in run["doc"].get("answers") or [])
     imported = [r for r in payload["runs"] if r["imported"]]
     assert len(imported) == 3
@@ -243,7 +245,8 @@ def test_payload_has_the_terminal_figures(tmp_path: Path) -> None:
 
 
 def test_page_is_self_contained_and_escapes_data(tmp_path: Path) -> None:
-    documents = write_sample_results(tmp_path / "results", with_imports=False)
+    write_sample_results(tmp_path / "results", with_imports=False)
+    documents = results.load_results([tmp_path / "results"])  # as read, before the models
     documents[0]["comment"] = "</script><script>alert(1)</script> & <!-- \u2028"
     documents[1]["load_time"] = float("nan")
     page = html.render_dashboard(html.build_payload(documents))
@@ -476,7 +479,7 @@ def field_values(browser: Chromium, field: str) -> dict[str, str]:
         [tr.dataset.key, tr.querySelector('td[data-field="{field}"]').dataset.value]))""")
 
 
-def best_times(docs: list[dict[str, Any]], pick: Any, queries: list[int]) -> list[float | None]:
+def best_times(docs: list[AnalyticsResult], pick: Any, queries: list[int]) -> list[float | None]:
     """The best correct time per query among ``docs`` (None for queries not selected)."""
     best: list[float | None] = []
     for q in QUERIES:
@@ -490,7 +493,7 @@ def fmt_seconds(t: float) -> str:
     return f"{t:.3f} s" if t >= 0.01 or t == 0 else f"{t * 1000:.3f} ms"
 
 
-def check_timings(browser: Chromium, docs: list[dict[str, Any]], kind: str, queries: list[int]) -> None:
+def check_timings(browser: Chromium, docs: list[AnalyticsResult], kind: str, queries: list[int]) -> None:
     """Every cell and score shown equals the result files' figure / the terminal's score."""
     pick = hot_time if kind == "hot" else cold_time
     shown, scores = cells(browser), summary(browser)
@@ -548,7 +551,7 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
 
     # Switch systems off and on: the scores follow (best among the systems shown).
     browser.click('#sel-systems [data-system="duckdb"]')
-    remaining = [d for d in by_label["10m"] if d["system"] != "duckdb"]
+    remaining = [d for d in by_label["10m"] if d.system != "duckdb"]
     assert set(summary(browser)) == {dashboard.run_key(d) for d in remaining}
     check_timings(browser, remaining, "cold", list(QUERIES))
     browser.click('#sel-variants [data-key="sqlite/text"]')
@@ -591,7 +594,7 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     browser.click('#sel-metrics [data-metric="storage"]')
     sizes = field_values(browser, "total_size")
     assert {k: int(v) for k, v in sizes.items()} == {
-        dashboard.run_key(d): d["total_size"] for d in by_label["1m"]
+        dashboard.run_key(d): d.total_size for d in by_label["1m"]
     }
     baselines = browser.js(
         "[...document.querySelectorAll('#summary tr[data-baseline]')].map(tr =>"
@@ -601,12 +604,12 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     browser.click('#sel-metrics [data-metric="quality"]')
     loaded = field_values(browser, "num_loaded_documents")
     assert {k: int(v) for k, v in loaded.items()} == {
-        dashboard.run_key(d): d["num_loaded_documents"] for d in by_label["1m"]
+        dashboard.run_key(d): d.num_loaded_documents for d in by_label["1m"]
     }
     browser.click('#sel-metrics [data-metric="load"]')
     loads = field_values(browser, "load_time")
     assert {k: (float(v) if v else None) for k, v in loads.items()} == {
-        dashboard.run_key(d): d["load_time"] for d in by_label["1m"]
+        dashboard.run_key(d): d.load_time for d in by_label["1m"]
     }
     browser.click('#sel-metrics [data-metric="memory"]')
     shown = cells(browser)
@@ -634,9 +637,7 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     assert browser.js("document.querySelectorAll('#scaling-charts figure').length") == 6
     points = browser.js("""[...document.querySelectorAll('figure[data-chart="storage"] circle')]
         .map(c => [c.dataset.key, +c.dataset.x, +c.dataset.y])""")
-    assert sorted(points) == sorted(
-        [dashboard.run_key(d), d["dataset_size"], d["total_size"]] for d in documents
-    )
+    assert sorted(points) == sorted([dashboard.run_key(d), d.dataset_size, d.total_size] for d in documents)
     hot_points = browser.js("""[...document.querySelectorAll('figure[data-chart="hot"] circle')]
         .map(c => c.dataset.key)""")
     assert "sqlite/text" not in hot_points  # a wrong answer leaves its point out
@@ -706,8 +707,9 @@ def test_label_filters_select_the_runs_that_have_the_label(tmp_path: Path, brows
             results.write_atomically(directory / f"duckdb.{variant}.{label}.json", document)
     # Two fidelity runs of duckdb/columns: the later one (not lossless) is the label.
     for started, lossless in (("2026-01-01T00:00:00Z", True), ("2026-02-01T00:00:00Z", False)):
-        fidelity = {"workload": "fidelity", "system": "duckdb", "variant": "columns", "complete": True}
-        fidelity |= {"started_at": started, "lossless": lossless, "documents": []}
+        fidelity = header(
+            "fidelity", "duckdb", "columns", started_at=started, lossless=lossless, documents=[]
+        )
         results.write_atomically(directory / f"fidelity.duckdb.columns.{started[:7]}.json", fidelity)
     page = tmp_path / "labels.html"
     html.write_dashboard([directory], page)
@@ -748,7 +750,8 @@ def test_a_variant_beyond_the_engines_defaults_is_marked_with_its_cost(
     note = "max_dynamic_paths = 0, not ClickHouse's default: +66% storage at 10m"
     for variant, non_default in (("lz4", note), ("jsonbench", None)):
         document = sample_document("clickhouse", "ClickHouse", variant, "1m", 1.0)
-        document["representation"] = {"name": "JSON", "retains_structure": True, "non_default": non_default}
+        document["representation"] = {"name": "JSON", "retains_structure": True, "schema_by_hand": False}
+        document["representation"]["non_default"] = non_default
         results.write_atomically(directory / f"clickhouse.{variant}.json", document)
     page = tmp_path / "marks.html"
     html.write_dashboard([directory], page)
@@ -756,7 +759,7 @@ def test_a_variant_beyond_the_engines_defaults_is_marked_with_its_cost(
     marks = browser.js("[...document.querySelectorAll('.non-default')].map(m => m.title)")
     assert marks and set(marks) == {note}
     out = io.StringIO()
-    print_report(results.load_results([directory]), Console(file=out, width=300), [])
+    print_report(load_analytics([directory]), Console(file=out, width=300), [])
     text = out.getvalue()
     assert "clickhouse/lz4 †" in text and f"† clickhouse/lz4: {note}" in text
     assert "clickhouse/jsonbench †" not in text

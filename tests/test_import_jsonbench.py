@@ -12,6 +12,8 @@ from rich.console import Console
 from docbench import results
 from docbench.cli import main
 from docbench.report.jsonbench_import import convert, import_files, scale_label
+from docbench.results.files import result_model
+from docbench.results.models import AnalyticsResult
 from docbench.workloads.analytics import dashboard
 from docbench.workloads.analytics.report import cold_time, hot_time, print_analytics_report
 
@@ -36,7 +38,9 @@ def test_import_command_writes_schema_valid_marked_results(tmp_path: Path) -> No
         assert document["imported"]["from"] == "JSONBench"
         assert "imported" in document["tags"]
         assert "answers" not in document  # never "ok": the reports call these "unchecked"
-        assert all(dashboard.status(document, q) == "unchecked" for q in range(5))
+        run = result_model(document)
+        assert isinstance(run, AnalyticsResult)
+        assert all(dashboard.status(run, q) == "unchecked" for q in range(5))
         # JSONBench's `system` is docbench's display_name (docbench's `system` is its slug).
         assert document["display_name"] == source["system"]
         for key in (
@@ -57,8 +61,10 @@ def test_import_command_writes_schema_valid_marked_results(tmp_path: Path) -> No
     postgres = json.loads((out / "analytics.postgresql.imported-m6i-8xlarge.1m.imported.json").read_text())
     assert postgres["load_time"] == 71.4
     assert postgres["memory_usage"][0] == [210000000, 190000000, 190500000]
-    assert hot_time(postgres, 0) == 0.605 and cold_time(postgres, 0) == 3.912
-    assert hot_time(postgres, 4) is None
+    run = result_model(postgres)
+    assert isinstance(run, AnalyticsResult)
+    assert hot_time(run, 0) == 0.605 and cold_time(run, 0) == 3.912
+    assert hot_time(run, 4) is None
     assert "Q5 did not finish" in postgres["comment"] and "JSONBench" in postgres["comment"]
 
 

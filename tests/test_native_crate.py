@@ -11,6 +11,8 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 CRATE = ROOT / "native" / "docbench-gen"
 PROGRAMS = {"docbench-gen", "docbench-scan", "docbench-client"}
@@ -49,3 +51,24 @@ def test_crate_is_a_library_and_the_installed_programs():
     # Both sides of the shared vectors exist.
     for name in ("ycsb_keys.json", "dids.json"):
         assert (ROOT / "tests" / "fixtures" / "vectors" / name).is_file()
+
+
+def test_the_checkout_root_holds_the_crate_and_a_stale_build_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """repo_root() is the checkout (it once pointed at src/, so no source was ever newer than
+    a build and a stale program ran)."""
+    from docbench.core import paths
+    from docbench.dataset import native_scan
+
+    root = paths.repo_root()
+    assert (root / "pyproject.toml").is_file() and (root / "native" / "docbench-gen" / "Cargo.toml").is_file()
+    program = tmp_path / "bin" / "docbench-scan"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.setattr(paths, "opt_dir", lambda: tmp_path)
+    monkeypatch.setattr(native_scan, "_sources_mtime", lambda: program.stat().st_mtime + 1)
+    assert native_scan.find_native("docbench-scan") != program
+    monkeypatch.setattr(native_scan, "_sources_mtime", lambda: program.stat().st_mtime - 1)
+    assert native_scan.find_native("docbench-scan") == program

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from result_samples import analytics_result
 
 from docbench import results
 from docbench.cli import main
@@ -195,33 +196,33 @@ def test_old_format_results_still_report(tmp_path: Path) -> None:
 
 
 def test_a_run_that_never_started_is_not_ranked() -> None:
-    ran = {
-        "system": "postgresql",
-        "variant": "lz4",
-        "result": [[1.0, 0.5, 0.4]] * 5,
-        "answers": [{"query": q + 1, "status": "ok"} for q in range(5)],
-        "timeout_seconds": 600,
-    }
-    never = {
-        "system": "postgresql",
-        "variant": "pglz",
-        "result": [[None] * 3] * 5,
-        "answers": [{"query": q + 1, "status": "error"} for q in range(5)],
-        "error": "RuntimeError: could not start",
-        "timeout_seconds": 600,
-    }
+    ran = analytics_result(
+        "postgresql",
+        "lz4",
+        result=[[1.0, 0.5, 0.4]] * 5,
+        answers=[{"query": q + 1, "status": "ok"} for q in range(5)],
+        timeout_seconds=600,
+    )
+    never = analytics_result(
+        "postgresql",
+        "pglz",
+        result=[[None] * 3] * 5,
+        answers=[{"query": q + 1, "status": "error"} for q in range(5)],
+        error="RuntimeError: could not start",
+        timeout_seconds=600,
+    )
     text = "\n".join(verdicts([ran, never]))
     assert "faster than postgresql/pglz" not in text
     assert "failed: RuntimeError" in text
 
 
 def test_hot_time_from_fewer_tries_is_said() -> None:
-    document = {
-        "system": "sqlite",
-        "variant": "jsonb",
-        "result": [[1.0, None, 0.4]] + [[1.0, 0.5, 0.4]] * 4,
-        "answers": [{"query": q + 1, "status": "ok"} for q in range(5)],
-    }
+    document = analytics_result(
+        "sqlite",
+        "jsonb",
+        result=[[1.0, None, 0.4]] + [[1.0, 0.5, 0.4]] * 4,
+        answers=[{"query": q + 1, "status": "ok"} for q in range(5)],
+    )
     assert "hot time from fewer tries: Q1 1 of 2" in "\n".join(verdicts([document]))
 
 

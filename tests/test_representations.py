@@ -175,41 +175,42 @@ def test_labels_name_the_settings_beyond_the_engine_defaults(
 
 
 def test_the_report_lists_each_run_representation():
+    from result_samples import analytics_result, header
+
+    from docbench.results.files import result_model
     from docbench.workloads.analytics.report import lossless_by_variant, representation_table
 
     labels = {"name": "json", "retains_structure": True, "schema_by_hand": False}
     labels["settings_beyond_defaults"] = {}
-    docs = [
-        {"system": "postgresql", "variant": "json", "representation": labels},
-        {
-            "system": "postgresql",
-            "variant": "lz4",
-            "representation": {**labels, "name": "jsonb", "settings_beyond_defaults": {"compression": "lz4"}},
-        },
+    runs = [
+        analytics_result("postgresql", "json", representation=labels),
+        analytics_result(
+            "postgresql",
+            "lz4",
+            representation={**labels, "name": "jsonb", "settings_beyond_defaults": {"compression": "lz4"}},
+        ),
     ]
     fidelity = [
-        {
-            "workload": "fidelity",
-            "system": "postgresql",
-            "variant": "json",
-            "complete": True,
-            "started_at": "2026-11-28T10:00:00Z",
-            "lossless": False,
-        },
-        {
-            "workload": "fidelity",
-            "system": "postgresql",
-            "variant": "json",
-            "complete": True,
-            "started_at": "2026-11-28T11:00:00Z",
-            "lossless": True,
-        },  # the latest counts
+        result_model(
+            header(
+                "fidelity",
+                "postgresql",
+                "json",
+                started_at=started,
+                lossless=lossless,
+                documents=[],
+            )
+        )
+        for started, lossless in (
+            ("2026-11-28T10:00:00Z", False),
+            ("2026-11-28T11:00:00Z", True),  # the latest counts
+        )
     ]
-    table = representation_table(docs, lossless_by_variant(fidelity))
+    table = representation_table(runs, lossless_by_variant(fidelity))
     assert table is not None
     cells = {column.header: list(column.cells) for column in table.columns}
     assert cells["system"] == ["postgresql/json", "postgresql/lz4"]
     assert cells["representation"] == ["json", "jsonb"]
     assert cells["lossless"] == ["yes", "- (run fidelity)"]
     assert cells["settings beyond defaults"] == ["-", "compression=lz4"]
-    assert representation_table([{"system": "x", "variant": "y"}]) is None  # results without labels
+    assert representation_table([analytics_result("x", "y")]) is None  # results without labels

@@ -4,6 +4,7 @@ generated from them, and every published result file reads back through its mode
 from __future__ import annotations
 
 import copy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import jsonschema
 import pydantic
 import pytest
 
-from docbench.results import load_results
+from docbench.results import load_results, load_typed, result_model, result_models
 from docbench.results.models import RESULT_MODELS, AnalyticsResult
 from docbench.results.schema import schema_for, validate
 
@@ -73,3 +74,27 @@ def test_a_field_of_a_later_version_is_kept() -> None:
     parsed = AnalyticsResult.model_validate(extended)
     assert parsed.model_dump(mode="json")["added_later"] == {"x": 1}
     validate(extended)
+
+
+def test_results_load_as_their_models_with_their_file(tmp_path: Path) -> None:
+    """load_typed: every result as its workload's model, which remembers its file and the
+    document as read; a result of format 1 (before the redesign) reads as the current one."""
+    shutil.copytree(ROOT / "tests" / "fixtures" / "format1", tmp_path / "results")
+    (old,) = load_typed([tmp_path / "results"], "analytics")
+    assert isinstance(old, AnalyticsResult)
+    assert (old.system, old.display_name, old.variant) == ("sqlite", "SQLite (JSONB)", "jsonb")
+    assert old.path == str(tmp_path / "results" / "sqlite.jsonb.1m.json")
+    assert old.as_read["format"] == 1 and (old.model_extra or {})["format_read_from"] == 1
+    published = load_typed([ROOT / "docs" / "results" / "concurrency"])
+    assert published and all(isinstance(r, AnalyticsResult) for r in published)
+    assert all(r.as_read["_path"] == r.path for r in published)
+
+
+def test_a_result_that_does_not_read_is_left_out_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    analytics = next(d for d in PUBLISHED if d.get("workload", "analytics") == "analytics")
+    broken = {**body(analytics), "tries": 0, "_path": str(tmp_path / "broken.json")}
+    assert result_models([broken, analytics]) == [result_model(analytics)]
+    assert f"left out {tmp_path / 'broken.json'}, which does not read: tries:" in capsys.readouterr().err
+    assert result_models([broken], quiet=True) == [] and capsys.readouterr().err == ""

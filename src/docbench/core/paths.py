@@ -38,7 +38,7 @@ def opt_dir() -> Path:
 
 def repo_root() -> Path:
     """The source checkout, when docbench runs from one (for the native generator build)."""
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[3]
 
 
 def cache_dir_for(data_dir: Path) -> Path:

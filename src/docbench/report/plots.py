@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from docbench.results import load_results
@@ -16,6 +15,6 @@ def write_plots(results_dirs: list[Path], out_dir: Path) -> list[Path]:
     written: list[Path] = []
     for workload in all_workloads():
         mine = [d for d in documents if d.get("workload") == workload.name]
-        if workload.plots and mine:
-            written += importlib.import_module(workload.plots).write_plots(mine, out_dir)
+        if mine:
+            written += workload.write_plots(mine, out_dir)
     return written

@@ -7,10 +7,12 @@ overwritten; ``--resume`` and the report use the latest run of an identity, and 
 readable. Files are written atomically (temporary file + rename): an interrupted run leaves
 either the previous state of its own file or the new one.
 
-* :mod:`.files` -- names, atomic writes, reading, finding the latest run;
+* :mod:`.files` -- names, atomic writes, reading (as documents, or through the result models:
+  ``load_typed``, ``result_model``), finding the latest run;
 * :mod:`.header` -- the header every workload's result starts from (one meaning per key);
 * :mod:`.compat` -- documents of older formats read as the current one;
-* :mod:`.schema` -- a JSON Schema per workload (``schema/<workload>.schema.json``).
+* :mod:`.models` -- a model per workload's result (pydantic), the one description of a result;
+* :mod:`.schema` -- a JSON Schema per workload (``schema/<workload>.schema.json``), from them.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ from docbench.results.files import (
     is_complete,
     latest_run,
     load_results,
+    load_typed,
     new_result_path,
     read_result,
     reserved,
+    result_model,
+    result_models,
     run_name,
     scrub,
     write_atomically,
@@ -45,12 +50,15 @@ __all__ = [
     "is_complete",
     "latest_run",
     "load_results",
+    "load_typed",
     "machine_label",
     "new_result_path",
     "now_iso",
     "read_result",
     "reserved",
     "result_header",
+    "result_model",
+    "result_models",
     "run_name",
     "scrub",
     "today",

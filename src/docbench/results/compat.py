@@ -53,3 +53,29 @@ def upgrade_copy(document: dict[str, Any]) -> dict[str, Any]:
     import copy
 
     return upgrade(copy.deepcopy(document))
+
+
+def model_body(document: dict[str, Any]) -> dict[str, Any]:
+    """The fields a result model reads from an (upgraded) document: without the keys a reader
+    added (``_path``); a format-1 document given neutral values for what that format did not
+    record (no settings, not fingerprinted, no end time...)."""
+    body = {key: value for key, value in document.items() if not key.startswith("_")}
+    if body.get("format", 1) != 1:
+        return body
+    embedded = "embedded" in (body.get("tags") or [])
+    recorded_then: tuple[tuple[str, object], ...] = (
+        ("variant_role", ""),
+        ("variant_description", ""),
+        ("variant_settings", {}),
+        ("engine_mode", "embedded" if embedded else "managed-server"),
+        ("os", ""),
+        ("machine", ""),
+        ("machine_slug", ""),
+        ("environment", {}),
+        ("started_at", str(body.get("date") or "")),
+        ("finished_at", None),
+        ("dataset_fingerprint", None),
+    )
+    for key, value in recorded_then:
+        body.setdefault(key, value)
+    return body | {"format": 2}

@@ -9,16 +9,19 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from docbench.contracts.cluster import requested_shape
 from docbench.core import procstats
-from docbench.results.compat import upgrade
+from docbench.results.compat import model_body, upgrade
 from docbench.results.environment import machine_slug, stamp
+
+if TYPE_CHECKING:
+    from docbench.results.models import RunHeader
 
 # 2: `system` is the registry name everywhere (display name in `display_name`), one key per
 # meaning (`variant_settings`, `started_at`, `finished_at`), machine and date in file names.
@@ -327,45 +330,105 @@ def load_results(results_dirs: list[Path]) -> list[dict[str, Any]]:
     return documents
 
 
-def cluster_label(document: dict[str, Any]) -> str:
-    """``3n/3s/1r`` for a run on several nodes, shards or replicas; "" for one node with one
-    shard (and for systems that do not run as clusters)."""
-    cluster = document.get("cluster") or {}
-    nodes, shards, replicas = (
-        int(cluster.get(k) or d) for k, d in (("nodes", 1), ("shards", 1), ("replicas", 0))
-    )
+def result_model(document: dict[str, Any]) -> RunHeader:
+    """A loaded document read through its workload's model, which remembers its file and the
+    document as read; ValueError (pydantic's ValidationError) when it does not read."""
+    from docbench.results.models import RESULT_MODELS
+
+    workload = str(document.get("workload", "analytics"))
+    if workload not in RESULT_MODELS:
+        raise ValueError(f"no model for the {workload} workload")
+    result = RESULT_MODELS[workload].model_validate(model_body(document))
+    result.read_from(document.get("_path"), document)
+    return result
+
+
+def result_models(documents: list[dict[str, Any]], quiet: bool = False) -> list[RunHeader]:
+    """The documents read through their models; one that does not read is left out, and said
+    so on stderr (unless ``quiet``)."""
+    results = []
+    for document in documents:
+        try:
+            results.append(result_model(document))
+        except ValueError as error:
+            if not quiet:
+                where = document.get("_path") or f"a {document.get('workload')} result"
+                print(f"note: left out {where}, which does not read: {_reason(error)}", file=sys.stderr)
+    return results
+
+
+def _reason(error: ValueError) -> str:
+    """The first problem of a document that does not read through its model."""
+    from pydantic import ValidationError
+
+    if isinstance(error, ValidationError) and error.errors():
+        first = error.errors()[0]
+        return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+    return str(error)
+
+
+def load_typed(results_dirs: list[Path], workload: str | None = None) -> list[RunHeader]:
+    """Every result under the directories (``workload``'s only, when given) read through its
+    workload's model."""
+    documents = load_results(results_dirs)
+    return result_models([d for d in documents if workload in (None, d.get("workload"))])
+
+
+def shape_label(nodes: int, shards: int, replicas: int) -> str:
+    """``3n/3s/1r`` for several nodes, shards or replicas; "" for one node with one shard."""
     if nodes == 1 and shards == 1 and replicas == 0:
         return ""
     return f"{nodes}n/{shards}s/{replicas}r"
 
 
+def cluster_label(result: RunHeader | dict[str, Any]) -> str:
+    """The run's cluster shape (:func:`shape_label`); "" for systems that do not run as clusters."""
+    if not isinstance(result, dict):
+        cluster = result.cluster
+        return shape_label(cluster.nodes, cluster.shards, cluster.replicas) if cluster else ""
+    record = result.get("cluster") or {}
+    nodes, shards, replicas = (
+        int(record.get(k) or d) for k, d in (("nodes", 1), ("shards", 1), ("replicas", 0))
+    )
+    return shape_label(nodes, shards, replicas)
+
+
 NON_DEFAULT_MARK = "†"
 
 
-def run_name(document: dict[str, Any]) -> str:
+def run_name(result: RunHeader | dict[str, Any]) -> str:
     """``system/variant`` as reports show it, the cluster shape beside it for a distributed
     run (``opensearch/default [3n/3s/1r]``), and a mark when the variant departs from the
-    engine's own defaults where it matters (:func:`non_default_notes` says how)."""
-    shape = cluster_label(document)
-    mark = f" {NON_DEFAULT_MARK}" if non_default(document) else ""
-    return (
-        f"{document.get('system')}/{document.get('variant', '-')}" + (f" [{shape}]" if shape else "") + mark
-    )
+    engine's own defaults where it matters (:func:`non_default_notes` says how). Results of
+    workloads whose reports still read dicts may be given as read."""
+    shape = cluster_label(result)
+    mark = f" {NON_DEFAULT_MARK}" if non_default(result) else ""
+    return _system_variant(result) + (f" [{shape}]" if shape else "") + mark
 
 
-def non_default(document: dict[str, Any]) -> str | None:
+def _system_variant(result: RunHeader | dict[str, Any]) -> str:
+    if isinstance(result, dict):
+        return f"{result.get('system')}/{result.get('variant', '-')}"
+    return f"{result.system}/{result.variant}"
+
+
+def non_default(result: RunHeader | dict[str, Any]) -> str | None:
     """What the run's variant sets beyond the engine's defaults, with its measured cost."""
-    labels = document.get("representation")
+    from docbench.results.models import AnalyticsResult
+
+    if isinstance(result, AnalyticsResult):
+        return result.representation.non_default if result.representation else None
+    labels = result.get("representation") if isinstance(result, dict) else None
     return labels.get("non_default") if isinstance(labels, dict) else None
 
 
-def non_default_notes(documents: list[dict[str, Any]]) -> list[str]:
+def non_default_notes(results: Sequence[RunHeader]) -> list[str]:
     """One footnote per system/variant whose runs carry the mark."""
     notes: dict[str, str] = {}
-    for document in documents:
-        note = non_default(document)
+    for result in results:
+        note = non_default(result)
         if note:
-            notes.setdefault(f"{document.get('system')}/{document.get('variant', '-')}", note)
+            notes.setdefault(_system_variant(result), note)
     return [f"{NON_DEFAULT_MARK} {name}: {note}" for name, note in sorted(notes.items())]
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 
+from docbench.results.files import result_models
 from docbench.workloads.measures import ComparedData, Measure
 
 REGISTERED: list[str] = ["analytics", "updates", "storage", "throughput", "fidelity", "shapes"]
@@ -52,6 +54,9 @@ class Workload:
     # `docbench compare` compares; None: its results are listed as not compared. It may also
     # have data(document) -> ComparedData: the data a result is matched on (else its label).
     compare: str | None = None
+    # Its report, plots and dashboard section are given result models (results.models: its
+    # own results, and every workload's as all_documents) instead of the documents as read.
+    reads_models: bool = False
 
     def command(self) -> click.Command:
         return importlib.import_module(self.cli).command()
@@ -63,11 +68,21 @@ class Workload:
         return importlib.import_module(self.cli).top_commands() if self.top_commands else []
 
     def print_report(self, documents: Documents, console: Console, all_documents: Documents) -> None:
-        importlib.import_module(self.report).print_report(documents, console, all_documents)
+        module = importlib.import_module(self.report)
+        module.print_report(self._given(documents), console, self._given(all_documents, quiet=True))
 
     def dashboard_section(self, documents: Documents, all_documents: Documents) -> dict[str, Any] | None:
         module = importlib.import_module(self.dashboard or self.report)
-        return module.dashboard_section(documents, all_documents)
+        return module.dashboard_section(self._given(documents), self._given(all_documents, quiet=True))
+
+    def write_plots(self, documents: Documents, out_dir: Path) -> list[Path]:
+        if self.plots is None:
+            return []
+        return list(importlib.import_module(self.plots).write_plots(self._given(documents), out_dir))
+
+    def _given(self, documents: Documents, quiet: bool = False) -> list[Any]:
+        """What its modules read: the documents, or (reads_models) their models."""
+        return result_models(documents, quiet) if self.reads_models else documents
 
     def measures(self, document: dict[str, Any]) -> list[Measure] | None:
         """The figures of one of its results, or None when the workload has no comparison."""

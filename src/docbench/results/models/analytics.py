@@ -5,8 +5,10 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, RootModel
+from pydantic import Field
 
+from docbench.results.models import common
+from docbench.results.models.common import Latency, QueryOutcomes
 from docbench.results.models.header import Model, RunHeader
 
 
@@ -15,17 +17,12 @@ class RetainsStructure(Enum):
     no = "no"
 
 
-class Representation(Model):
-    """
-    How the documents were held: the engine's JSON type or another representation, whether the whole document can be read back, whether paths were given a type or column by hand (beyond JSONBench's rules)
-    """
-
-    name: str
-    retains_structure: bool
-    schema_by_hand: bool
-    settings_beyond_defaults: Annotated[
-        dict[str, Any] | None,
-        Field(description="The variant's engine settings that differ from the engine's own defaults"),
+class Representation(common.Representation):
+    non_default: Annotated[
+        str | None,
+        Field(
+            description="What the variant sets beyond the engine's defaults where it matters, with its measured cost (the reports mark the run)"
+        ),
     ] = None
 
 
@@ -34,6 +31,7 @@ class Load(Model):
     finish_seconds: float
     offered: int
     empty_lines: int | None = None
+    documents_per_second: float | None = None
 
 
 class FirstItem(Model):
@@ -56,8 +54,27 @@ class Kind(Enum):
     documents = "documents"
 
 
+class Baselines(Model):
+    """
+    Bytes of the dataset's files as ndjson: raw and compressed (null: unknown, e.g. imported)
+    """
+
+    raw: int | None = None
+    gzip: int | None = None
+    zstd: int | None = None
+    lz4: int | None = None
+
+    def sizes(self) -> dict[str, int | None]:
+        """Every baseline the file names, by name (later ones after these four)."""
+        named = {
+            name: getattr(self, name) for name in type(self).model_fields if name in self.model_fields_set
+        }
+        return named | (self.model_extra or {})
+
+
 class Dataset(Model):
-    baselines: dict[str, Any]
+    label: Annotated[str | None, Field(description="The data's name in reports (1m, bluesky-real...)")] = None
+    baselines: Baselines
     manifest: dict[str, Any] | None = None
     kind: Annotated[
         Kind | None,
@@ -68,21 +85,6 @@ class Dataset(Model):
 class Mode(Enum):
     closed_loop = "closed loop"
     open_loop = "open loop"
-
-
-class LatencyMs(Model):
-    """
-    Latency of the correct answers (ms; from the intended start in open loop): count, avg, stddev, p50, p95, p99, p99.9, max
-    """
-
-    avg_ms: float | None = None
-    stddev_ms: float | None = None
-    p50_ms: float | None = None
-    p95_ms: float | None = None
-    p99_ms: float | None = None
-    p999_ms: float | None = None
-    max_ms: float | None = None
-    count: int | None = None
 
 
 class Engine(Model):
@@ -99,41 +101,37 @@ class Engine(Model):
     interval_s: float | None = None
 
 
-class Outcomes(Model):
-    """
-    Queries by outcome: ok (answer equal to the oracle's), wrong (an answer, not the oracle's: never counted as a latency), error (the engine's error), timeout
-    """
-
-    ok: Annotated[int, Field(ge=0)]
-    wrong: Annotated[int, Field(ge=0)]
-    error: Annotated[int, Field(ge=0)]
-    timeout: Annotated[int, Field(ge=0)]
-
-
 class PerQueryItem(Model):
     query: Annotated[int, Field(ge=1, le=5)]
     queries: int
     qps: float | None
     error_ratio: float | None = None
-    latency_ms: Annotated[
-        LatencyMs,
-        Field(
-            description="Latency of the correct answers (ms; from the intended start in open loop): count, avg, stddev, p50, p95, p99, p99.9, max"
-        ),
-    ]
+    latency_ms: Latency
     first_problem: str | None = None
-    outcomes: Annotated[
-        Outcomes,
-        Field(
-            description="Queries by outcome: ok (answer equal to the oracle's), wrong (an answer, not the oracle's: never counted as a latency), error (the engine's error), timeout"
-        ),
-    ]
+    outcomes: QueryOutcomes
 
 
-class Level(Model):
+class MeasuredLevel(Model):
+    """What a level of clients measured, the engine's levels and the driver's ceiling alike."""
+
     clients: Annotated[int, Field(ge=1)]
     processes: Annotated[int, Field(ge=1)]
     error: Annotated[str | None, Field(description="Why the level was not (fully) measured")]
+    error_ratio: float | None = None
+    latency_ms: Latency
+    histogram: Annotated[
+        str | None,
+        Field(
+            description="The HdrHistogram of the correct answers' latencies (ns), encoded (empty when none)"
+        ),
+    ] = None
+    warmup_queries: int | None = None
+    client_cpu_seconds: float | None = None
+    per_query: list[PerQueryItem]
+    outcomes: QueryOutcomes
+
+
+class Level(MeasuredLevel):
     queries: Annotated[
         int,
         Field(
@@ -147,32 +145,10 @@ class Level(Model):
             description="Correct answers that arrived within the measured window, per second (whenever they were sent); null when some client processes' queries are missing (partial)"
         ),
     ]
-    error_ratio: float | None = None
-    latency_ms: Annotated[
-        LatencyMs,
-        Field(
-            description="Latency of the correct answers (ms; from the intended start in open loop): count, avg, stddev, p50, p95, p99, p99.9, max"
-        ),
-    ]
-    histogram: Annotated[
-        str | None,
-        Field(
-            description="The HdrHistogram of the correct answers' latencies (ns), encoded (empty when none)"
-        ),
-    ] = None
-    warmup_queries: int | None = None
-    client_cpu_seconds: float | None = None
     engine: Annotated[
         Engine | None,
         Field(description="The engine's processes over the measured window (null: a server by URL)"),
     ] = None
-    per_query: list[PerQueryItem]
-    outcomes: Annotated[
-        Outcomes,
-        Field(
-            description="Queries by outcome: ok (answer equal to the oracle's), wrong (an answer, not the oracle's: never counted as a latency), error (the engine's error), timeout"
-        ),
-    ]
     warning: Annotated[
         str | None,
         Field(
@@ -192,62 +168,17 @@ class Level(Model):
     ] = None
 
 
-class PerQueryItem1(Model):
-    query: Annotated[int, Field(ge=1, le=5)]
-    queries: int
-    qps: float
-    error_ratio: float | None = None
-    latency_ms: Annotated[
-        LatencyMs,
-        Field(
-            description="Latency of the correct answers (ms; from the intended start in open loop): count, avg, stddev, p50, p95, p99, p99.9, max"
-        ),
-    ]
-    first_problem: str | None = None
-    outcomes: Annotated[
-        Outcomes,
-        Field(
-            description="Queries by outcome: ok (answer equal to the oracle's), wrong (an answer, not the oracle's: never counted as a latency), error (the engine's error), timeout"
-        ),
-    ]
-
-
-class CeilingItem(Model):
-    clients: Annotated[int, Field(ge=1)]
-    processes: Annotated[int, Field(ge=1)]
-    error: Annotated[str | None, Field(description="Why the level was not (fully) measured")]
+class CeilingItem(MeasuredLevel):
     queries: Annotated[
         int, Field(description="Queries whose (intended) start fell in the measured window", ge=0)
     ]
     qps: Annotated[float, Field(description="Correct answers per second of the measured window")]
-    error_ratio: float | None = None
-    latency_ms: Annotated[
-        LatencyMs,
-        Field(
-            description="Latency of the correct answers (ms; from the intended start in open loop): count, avg, stddev, p50, p95, p99, p99.9, max"
-        ),
-    ]
-    histogram: Annotated[
-        str | None,
-        Field(
-            description="The HdrHistogram of the correct answers' latencies (ns), encoded (empty when none)"
-        ),
-    ] = None
-    warmup_queries: int | None = None
-    client_cpu_seconds: float | None = None
     engine: Annotated[
-        dict[str, Any] | None,
+        Engine | None,
         Field(
             description="The engine's processes over the level: CPU seconds, average cores, sampled peak RSS"
         ),
     ] = None
-    per_query: list[PerQueryItem1]
-    outcomes: Annotated[
-        Outcomes,
-        Field(
-            description="Queries by outcome: ok (answer equal to the oracle's), wrong (an answer, not the oracle's: never counted as a latency), error (the engine's error), timeout"
-        ),
-    ]
 
 
 class Concurrency(Model):
@@ -279,8 +210,8 @@ class Method(Enum):
     count = "count"
 
 
-class Point(RootModel[list[float]]):
-    root: Annotated[list[float], Field(max_length=2, min_length=2)]
+# [second, freshness ms]: a marker at the second it was acknowledged
+Point = Annotated[list[float], Field(max_length=2, min_length=2)]
 
 
 class FreshnessMs(Model):
@@ -319,6 +250,25 @@ class QueriesDuring(Model):
     errors: int | None = None
 
 
+class Lag(Model):
+    """
+    How far the acknowledged documents fell behind the target rate (s): the most and at the end
+    """
+
+    max: float | None = None
+    last: float | None = None
+
+
+class Second(Model):
+    """
+    One second of the level: documents acknowledged, and the median freshness by count of the batches acknowledged in it
+    """
+
+    second: int
+    acknowledged: int
+    freshness_p50_ms: float | None = None
+
+
 class FreshnessByCountMs(Model):
     """
     every batch's time from acknowledgement until a probe of the visible count (nothing forced) saw it
@@ -332,7 +282,7 @@ class FreshnessByCountMs(Model):
     probe_ms_p50: float | None = None
 
 
-class Level1(Model):
+class IngestLevel(Model):
     target_rate: Annotated[
         float | None, Field(description="documents/s; null: as fast as the engine takes them")
     ]
@@ -341,7 +291,7 @@ class Level1(Model):
     refused: int
     refused_first: list[Any] | None = None
     sustained_rate: float | None = None
-    lag_s: dict[str, Any] | None = None
+    lag_s: Lag | None = None
     freshness_ms: Annotated[
         FreshnessMs | None,
         Field(
@@ -359,6 +309,7 @@ class Level1(Model):
         bool, Field(description="final count = count before + documents acknowledged (none lost, none twice)")
     ]
     elapsed_s: float | None = None
+    timeline: list[Second] | None = None
     queries_idle: QueriesIdle | None = None
     queries_during: QueriesDuring | None = None
     error: str | None = None
@@ -386,19 +337,13 @@ class Ingest(Model):
     settings: dict[str, Any] | None = None
     source: str | None = None
     hard_rate: float | None = None
-    levels: list[Level1] | None = None
+    levels: list[IngestLevel] | None = None
 
 
-class MaybeNumber(RootModel[float | None]):
-    root: float | None
-
-
-class MaybeInt(RootModel[int | None]):
-    root: int | None
-
-
-class PerQuery(RootModel[list[list[float | None]]]):
-    root: Annotated[list[list[float | None]], Field(max_length=5, min_length=0)]
+# Per query (Q1-Q5), a figure per try (null: the try failed)
+PerQuery = Annotated[list[list[float | None]], Field(max_length=5, min_length=0)]
+# Bytes per query and try: integers (docbench's) or numbers (JSONBench's published ones)
+PerQueryBytes = Annotated[list[list[int | float | None]], Field(max_length=5, min_length=0)]
 
 
 class Status(Enum):
@@ -407,6 +352,54 @@ class Status(Enum):
     approximate = "approximate"
     wrong = "wrong"
     error = "error"
+
+
+class Storage(common.StorageBytes):
+    """
+    Bytes by the system's own figures: total, data and indexes (JSONBench's total_size, data_size, index_size), its files on disk, and its own detail
+    """
+
+    on_disk: Annotated[int | None, Field(description="Bytes of the system's files on disk")] = None
+    detail: Annotated[dict[str, Any] | None, Field(description="The system's own storage figures")] = None
+
+
+class PortableStatus(Enum):
+    correct = "correct"
+    wrong = "wrong"
+    error = "error"
+    not_expressible = "not_expressible"
+
+
+class PortableQuery(Model):
+    """
+    One query of the set: its answer's check, and seconds per try (try 1 cold; null = failed)
+    """
+
+    name: str
+    status: PortableStatus
+    detail: str | None = None
+    result: list[float | None] | None = None
+    empty: Annotated[bool | None, Field(description="A correct answer with no row (it proves little)")] = None
+
+
+class Portable(Model):
+    """
+    The user's query set (--queries): each query compiled for the system, run cold and hot, its answer checked
+    """
+
+    set: str | None = None
+    queries: list[PortableQuery]
+    correct: int | None = None
+    all_empty: Annotated[bool | None, Field(description="Every correct answer is empty")] = None
+
+
+class Imported(Model):
+    """
+    Measured elsewhere (docbench import-jsonbench): where from, the source file; its answers are unchecked
+    """
+
+    from_: Annotated[str | None, Field(alias="from")] = None
+    source: str | None = None
 
 
 class Answer(Model):
@@ -426,14 +419,14 @@ class AnalyticsResult(RunHeader):
         ),
     ] = None
     tags: list[str]
-    dataset_size: Annotated[MaybeInt | None, Field(description="Non-empty lines offered")]
-    num_loaded_documents: Annotated[MaybeInt | None, Field(description="The system's own count")]
-    total_size: MaybeInt | None
-    data_size: MaybeInt | None
-    index_size: MaybeInt | None
+    dataset_size: Annotated[int | None, Field(description="Non-empty lines offered")]
+    num_loaded_documents: Annotated[int | None, Field(description="The system's own count")]
+    total_size: int | None
+    data_size: int | None
+    index_size: int | None
     result: Annotated[PerQuery, Field(description="Seconds per try; try 1 cold; null = failed")]
-    memory_usage: Annotated[PerQuery | None, Field(description="Peak bytes per try")] = None
-    load_time: MaybeNumber | None
+    memory_usage: Annotated[PerQueryBytes | None, Field(description="Peak bytes per try")] = None
+    load_time: float | None
     comment: str
     workload: Literal["analytics"]
     tries: Annotated[int, Field(ge=1)]
@@ -441,13 +434,13 @@ class AnalyticsResult(RunHeader):
     cold_method: str | None = None
     answers: Annotated[list[Answer] | None, Field(max_length=5)] = None
     engine_time: PerQuery | None = None
-    bytes_read: PerQuery | None = None
+    bytes_read: PerQueryBytes | None = None
     plans: list[str | None] | None = None
     plan_warnings: list[str | None] | None = None
     query_errors: list[list[str | None]] | None = None
     load: Load | None = None
     load_errors: LoadErrors | None = None
-    storage: dict[str, Any] | None = None
+    storage: Storage | None = None
     dataset: Dataset
     error: str | None = None
     warnings: list[str] | None = None
@@ -465,4 +458,19 @@ class AnalyticsResult(RunHeader):
         Field(
             description="Live ingest (--ingest-rates): documents arriving at target rates through the system's loader while query clients run; or not_supported with the reason"
         ),
+    ] = None
+    portable: Annotated[
+        Portable | None,
+        Field(
+            description="The user's query set (--queries): each query compiled for the system, run cold and hot, its answer checked"
+        ),
+    ] = None
+    imported: Annotated[
+        Imported | None,
+        Field(
+            description="Measured elsewhere (docbench import-jsonbench): where from, the source file; its answers are unchecked"
+        ),
+    ] = None
+    answers_basis: Annotated[
+        str | None, Field(description="Why the answers were judged on the documents the system loaded")
     ] = None

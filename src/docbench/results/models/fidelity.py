@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
+from docbench.results.models.common import Representation
 from docbench.results.models.header import Model, RunHeader
-
-
-class Representation(Model):
-    name: str
-    retains_structure: bool
-    schema_by_hand: bool
-    settings_beyond_defaults: Annotated[
-        dict[str, Any] | None,
-        Field(description="The variant's engine settings that differ from the engine's own defaults"),
-    ] = None
 
 
 class Outcome(Enum):
@@ -55,28 +46,10 @@ class TogetherItem(Model):
     notes: list[str]
 
 
-class Own(Enum):
-    identical = "identical"
-    same_value = "same_value"
-    changed = "changed"
-    refused = "refused"
-    missing = "missing"
-    unreadable = "unreadable"
-
-
-class Together(Enum):
-    identical = "identical"
-    same_value = "same_value"
-    changed = "changed"
-    refused = "refused"
-    missing = "missing"
-    unreadable = "unreadable"
-
-
 class Interaction(Model):
     document: str
-    own: Own
-    together: Together
+    own: Outcome
+    together: Outcome
     after: Annotated[
         str | None,
         Field(

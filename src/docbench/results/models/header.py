@@ -6,7 +6,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 CLUSTER_DESCRIPTION = (
     "A distributed engine's shape and what it went through (null for systems that do not run as "
@@ -73,3 +73,22 @@ class RunHeader(Model):
     finished_at: str | None
     complete: bool
     cluster: Annotated[Cluster | None, Field(description=CLUSTER_DESCRIPTION)] = None
+    # Where the result was read from, and the document as read (not part of the result).
+    _path: str | None = PrivateAttr(default=None)
+    _as_read: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @property
+    def path(self) -> str | None:
+        """The file the result was read from (None: not read from a file)."""
+        return self._path
+
+    @property
+    def as_read(self) -> dict[str, Any]:
+        """The document as its file holds it, for views that show the file itself (a result
+        not read from a file: its fields as a file would hold them)."""
+        if self._as_read is None:
+            return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return self._as_read
+
+    def read_from(self, path: str | None, document: dict[str, Any]) -> None:
+        self._path, self._as_read = path, document

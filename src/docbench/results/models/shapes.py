@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from docbench.results.models.common import StorageBytes
 from docbench.results.models.header import Model, RunHeader
 
 
@@ -37,10 +38,7 @@ class Refused(Model):
     log: str | None = None
 
 
-class Storage(Model):
-    total: int | None = None
-    data: int | None = None
-    index: int | None = None
+class Storage(StorageBytes):
     bytes_per_document: float | None = None
 
 

@@ -7,13 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from docbench.results.models.common import WorkloadError, YcsbDataset
 from docbench.results.models.header import Model, RunHeader
-
-
-class Dataset(Model):
-    kind: Literal["ycsb"]
-    docs: Annotated[int, Field(ge=1)]
-    seed: int
 
 
 class Scenario(Enum):
@@ -38,15 +33,11 @@ class Run(Model):
     ] = None
 
 
-class Error(Model):
-    error: str
-
-
 class ThroughputResult(RunHeader):
     workload: Literal["throughput"]
-    dataset: Dataset
+    dataset: YcsbDataset
     concurrency: str | None = None
     max_client_processes: int | None = None
     runs: list[Run]
     skipped: list[dict[str, Any]]
-    errors: list[Error]
+    errors: list[WorkloadError]

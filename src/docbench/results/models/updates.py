@@ -7,13 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from docbench.results.models.common import WorkloadError, YcsbDataset
 from docbench.results.models.header import Model, RunHeader
-
-
-class Dataset(Model):
-    kind: Literal["ycsb"]
-    docs: Annotated[int, Field(ge=1)]
-    seed: int
 
 
 class Distribution(Enum):
@@ -28,16 +23,12 @@ class Style(Model):
     check: dict[str, Any] | None = None
 
 
-class Error(Model):
-    error: str
-
-
 class UpdatesResult(RunHeader):
     workload: Literal["updates"]
-    dataset: Dataset
+    dataset: YcsbDataset
     ops: Annotated[int, Field(ge=1)]
     distributions: list[Distribution]
     styles: list[Style]
     point: dict[str, Any] | None = None
-    errors: list[Error]
+    errors: list[WorkloadError]
     wall_seconds: float | None = None

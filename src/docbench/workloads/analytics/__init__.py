@@ -13,4 +13,5 @@ WORKLOAD = Workload(
     plots="docbench.workloads.analytics.plots",
     dashboard="docbench.workloads.analytics.dashboard",
     compare="docbench.workloads.analytics.measures",
+    reads_models=True,
 )

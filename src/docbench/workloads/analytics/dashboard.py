@@ -3,32 +3,45 @@ variants, scale, metric and queries, a summary score, a colour-graded detail tab
 answer status on every cell, a scaling view).
 
 The figures come from the same functions as the terminal report (``cold_time``, ``hot_time``,
-the answer status, ``TRUSTED``); the page recomputes only what depends on the reader's
-selection (the best per query and the geometric-mean score), with the rule of
-:func:`docbench.workloads.analytics.report.score`.
+the answer status, ``TRUSTED``), read from the results' model; the page recomputes only what
+depends on the reader's selection (the best per query and the geometric-mean score), with the
+rule of :func:`docbench.workloads.analytics.report.score`. The details panel shows the result
+file as it was read.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, NotRequired, TypedDict
 
-from docbench.results import cluster_label, load_results
+from docbench.results import cluster_label
 from docbench.results.files import trimmed_document
+from docbench.results.models import AnalyticsResult, RunHeader
+from docbench.results.models.analytics import (
+    CeilingItem,
+    IngestLevel,
+    Level,
+    Method,
+    Portable,
+    RetainsStructure,
+)
 from docbench.workloads.analytics.report import (
+    QUERY_COUNT,
     SHIFT,
     TRUSTED,
     _dataset,
     _name,
     _status,
+    analytics_only,
     cold_time,
+    first_refusal,
     hot_time,
     lossless_by_variant,
+    memory_hot,
+    query_set_name,
 )
 
-QUERY_COUNT = 5
 # JSONBench's five queries, as a reader knows them.
 QUERY_TITLES = [
     "Top event types",
@@ -39,43 +52,136 @@ QUERY_TITLES = [
 ]
 
 
+# ----- what the page reads (dashboard.js) ---------------------------------------------------
+
+
+class Labels(TypedDict):
+    """A run's representation labels: the dashboard's label filters."""
+
+    non_default: NotRequired[str | None]
+    representation: str | None
+    retains_structure: bool | None
+    schema_by_hand: bool | None
+    lossless: bool | None
+
+
+class LevelPoint(TypedDict):
+    """A concurrency level (the engine's, or the driver's ceiling) as a chart's point."""
+
+    clients: int
+    qps: float | None
+    p50_ms: float | None
+    p99_ms: float | None
+    not_ok: int
+    queries: int
+    cores: float | None
+    error: str | None
+
+
+class ConcurrencyView(TypedDict):
+    mode: str
+    rate: float | None
+    duration_s: float
+    levels: list[LevelPoint]
+    ceiling: list[LevelPoint]
+
+
+class IngestLevelView(TypedDict):
+    """A live-ingest level: its figures, and its seconds as chart points."""
+
+    target: float | None
+    offered_rate: float | None
+    sustained_rate: float | None
+    lag_max_s: float | None
+    refused: int
+    freshness_by: str
+    freshness_p50_ms: float | None
+    freshness_p99_ms: float | None
+    queries_idle_p50_ms: float | None
+    queries_during_p50_ms: float | None
+    queries_idle_p99_ms: float | None
+    queries_during_p99_ms: float | None
+    exact: bool
+    final_count: int | None
+    expected_count: int
+    error: str | None
+    rate_points: list[list[int]]
+    freshness_points: list[list[float]]
+
+
+class IngestView(TypedDict):
+    duration_s: float | None
+    clients: int | None
+    levels: list[IngestLevelView]
+
+
+class RunView(TypedDict):
+    """One analytics run as the page shows it: per query (Q1-Q5) its figures and status; the
+    load, storage and data figures; the result file as read (the details panel)."""
+
+    key: str
+    system: str
+    cluster: dict[str, Any] | None
+    system_name: str
+    variant: str
+    role: str
+    labels: Labels
+    concurrency: ConcurrencyView | None
+    ingest: IngestView | None
+    dataset: str
+    dataset_size: int | None
+    imported: bool
+    complete: bool
+    error: str | None
+    cold: list[float | None]
+    hot: list[float | None]
+    memory: list[float | None]
+    status: list[str]
+    detail: list[str | None]
+    query_error: list[str | None]
+    timeout: float
+    total_size: int | None
+    data_size: int | None
+    index_size: int | None
+    on_disk: int | None
+    loaded: int | None
+    offered: int | None
+    refused: int | None
+    first_refusal: str | None
+    load_time: float | None
+    load: dict[str, Any]
+    baselines: dict[str, int | None]
+    path: str | None
+    doc: dict[str, Any]
+
+
+class DatasetView(TypedDict):
+    label: str
+    size: int | None
+
+
 # ----- the figures of one run ---------------------------------------------------------------
 
 
-def is_analytics(document: dict[str, Any]) -> bool:
-    return document.get("workload") == "analytics"
-
-
-def analytics_documents(results_dirs: list[Path]) -> list[dict[str, Any]]:
-    return [d for d in load_results(results_dirs) if is_analytics(d)]
-
-
-def run_key(document: dict[str, Any]) -> str:
+def run_key(run: AnalyticsResult) -> str:
     """``system/variant``, the name the terminal report uses."""
-    return _name(document)
+    return _name(run)
 
 
-def dataset_label(document: dict[str, Any]) -> str:
-    return _dataset(document)
+def dataset_label(run: AnalyticsResult) -> str:
+    return _dataset(run)
 
 
-def status(document: dict[str, Any], q: int) -> str:
-    return _status(document, q)
+def status(run: AnalyticsResult, q: int) -> str:
+    return _status(run, q)
 
 
-def is_imported(document: dict[str, Any]) -> bool:
-    return bool(document.get("imported")) or "imported" in (document.get("tags") or [])
+def is_imported(run: AnalyticsResult) -> bool:
+    return run.imported is not None or "imported" in run.tags
 
 
-def memory_hot(document: dict[str, Any], q: int) -> float | None:
-    """Peak bytes of query ``q`` (0-based): the least over the hot tries, as the terminal shows."""
-    row = (document.get("memory_usage") or [[]] * QUERY_COUNT)[q] or []
-    values = [v for v in row[1:] if v is not None] or [v for v in row if v is not None]
-    return min(values) if values else None
-
-
-def first_query_error(document: dict[str, Any], q: int) -> str | None:
-    errors = document.get("query_errors") or [[]] * QUERY_COUNT
+def first_query_error(run: AnalyticsResult, q: int) -> str | None:
+    errors = run.query_errors or []
     row = errors[q] if q < len(errors) else None
     return next((e for e in row or [] if e), None)
 
@@ -85,13 +191,13 @@ def geometric_mean(values: Iterable[float]) -> float | None:
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
 
-def loaded_share(document: dict[str, Any]) -> float | None:
-    offered, loaded = document.get("dataset_size"), document.get("num_loaded_documents")
+def loaded_share(run: AnalyticsResult) -> float | None:
+    offered, loaded = run.dataset_size, run.num_loaded_documents
     return loaded / offered if offered and loaded is not None else None
 
 
 def scaling_value(
-    document: dict[str, Any], metric: str, queries: Iterable[int] = range(QUERY_COUNT)
+    run: AnalyticsResult, metric: str, queries: Iterable[int] = range(QUERY_COUNT)
 ) -> float | None:
     """The figure a scaling chart plots for one run.
 
@@ -103,206 +209,182 @@ def scaling_value(
         pick = {"hot": hot_time, "cold": cold_time, "memory": memory_hot}[metric]
         values = []
         for q in queries:
-            value = pick(document, q)
-            if value is None or status(document, q) not in TRUSTED:
+            value = pick(run, q)
+            if value is None or status(run, q) not in TRUSTED:
                 return None
             values.append(value)
         return geometric_mean(values)
     if metric == "storage":
-        return document.get("total_size")
+        return run.total_size
     if metric == "load":
-        return document.get("load_time")
+        return run.load_time
     if metric == "quality":
-        share = loaded_share(document)
+        share = loaded_share(run)
         return None if share is None else 100 * share
     raise ValueError(f"unknown metric {metric!r}")
 
 
-def labels(document: dict[str, Any], lossless: bool | None = None) -> dict[str, Any]:
+def labels(run: AnalyticsResult, lossless: bool | None = None) -> Labels:
     """The run's representation labels (the dashboard's label filters): the result's own, or
     for a result without them (imported, older) what its retains_structure says; ``lossless``
     is the latest fidelity result's for the same system/variant (None: none found)."""
-    own = document.get("representation")
-    if isinstance(own, dict):
+    own = run.representation
+    if own is not None:
         return {
-            "non_default": own.get("non_default"),
-            "representation": own.get("name"),
-            "retains_structure": own.get("retains_structure"),
-            "schema_by_hand": own.get("schema_by_hand"),
+            "non_default": own.non_default,
+            "representation": own.name,
+            "retains_structure": own.retains_structure,
+            "schema_by_hand": own.schema_by_hand,
             "lossless": lossless,
         }
-    retains = document.get("retains_structure")
     return {
         "representation": None,
-        "retains_structure": None if retains is None else retains == "yes",
+        "retains_structure": run.retains_structure is RetainsStructure.yes,
         "schema_by_hand": None,
         "lossless": lossless,
     }
 
 
-def concurrency_view(document: dict[str, Any]) -> dict[str, Any] | None:
+def concurrency_view(run: AnalyticsResult) -> ConcurrencyView | None:
     """The concurrency levels (`--clients`) as the page draws them: per number of clients,
     QPS, latency percentiles and answers not ok, for the engine and the driver's ceiling."""
-    record = document.get("concurrency")
-    if not isinstance(record, dict):
+    record = run.concurrency
+    if record is None:
         return None
-
-    def points(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        out = []
-        for level in levels or []:
-            latency = level.get("latency_ms") or {}
-            sent = level.get("queries") or 0
-            out.append(
-                {
-                    "clients": level.get("clients"),
-                    "qps": level.get("qps") if sent else None,
-                    "p50_ms": latency.get("p50_ms"),
-                    "p99_ms": latency.get("p99_ms"),
-                    "not_ok": sent - (level.get("outcomes") or {}).get("ok", 0),
-                    "queries": sent,
-                    "cores": (level.get("engine") or {}).get("cores"),
-                    "error": level.get("error"),
-                }
-            )
-        return out
-
     return {
-        "mode": record.get("mode"),
-        "rate": record.get("rate"),
-        "duration_s": record.get("duration_s"),
-        "levels": points(record.get("levels") or []),
-        "ceiling": points(record.get("ceiling") or []),
+        "mode": record.mode.value,
+        "rate": record.rate,
+        "duration_s": record.duration_s,
+        "levels": [_level_point(level) for level in record.levels],
+        "ceiling": [_level_point(level) for level in record.ceiling],
     }
 
 
-def ingest_view(document: dict[str, Any]) -> dict[str, Any] | None:
+def _level_point(level: Level | CeilingItem) -> LevelPoint:
+    sent = level.queries or 0
+    return {
+        "clients": level.clients,
+        "qps": level.qps if sent else None,
+        "p50_ms": level.latency_ms.p50_ms,
+        "p99_ms": level.latency_ms.p99_ms,
+        "not_ok": sent - level.outcomes.ok,
+        "queries": sent,
+        "cores": level.engine.cores if level.engine else None,
+        "error": level.error,
+    }
+
+
+def ingest_view(run: AnalyticsResult) -> IngestView | None:
     """The live-ingest levels (`--ingest-rates`) as the page draws them: per level, the
     documents acknowledged and the freshness second by second, and the level's figures."""
-    record = document.get("ingest")
-    if not isinstance(record, dict) or not record.get("levels"):
+    record = run.ingest
+    if record is None or not record.levels:
         return None
-    levels = []
-    for level in record["levels"]:
-        fresh = level.get("freshness_ms") or {}
-        idle, during = level.get("queries_idle") or {}, level.get("queries_during") or {}
-        levels.append(
-            {
-                "target": level.get("target_rate"),
-                "offered_rate": level.get("offered_rate"),
-                "sustained_rate": level.get("sustained_rate"),
-                "lag_max_s": (level.get("lag_s") or {}).get("max"),
-                "refused": level.get("refused"),
-                "freshness_by": fresh.get("method", "count"),
-                "freshness_p50_ms": fresh.get("p50"),
-                "freshness_p99_ms": fresh.get("p99"),
-                "queries_idle_p50_ms": idle.get("p50_ms"),
-                "queries_during_p50_ms": during.get("p50_ms"),
-                "queries_idle_p99_ms": idle.get("p99_ms"),
-                "queries_during_p99_ms": during.get("p99_ms"),
-                "exact": level.get("exact"),
-                "final_count": level.get("final_count"),
-                "expected_count": level.get("expected_count"),
-                "error": level.get("error"),
-                "rate_points": [[p["second"], p["acknowledged"]] for p in level.get("timeline") or []],
-                "freshness_points": _freshness_points(level),
-            }
-        )
-    return {"duration_s": record.get("duration_s"), "clients": record.get("clients"), "levels": levels}
+    levels = [_ingest_level(level) for level in record.levels]
+    return {"duration_s": record.duration_s, "clients": record.clients, "levels": levels}
 
 
-def _freshness_points(level: dict[str, Any]) -> list[list[float]]:
-    """[second, freshness s]: each marker at the second it was acknowledged, or (no markers)
-    the median by count of the batches acknowledged in each second."""
-    fresh = level.get("freshness_ms") or {}
-    if fresh.get("method") == "markers":
-        return [[second, ms / 1000] for second, ms in fresh.get("points") or []]
-    return [
-        [p["second"], p["freshness_p50_ms"] / 1000]
-        for p in level.get("timeline") or []
-        if p.get("freshness_p50_ms")
-    ]
-
-
-def run_view(document: dict[str, Any], key: str, lossless: bool | None = None) -> dict[str, Any]:
-    """What the page needs about one analytics run, figures computed as the terminal does."""
-    answers = document.get("answers") or []
-    storage = document.get("storage") or {}
-    errors = document.get("load_errors") or {}
-    first = (errors.get("first") or [None])[0] if errors.get("count") else None
-    dataset = document.get("dataset") or {}
+def _ingest_level(level: IngestLevel) -> IngestLevelView:
+    fresh, idle, during = level.freshness_ms, level.queries_idle, level.queries_during
     return {
-        "key": key,
-        "system": (document.get("display_name") or document["system"])
-        + (f" [{cluster_label(document)}]" if cluster_label(document) else ""),
-        "cluster": document.get("cluster"),
-        "system_name": document.get("system"),
-        "variant": document.get("variant", "-"),
-        "role": document.get("variant_role", ""),
-        "labels": labels(document, lossless),
-        "concurrency": concurrency_view(document),
-        "ingest": ingest_view(document),
-        "dataset": dataset_label(document),
-        "dataset_size": document.get("dataset_size"),
-        "imported": is_imported(document),
-        "complete": document.get("complete"),
-        "error": document.get("error"),
-        "cold": [cold_time(document, q) for q in range(QUERY_COUNT)],
-        "hot": [hot_time(document, q) for q in range(QUERY_COUNT)],
-        "memory": [memory_hot(document, q) for q in range(QUERY_COUNT)],
-        "status": [status(document, q) for q in range(QUERY_COUNT)],
-        "detail": [
-            (answers[q] or {}).get("detail") if q < len(answers) and isinstance(answers[q], dict) else None
-            for q in range(QUERY_COUNT)
-        ],
-        "query_error": [first_query_error(document, q) for q in range(QUERY_COUNT)],
-        "timeout": document.get("timeout_seconds") or 600.0,
-        "total_size": document.get("total_size"),
-        "data_size": document.get("data_size"),
-        "index_size": document.get("index_size"),
-        "on_disk": storage.get("on_disk"),
-        "loaded": document.get("num_loaded_documents"),
-        "offered": document.get("dataset_size"),
-        "refused": errors.get("count"),
-        "first_refusal": (
-            f"{first.get('file')}:{first.get('line')} {first.get('reason', '')}"
-            if isinstance(first, dict)
-            else None
-        ),
-        "load_time": document.get("load_time"),
-        "load": document.get("load") or {},
-        "baselines": dataset.get("baselines") or {},
-        "path": document.get("_path"),
-        "doc": trimmed_document(document),
+        "target": level.target_rate,
+        "offered_rate": level.offered_rate,
+        "sustained_rate": level.sustained_rate,
+        "lag_max_s": level.lag_s.max if level.lag_s else None,
+        "refused": level.refused,
+        "freshness_by": fresh.method.value if fresh else "count",
+        "freshness_p50_ms": fresh.p50 if fresh else None,
+        "freshness_p99_ms": fresh.p99 if fresh else None,
+        "queries_idle_p50_ms": idle.p50_ms if idle else None,
+        "queries_during_p50_ms": during.p50_ms if during else None,
+        "queries_idle_p99_ms": idle.p99_ms if idle else None,
+        "queries_during_p99_ms": during.p99_ms if during else None,
+        "exact": level.exact,
+        "final_count": level.final_count,
+        "expected_count": level.expected_count,
+        "error": level.error,
+        "rate_points": [[p.second, p.acknowledged] for p in level.timeline or []],
+        "freshness_points": _freshness_points(level),
     }
 
 
-def unique_keys(documents: list[dict[str, Any]]) -> list[str]:
-    """One key per document; a second run of the same system/variant on the same dataset
-    (e.g. the same file in two result directories) gets ``#2``."""
+def _freshness_points(level: IngestLevel) -> list[list[float]]:
+    """[second, freshness s]: each marker at the second it was acknowledged, or (no markers)
+    the median by count of the batches acknowledged in each second."""
+    fresh = level.freshness_ms
+    if fresh is not None and fresh.method is Method.markers:
+        return [[second, ms / 1000] for second, ms in fresh.points or []]
+    return [[p.second, p.freshness_p50_ms / 1000] for p in level.timeline or [] if p.freshness_p50_ms]
+
+
+def run_view(run: AnalyticsResult, key: str, lossless: bool | None = None) -> RunView:
+    """What the page needs about one analytics run, figures computed as the terminal does."""
+    answers = run.answers or []
+    refused = run.load_errors.count if run.load_errors else None
+    shape = cluster_label(run)
+    return {
+        "key": key,
+        "system": (run.display_name or run.system) + (f" [{shape}]" if shape else ""),
+        "cluster": run.cluster.model_dump(mode="json", exclude_unset=True) if run.cluster else None,
+        "system_name": run.system,
+        "variant": run.variant,
+        "role": run.variant_role,
+        "labels": labels(run, lossless),
+        "concurrency": concurrency_view(run),
+        "ingest": ingest_view(run),
+        "dataset": dataset_label(run),
+        "dataset_size": run.dataset_size,
+        "imported": is_imported(run),
+        "complete": run.complete,
+        "error": run.error,
+        "cold": [cold_time(run, q) for q in range(QUERY_COUNT)],
+        "hot": [hot_time(run, q) for q in range(QUERY_COUNT)],
+        "memory": [memory_hot(run, q) for q in range(QUERY_COUNT)],
+        "status": [status(run, q) for q in range(QUERY_COUNT)],
+        "detail": [answers[q].detail if q < len(answers) else None for q in range(QUERY_COUNT)],
+        "query_error": [first_query_error(run, q) for q in range(QUERY_COUNT)],
+        "timeout": run.timeout_seconds or 600.0,
+        "total_size": run.total_size,
+        "data_size": run.data_size,
+        "index_size": run.index_size,
+        "on_disk": run.storage.on_disk if run.storage else None,
+        "loaded": run.num_loaded_documents,
+        "offered": run.dataset_size,
+        "refused": refused,
+        "first_refusal": (first_refusal(run) or None) if refused else None,
+        "load_time": run.load_time,
+        # The load record and the document as the file holds them (the details panel).
+        "load": run.as_read.get("load") or {},
+        "baselines": run.dataset.baselines.sizes(),
+        "path": run.path,
+        "doc": trimmed_document(run.as_read),
+    }
+
+
+def unique_keys(runs: Sequence[AnalyticsResult]) -> list[str]:
+    """One key per run; a second run of the same system/variant on the same dataset (e.g. the
+    same file in two result directories) gets ``#2``."""
     seen: dict[tuple[str, str], int] = {}
     keys = []
-    for d in documents:
-        base = run_key(d)
-        n = seen.get((base, dataset_label(d)), 0) + 1
-        seen[(base, dataset_label(d))] = n
+    for run in runs:
+        base = run_key(run)
+        n = seen.get((base, dataset_label(run)), 0) + 1
+        seen[(base, dataset_label(run))] = n
         keys.append(base if n == 1 else f"{base}#{n}")
     return keys
 
 
-def sort_documents(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def sort_runs(runs: Iterable[AnalyticsResult]) -> list[AnalyticsResult]:
     """Local runs first, by system and variant; imported ones after them."""
-    return sorted(
-        documents,
-        key=lambda d: (is_imported(d), str(d.get("system")), str(d.get("variant", "")), d.get("_path") or ""),
-    )
+    return sorted(runs, key=lambda r: (is_imported(r), r.system, r.variant, r.path or ""))
 
 
-def datasets(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def datasets(runs: Sequence[AnalyticsResult]) -> list[DatasetView]:
     """The dataset labels present, smallest first, with their size (documents offered)."""
     sizes: dict[str, int | None] = {}
-    for d in documents:
-        label = dataset_label(d)
-        size = d.get("dataset_size")
+    for run in runs:
+        label = dataset_label(run)
+        size = run.dataset_size
         if size and (sizes.get(label) is None or size > (sizes[label] or 0)):
             sizes[label] = size
         else:
@@ -314,59 +396,58 @@ def datasets(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def dashboard_section(
-    documents: list[dict[str, Any]], all_documents: list[dict[str, Any]] | None = None
+    results: Sequence[RunHeader], all_results: Sequence[RunHeader] | None = None
 ) -> dict[str, Any]:
     """The dashboard's main view: every analytics run with its figures."""
-    documents = sort_documents([d for d in documents if is_analytics(d)])
-    keys = unique_keys(documents)
-    lossless = lossless_by_variant(all_documents or [])
+    runs = sort_runs(analytics_only(results))
+    keys = unique_keys(runs)
+    lossless = lossless_by_variant(all_results or [])
     return {
         "main": {
             "shift": SHIFT,
             "trusted": sorted(TRUSTED),
             "queries": QUERY_TITLES,
-            "datasets": datasets(documents),
+            "datasets": datasets(runs),
             "runs": [
-                run_view(d, key, lossless.get((str(d.get("system")), str(d.get("variant")))))
-                for d, key in zip(documents, keys, strict=True)
+                run_view(run, key, lossless.get((run.system, run.variant)))
+                for run, key in zip(runs, keys, strict=True)
             ],
         },
-        "extra": query_set_tables(documents),
+        "extra": query_set_tables(runs),
     }
 
 
-def query_set_tables(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def query_set_tables(runs: Sequence[AnalyticsResult]) -> list[dict[str, Any]]:
     """A table per query set run with --queries (a tab of its own): per system/variant and
     query, the answer's check and the cold and hot seconds, named as the set names them."""
+    with_sets = [(r, r.portable) for r in runs if r.portable is not None]
     tables = []
-    for name in sorted({str(d["portable"].get("set")) for d in documents if d.get("portable")}):
-        runs = [d for d in documents if (d.get("portable") or {}).get("set") == name]
-        queries = [q["name"] for q in runs[0]["portable"]["queries"]]
+    for name in sorted({query_set_name(portable) for _, portable in with_sets}):
+        group = [(r, portable) for r, portable in with_sets if query_set_name(portable) == name]
+        queries = [q.name for q in group[0][1].queries]
         columns = ["system", "variant", "dataset", "correct"]
         for query in queries:
             columns += [f"{query} answer", f"{query} cold s", f"{query} hot s"]
-        rows = []
-        for d in runs:
-            record = d["portable"]
-            by_name = {q["name"]: q for q in record["queries"]}
-            row: list[Any] = [d.get("system"), d.get("variant"), dataset_label(d)]
-            row.append(
-                f"{record.get('correct', 0)}/{len(record['queries'])}"
-                + (" (all empty)" if record.get("all_empty") else "")
-            )
-            for query in queries:
-                q = by_name.get(query, {})
-                times = [t for t in q.get("result") or [] if t is not None]
-                status = str(q.get("status", "-")) + (" (empty)" if q.get("empty") else "")
-                row += [status, times[0] if times else None, min(times[1:]) if len(times) > 1 else None]
-            rows.append(row)
         tables.append(
             {
                 "workload": f"queries-{name}",
                 "label": f"Queries: {name}",
                 "columns": columns,
-                "rows": rows,
-                "docs": [trimmed_document(d) | {"_path": d.get("_path")} for d in runs],
+                "rows": [query_set_row(run, portable, queries) for run, portable in group],
+                "docs": [trimmed_document(r.as_read) | {"_path": r.path} for r, _ in group],
             }
         )
     return tables
+
+
+def query_set_row(run: AnalyticsResult, record: Portable, queries: list[str]) -> list[Any]:
+    """A run's row of its query set's table: per query its check, cold and hot seconds."""
+    by_name = {q.name: q for q in record.queries}
+    row: list[Any] = [run.system, run.variant, dataset_label(run)]
+    row.append(f"{record.correct or 0}/{len(record.queries)}" + (" (all empty)" if record.all_empty else ""))
+    for query in queries:
+        found = by_name.get(query)
+        times = [t for t in (found.result if found else None) or [] if t is not None]
+        check = (found.status.value if found else "-") + (" (empty)" if found and found.empty else "")
+        row += [check, times[0] if times else None, min(times[1:]) if len(times) > 1 else None]
+    return row

@@ -3,7 +3,9 @@
 Documents loaded; total, data and index bytes, as totals and per loaded document (sizes do not
 depend on the machine); load time; per query the cold time (try 1) and the hot time (the best
 of tries 2..n, as every report shows it) with the hot tries as its noise. JSONBench's published
-results have the same keys, so they give the same figures.
+results have the same keys, so they give the same figures. ``docbench compare`` hands over the
+documents as read (results of other tools too), so the figures are taken from the document's
+rows with the report's rules (``cold_of``, ``hot_of``).
 
 ``data(document)``: a result is matched on its data's kind and size where they are known (the
 result's ``dataset.kind``, else inferred; a Bluesky dataset of 1,000,000 documents is
@@ -15,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from docbench.core.units import count_label
-from docbench.workloads.analytics.report import TRUSTED, cold_time, hot_time
+from docbench.workloads.analytics.report import TRUSTED, cold_of, hot_of, per_query_row
 from docbench.workloads.measures import ComparedData, Measure
 
 QUERY_COUNT = 5
@@ -69,9 +71,9 @@ def _answer_note(document: dict[str, Any], q: int) -> str:
 
 
 def query_measures(document: dict[str, Any], q: int) -> list[Measure]:
-    row = (document.get("result") or [[]] * QUERY_COUNT)[q] or []
-    hot_tries = tuple(float(v) for v in row[1:] if _number(v) is not None)
-    cold = _number(cold_time(document, q))
+    row = per_query_row(document.get("result"), q)
+    hot_tries = tuple(n for v in row[1:] if (n := _number(v)) is not None)
+    cold = _number(cold_of(row))
     note = _answer_note(document, q)
     return [
         Measure(
@@ -87,7 +89,7 @@ def query_measures(document: dict[str, Any], q: int) -> list[Measure]:
             f"q{q + 1}.hot",
             f"Q{q + 1} hot",
             "s",
-            _number(hot_time(document, q)),
+            _number(hot_of(row)),
             hot_tries,
             required=True,
             note=note,

@@ -18,25 +18,32 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from docbench.results.models import AnalyticsResult, RunHeader
 from docbench.workloads.analytics.dashboard import (
-    QUERY_COUNT,
     dataset_label,
     datasets,
     is_imported,
     loaded_share,
-    memory_hot,
     scaling_value,
-    sort_documents,
+    sort_runs,
     status,
     unique_keys,
 )
-from docbench.workloads.analytics.report import TRUSTED, cold_time, hot_time
+from docbench.workloads.analytics.report import (
+    QUERY_COUNT,
+    TRUSTED,
+    analytics_only,
+    cold_time,
+    hot_time,
+    memory_hot,
+)
 
 PALETTE = [
     "#1f77b4",
@@ -57,6 +64,8 @@ PALETTE = [
 BAD = "#c62828"
 BASELINE_STYLES = {"raw": ":", "gzip": "--", "zstd": "-.", "lz4": (0, (5, 1, 1, 1))}
 PICK = {"hot": hot_time, "cold": cold_time, "memory": memory_hot}
+# Runs of one chart, each with its key (the name it is drawn under).
+Keyed = list[tuple[str, AnalyticsResult]]
 TITLES = {
     "hot": "hot runs (fastest of tries 2..n), seconds",
     "cold": "cold runs (try 1), seconds",
@@ -64,19 +73,19 @@ TITLES = {
 }
 
 
-def write_plots(documents: list[dict[str, Any]], out_dir: Path) -> list[Path]:
+def write_plots(results: Sequence[RunHeader], out_dir: Path) -> list[Path]:
     """Every chart of these analytics results; returns the files written."""
-    return plot_documents(documents, out_dir)
+    return plot_runs(analytics_only(results), out_dir)
 
 
-def plot_documents(documents: list[dict[str, Any]], out_dir: Path) -> list[Path]:
+def plot_runs(results: Sequence[AnalyticsResult], out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    documents = sort_documents(documents)
-    keys = unique_keys(documents)
-    runs = list(zip(keys, documents, strict=True))
+    ordered = sort_runs(results)
+    keys = unique_keys(ordered)
+    runs = list(zip(keys, ordered, strict=True))
     colors = {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(dict.fromkeys(keys))}
     written: list[Path] = []
-    labels = [d["label"] for d in datasets(documents)]
+    labels = [d["label"] for d in datasets(ordered)]
     for label in labels:
         group = [(k, d) for k, d in runs if dataset_label(d) == label]
         stem = f"analytics-{safe_name(label)}"
@@ -106,16 +115,14 @@ def _save(figure: Figure, path: Path) -> Path:
     return path
 
 
-def _label(key: str, document: dict[str, Any]) -> str:
-    return f"{key} (imported)" if is_imported(document) else key
+def _label(key: str, run: AnalyticsResult) -> str:
+    return f"{key} (imported)" if is_imported(run) else key
 
 
 # ----- per dataset -----------------------------------------------------------------------
 
 
-def per_query_chart(
-    group: list[tuple[str, dict[str, Any]]], metric: str, label: str, colors: dict[str, str]
-) -> Figure:
+def per_query_chart(group: Keyed, metric: str, label: str, colors: dict[str, str]) -> Figure:
     pick = PICK[metric]
     figure = Figure(figsize=(max(8.0, 1.2 + 0.35 * len(group) * QUERY_COUNT), 4.8))
     ax = figure.add_subplot()
@@ -179,25 +186,23 @@ def per_query_chart(
     return figure
 
 
-def _hbar_figure(n: int) -> tuple[Figure, Any]:
+def _hbar_figure(n: int) -> tuple[Figure, Axes]:
     figure = Figure(figsize=(9.0, 1.4 + 0.42 * max(1, n)))
     return figure, figure.add_subplot()
 
 
-def storage_chart(group: list[tuple[str, dict[str, Any]]], label: str, colors: dict[str, str]) -> Figure:
-    rows = sorted(group, key=lambda kd: (kd[1].get("total_size") is None, kd[1].get("total_size") or 0))
+def storage_chart(group: Keyed, label: str, colors: dict[str, str]) -> Figure:
+    rows = sorted(group, key=lambda kd: (kd[1].total_size is None, kd[1].total_size or 0))
     figure, ax = _hbar_figure(len(rows))
     names = [_label(k, d) for k, d in rows]
-    sizes = [(d.get("total_size") or 0) / 1e6 for _, d in rows]
+    sizes = [(d.total_size or 0) / 1e6 for _, d in rows]
     ax.barh(range(len(rows)), sizes, color=[colors[k] for k, _ in rows])
     for y, (_, d) in enumerate(rows):
-        total = d.get("total_size")
+        total = d.total_size
         ax.text(
             (total or 0) / 1e6, y, f" {total / 1e6:,.1f} MB" if total else " n/a", va="center", fontsize=8
         )
-    baselines: dict[str, Any] = next(
-        (b for _, d in group if (b := (d.get("dataset") or {}).get("baselines")) and any(b.values())), {}
-    )
+    baselines = next((b for _, d in group if (b := d.dataset.baselines.sizes()) and any(b.values())), {})
     for name, size in baselines.items():
         if size:
             ax.axvline(
@@ -219,13 +224,13 @@ def storage_chart(group: list[tuple[str, dict[str, Any]]], label: str, colors: d
     return figure
 
 
-def load_chart(group: list[tuple[str, dict[str, Any]]], label: str, colors: dict[str, str]) -> Figure:
-    rows = sorted(group, key=lambda kd: (kd[1].get("load_time") is None, kd[1].get("load_time") or 0))
+def load_chart(group: Keyed, label: str, colors: dict[str, str]) -> Figure:
+    rows = sorted(group, key=lambda kd: (kd[1].load_time is None, kd[1].load_time or 0))
     figure, ax = _hbar_figure(len(rows))
-    ax.barh(range(len(rows)), [d.get("load_time") or 0 for _, d in rows], color=[colors[k] for k, _ in rows])
+    ax.barh(range(len(rows)), [d.load_time or 0 for _, d in rows], color=[colors[k] for k, _ in rows])
     for y, (_, d) in enumerate(rows):
-        seconds = d.get("load_time")
-        rate = (d.get("load") or {}).get("documents_per_second")
+        seconds = d.load_time
+        rate = d.load.documents_per_second if d.load else None
         text = (
             f" {seconds:,.2f} s" + (f" ({rate:,.0f} docs/s)" if rate else "")
             if seconds is not None
@@ -234,24 +239,24 @@ def load_chart(group: list[tuple[str, dict[str, Any]]], label: str, colors: dict
         ax.text(seconds or 0, y, text, va="center", fontsize=8)
     ax.set_yticks(range(len(rows)), [_label(k, d) for k, d in rows])
     ax.invert_yaxis()
-    ax.set_xlim(0, max((d.get("load_time") or 0 for _, d in rows), default=0) * 1.4 or 1)
+    ax.set_xlim(0, max((d.load_time or 0 for _, d in rows), default=0) * 1.4 or 1)
     ax.set_xlabel("seconds (insert + index build / merges)")
     ax.set_title(f"{label}: load time")
     ax.grid(axis="x", alpha=0.3)
     return figure
 
 
-def quality_chart(group: list[tuple[str, dict[str, Any]]], label: str, colors: dict[str, str]) -> Figure:
+def quality_chart(group: Keyed, label: str, colors: dict[str, str]) -> Figure:
     rows = sorted(group, key=lambda kd: -(loaded_share(kd[1]) or -1))
     figure, ax = _hbar_figure(len(rows))
     shares = [100 * (loaded_share(d) or 0) for _, d in rows]
     ax.barh(range(len(rows)), shares, color=[colors[k] for k, _ in rows])
     for y, (_, d) in enumerate(rows):
         share = loaded_share(d)
-        refused = (d.get("load_errors") or {}).get("count")
+        refused = d.load_errors.count if d.load_errors else None
         text = (
             (
-                f" {_percent(share)}  ({d.get('num_loaded_documents'):,} / {d.get('dataset_size'):,}"
+                f" {_percent(share)}  ({d.num_loaded_documents:,} / {d.dataset_size:,}"
                 + (f", {refused:,} refused" if refused else "")
                 + ")"
             )
@@ -288,17 +293,17 @@ SCALING = [
 ]
 
 
-def scaling_chart(runs: list[tuple[str, dict[str, Any]]], colors: dict[str, str]) -> Figure:
+def scaling_chart(runs: Keyed, colors: dict[str, str]) -> Figure:
     figure = Figure(figsize=(13.0, 8.0))
     axes = figure.subplots(2, 3)
     keys = list(dict.fromkeys(k for k, _ in runs))
     for ax, (metric, title, log_y) in zip(axes.flat, SCALING, strict=True):
         for key in keys:
             points = sorted(
-                (d["dataset_size"], v)
+                (d.dataset_size, v)
                 for k, d in runs
                 if k == key
-                and d.get("dataset_size")
+                and d.dataset_size
                 and (v := scaling_value(d, metric)) is not None
                 and (v > 0 or not log_y)
             )
