@@ -100,16 +100,16 @@ def break_point(points: list[Point]) -> str:
     if broken is None:
         return f"holds to {points[-1].value}" if points else ""
     text = f"{broken.value}: {'; '.join(broken.reasons)}"
-    seen = {_kind(reason) for reason in broken.reasons}
+    seen = {breaking_kind(reason) for reason in broken.reasons}
     for point in points[points.index(broken) + 1 :]:
         for reason in point.reasons:
-            if _kind(reason) not in seen:
-                seen.add(_kind(reason))
+            if breaking_kind(reason) not in seen:
+                seen.add(breaking_kind(reason))
                 text += f" · then {point.value}: {reason}"
     return text
 
 
-def _kind(reason: str) -> str:
+def breaking_kind(reason: str) -> str:
     """A breaking reason's kind (breaking_reasons' wording): fails, refuses, load slower,
     query slower, or a query's wrong or failed answer."""
     if reason.startswith(("fails", "refuses")):
