@@ -175,6 +175,16 @@ def run_query_in_worker(
                 current = message["try"]
                 results[current] = TryResult(error="running")
                 deadline = time.monotonic() + timeout
+            elif event == "done" and message["seconds"] > timeout:
+                # It ran past its deadline before this process was scheduled to see it start
+                # (both messages waiting at once, on a busy machine): a timeout all the same.
+                current = message["try"]
+                results[current] = TryResult(
+                    error=f"timeout: ran {message['seconds']:.3g} s, past {timeout:g} s"
+                )
+                for later in range(current + 1, tries + 1):
+                    results[later] = TryResult(error="not run: an earlier try timed out")
+                break
             elif event == "done":
                 results[message["try"]] = TryResult(
                     seconds=message["seconds"],
