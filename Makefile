@@ -27,12 +27,13 @@ test-systems: install
 	$(BIN)/docbench setup all
 	bash scripts/install-chromium.sh
 
-# The tests against the real engines, in two pytest-xdist workers (a test module stays on one
-# worker: its fixtures start once); the 25 slowest are listed at the end of every run (CI's
-# budget: see docs/ARCHITECTURE.md, "Tests"). TEST_WORKERS=0 runs them in one process.
+# The tests against the real engines, in three pytest-xdist workers on the two cores (much of
+# the suite waits on servers; a test module stays on one worker: its fixtures start once); the
+# 25 slowest are listed at the end of every run (CI's budget: see docs/ARCHITECTURE.md,
+# "Tests"). TEST_WORKERS=0 runs them in one process.
 # The Rust crate's test programs are built before the tests start (a fresh clone compiles them
 # for about a minute): tests/test_native_crate.py then times the crate's tests, not a build.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 test: install test-systems lint
 	PATH="$${CARGO_HOME:-$$HOME/.cargo}/bin:$$PATH" cargo test --release --locked --quiet --no-run \
 	  --manifest-path native/docbench-gen/Cargo.toml

@@ -214,7 +214,10 @@ def test_the_worker_is_gone_after_release_stop_and_session_close(tmp_path: Path)
 
 
 OWNER = """
-import sys, time
+import signal, sys, time
+# Ctrl-C as a terminal delivers it, whatever this process inherited: a shell's background job
+# (the tests started by `cmd &` without job control) ignores SIGINT, and so would its children.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from pathlib import Path
 from docbench.systems import open_adapter
 system = open_adapter("duckdb113", "analytics", Path(sys.argv[1]))
