@@ -17,17 +17,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from docbench.results.files import latest_documents, load_results
+
 
 def latest(directory: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    runs: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in sorted(directory.glob("analytics.*.json")):
-        document = json.loads(path.read_text())
-        if "system" not in document:  # a result still being written (reserved)
-            continue
-        key = (document["system"], document["variant"])
-        if key not in runs or document["started_at"] > runs[key]["started_at"]:
-            runs[key] = document
-    return runs
+    """Each system/variant's run, chosen as the report chooses (results.files.latest_documents:
+    the latest complete run of an identity, else its latest run)."""
+    documents = [d for d in load_results([directory]) if d.get("workload") == "analytics"]
+    return {(d["system"], d["variant"]): d for d in latest_documents(documents)}
 
 
 def hot(times: list[float | None]) -> float | None:
