@@ -11,6 +11,33 @@ CRATE="$ROOT/native/docbench-gen"
 HOME_DIR="${DOCBENCH_HOME:-$PWD/.docbench}"
 DEST="${1:-${DOCBENCH_OPT:-$HOME_DIR/opt}/bin}"
 
+PROGRAMS=(docbench-gen docbench-scan docbench-client)
+
+# Built once per machine: the programs are kept in a cache named by the hash of their sources, so
+# a checkout whose sources hash the same (a fresh clone of the same commit, a worktree) installs
+# them without cargo. DOCBENCH_NATIVE_CACHE=0 always builds.
+SOURCES_HASH="$(cd "$CRATE" && sha256sum Cargo.toml Cargo.lock src/*.rs | sha256sum | cut -d' ' -f1)"
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/docbench/native/$SOURCES_HASH"
+
+install_programs() {  # from directory $1 into $DEST, each only if it differs
+    mkdir -p "$DEST"
+    for NAME in "${PROGRAMS[@]}"; do
+        if ! cmp -s "$1/$NAME" "$DEST/$NAME"; then
+            install -m 0755 "$1/$NAME" "$DEST/$NAME.tmp.$$"
+            mv -f "$DEST/$NAME.tmp.$$" "$DEST/$NAME"
+        else
+            touch "$DEST/$NAME"  # up to date: newer than the sources it was built from
+        fi
+        echo "$DEST/$NAME"
+    done
+}
+
+if [ "${DOCBENCH_NATIVE_CACHE:-1}" != 0 ] && [ -x "$CACHE/docbench-client" ]; then
+    echo "native programs built from these sources before: $CACHE"
+    install_programs "$CACHE"
+    exit 0
+fi
+
 if ! command -v cargo >/dev/null 2>&1; then
     if [ -x "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" ]; then
         PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -26,16 +53,14 @@ if [ -f "$CRATE/Cargo.lock" ]; then
 fi
 cargo build --release --quiet "${LOCKED[@]}" --manifest-path "$CRATE/Cargo.toml"
 
-mkdir -p "$DEST"
 # docbench-gen (the generator), docbench-scan (the oracle's native scanner) and docbench-client
 # (the throughput driver's compiled client loop)
-for NAME in docbench-gen docbench-scan docbench-client; do
-    BIN="$CRATE/target/release/$NAME"
-    if ! cmp -s "$BIN" "$DEST/$NAME"; then
-        install -m 0755 "$BIN" "$DEST/$NAME.tmp.$$"
-        mv -f "$DEST/$NAME.tmp.$$" "$DEST/$NAME"
-    else
-        touch "$DEST/$NAME"  # up to date: newer than the sources it was built from
-    fi
-    echo "$DEST/$NAME"
-done
+install_programs "$CRATE/target/release"
+if [ "${DOCBENCH_NATIVE_CACHE:-1}" != 0 ]; then
+    # Filled last (docbench-client last of all): a cache entry with docbench-client is whole.
+    mkdir -p "$CACHE"
+    for NAME in "${PROGRAMS[@]}"; do
+        install -m 0755 "$CRATE/target/release/$NAME" "$CACHE/$NAME.tmp.$$"
+        mv -f "$CACHE/$NAME.tmp.$$" "$CACHE/$NAME"
+    done
+fi

@@ -46,7 +46,7 @@ def test_crate_is_a_library_and_the_installed_programs():
     for name, path in bins.items():
         assert path.is_file() and path.parent == CRATE / "src" / "bin" and path.stem == name
     script = (ROOT / "scripts" / "build-native.sh").read_text()
-    installed = re.search(r"for NAME in ([a-z -]+); do", script)
+    installed = re.search(r"PROGRAMS=\(([a-z -]+)\)", script)
     assert installed is not None and set(installed.group(1).split()) == PROGRAMS
     # Both sides of the shared vectors exist.
     for name in ("ycsb_keys.json", "dids.json"):

@@ -43,12 +43,18 @@ class Variant:
     # server only, not on a server reached by URL (which is not docbench's to change).
     own_server_only: bool = False
 
-    def chosen(self, names: list[str] | None, representations: bool = False) -> bool:
+    def chosen(
+        self, names: list[str] | None, representations: bool = False, defaults_only: bool = False
+    ) -> bool:
         """Whether a run takes this variant: named in ``names`` (--variants), else every
-        variant but the representations (role "representation"), unless those are asked for."""
+        variant but the representations (role "representation"), unless those are asked for;
+        with ``defaults_only`` (--default-variants) only the out-of-the-box one (role
+        "default") of the others."""
         if names:
             return self.name in names
-        return self.role != "representation" or representations
+        if self.role == "representation":
+            return representations
+        return self.role == "default" or not defaults_only
 
 
 def variant_named(variants: list[Variant], name: str, owner: str) -> Variant:

@@ -122,6 +122,14 @@ def command() -> click.Command:
         "MariaDB without virtual columns, a search index mapping only the five paths).",
     )
     @click.option(
+        "--default-variants",
+        "defaults_only",
+        is_flag=True,
+        help="Only each system's out-of-the-box variant (PostgreSQL pglz, ClickHouse lz4, SQLite "
+        "JSONB...), not its other compressions and configurations: one run per system "
+        "(`make demo`); with --representations, its representations too.",
+    )
+    @click.option(
         "--clients",
         "client_levels",
         default=None,
@@ -210,6 +218,7 @@ def command() -> click.Command:
         no_restart: bool,
         keep_databases: bool,
         representations: bool,
+        defaults_only: bool,
         client_levels: list[int] | None,
         duration: float,
         warmup: float,
@@ -277,6 +286,7 @@ def command() -> click.Command:
                     urls=urls_from(urls),
                     keep_databases=keep_databases,
                     representations=representations,
+                    defaults_only=defaults_only,
                     verify_full=verify == "full",
                     concurrency=concurrency,
                     ingest=ingest,

@@ -83,6 +83,9 @@ class RunRequest:
     # Also each system's representation variants (role "representation": json/jsonb,
     # JSON/VARIANT, String, typed columns...); --variants may name them one by one.
     representations: bool = False
+    # Only each system's out-of-the-box variant (role "default") of the non-representations
+    # (--default-variants: `make demo`'s one run per system).
+    defaults_only: bool = False
     resume: bool = False
     urls: dict[str, str] = field(default_factory=dict)
     quiet: bool = False
@@ -309,7 +312,9 @@ def plan_runs(request: RunRequest) -> tuple[list[tuple[str, Variant]], int]:
             console.print(f"[{level}]{name}: cannot run here: {availability.reason}{hint}[/{level}]")
             continue
         variants = adapter_variants(name, WORKLOAD)
-        chosen = [v for v in variants if v.chosen(request.variants, request.representations)]
+        chosen = [
+            v for v in variants if v.chosen(request.variants, request.representations, request.defaults_only)
+        ]
         if request.variants and not chosen:
             failures += 1 if request.system_names else 0
             console.print(
