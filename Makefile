@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 RUN_STAMP := $(VENV)/.runtime-stamp
 SCALE  ?= 1m
 
-.PHONY: install native test test-quick test-systems demo bench-generate bench-load lint clean systems
+.PHONY: install native wheel test test-quick test-systems demo bench-generate bench-load lint clean systems
 
 # A virtualenv with docbench and its libraries (chDB, DuckDB, SQLite/JSONB, psycopg...), plus the
 # native generator. Re-runs only when pyproject.toml or the generator's sources change.
@@ -26,6 +26,16 @@ $(RUN_STAMP): pyproject.toml
 
 native:
 	bash scripts/build-native.sh
+
+# A wheel that carries the three native programs (py3-none-<platform>): `pip install` of it needs
+# no Rust toolchain. Built into $(WHEEL_DIR).
+WHEEL_DIR ?= dist
+wheel: $(STAMP)
+	rm -rf src/docbench/native_bin build
+	bash scripts/build-native.sh src/docbench/native_bin
+	$(BIN)/pip wheel --quiet --no-deps --no-build-isolation --wheel-dir $(WHEEL_DIR) .
+	rm -rf src/docbench/native_bin build
+	ls $(WHEEL_DIR)/docbench-*.whl
 
 # Every system's server, installed idempotently (Debian packages, Maven Central, the Go proxy,
 # PyPI). A system the machine cannot run for a reason docbench cannot install around

@@ -50,12 +50,22 @@ def _sources_mtime() -> float:
     return newest
 
 
+# Where a wheel (`make wheel`) carries the programs: docbench installed without a Rust toolchain.
+PACKAGED = Path(__file__).resolve().parents[1] / "native_bin"
+
+
 def find_native(name: str) -> Path | None:
-    """One of the crate's programs (``docbench-gen``, ``docbench-scan``): ``<opt>/bin/NAME``
-    or the crate's release build, whichever exists first and is not older than the sources
-    (a stale build is not used)."""
+    """One of the crate's programs (``docbench-gen``, ``docbench-scan``, ``docbench-client``):
+    ``<opt>/bin/NAME``, the crate's release build or the one a wheel carries, whichever exists
+    first and is not older than the sources (a stale build is not used; an installed wheel has
+    no sources beside it)."""
     src = _sources_mtime()
-    for cand in (paths.opt_dir() / "bin" / name, paths.repo_root() / _CRATE / "target" / "release" / name):
+    candidates = (
+        paths.opt_dir() / "bin" / name,
+        paths.repo_root() / _CRATE / "target" / "release" / name,
+        PACKAGED / name,
+    )
+    for cand in candidates:
         if cand.is_file() and os.access(cand, os.X_OK) and cand.stat().st_mtime >= src:
             return cand
     return None
