@@ -128,13 +128,14 @@ def test_every_workload_is_registered_once_with_its_command_and_report() -> None
 
 
 def test_every_option_the_readme_shows_is_in_its_commands_help() -> None:
-    """A newcomer copies README lines: each `docbench ...` option must be in that command's
-    --help (`docbench run --help` includes the default workload's options)."""
+    """A newcomer copies README and docs/ lines: each `docbench ...` option must be in that
+    command's --help (`docbench run --help` includes the default workload's options)."""
     import re
     import shlex
 
     missing = []
-    for line in (ROOT / "README.md").read_text().splitlines():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    for line in (line for page in pages for line in page.read_text().splitlines()):
         if "docbench " not in line or "bin/docbench" not in line:
             continue
         words = shlex.split(line.split("bin/docbench", 1)[1].split("#", 1)[0].replace("\\", ""))
