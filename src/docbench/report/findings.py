@@ -157,7 +157,9 @@ def jsonbench_storage(root: Path) -> Finding | None:
             else "."
         )
     )
-    title = f"Storage within {CLOSE * 100:g}% of JSONBench's published bytes in {len(close)} of {len(rows)} pairs"
+    title = (
+        f"Storage within {CLOSE * 100:g}% of JSONBench's published bytes in {len(close)} of {len(rows)} pairs"
+    )
     details = _table(
         ["JSONBench", "docbench", "scale", "JSONBench per document", "docbench per document", "ratio"],
         [
@@ -215,9 +217,10 @@ def hot_spread(root: Path) -> Finding | None:
     measured.sort(key=lambda row: (row[0], run_label(row[1])))
     (fast, fastest), (slow, slowest) = measured[0], measured[-1]
     defaults = [(v, d) for v, d in measured if d.get("variant_role") == "default"]
-    scales = sorted({str(d.get("dataset_label")) for _, d in measured})
+    sizes = sorted({int(d.get("dataset_size") or 0) for _, d in measured})
     summary = (
-        f"On the same {'/'.join(scales)} data, the geometric mean of the hot query times runs from "
+        f"On the same data ({_names([f'{n:,}' for n in sizes])} documents), the geometric mean "
+        "of the hot query times runs from "
         f"{_seconds(fast)} ({run_label(fastest)}) to {_seconds(slow)} ({run_label(slowest)}): "
         f"{slow / fast:,.0f}x across {len(measured)} system/representation runs."
     )
@@ -236,7 +239,9 @@ def hot_spread(root: Path) -> Finding | None:
         ]
         for value, d in measured
     ]
-    rows += [[run_label(d), str(d.get("variant_role") or ""), "-", "not every answer trusted"] for d in left_out]
+    rows += [
+        [run_label(d), str(d.get("variant_role") or ""), "-", "not every answer trusted"] for d in left_out
+    ]
     details = _table(["system and variant", "role", "hot geometric mean", "vs fastest"], rows, right=(2, 3))
     files = sorted(_relative(d["_path"], root) for _, d in measured) + sorted(
         _relative(d["_path"], root) for d in left_out
@@ -272,8 +277,11 @@ def fidelity(root: Path) -> Finding | None:
     def counts(document: dict[str, Any]) -> tuple[int, int, int, int]:
         summary = document.get("summary") or {}
         kept = int(summary.get("identical", 0)) + int(summary.get("same_value", 0))
-        return kept, int(summary.get("changed", 0)), int(summary.get("refused", 0)), len(
-            document.get("interactions") or []
+        return (
+            kept,
+            int(summary.get("changed", 0)),
+            int(summary.get("refused", 0)),
+            len(document.get("interactions") or []),
         )
 
     defaults = [d for d in documents if d.get("variant_role") == "default"] or documents
@@ -287,7 +295,7 @@ def fidelity(root: Path) -> Finding | None:
         f"Alone in a fresh table, the default variants return between {worst} "
         f"({_names([k for k, v in kept.items() if v[0] == worst])}) and {best} "
         f"({_names([k for k, v in kept.items() if v[0] == best])}) of the {corpus} corpus documents "
-        f"as the same JSON value; refusals reach {most_refused} "
+        f"identical or as the same value (the others changed or refused); refusals reach {most_refused} "
         f"({_names([k for k, v in kept.items() if v[2] == most_refused])}). "
         f"{len(interacting)} of {len(documents)} system/variant runs treat a document differently "
         "once others arrived before it (interactions)."
@@ -306,7 +314,7 @@ def fidelity(root: Path) -> Finding | None:
             ]
         )
     details = _table(
-        ["system and variant", "role", "same JSON value", "changed", "refused", "interactions"],
+        ["system and variant", "role", "identical or same value", "changed", "refused", "interactions"],
         rows,
         right=(2, 3, 4, 5),
     )
@@ -355,8 +363,8 @@ def portable(root: Path) -> Finding | None:
     clean = [k for k, c in ordered if c["queries"] == c["correct"] and not c["failed runs"]]
     failed = [(k, c) for k, c in ordered if c["failed runs"]]
     summary = (
-        f"Over {len(sets)} collection/query-set pairs, {len(clean)} of {len(ordered)} system/variant "
-        "runs answered every query as JSON's semantics say. "
+        f"Over {len(sets)} collection/query-set pairs, {len(clean)} of {len(ordered)} systems and "
+        "variants answered every query as JSON's semantics say. "
         + (
             "Wrong answers: " + ", ".join(f"{k} ({c['wrong']})" for k, c in wrong) + "; "
             if wrong
@@ -445,7 +453,13 @@ def ingest(root: Path) -> Finding | None:
         for rate, level, d in unthrottled
     ]
     details = _table(
-        ["system and variant", "sustained documents/s", "freshness p50", "query p50 ms idle -> during", "exact"],
+        [
+            "system and variant",
+            "sustained documents/s",
+            "freshness p50",
+            "query p50 ms idle -> during",
+            "exact",
+        ],
         rows,
         right=(1, 2, 3),
     )
@@ -480,9 +494,10 @@ def aa_noise(root: Path) -> Finding | None:
     for line in source.read_text(encoding="utf-8").splitlines():
         match = AA_ROW.match(line)
         if match and match["name"] != "all":
-            rows.append({k: match[k] for k in ("name", "scale")} | {
-                k: int(match[k]) for k in ("pairs", "figures", "flagged", "range")
-            })
+            rows.append(
+                {k: match[k] for k in ("name", "scale")}
+                | {k: int(match[k]) for k in ("pairs", "figures", "flagged", "range")}
+            )
     if not rows:
         return None
     figures = sum(r["figures"] for r in rows)
