@@ -252,15 +252,26 @@ def write_index(site: Site) -> Path:
     shown = sorted(_relative(d["_path"], site.root) for d in documents)
     section = (
         sets_section(site, 0)
-        + f"<h2>The {len(shown)} result files this dashboard shows (the latest run of each identity)</h2>"
-        + "<p>Made by <code>docbench report --results "
-        + html.escape(site.root.as_posix())
-        + " --html index.html</code> over the result sets above.</p>"
-        + files_list(shown, 0)
+        + f"<h2>The {len(shown)} result files this dashboard shows</h2>"
+        + "<p>The latest run of each identity (workload, system, variant, data, machine) under "
+        + f"<code>{html.escape(site.root.as_posix())}</code>: a run that a later run of the same "
+        + "identity in another result set hides is on that set's page. This page is "
+        + f"<code>docbench report --results {html.escape(site.root.as_posix())} --html</code>'s "
+        + f"dashboard, written by <code>docbench site {html.escape(site.root.as_posix())} OUT</code>.</p>"
+        + f"<details><summary>The {len(shown)} files</summary>{files_list(shown, 0)}</details>"
     )
+    nav = navigation(site, "index.html", 0) + findings_box(site)
     out = site.out / "index.html"
-    _write(out, _with_site(page, navigation(site, "index.html", 0), section))
+    _write(out, _with_site(page, nav, section))
     return out
+
+
+def findings_box(site: Site) -> str:
+    """The findings' titles, linked, above the index's dashboard."""
+    if not site.found:
+        return ""
+    items = "".join(f'<li><a href="findings/{f.slug}.html">{inline(f.title)}</a></li>' for f in site.found)
+    return f'<section class="site-files site-findings"><h2>Findings</h2><ul>{items}</ul></section>'
 
 
 def write_set(site: Site, name: str) -> Path:
