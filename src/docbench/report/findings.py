@@ -107,6 +107,25 @@ def _starting(*prefixes: str) -> Callable[[str], bool]:
     return lambda command: any(command.startswith(prefix) for prefix in prefixes)
 
 
+def _option(command: str, name: str) -> list[str] | None:
+    """The comma-separated values of ``--name`` in a command; None when absent or a placeholder
+    (a single capital letter, as a README's `--systems S`)."""
+    words = command.split()
+    if f"--{name}" not in words[:-1]:
+        return None
+    value = words[words.index(f"--{name}") + 1]
+    return None if re.fullmatch(r"[A-Z]", value) else value.split(",")
+
+
+def _names_one_of(command: str, documents: list[dict[str, Any]]) -> bool:
+    """A README command that names its systems or variants names one of the documents' (the
+    command of another measurement in the same directory does not)."""
+    systems, variants = _option(command, "systems"), _option(command, "variants")
+    if systems is not None and not {str(d.get("system")) for d in documents} & set(systems):
+        return False
+    return variants is None or bool({str(d.get("variant")) for d in documents} & set(variants))
+
+
 def _analytics(directory: Path) -> list[dict[str, Any]]:
     """The latest complete analytics result of each run identity under ``directory``."""
     documents = latest_documents(load_results([directory]))
@@ -474,6 +493,110 @@ def ingest(root: Path) -> Finding | None:
     )
 
 
+# ----- concurrent clients -----------------------------------------------------------------------
+
+
+def concurrency(root: Path) -> Finding | None:
+    """QPS against the number of closed-loop clients: each level of each system/variant from
+    its latest complete run that measured it (a level measured again with a longer window
+    replaces the earlier one, as the directory's README does)."""
+    directory = root / "concurrency"
+    if not directory.is_dir():
+        return None
+    documents = [
+        d
+        for d in load_results([directory])
+        if d.get("workload") == "analytics" and d.get("complete") and d.get("concurrency")
+    ]
+    documents.sort(key=lambda d: (str(d.get("started_at")), str(d.get("_path"))))
+    # A system/variant's levels come from its latest run's machine and data only.
+    latest = {run_label(d): (d.get("machine"), d.get("dataset_label")) for d in documents}
+    scales = {scale for _, scale in latest.values()}
+    levels: dict[str, dict[int, tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for document in documents:
+        label = run_label(document)
+        if (document.get("machine"), document.get("dataset_label")) != latest[label]:
+            continue
+        label += f" at {document.get('dataset_label')}" if len(scales) > 1 else ""
+        for level in document["concurrency"].get("levels") or []:
+            if level.get("error") or level.get("qps") is None or not level.get("clients"):
+                continue
+            levels.setdefault(label, {})[int(level["clients"])] = (level, document)
+    measured = {k: v for k, v in levels.items() if 1 in v and len(v) >= 3}
+    if len(measured) < 2:
+        return None
+    common = set.intersection(*(set(v) for v in measured.values()))
+    reference = min((c for c in common if c > 1), default=None)
+    if reference is None:
+        return None
+    gains = {k: max(lv["qps"] for lv, _ in v.values()) / v[1][0]["qps"] for k, v in measured.items()}
+    past = {
+        k: max(lv["qps"] for c, (lv, _) in v.items() if c > reference) / v[reference][0]["qps"] - 1
+        for k, v in measured.items()
+        if any(c > reference for c in v)
+    }
+    top = max(gains, key=lambda k: (gains[k], k))
+    top_levels = measured[top]
+    best_top = max(lv["qps"] for lv, _ in top_levels.values())
+    cores = [
+        (lv.get("engine") or {}).get("cores")
+        for v in measured.values()
+        for c, (lv, _) in v.items()
+        if c >= reference
+    ]
+    known = [c for c in cores if c is not None]
+    machines = sorted({str(d.get("machine")) for v in measured.values() for _, d in v.values()})
+    most = max(c for v in measured.values() for c in v)
+    summary = (
+        f"With 1 to {most} closed-loop clients ({'machines' if len(machines) > 1 else 'machine'}: "
+        f"{'; '.join(machines)}), the best QPS of a system is at most "
+        f"{gains[top]:.1f}x its QPS with one client ({top}: {top_levels[1][0]['qps']:,.2f} -> "
+        f"{best_top:,.2f})"
+        + (
+            f"; past {reference} clients the best QPS changes by {min(past.values()):+.0%} to "
+            f"{max(past.values()):+.0%} against {reference} clients"
+            if past
+            else ""
+        )
+        + (
+            f", the engines using {min(known):.2f}-{max(known):.2f} cores from {reference} clients on."
+            if known
+            else "."
+        )
+    )
+    counts = sorted({c for v in measured.values() for c in v})
+    rows = []
+    for label, by_clients in sorted(measured.items()):
+        rows.append(
+            [label]
+            + [f"{by_clients[c][0]['qps']:,.2f}" if c in by_clients else "-" for c in counts]
+            + [f"x{gains[label]:.1f}"]
+        )
+    details = _table(
+        [
+            "system and variant",
+            *(f"QPS, {c} client{'s' if c > 1 else ''}" for c in counts),
+            "best / 1 client",
+        ],
+        rows,
+        right=range(1, len(counts) + 2),
+    )
+    files = sorted({_relative(d["_path"], root) for v in measured.values() for _, d in v.values()})
+    used = [d for v in measured.values() for _, d in v.values()]
+    return Finding(
+        "concurrent-clients",
+        f"Concurrent clients: at most {gains[top]:.1f}x one client's QPS",
+        summary,
+        details,
+        files,
+        readme_commands(
+            directory,
+            lambda c: c.startswith("docbench run analytics") and "--clients" in c and _names_one_of(c, used),
+        ),
+        "concurrency",
+    )
+
+
 # ----- compare's A/A noise -----------------------------------------------------------------------
 
 AA_ROW = re.compile(
@@ -549,6 +672,7 @@ FINDINGS: list[Callable[[Path], Finding | None]] = [
     fidelity,
     portable,
     ingest,
+    concurrency,
     aa_noise,
 ]
 
