@@ -216,21 +216,28 @@ def data_size(document: dict[str, Any]) -> int:
 
 def hot_spread(root: Path) -> Finding | None:
     from docbench.workloads.analytics.dashboard import scaling_value
+    from docbench.workloads.analytics.report import QUERY_COUNT, hot_time
 
     directory = root / "representations"
     if not directory.is_dir():
         return None
     measured: list[tuple[float, dict[str, Any]]] = []
     left_out: list[dict[str, Any]] = []
+    per_query: list[tuple[int, float, dict[str, Any]]] = []  # (query, hot time, document)
     for document in _analytics(directory):
         try:
-            value = scaling_value(result_model(document), "hot")  # type: ignore[arg-type]
+            run = result_model(document)
+            value = scaling_value(run, "hot")  # type: ignore[arg-type]
         except ValueError:
             value = None
         if value is None:
             left_out.append(document)
-        else:
-            measured.append((value, document))
+            continue
+        measured.append((value, document))
+        for q in range(QUERY_COUNT):
+            time_ = hot_time(run, q)  # type: ignore[arg-type]
+            if time_ is not None and time_ > 0:
+                per_query.append((q, time_, document))
     if len(measured) < 2:
         return None
     measured.sort(key=lambda row: (row[0], run_label(row[1])))
@@ -249,6 +256,12 @@ def hot_spread(root: Path) -> Finding | None:
             f" Among the default variants alone it is {dslow / dfast:,.0f}x "
             f"({run_label(dfirst)} {_seconds(dfast)}, {run_label(dlast)} {_seconds(dslow)})."
         )
+    best = {q: min(t for p, t, _ in per_query if p == q) for q, _, _ in per_query}
+    q, worst, document = max(per_query, key=lambda row: (row[1] / best[row[0]], run_label(row[2])))
+    summary += (
+        f" One query alone spreads wider: Q{q + 1} takes {run_label(document)} {worst / best[q]:,.0f}x "
+        "the fastest's hot time (the per-query ratios are in the directory's Hot runs table)."
+    )
     rows = [
         [
             run_label(d),
