@@ -111,9 +111,12 @@ def test_commands_are_read_from_the_readme(tmp_path: Path) -> None:
         "Made by `docbench run analytics --systems S\n--tries 3` and, in a block:\n\n"
         "```\ndocbench run --data D \\\n  --queries Q\nscripts/x.py D\n```\n"
         "The option `--tries 3` alone is not a command; `docbench run --queries` neither.\n"
+        "Summarised by `.venv/bin/python scripts/y.py 'runs/*'`.\n"
     )
     wanted = readme_commands(tmp_path, lambda c: c.startswith("docbench run"))
     assert wanted == ["docbench run --data D --queries Q", "docbench run analytics --systems S --tries 3"]
+    scripts = readme_commands(tmp_path, lambda c: "scripts/" in c)
+    assert scripts == [".venv/bin/python scripts/y.py 'runs/*'"]
     assert readme_commands(tmp_path / "absent", lambda c: True) == []
 
 

@@ -85,8 +85,8 @@ INLINE = re.compile(r"`([^`]+)`")
 
 def readme_commands(directory: Path, wanted: Callable[[str], bool]) -> list[str]:
     """The commands in ``directory``'s README.md (inline code or lines of a fenced block, a
-    trailing backslash joining lines; a command and at least an option with its value) that
-    ``wanted`` accepts, in order, each once."""
+    trailing backslash joining lines; three words at least, the last not an option: a command,
+    not an option named in the prose) that ``wanted`` accepts, in order, each once."""
     readme = directory / "README.md"
     if not readme.is_file():
         return []
@@ -98,7 +98,8 @@ def readme_commands(directory: Path, wanted: Callable[[str], bool]) -> list[str]
     commands: list[str] = []
     for candidate in found:
         command = " ".join(candidate.split())
-        if len(command.split()) >= 4 and wanted(command) and command not in commands:
+        words = command.split()
+        if len(words) >= 3 and not words[-1].startswith("-") and wanted(command) and command not in commands:
             commands.append(command)
     return commands
 
