@@ -6,6 +6,7 @@ clicked. No system is named here: the published results decide which are shown."
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -173,7 +174,7 @@ def test_site_writes_every_page(site: Path, published: list[Finding]) -> None:
         page = (site / "findings" / f"{finding.slug}.html").read_text()
         assert finding.files[0] in page and finding.files[-1] in page
         for command in finding.command:
-            assert command.replace("<", "&lt;").replace(">", "&gt;") in page
+            assert html.escape(command) in page
         assert (site / "results" / finding.files[0]).is_file()  # the named files are there, linked
     index = (site / "index.html").read_text()
     for name in ("jsonbench", "representations", "fidelity"):
