@@ -279,6 +279,26 @@ def report(
 
 
 @main.command()
+@click.argument("results_root", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+def site(results_root: Path, out: Path) -> None:
+    """Write the published results under RESULTS_ROOT as one static site in OUT.
+
+    OUT/index.html is the dashboard over every result (with each result set's files and the
+    commands that made them), OUT/sets/NAME.html each result directory's own dashboard,
+    OUT/findings/SLUG.html one page per finding (the figures computed from the result files,
+    the files read, the command that made them), OUT/jsonbench.html the comparison with
+    JSONBench's published figures, and OUT/results/ a copy of RESULTS_ROOT that the pages link
+    to. Nothing is fetched and every link is relative: it works from file://. For the
+    repository's results: `.venv/bin/docbench site docs/results site/` (docs/findings.md).
+    """
+    from docbench.report.site import write_site
+
+    pages, seconds = write_site(results_root, out)
+    click.echo(f"{len(pages)} pages in {out} ({seconds:.1f} s); open {out / 'index.html'}")
+
+
+@main.command()
 @click.argument("data_dir", metavar="DATA", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.option(
     "--out",
