@@ -204,7 +204,8 @@ def is_quick(item: pytest.Item) -> bool:
         SERVER_FIXTURES & set(getattr(item, "fixturenames", ()))
         or stem.startswith("test_system_")
         or stem in SLOWEST_MODULES
-        or stem in ("test_url_servers", "test_dashboard", "test_portable_queries", "test_concurrency")
+        or stem
+        in ("test_url_servers", "test_dashboard", "test_site", "test_portable_queries", "test_concurrency")
     )
 
 
