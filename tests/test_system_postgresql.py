@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -26,9 +27,10 @@ from analytics_suite import (
     same_documents,
     work_dir,
 )
+from test_runner import TRUSTED, fresh_home, run
 
 from docbench.contracts.common import BatchRejected
-from docbench.systems import adapter_class, open_engine
+from docbench.systems import adapter_class, engine_class, open_engine
 from docbench.systems.postgresql import server as pgserver
 from docbench.systems.postgresql.analytics import PostgreSQLAnalytics, copy_buffer
 from docbench.systems.postgresql.engine import PostgreSQLEngine
@@ -331,3 +333,37 @@ class TestPostgreSQLJsonBench(AnalyticsAdapterSuite):
             system.release()
             engine.stop()
             shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def runner_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh DOCBENCH_HOME for a run's own server (as tests/test_runner.py's tests have)."""
+    with fresh_home(monkeypatch) as home:
+        yield home
+
+
+@pytest.mark.skipif(
+    not engine_class("postgresql").availability().ok,
+    reason="PostgreSQL server binaries are installed by `make test`",
+)
+def test_refused_documents_are_data_quality_not_wrong_answers(
+    real_data_dir: Path, tmp_path: Path, runner_home: Path
+) -> None:
+    """PostgreSQL refuses a \\u0000 escape: it is counted as refused, and the answers are judged
+    against the oracle re-run without it (so the queries are still found correct). (From
+    tests/test_runner.py: `docbench run` on docbench's own server.)"""
+    lines = (real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes().splitlines()[:300]
+    post = next(line for line in lines if b'"app.bsky.feed.post","rkey"' in line and b'"text":"' in line)
+    lines.append(post.replace(b'"text":"', b'"text":"nul \\u0000 ', 1))
+    data = tmp_path / "nul"
+    data.mkdir()
+    (data / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
+    [document] = run(data, tmp_path / "results", ["postgresql"], variants=["pglz"])
+    assert document["load_errors"]["count"] == 1
+    assert document["load_errors"]["first"][0]["line"] == len(lines)
+    assert "\\u0000" in document["load_errors"]["first"][0]["reason"]
+    assert document["num_loaded_documents"] == len(lines) - 1
+    assert "refused" in document["answers_basis"]
+    log = (tmp_path / "results" / document["load_errors"]["log"]).read_text().splitlines()
+    assert log == [f"file_0001.json\t{len(lines)}\t{document['load_errors']['first'][0]['reason']}"]
+    assert all(a["status"] in TRUSTED for a in document["answers"]), document["answers"]

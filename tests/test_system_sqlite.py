@@ -15,6 +15,7 @@ from analytics_suite import (
     same_documents,
 )
 from hard_lines import NOT_JSON, ODD_BUT_VALID, pick
+from test_reliability import home_of_its_own, post_load_steps, small_copy
 
 from docbench.contracts.common import BatchRejected
 from docbench.core.ownership import DIRECTORY_MARK
@@ -169,3 +170,16 @@ class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
         for loader in (jsonb, text):
             with pytest.raises(BatchRejected, match="invalid UTF-8 in line 2"):
                 loader.load_batch([b"{}", self.refused["invalid_utf8"]])
+
+
+@pytest.mark.server  # a server or a 1m dataset: not the quick loop's
+def test_every_post_load_step_is_timed_on_its_own(
+    real_data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(From tests/test_reliability.py, which times every system's steps.) SQLite's last step
+    folds the write-ahead log into the database."""
+    home_of_its_own(tmp_path, monkeypatch)
+    by_system = post_load_steps(
+        ["sqlite"], ["jsonb"], small_copy(real_data_dir, tmp_path), tmp_path / "results"
+    )
+    assert by_system["sqlite"][-1]["step"] == "PRAGMA wal_checkpoint(TRUNCATE)"
