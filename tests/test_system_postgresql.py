@@ -27,10 +27,11 @@ from analytics_suite import (
     same_documents,
     work_dir,
 )
+from test_native_refusals import _load
 from test_runner import TRUSTED, fresh_home, run
 
 from docbench.contracts.common import BatchRejected
-from docbench.systems import adapter_class, engine_class, open_engine
+from docbench.systems import adapter_class, engine_class, open_adapter, open_engine
 from docbench.systems.postgresql import server as pgserver
 from docbench.systems.postgresql.analytics import PostgreSQLAnalytics, copy_buffer
 from docbench.systems.postgresql.engine import PostgreSQLEngine
@@ -367,3 +368,43 @@ def test_refused_documents_are_data_quality_not_wrong_answers(
     log = (tmp_path / "results" / document["load_errors"]["log"]).read_text().splitlines()
     assert log == [f"file_0001.json\t{len(lines)}\t{document['load_errors']['first'][0]['reason']}"]
     assert all(a["status"] in TRUSTED for a in document["answers"]), document["answers"]
+
+
+# From test_native_refusals.py: PostgreSQL's own refusals through the generic load driver.
+@pytest.mark.parametrize("name", ["postgresql", "postgresql18"])
+def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(
+    name: str, tmp_path: Path, server_url
+) -> None:
+    """Refused lines at both ends of a COPY block, two in a row, a quote byte that makes a
+    block go quoted; and a file mostly refused. PostgreSQL 15 hands it to bisection after
+    MAX_REFUSED_PER_BLOCK refusals in one block (each one re-sends the block); 18's COPY ...
+    ON_ERROR names them all in one pass."""
+    good = b'{"did":"did:plc:a","time_us":1,"kind":"commit"}'
+    bad = b'{"did":"did:plc:b","time_us":2,"kind":"commit","t":"\\ud800"}'
+    odd = b'{"did":"did:plc:c","time_us":3,"kind":"commit","t":"\x01\x02"}'  # raw: invalid JSON
+    lines = [good] * 40
+    for i in (0, 1, 17, 38, 39):
+        lines[i] = bad
+    lines[20] = odd
+    data = tmp_path / "file_0001.json"
+    data.write_bytes(b"\n".join(lines))  # no newline at the end
+    garbage = tmp_path / "file_0002.json"
+    garbage.write_bytes(b"\n".join(bad if i % 6 else good for i in range(300)) + b"\n")
+    if not engine_class(name).availability().ok:
+        pytest.skip(f"{name}: {engine_class(name).availability().reason}")
+    system = open_adapter(name, "analytics", tmp_path / "db", url=server_url(name))
+    system.engine.start()
+    try:
+        report = _load(system, [data, garbage], batches_only=False)
+        assert report.refused_lines == {
+            "file_0001.json": {1, 2, 18, 21, 39, 40},
+            "file_0002.json": {i + 1 for i in range(300) if i % 6},
+        }
+        assert system.count() == 34 + 50
+        # the garbage file: bisected (15), named in one pass (18)
+        assert report.whole_file_refusals == (1 if name == "postgresql" else 0)
+        reasons = {r.line: r.reason for r in report.refused if r.file == "file_0001.json"}
+        assert "surrogate" in reasons[1] and "COPY" not in reasons[1]
+    finally:
+        system.release()
+        system.engine.stop()
