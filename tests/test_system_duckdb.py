@@ -194,3 +194,34 @@ def test_duckdb_takes_plain_files_two_per_statement_and_names_each_files_refusal
     finally:
         system.release()
         system.engine.stop()
+
+
+# ----- the fidelity workload (from tests/test_fidelity.py: its run of every engine calls this) ---
+
+
+def check_fidelity(documents: dict[str, dict], report: str) -> None:
+    from test_fidelity import TESTED, _outcomes, only
+
+    # Text kept as it came: every document byte for byte; what the JSON reader refuses aside.
+    only(documents, "duckdb/default", "identical", {"lone_surrogate": "refused"})
+    assert documents["duckdb/default"]["lossless"] is True
+    # DuckDB's VARIANT: integers beyond 64 bits become doubles, the last duplicate is kept.
+    variant = _outcomes(documents["duckdb/variant"])
+    assert variant["int_30_digits"] == variant["duplicate_keys"] == "changed"
+    assert documents["duckdb/variant"]["lossless"] is False
+    # The columns read_ndjson infers: no column named "" (refused alone); together, every
+    # document is given every column, an interaction of the inference with the other documents.
+    struct = {row["name"]: row for row in documents["duckdb/struct"]["documents"]}
+    assert struct["empty_key"]["outcome"] == "refused"
+    assert struct["key_order"]["outcome"] == "same_value"
+    together = {i["document"]: i for i in documents["duckdb/struct"]["interactions"]}
+    assert together["key_order"]["together"] == "changed" and together["key_order"]["after"] in TESTED
+
+
+# ----- the representation labels (moved from tests/test_representations.py) ------------------
+
+
+def test_labels_name_the_settings_beyond_the_engine_defaults(tmp_path) -> None:
+    from test_representations import labels_beyond_defaults
+
+    assert labels_beyond_defaults("duckdb", "variant", tmp_path) == {}

@@ -183,3 +183,26 @@ def test_every_post_load_step_is_timed_on_its_own(
         ["sqlite"], ["jsonb"], small_copy(real_data_dir, tmp_path), tmp_path / "results"
     )
     assert by_system["sqlite"][-1]["step"] == "PRAGMA wal_checkpoint(TRUNCATE)"
+
+
+# ----- the storage workload (from tests/test_storage_workload.py) -----------------------------
+
+
+def check_storage_cells(results: Path) -> None:
+    """test_storage_workload.py's embedded engines' run (jsonb)."""
+    from test_storage_workload import _cells
+
+    sqlite = _cells(results, "sqlite", "jsonb")
+    # No compression in SQLite: repetitive takes the same room as random (overflow pages).
+    assert sqlite[(9000, "repetitive")]["total_size"] == sqlite[(9000, "random")]["total_size"]
+    assert sqlite[(9000, "random")]["detail"]["overflow"] > 0
+
+
+# ----- the fidelity workload (from tests/test_fidelity.py: its run of every engine calls this) ---
+
+
+def check_fidelity(documents: dict[str, dict], report: str) -> None:
+    from test_fidelity import only
+
+    # Text kept as it came: every document byte for byte.
+    only(documents, "sqlite/text", "identical", {})
