@@ -249,7 +249,7 @@ def _sql_server_or_skip() -> None:
 
 
 @pytest.fixture(scope="module")
-def postgresql_target():
+def sql_server_target():
     """One loaded SQL server (PostgreSQL: the tests' SQL is its dialect) for the module's driver
     tests (each leaves the table usable: a constraint is dropped again, a killed backend is one
     client's): initdb and the load once."""
@@ -270,8 +270,8 @@ def postgresql_target():
 
 
 @pytest.mark.parametrize("loop", LOOPS)
-def test_rate_is_held_and_response_includes_schedule(postgresql_target, loop: str) -> None:
-    module_name, target = postgresql_target
+def test_rate_is_held_and_response_includes_schedule(sql_server_target, loop: str) -> None:
+    module_name, target = sql_server_target
     summary = drive(
         DriveRequest(
             module_name,
@@ -294,8 +294,8 @@ def test_rate_is_held_and_response_includes_schedule(postgresql_target, loop: st
 
 
 @pytest.mark.parametrize("loop", LOOPS)
-def test_server_stall_shows_in_intended_time_p99(postgresql_target, loop: str) -> None:
-    module_name, target = postgresql_target
+def test_server_stall_shows_in_intended_time_p99(sql_server_target, loop: str) -> None:
+    module_name, target = sql_server_target
     server = main_pid(target.engine)
     state = {"stopped": []}
 
@@ -338,11 +338,11 @@ def test_server_stall_shows_in_intended_time_p99(postgresql_target, loop: str) -
 
 
 @pytest.mark.parametrize("loop", LOOPS)
-def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target, loop: str) -> None:
+def test_failed_operations_are_counted_and_the_run_goes_on(sql_server_target, loop: str) -> None:
     """For a second every write breaks a CHECK constraint: each such operation fails with the
     server's error (counted, the first one kept), reads go on, and the writes succeed again
     once the constraint is dropped."""
-    module_name, target = postgresql_target
+    module_name, target = sql_server_target
     table = target.table
     state: dict[str, bool] = {}
 
@@ -382,10 +382,10 @@ def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target, lo
 
 
 @pytest.mark.parametrize("loop", LOOPS)
-def test_a_client_whose_connection_is_killed_stops_and_the_others_go_on(postgresql_target, loop: str) -> None:
+def test_a_client_whose_connection_is_killed_stops_and_the_others_go_on(sql_server_target, loop: str) -> None:
     """pg_terminate_backend on one client's backend: that client fails once and stops (as a
     pgbench client aborts) instead of failing at once forever; the other clients carry on."""
-    module_name, target = postgresql_target
+    module_name, target = sql_server_target
     state: dict[str, int] = {}
 
     def kill_one(seconds: float) -> None:
