@@ -7,6 +7,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,38 @@ def managed_server_systems() -> list[str]:
         for name in broad_systems()
         if not engine_class(name).embedded and not engine_class(name).url_only
     ]
+
+
+@dataclass(frozen=True)
+class Role:
+    """A system and variant a cross-cutting test borrows for what it is (a quick embedded
+    engine, a server, a search engine...), not for its name: the test asserts what any system
+    in that role must do. A system's own behaviour is tested in its ``test_system_*.py``."""
+
+    system: str
+    variant: str
+
+    @property
+    def display_name(self) -> str:
+        from docbench.systems import engine_class
+
+        return engine_class(self.system).display_name
+
+
+# The one place outside the systems' own test modules that names systems (the architecture
+# test holds the rest of the tests to the registry): each role's system, chosen for what it is.
+QUICK = Role("sqlite", "jsonb")  # the quickest embedded engine: the runner's default probe
+QUICK_OTHER = Role("sqlite", "text")  # the same engine, another representation
+EMBEDDED = Role("duckdb", "default")  # a second embedded engine, another family
+COLUMNAR = Role("clickhouse", "lz4")  # an embedded columnar engine with a JSON type
+OLD_VERSION = Role("duckdb113", "jsonbench")  # another version of a system (smoke tests only)
+SQL_SERVER = Role("postgresql", "pglz")  # a managed SQL server
+SQL_SERVER_OTHER = Role("mariadb", "default")  # a second SQL server, another family
+DOCUMENT_SERVER = Role("ferretdb", "lz4")  # a managed MongoDB-compatible server
+BY_URL_ONLY = Role("mongodb", "snappy")  # a system docbench reaches by URL only
+SEARCH = Role("elasticsearch", "default")  # a managed search engine
+SEARCH_OTHER = Role("opensearch", "default")  # a second search engine
+LOGS = Role("victorialogs", "default")  # a log store
 
 
 class SharedServers:

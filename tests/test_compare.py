@@ -20,6 +20,7 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from conftest import EMBEDDED, QUICK
 from test_dashboard import Chromium, browser  # noqa: F401  (the browser fixture)
 
 from docbench.cli import main
@@ -32,7 +33,7 @@ from docbench.report.compare.ratios import MetricComparison
 from docbench.report.compare.sets import PUBLISHED_JSONBENCH
 from docbench.report.jsonbench_import import import_files
 from docbench.systems import adapter_variants
-from docbench.systems.jsonbench import COUNTERPARTS
+from docbench.systems.jsonbench import COUNTERPARTS, counterpart
 
 ROOT = Path(__file__).resolve().parents[1]
 SCALE = ROOT / "docs" / "results" / "scale"
@@ -51,6 +52,11 @@ AA_NOISE = ROOT / "scripts" / "aa-noise.py"
 
 def real(name: str) -> dict[str, Any]:
     return json.loads((SCALE / name).read_text())
+
+
+def system_of(name: str) -> str:
+    """The system of a real result file."""
+    return str(real(name)["system"])
 
 
 def write(directory: Path, document: dict[str, Any], name: str | None = None) -> Path:
@@ -115,9 +121,14 @@ def test_results_match_by_workload_system_variant_scale_and_cluster(tmp_path: Pa
         "analytics duckdb/default 1m",
     ]
     only_baseline = [(d["system"], d["dataset_label"]) for d in comparison.only_baseline]
-    assert only_baseline == [("clickhouse", "1m"), ("opensearch", "10m")]  # 3 nodes: not the 1-node run
+    # 3 nodes: not the 1-node run
+    assert only_baseline == [(system_of(CLICKHOUSE_1M), "1m"), (system_of(OPENSEARCH_10M), "10m")]
     only_contender = [(d["system"], d["variant"]) for d in comparison.only_contender]
-    assert only_contender == [("duckdb", "other"), ("opensearch", "default"), ("sqlite", "jsonb")]
+    assert only_contender == [
+        (system_of(DUCKDB_1M), "other"),
+        (system_of(OPENSEARCH_10M), "default"),
+        (system_of(SQLITE_1M), "jsonb"),
+    ]
     assert [(label, n.reason) for label, n in comparison.not_compared] == [
         ("contender", "the updates workload has no comparison")
     ]
@@ -270,8 +281,10 @@ def test_a_query_that_failed_in_the_contender_is_a_regression(tmp_path: Path) ->
     assert hot.contender is None and hot.regression and hot.direction == "worse"
     assert "contender: answer error" in hot.note and "no figure in the contender (failed)" in hot.note
     # A figure a side never measures (JSONBench publishes no load time) is never flagged.
-    # (DuckDB's JSONBench counterpart is duckdb113/jsonbench: the 1m DuckDB result in its place)
-    as_113 = write(tmp_path / "as113", real(DUCKDB_1M) | {"system": "duckdb113", "variant": "jsonbench"})
+    # (JSONBench's DuckDB has its counterpart, duckdb113/jsonbench: the 1m DuckDB result in its place)
+    duckdb = counterpart("DuckDB")
+    assert duckdb is not None
+    as_113 = write(tmp_path / "as113", real(DUCKDB_1M) | {"system": duckdb.system, "variant": duckdb.variant})
     published = compare(published_jsonbench(), load_set([as_113], "contender"), 0.1)
     load = metric(published.pairs[0], "load_time")
     assert load.baseline is None and load.contender is not None and not load.flagged
@@ -335,9 +348,10 @@ def test_the_published_jsonbench_results_are_shipped_with_their_source() -> None
     systems = {r["system"] for r in shipped["results"]}
     for name in ("ClickHouse", "DuckDB", "PostgreSQL", "MongoDB", "Elasticsearch", "VictoriaLogs"):
         assert name in systems
+    # JSONBench's directories: its systems' names in lower case (and its own _files_json)
     assert {r["path"].split("/")[0] for r in shipped["results"]} >= {
-        "clickhouse",
-        "postgresql",
+        "ClickHouse".lower(),
+        "PostgreSQL".lower(),
         "_files_json",
     }
     assert all(r["path"].count("/") == 2 and "/results/" in r["path"] for r in shipped["results"])
@@ -346,7 +360,13 @@ def test_the_published_jsonbench_results_are_shipped_with_their_source() -> None
     published = published_jsonbench()
     assert published.published and published.published["commit"] == shipped["commit"]
     mapped = {(d["system"], d["variant"], d["dataset_label"]) for d in published.documents}
-    assert ("clickhouse", "jsonbench", "10m") in mapped and ("postgresql", "jsonbench", "1000m") in mapped
+    clickhouse, postgresql = counterpart("ClickHouse"), counterpart("PostgreSQL")
+    assert clickhouse is not None and postgresql is not None
+    assert (clickhouse.system, "jsonbench", "10m") in mapped and (
+        postgresql.system,
+        "jsonbench",
+        "1000m",
+    ) in mapped
     # Nothing is dropped silently: what has no counterpart is listed, with the reason.
     assert len(published.documents) + len(published.not_compared) == len(shipped["results"])
     unmatched = {n.name for n in published.not_compared}
@@ -445,12 +465,13 @@ def test_jsonbench_result_files_as_a_side(tmp_path: Path) -> None:
 def test_update_script_regenerates_the_shipped_file(tmp_path: Path) -> None:
     """From a (tiny) JSONBench repository: its results at the commit, with that commit."""
     repo = tmp_path / "JSONBench"
-    (repo / "clickhouse" / "results" / "_query_results").mkdir(parents=True)
-    (repo / "clickhouse" / "results" / "m.json").write_text(
-        (FIXTURES / "m6i.8xlarge_bluesky_1m_clickhouse.json").read_text()
-    )
-    (repo / "clickhouse" / "results" / "_query_results" / "x.json").write_text("{}")
-    (repo / "clickhouse" / "ddl.sql").write_text("CREATE TABLE t")
+    fixture = FIXTURES / "m6i.8xlarge_bluesky_1m_clickhouse.json"
+    jsonbench_system = json.loads(fixture.read_text())["system"]  # JSONBench's ClickHouse
+    directory = jsonbench_system.lower()  # JSONBench's directory of that system
+    (repo / directory / "results" / "_query_results").mkdir(parents=True)
+    (repo / directory / "results" / "m.json").write_text(fixture.read_text())
+    (repo / directory / "results" / "_query_results" / "x.json").write_text("{}")
+    (repo / directory / "ddl.sql").write_text("CREATE TABLE t")
 
     def git(*args: str) -> str:
         names = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
@@ -469,11 +490,13 @@ def test_update_script_regenerates_the_shipped_file(tmp_path: Path) -> None:
     )
     shipped = json.loads(out.read_text())
     assert shipped["commit"] == git("rev-parse", "HEAD").strip()
-    assert [r["path"] for r in shipped["results"]] == ["clickhouse/results/m.json"]
+    assert [r["path"] for r in shipped["results"]] == [f"{directory}/results/m.json"]
     assert shipped["results"][0]["total_size"] == 99012345
     published = published_jsonbench(path=out)
+    row = counterpart(jsonbench_system)
+    assert row is not None
     assert [(d["system"], d["variant"], d["dataset_label"]) for d in published.documents] == [
-        ("clickhouse", "jsonbench", "1m")
+        (row.system, "jsonbench", "1m")
     ]
 
 
@@ -581,9 +604,9 @@ def test_two_real_duckdb_runs_compared(tmp_path: Path) -> None:
             tmp_path,
             "run",
             "--systems",
-            "duckdb",
+            EMBEDDED.system,
             "--variants",
-            "default",
+            EMBEDDED.variant,
             "--scale",
             "2k",
             "--results",
@@ -597,8 +620,8 @@ def test_two_real_duckdb_runs_compared(tmp_path: Path) -> None:
     (pair,) = document["pairs"]
     assert pair["key"] == {
         "workload": "analytics",
-        "system": "duckdb",
-        "variant": "default",
+        "system": EMBEDDED.system,
+        "variant": EMBEDDED.variant,
         "scale": "2k",
         "cluster": "",
     }
@@ -608,13 +631,13 @@ def test_two_real_duckdb_runs_compared(tmp_path: Path) -> None:
     assert all(figures[f"q{q}.hot"]["ratio"] for q in range(1, 6))
     assert len(figures["q1.hot"]["baseline_tries"]) == 2  # tries 2 and 3
     table = docbench(tmp_path, "compare", str(tmp_path / "first"), str(tmp_path / "second"))
-    assert "analytics duckdb/default 2k" in table.stdout and "1 pairs" in table.stdout
+    assert f"analytics {EMBEDDED.system}/{EMBEDDED.variant} 2k" in table.stdout and "1 pairs" in table.stdout
 
 
 def test_two_real_throughput_runs_compared_with_their_intervals(tmp_path: Path) -> None:
     for name in ("first", "second"):
         run = docbench(
-            tmp_path, "run", "throughput", "--systems", "sqlite", "--docs", "2k", "--clients", "1",
+            tmp_path, "run", "throughput", "--systems", QUICK.system, "--docs", "2k", "--clients", "1",
             "--duration", "1.5", "--warmup", "0", "--progress", "0.5", "--mix", "read-only",
             "--scenario", "cpu", "--no-ceiling", "--no-native", "--results", str(tmp_path / name),
         )  # fmt: skip

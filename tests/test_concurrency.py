@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from analytics_suite import real_files_of, work_dir
 from click.testing import CliRunner
+from conftest import COLUMNAR, EMBEDDED, QUICK
 
 from docbench import results
 from docbench.cli import main
@@ -41,7 +42,7 @@ def expected(real_files: list[Path]) -> dict:
     return compute_answers(real_files)
 
 
-@pytest.fixture(scope="module", params=["duckdb", "sqlite", "clickhouse"])
+@pytest.fixture(scope="module", params=[EMBEDDED.system, QUICK.system, COLUMNAR.system])
 def loaded(request: pytest.FixtureRequest, real_files: list[Path]):
     name = request.param
     base = work_dir(f"concurrency-{name}")
@@ -61,7 +62,7 @@ def loaded(request: pytest.FixtureRequest, real_files: list[Path]):
         shutil.rmtree(base, ignore_errors=True)
 
 
-SLOW_QUERIES = {"clickhouse": "SELECT sum(cityHash64(number)) FROM numbers(1000000000000)"}
+SLOW_QUERIES = {COLUMNAR.system: "SELECT sum(cityHash64(number)) FROM numbers(1000000000000)"}
 
 
 def short(clients: list[int], **kwargs: object) -> ConcurrencyRequest:
@@ -216,7 +217,16 @@ def test_cli_runs_levels_writes_and_reports_them(
     for path in real_files_of(real_data_dir):
         shutil.copy(path, data / path.name)
     out = tmp_path / "results"
-    args = ["run", "analytics", "--systems", "duckdb", "--variants", "default", "--data", str(data)]
+    args = [
+        "run",
+        "analytics",
+        "--systems",
+        EMBEDDED.system,
+        "--variants",
+        EMBEDDED.variant,
+        "--data",
+        str(data),
+    ]
     args += ["--results", str(out), "--tries", "1", "--clients", "1,2", "--duration", "1", "--warmup", "0.2"]
     outcome = CliRunner().invoke(main, args)
     assert outcome.exit_code == 0, outcome.output

@@ -3,7 +3,7 @@ are damaged, edited, old or another oracle's: ``answers.json`` and each partial 
 ``.oracle-partials/`` hold a SHA-256 of their content (bound to the data files' sha256 and the
 oracle's version). Such a cache is named in one line and recomputed: ``docbench run`` judges
 DuckDB by the true answers and exits 0, ``docbench answers`` (with or without ``--refresh``)
-prints them, and the caches it writes back are whole again."""
+prints them, and the caches it writes back are whole again. (DuckDB: conftest's EMBEDDED role.)"""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import EMBEDDED
 
 from docbench.dataset import oracle
 from docbench.dataset.oracle import compute as oracle_compute
@@ -165,7 +166,8 @@ def analytics_result(results: Path) -> dict[str, Any]:
 
 def run_duckdb(data: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     results = tmp_path / "results"
-    argv = ["run", "--data", str(data), "--systems", "duckdb", "--tries", "1", "--results", str(results)]
+    argv = ["run", "--data", str(data), "--systems", EMBEDDED.system, "--tries", "1"]
+    argv += ["--results", str(results)]
     run = docbench(*argv, home=tmp_path / "home")
     result = analytics_result(results)
     assert result["num_loaded_documents"] == 15_000, run.stderr[-3000:]  # none refused

@@ -1,12 +1,12 @@
 """A load checkpoint is a claim docbench checks, and docbench deletes only what it made.
 
-Every test runs the real `docbench run` (a process, as a user runs it) on real engines: DuckDB
-embedded and PostgreSQL by URL (the session's shared server). A resumed load reconciles its
-`load-checkpoint.json` with the data and the engine's own count before it skips a file: a
-checkpoint that lists a file as committed which was not, or that is not of the shape docbench
-writes, makes the load start over, said in one line, and the run ends with every document and
-five correct answers. A --data or --results inside docbench's work directory is refused before
-anything runs, and a directory docbench did not make is never emptied.
+Every test runs the real `docbench run` (a process, as a user runs it) on real engines (conftest's
+roles): an embedded engine (DuckDB) and the SQL server (PostgreSQL) by URL (the session's shared
+server). A resumed load reconciles its `load-checkpoint.json` with the data and the engine's own
+count before it skips a file: a checkpoint that lists a file as committed which was not, or that
+is not of the shape docbench writes, makes the load start over, said in one line, and the run
+ends with every document and five correct answers. A --data or --results inside docbench's work
+directory is refused before anything runs, and a directory docbench did not make is never emptied.
 """
 
 from __future__ import annotations
@@ -22,10 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import EMBEDDED, SQL_SERVER
 
 FILES = 3
 DOCS_PER_FILE = 4_000
 CHECKPOINT = "load-checkpoint.json"
+# The embedded engine's work directory (its name is system-variant).
+EMBEDDED_DIR = f"{EMBEDDED.system}-{EMBEDDED.variant}"
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +171,7 @@ def _lines_about(output: str, text: str) -> list[str]:
 # ----- a checkpoint that lies -----------------------------------------------------------------
 def _killed_after_first_commit(home: Path, argv: list[str]) -> tuple[Path, dict[str, Any]]:
     """Start `docbench run`, SIGKILL it as soon as its checkpoint names a committed file."""
-    checkpoint = home / "work" / "postgresql-pglz" / CHECKPOINT
+    checkpoint = home / "work" / f"{SQL_SERVER.system}-{SQL_SERVER.variant}" / CHECKPOINT
     run = subprocess.Popen(
         [sys.executable, "-m", "docbench.cli", *argv], env=_env(home), stdout=subprocess.DEVNULL
     )
@@ -206,35 +209,36 @@ def _assert_started_over_and_correct(
 def test_postgresql_killed_mid_load_with_a_checkpoint_listing_an_uncommitted_file(
     larger: Path, home: Path, tmp_path: Path, server_url: Any
 ) -> None:
-    """docbench is SIGKILLed after committing its first file into PostgreSQL (by URL); the
-    checkpoint is then edited to list the next file too, with the count the engine has. The
-    resumed run does not skip that file: the files listed hold more than PostgreSQL does, so
-    the load starts over, loads everything, and every answer is right."""
-    url = server_url("postgresql")
+    """docbench is SIGKILLed after committing its first file into the SQL server (PostgreSQL,
+    by URL); the checkpoint is then edited to list the next file too, with the count the engine
+    has. The resumed run does not skip that file: the files listed hold more than the server
+    does, so the load starts over, loads everything, and every answer is right."""
+    url = server_url(SQL_SERVER.system)
     results = tmp_path / "results"
-    argv = _run_argv(larger, "postgresql", "pglz", results, url)
+    argv = _run_argv(larger, SQL_SERVER.system, SQL_SERVER.variant, results, url)
     checkpoint, state = _killed_after_first_commit(home, argv)
     state["committed"] = [path.name for path in _data_files(larger)[: len(state["committed"]) + 1]]
     checkpoint.write_text(json.dumps(state))  # one file more than was committed; same count
 
     resumed = _docbench(home, *argv, "--resume")
 
-    _assert_started_over_and_correct(resumed, "postgresql", state, results, larger)
+    _assert_started_over_and_correct(resumed, SQL_SERVER.system, state, results, larger)
 
 
 def test_duckdb_with_a_checkpoint_listing_an_uncommitted_file(
     plain: Path, generated: Path, home: Path, tmp_path: Path
 ) -> None:
-    """The same lie on DuckDB, for data docbench did not generate (the resumed load counts
-    the listed files' lines itself): DuckDB holds file 1, the checkpoint lists files 1-2."""
-    checkpoint, state = _after_first_file(home, plain, tmp_path, "duckdb", "default", None)
+    """The same lie on the embedded engine (DuckDB), for data docbench did not generate (the
+    resumed load counts the listed files' lines itself): it holds file 1, the checkpoint lists
+    files 1-2."""
+    checkpoint, state = _after_first_file(home, plain, tmp_path, EMBEDDED.system, EMBEDDED.variant, None)
     state["committed"] = [path.name for path in _data_files(plain)[:2]]  # file 2 never was
     checkpoint.write_text(json.dumps(state))
 
     results = tmp_path / "results"
-    resumed = _docbench(home, *_run_argv(plain, "duckdb", "default", results, None), "--resume")
+    resumed = _docbench(home, *_run_argv(plain, EMBEDDED.system, EMBEDDED.variant, results, None), "--resume")
 
-    _assert_started_over_and_correct(resumed, "duckdb", state, results, generated)
+    _assert_started_over_and_correct(resumed, EMBEDDED.system, state, results, generated)
 
 
 # ----- a checkpoint of the wrong shape --------------------------------------------------------
@@ -256,13 +260,13 @@ def _not_json(state: dict[str, Any]) -> bytes:
 
 @pytest.fixture(scope="module")
 def duckdb_after_first_file(generated: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """DuckDB's work directory and checkpoint after the first file of `generated`, made once
-    for the damages below (each test damages a copy in its own home)."""
+    """The embedded engine's work directory and checkpoint after the first file of `generated`,
+    made once for the damages below (each test damages a copy in its own home)."""
     home = tmp_path_factory.mktemp("first-file-home")
     _checkpoint, state = _after_first_file(
-        home, generated, tmp_path_factory.mktemp("first-file"), "duckdb", "default", None
+        home, generated, tmp_path_factory.mktemp("first-file"), EMBEDDED.system, EMBEDDED.variant, None
     )
-    return home / "work" / "duckdb-default", state
+    return home / "work" / EMBEDDED_DIR, state
 
 
 @pytest.mark.parametrize("damage", [_array, _count_not_a_number, _no_report, _not_json])
@@ -270,12 +274,14 @@ def test_a_malformed_checkpoint_is_said_in_one_line_and_the_load_starts_over(
     damage: Any, duckdb_after_first_file: tuple[Path, dict], generated: Path, home: Path, tmp_path: Path
 ) -> None:
     left, state = duckdb_after_first_file
-    shutil.copytree(left, home / "work" / "duckdb-default")
-    checkpoint = home / "work" / "duckdb-default" / CHECKPOINT
+    shutil.copytree(left, home / "work" / EMBEDDED_DIR)
+    checkpoint = home / "work" / EMBEDDED_DIR / CHECKPOINT
     checkpoint.write_bytes(damage(state))
 
     results = tmp_path / "results"
-    resumed = _docbench(home, *_run_argv(generated, "duckdb", "default", results, None), "--resume")
+    resumed = _docbench(
+        home, *_run_argv(generated, EMBEDDED.system, EMBEDDED.variant, results, None), "--resume"
+    )
 
     assert resumed.returncode == 0, resumed.stdout[-3000:]
     _assert_everything_loaded_and_correct(results, generated)
@@ -294,11 +300,13 @@ def _files_under(folder: Path) -> dict[str, bytes]:
 def test_data_inside_the_work_directory_is_refused_and_kept(
     generated: Path, home: Path, tmp_path: Path
 ) -> None:
-    inside = home / "work" / "duckdb-default" / "mydata"
+    inside = home / "work" / EMBEDDED_DIR / "mydata"
     shutil.copytree(generated, inside)
     before = _files_under(inside)
 
-    run = _docbench(home, *_run_argv(inside, "duckdb", "default", tmp_path / "results", None, keep=False))
+    run = _docbench(
+        home, *_run_argv(inside, EMBEDDED.system, EMBEDDED.variant, tmp_path / "results", None, keep=False)
+    )
 
     assert _files_under(inside) == before
     assert run.returncode == 2, run.stdout[-3000:]
@@ -310,12 +318,12 @@ def test_data_inside_the_work_directory_is_refused_and_kept(
 def test_results_inside_the_work_directory_are_refused_and_kept(
     generated: Path, home: Path, tmp_path: Path
 ) -> None:
-    results = home / "work" / "duckdb-default" / "results"
+    results = home / "work" / EMBEDDED_DIR / "results"
     results.mkdir(parents=True)
     (results / "analytics.earlier.json").write_text('{"an": "earlier result"}\n')
     before = _files_under(results)
 
-    run = _docbench(home, *_run_argv(generated, "duckdb", "default", results, None, keep=False))
+    run = _docbench(home, *_run_argv(generated, EMBEDDED.system, EMBEDDED.variant, results, None, keep=False))
 
     assert _files_under(results) == before
     assert run.returncode == 2, run.stdout[-3000:]
@@ -327,18 +335,20 @@ def test_a_results_directory_where_a_work_directory_goes_is_never_wiped(
     generated: Path, home: Path, tmp_path: Path
 ) -> None:
     """A results directory (not the run's --results) sits in $DOCBENCH_HOME/work/duckdb-default,
-    where docbench would make DuckDB's work directory: docbench does not take it over, and
-    nothing in it is removed."""
-    workdir = home / "work" / "duckdb-default"
+    where docbench would make the embedded engine's (DuckDB's) work directory: docbench does not
+    take it over, and nothing in it is removed."""
+    workdir = home / "work" / EMBEDDED_DIR
     kept = workdir / "results"
     kept.mkdir(parents=True)
-    (kept / "analytics.duckdb.default.json").write_text('{"an": "earlier result"}\n')
+    (kept / f"analytics.{EMBEDDED.system}.{EMBEDDED.variant}.json").write_text('{"an": "earlier result"}\n')
     before = _files_under(workdir)
 
-    run = _docbench(home, *_run_argv(generated, "duckdb", "default", tmp_path / "results", None, keep=False))
+    run = _docbench(
+        home, *_run_argv(generated, EMBEDDED.system, EMBEDDED.variant, tmp_path / "results", None, keep=False)
+    )
 
     assert _files_under(workdir) == before
-    assert run.returncode == 1, run.stdout[-3000:]  # the duckdb run could not take place
+    assert run.returncode == 1, run.stdout[-3000:]  # the embedded engine's run could not take place
     assert len(_lines_about(run.stdout, f"{workdir} exists and was not created by docbench")) >= 1, run.stdout
 
 
@@ -366,6 +376,6 @@ def test_cleanup_removes_a_marked_directory_only_and_never_what_it_protects(tmp_
 
     owned = tmp_path / "owned"
     claim_directory(owned)
-    (owned / "docbench.duckdb").write_bytes(b"\0")
+    (owned / f"docbench.{EMBEDDED.system}").write_bytes(b"\0")
     clear_work_directory(owned)
     assert not owned.exists()

@@ -1,9 +1,9 @@
 """Damaged input files stop a run before any engine starts, named: a compressed file cut
 short (zstd, gzip, lz4) or with bytes after its last frame, and a file of a generated dataset
 that is not what its dataset.json records. The runs go through the command line, as a user's
-do, with the real embedded engines (DuckDB, chDB) and PostgreSQL by URL. (The verification
-module is imported where it is used: the tests of the command line run on a docbench
-without it too, and fail there for what they check.)"""
+do, with the real embedded engines (conftest's roles: DuckDB, chDB) and the SQL server
+(PostgreSQL) by URL. (The verification module is imported where it is used: the tests of the
+command line run on a docbench without it too, and fail there for what they check.)"""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pathlib import Path
 import lz4.frame
 import pytest
 import zstandard
+from conftest import COLUMNAR, EMBEDDED, SQL_SERVER
 
 from docbench.dataset.generate import generate_dataset
 from docbench.dataset.manifest import read_manifest
@@ -26,6 +27,7 @@ from docbench.systems import engine_class
 DOCS = 6_000
 PER_FILE = 3_000
 SUFFIX = {"zstd": ".zst", "gzip": ".gz", "lz4": ".lz4"}
+EMBEDDED_ENGINES = [EMBEDDED.system, COLUMNAR.system]
 
 
 @pytest.fixture(scope="module")
@@ -103,10 +105,10 @@ def test_a_file_cut_short_stops_the_run_before_any_engine_naming_file_offset_and
     files = own_data(generated, compression, tmp_path / "data")
     cut = files[0].stat().st_size * 6 // 10
     files[0].write_bytes(files[0].read_bytes()[:cut])  # a download cut short (head -c)
-    systems, urls = ["duckdb", "clickhouse"], {}
-    if compression == "zstd" and engine_class("postgresql").availability().ok:
-        systems.append("postgresql")
-        urls["postgresql"] = server_url("postgresql")
+    systems, urls = list(EMBEDDED_ENGINES), {}
+    if compression == "zstd" and engine_class(SQL_SERVER.system).availability().ok:
+        systems.append(SQL_SERVER.system)
+        urls[SQL_SERVER.system] = server_url(SQL_SERVER.system)
     process, results = run(home, tmp_path / "data", systems, urls)
     assert_stopped_before_any_engine(process, home, results)
     [line] = [line for line in error_lines(process) if files[0].name in line]
@@ -122,7 +124,7 @@ def test_bytes_after_the_last_zstd_frame_stop_the_run_naming_where_they_begin(
     end = files[1].stat().st_size
     with open(files[1], "ab") as fh:
         fh.write(b"<html>not found</html>\n")
-    process, results = run(home, tmp_path / "data", ["duckdb", "clickhouse"])
+    process, results = run(home, tmp_path / "data", EMBEDDED_ENGINES)
     assert_stopped_before_any_engine(process, home, results)
     [line] = [line for line in error_lines(process) if files[1].name in line]
     assert f"{files[1]}: trailing garbage at byte {end:,}: the 23 bytes after the last zstd frame" in line
@@ -138,7 +140,7 @@ def test_a_byte_changed_in_a_generated_file_stops_the_run_naming_the_file(
     at = content.index(b'"did":"did:plc:', len(content) // 2) + 16
     content[at] = ord("a") if content[at] != ord("a") else ord("b")  # still valid JSON, another did
     path.write_bytes(content)
-    process, results = run(home, data, ["duckdb", "clickhouse"])
+    process, results = run(home, data, EMBEDDED_ENGINES)
     assert_stopped_before_any_engine(process, home, results)
     [line] = error_lines(process)[-1:]
     assert line.startswith(f"{path}: changed since docbench generated it: its SHA-256 begins "), line

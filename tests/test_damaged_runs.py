@@ -1,8 +1,9 @@
 """Runs that something damages from outside -- a results directory that fills up, a SIGKILL, a
 server killed under the clients, a mistyped option, a password that cuts its URL short -- end
 with a non-zero status and one line that says what happened, never with a result that looks
-right (issue #30, item 5). On the real engines: DuckDB embedded, the session's PostgreSQL by
-URL, and a PostgreSQL the run starts itself for the server killed under the clients."""
+right (issue #30, item 5). On the real engines (conftest's roles): an embedded engine (DuckDB),
+the session's SQL server (PostgreSQL) by URL, and one the run starts itself for the server
+killed under the clients."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import BY_URL_ONLY, EMBEDDED, QUICK, SEARCH_OTHER, SQL_SERVER
 
 from docbench import results
 from docbench.cli import main
@@ -130,7 +132,7 @@ def fill(directory: Path) -> None:
 def test_a_results_directory_that_fills_up_fails_the_run_and_says_why(
     real_small: Path, tmp_path: Path, own_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The disk of --results fills up while DuckDB runs: the exit status is 1, and stderr
+    """The disk of --results fills up while an embedded engine runs: the exit status is 1, and stderr
     gives the OS's reason, the path that could not be written and where the result is."""
     results_dir = tmp_path / "results"
     real_run_system = analytics_runner.run_system
@@ -142,12 +144,12 @@ def test_a_results_directory_that_fills_up_fails_the_run_and_says_why(
 
     monkeypatch.setattr(analytics_runner, "run_system", run_then_fill)
     with small_file_system(results_dir, MIN_FREE_BYTES + (1 << 20)):
-        argv = ["run", "--systems", "duckdb", "--data", str(real_small), "--results", str(results_dir)]
+        argv = ["run", "--systems", EMBEDDED.system, "--data", str(real_small), "--results", str(results_dir)]
         outcome = CliRunner().invoke(main, [*argv, "--tries", "1"])
         left = sorted(p.name for p in results_dir.iterdir())
     said = outcome.output
     assert outcome.exit_code == 1 and isinstance(outcome.exception, SystemExit), (said, outcome.exception)
-    kept = list((own_home / "work" / "unsaved-results").glob("analytics.duckdb.*.json"))
+    kept = list((own_home / "work" / "unsaved-results").glob(f"analytics.{EMBEDDED.system}.*.json"))
     assert len(kept) == 1, said
     line = next(line for line in said.splitlines() if "could not write the result" in line)
     assert f"could not write the result to {results_dir / kept[0].name}: " in line
@@ -165,11 +167,11 @@ def test_a_killed_run_leaves_no_empty_result_file_and_the_next_run_removes_its_n
     real_small: Path, tmp_path: Path
 ) -> None:
     home, results_dir = tmp_path / "home", tmp_path / "results"
-    argv = ["run", "--systems", "duckdb", "--data", str(real_small), "--results", str(results_dir)]
+    argv = ["run", "--systems", EMBEDDED.system, "--data", str(real_small), "--results", str(results_dir)]
     first = Docbench(home, tmp_path / "first.out", *argv, "--tries", "1")
     try:
         reserved = wait_for(
-            lambda: list(results_dir.glob("analytics.duckdb.*.json")), 120, "the result's name"
+            lambda: list(results_dir.glob(f"analytics.{EMBEDDED.system}.*.json")), 120, "the result's name"
         )
     finally:
         first.proc.kill()
@@ -202,13 +204,13 @@ def test_the_refusal_log_of_a_killed_run_goes_with_its_name(tmp_path: Path) -> N
     from docbench.results.files import RESERVATION_KEY, release_abandoned
 
     dead = {"pid": 1, "start_time": 1, "boot_id": "another boot", "machine": machine_slug()}
-    killed = tmp_path / "analytics.duckdb.default.1m.vm.20261128T000000Z.json"
+    killed = tmp_path / f"analytics.{EMBEDDED.system}.{EMBEDDED.variant}.1m.vm.20261128T000000Z.json"
     killed.write_text(json.dumps({RESERVATION_KEY: dead}))
     killed.with_suffix(".refused.tsv").write_text("")
     alone = tmp_path / "analytics.chdb.lz4.1m.vm.20261128T000001Z.refused.tsv"
     alone.write_text("file_0001.json\t3\treason\n")
-    kept = tmp_path / "analytics.sqlite.jsonb.1m.vm.20261128T000002Z.json"
-    kept.write_text(json.dumps({"system": "sqlite", "result": []}))
+    kept = tmp_path / f"analytics.{QUICK.system}.{QUICK.variant}.1m.vm.20261128T000002Z.json"
+    kept.write_text(json.dumps({"system": QUICK.system, "result": []}))
     kept.with_suffix(".refused.tsv").write_text("file_0001.json\t3\treason\n")
     notes = release_abandoned(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
@@ -232,10 +234,11 @@ def postmaster_pid(home: Path) -> int | None:
 
 @pytest.mark.server  # a server or a 1m dataset: not the quick loop's
 def test_a_server_killed_during_a_throughput_run_is_noticed_at_once(tmp_path: Path) -> None:
-    """SIGKILL to the postmaster docbench started: within seconds the run says which server
-    (and PID) died, records it, and the next run goes on with a new server."""
-    if not engine_class("postgresql").availability().ok:
-        pytest.skip(f"postgresql: {engine_class('postgresql').availability().reason}")
+    """SIGKILL to the server docbench started (the SQL server's: PostgreSQL's postmaster): within
+    seconds the run says which server (and PID) died, records it, and the next run goes on with
+    a new server."""
+    if not engine_class(SQL_SERVER.system).availability().ok:
+        pytest.skip(f"{SQL_SERVER.system}: {engine_class(SQL_SERVER.system).availability().reason}")
     # Not pytest's 0700 temp root: the unprivileged server user must reach its data.
     home = Path(tempfile.mkdtemp(prefix="docbench-damaged-"))
     home.chmod(0o711)
@@ -243,7 +246,7 @@ def test_a_server_killed_during_a_throughput_run_is_noticed_at_once(tmp_path: Pa
     run = Docbench(
         home,
         tmp_path / "throughput.out",
-        *("run", "throughput", "--systems", "postgresql", "--docs", "2k", "--clients", "2,3"),
+        *("run", "throughput", "--systems", SQL_SERVER.system, "--docs", "2k", "--clients", "2,3"),
         *("--duration", "4", "--warmup", "1", "--progress", "1", "--mix", "read-only"),
         *("--no-ceiling", "--no-native", "--results", str(results_dir)),
     )
@@ -252,7 +255,7 @@ def test_a_server_killed_during_a_throughput_run_is_noticed_at_once(tmp_path: Pa
         postmaster = wait_for(lambda: postmaster_pid(home), 30, "the postmaster's pid file")
         killed = time.monotonic()
         os.kill(postmaster, signal.SIGKILL)
-        said = f"postgresql server (PID {postmaster}) died during the run"
+        said = f"{SQL_SERVER.system} server (PID {postmaster}) died during the run"
         # Seconds, not the 120 s of patience for a server in recovery (a loaded machine's
         # margin: the run itself says it within about 0.1 s).
         wait_for(lambda: said in run.output(), 60, "the run to say the server died")
@@ -282,7 +285,10 @@ def test_a_server_killed_during_a_throughput_run_is_noticed_at_once(tmp_path: Pa
         (["run", "throughput", "--duration", "nan"], "'nan' is not a finite number"),
         (["run", "throughput", "--rate", "inf"], "'inf' is not a finite number"),
         (["run", "throughput", "--mix", "read-only,"], "'read-only,': item 2 is empty"),
-        (["run", "--systems", "duckdb,duckdb"], "'duckdb,duckdb': duckdb is given twice"),
+        (
+            ["run", "--systems", f"{EMBEDDED.system},{EMBEDDED.system}"],
+            f"'{EMBEDDED.system},{EMBEDDED.system}': {EMBEDDED.system} is given twice",
+        ),
         (["run", "--variants", ""], "give at least one value"),
         (["run", "--timeout", "inf"], "'inf' is not a finite number"),
         (["run", "storage", "--sizes", "1000,1k"], "'1000,1k': 1000 is given twice"),
@@ -304,15 +310,23 @@ def test_option_values_are_checked_where_they_are_parsed(argv: list[str], says: 
 PASSWORD = "p@ss/w0rd"
 
 
+def scheme_of(system: str) -> str:
+    """The scheme of a system's URLs (that of its documented example)."""
+    example = engine_class(system).url_example
+    assert example, system
+    return example.partition("://")[0]
+
+
 @pytest.fixture
 def role_with_slash(server_url: Callable[[str], str | None]) -> Iterator[tuple[str, str]]:
-    """A role on the session's PostgreSQL whose password holds "@" and "/": its URL as a
-    user would first type it (unencoded) and percent-encoded."""
+    """A role on the session's SQL server (PostgreSQL) whose password holds "@" and "/": its URL
+    as a user would first type it (unencoded) and percent-encoded."""
     import psycopg
     from psycopg import sql
 
-    admin = server_url("postgresql")
+    admin = server_url(SQL_SERVER.system)
     assert admin is not None
+    scheme = admin.partition("://")[0]
     role = "docbench_slash"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
@@ -323,7 +337,7 @@ def role_with_slash(server_url: Callable[[str], str | None]) -> Iterator[tuple[s
         )
     address = admin.rpartition("@")[2]
     try:
-        yield f"postgresql://{role}:{PASSWORD}@{address}", f"postgresql://{role}:p%40ss%2Fw0rd@{address}"
+        yield f"{scheme}://{role}:{PASSWORD}@{address}", f"{scheme}://{role}:p%40ss%2Fw0rd@{address}"
     finally:
         for database in ("docbench", "postgres"):  # what the role made goes to the admin
             with (
@@ -342,16 +356,43 @@ def test_a_password_that_cuts_its_url_short_gets_a_hint(
     never shown); encoded as the hint says, the same password runs."""
     typed, encoded = role_with_slash
     results_dir = tmp_path / "results"
-    run = ["run", "--systems", "postgresql", "--variants", "pglz", "--data", str(real_small), "--tries", "1"]
+    server, by_url, search = SQL_SERVER.system, BY_URL_ONLY.system, SEARCH_OTHER.system
+    run = [
+        "run",
+        "--systems",
+        server,
+        "--variants",
+        SQL_SERVER.variant,
+        "--data",
+        str(real_small),
+        "--tries",
+        "1",
+    ]
     hint = "the URL's password seems to contain '@' or '/': percent-encode it (%40, %2F)"
     for argv, env in (
-        ([*run, "--postgresql-url", typed], {}),
-        (run, {"DOCBENCH_POSTGRESQL_URL": typed}),
+        ([*run, f"--{server}-url", typed], {}),
+        (run, {f"DOCBENCH_{server.upper()}_URL": typed}),
         (
-            ["run", "updates", "--systems", "mongodb", "--mongodb-url", "mongodb://u:p@ss/w@127.0.0.1:1/db"],
+            [
+                "run",
+                "updates",
+                "--systems",
+                by_url,
+                f"--{by_url}-url",
+                f"{scheme_of(by_url)}://u:p@ss/w@127.0.0.1:1/db",
+            ],
             {},
         ),
-        (["run", "--systems", "opensearch", "--opensearch-url", "http://admin:p@ss/w@127.0.0.1:1"], {}),
+        (
+            [
+                "run",
+                "--systems",
+                search,
+                f"--{search}-url",
+                f"{scheme_of(search)}://admin:p@ss/w@127.0.0.1:1",
+            ],
+            {},
+        ),
     ):
         outcome = CliRunner().invoke(main, [*argv, "--results", str(results_dir)], env=env)
         said = " ".join(outcome.output.split())
@@ -359,8 +400,8 @@ def test_a_password_that_cuts_its_url_short_gets_a_hint(
         assert "ss/w" not in said and "p@ss" not in said
         assert not results_dir.exists()
     outcome = CliRunner().invoke(
-        main, [*run, "--results", str(results_dir)], env={"DOCBENCH_POSTGRESQL_URL": encoded}
+        main, [*run, "--results", str(results_dir)], env={f"DOCBENCH_{server.upper()}_URL": encoded}
     )
     assert outcome.exit_code == 0, outcome.output
     (document,) = results.load_results([results_dir])
-    assert document["complete"] is True and document["system"] == "postgresql"
+    assert document["complete"] is True and document["system"] == server

@@ -27,12 +27,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import COLUMNAR, EMBEDDED, QUICK, QUICK_OTHER, SQL_SERVER, Role
 from result_samples import header
 
 from docbench import results
 from docbench.cli import main
 from docbench.report import html
 from docbench.results.models import AnalyticsResult
+from docbench.systems.jsonbench import counterpart
 from docbench.workloads.analytics import dashboard
 from docbench.workloads.analytics.report import TRUSTED, cold_time, hot_time, load_analytics, score
 
@@ -47,6 +49,23 @@ BASELINES = {
     "10m": {"raw": 4_800_000_000, "gzip": 800_000_000, "zstd": 600_000_000, "lz4": 1_200_000_000},
 }
 SIZES = {"1m": 1_000_000, "10m": 10_000_000}
+
+
+def key(role: Role, variant: str | None = None) -> str:
+    """A run's key in the dashboard: system/variant (the role's variant unless named)."""
+    return f"{role.system}/{variant or role.variant}"
+
+
+def sample_of(
+    role: Role, variant: str | None = None, label: str = "1m", factor: float = 1.0, **kwargs: Any
+) -> dict:
+    """sample_document for a role's system (its variant unless named)."""
+    return sample_document(role.system, role.display_name, variant or role.variant, label, factor, **kwargs)
+
+
+# The runs of imported JSONBench results (tests/fixtures/jsonbench: ClickHouse and PostgreSQL).
+IMPORTED_CLICKHOUSE = f"{counterpart('ClickHouse').system}/imported-m6i-8xlarge"
+IMPORTED_POSTGRESQL = f"{counterpart('PostgreSQL').system}/imported-m6i-8xlarge"
 
 
 def sample_document(
@@ -176,18 +195,17 @@ def write_sample_results(
     documents = []
     for label in ("1m", "10m"):
         documents += [
-            sample_document("duckdb", "DuckDB", "default", label, 1.0),
-            sample_document("sqlite", "SQLite", "jsonb", label, 2.5),
+            sample_of(EMBEDDED, label=label, factor=1.0),
+            sample_of(QUICK, label=label, factor=2.5),
             # The fastest Q3 of all, but wrong: it must never be "best".
-            sample_document(
-                "sqlite", "SQLite", "text", label, 3.0, statuses=["ok", "ok", "wrong", "ok", "precision"]
+            sample_of(
+                QUICK_OTHER, label=label, factor=3.0, statuses=["ok", "ok", "wrong", "ok", "precision"]
             ),
-            sample_document(
-                "postgresql",
-                "PostgreSQL",
+            sample_of(
+                SQL_SERVER,
                 "lz4",
-                label,
-                6.0,
+                label=label,
+                factor=6.0,
                 failed=(4,),
                 statuses=["ok", "ok", "ok", "approximate", "error"],
             ),
@@ -205,12 +223,12 @@ def write_sample_results(
         assert outcome.exit_code == 0, outcome.output
     if with_updates:
         results.write_atomically(
-            directory / "updates.duckdb.default.1m.json",
+            directory / f"updates.{EMBEDDED.system}.{EMBEDDED.variant}.1m.json",
             {
                 "workload": "updates",
-                "system": "DuckDB",
-                "system_name": "duckdb",
-                "variant": "default",
+                "system": EMBEDDED.display_name,
+                "system_name": EMBEDDED.system,
+                "variant": EMBEDDED.variant,
                 "dataset": {"label": "1m"},
                 "updates_per_second": 1234.5,
                 "p99_ms": 8.25,
@@ -543,19 +561,19 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
             assert f"metric={kind}" in browser.js("location.hash")
             check_timings(browser, by_label[label], kind, list(QUERIES))
 
-    # The wrong Q3 of sqlite/text is the fastest time but not the best, and is penalised.
+    # The wrong Q3 of QUICK_OTHER is the fastest time but not the best, and is penalised.
     shown = cells(browser)
-    assert shown[("sqlite/text", 3)]["status"] == "wrong" and not shown[("sqlite/text", 3)]["best"]
-    assert shown[("duckdb/default", 3)]["best"]
-    assert "✗ Q3 wrong" in summary(browser)["sqlite/text"]["name"]
+    assert shown[(key(QUICK_OTHER), 3)]["status"] == "wrong" and not shown[(key(QUICK_OTHER), 3)]["best"]
+    assert shown[(key(EMBEDDED), 3)]["best"]
+    assert "✗ Q3 wrong" in summary(browser)[key(QUICK_OTHER)]["name"]
 
     # Switch systems off and on: the scores follow (best among the systems shown).
-    browser.click('#sel-systems [data-system="duckdb"]')
-    remaining = [d for d in by_label["10m"] if d.system != "duckdb"]
+    browser.click(f'#sel-systems [data-system="{EMBEDDED.system}"]')
+    remaining = [d for d in by_label["10m"] if d.system != EMBEDDED.system]
     assert set(summary(browser)) == {dashboard.run_key(d) for d in remaining}
     check_timings(browser, remaining, "cold", list(QUERIES))
-    browser.click('#sel-variants [data-key="sqlite/text"]')
-    remaining = [d for d in remaining if dashboard.run_key(d) != "sqlite/text"]
+    browser.click(f'#sel-variants [data-key="{key(QUICK_OTHER)}"]')
+    remaining = [d for d in remaining if dashboard.run_key(d) != key(QUICK_OTHER)]
     check_timings(browser, remaining, "cold", list(QUERIES))
 
     # Queries: only Q2 and Q4 in the score.
@@ -578,8 +596,8 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     ]
     check_timings(browser, remaining, "cold", [1, 3])
     browser.click("#queries-all")
-    browser.click('#sel-systems [data-system="duckdb"]')
-    browser.click('#sel-variants [data-key="sqlite/text"]')
+    browser.click(f'#sel-systems [data-system="{EMBEDDED.system}"]')
+    browser.click(f'#sel-variants [data-key="{key(QUICK_OTHER)}"]')
     assert "runs=" not in browser.js("location.hash")
 
     # Imported JSONBench results: shown beside the local ones, marked, never "best".
@@ -587,8 +605,8 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     browser.click('#sel-metrics [data-metric="hot"]')
     check_timings(browser, by_label["1m"], "hot", list(QUERIES))
     names = summary(browser)
-    assert "imported" in names["clickhouse/imported-m6i-8xlarge"]["name"]
-    assert "imported" in names["postgresql/imported-m6i-8xlarge"]["name"]
+    assert "imported" in names[IMPORTED_CLICKHOUSE]["name"]
+    assert "imported" in names[IMPORTED_POSTGRESQL]["name"]
 
     # Storage, data quality, load time, memory.
     browser.click('#sel-metrics [data-metric="storage"]')
@@ -621,14 +639,12 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
 
     # The environment of a result, one click away.
     browser.click('#sel-metrics [data-metric="hot"]')
-    browser.click('button[data-details="duckdb/default"]')
-    panel = browser.js("document.querySelector('[data-panel=\"duckdb/default\"]').textContent")
+    browser.click(f'button[data-details="{key(EMBEDDED)}"]')
+    panel = browser.js(f"document.querySelector('[data-panel=\"{key(EMBEDDED)}\"]').textContent")
     assert "Test CPU @ 3.0GHz" in panel and "OS page cache NOT dropped" in panel
     assert "docbench-gen" in panel and "lukewarm-cold-run" in panel
-    browser.click('button[data-details="clickhouse/imported-m6i-8xlarge"]')
-    panel = browser.js(
-        "document.querySelector('[data-panel=\"clickhouse/imported-m6i-8xlarge\"]').textContent"
-    )
+    browser.click(f'button[data-details="{IMPORTED_CLICKHOUSE}"]')
+    panel = browser.js(f"document.querySelector('[data-panel=\"{IMPORTED_CLICKHOUSE}\"]').textContent")
     assert "JSONBench" in panel and "m6i.8xlarge, 10000gib gp3" in panel
     browser.screenshot(tmp_path / "analytics.png")
 
@@ -640,7 +656,7 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     assert sorted(points) == sorted([dashboard.run_key(d), d.dataset_size, d.total_size] for d in documents)
     hot_points = browser.js("""[...document.querySelectorAll('figure[data-chart="hot"] circle')]
         .map(c => c.dataset.key)""")
-    assert "sqlite/text" not in hot_points  # a wrong answer leaves its point out
+    assert key(QUICK_OTHER) not in hot_points  # a wrong answer leaves its point out
     assert "view=scaling" in browser.js("location.hash")
 
     # Other workloads: a generic table of the scalar fields.
@@ -652,7 +668,7 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
     browser.click('#tabs [data-view="analytics"]')
     browser.click("#opt-unchecked")
     assert "unchecked=1" in browser.js("location.hash")
-    assert cells(browser)[("clickhouse/imported-m6i-8xlarge", 1)]["best"]
+    assert cells(browser)[(IMPORTED_CLICKHOUSE, 1)]["best"]
 
     screenshot = Path(os.environ.get("DOCBENCH_SCREENSHOT", tmp_path / "dashboard.png"))
     browser.click('#sel-metrics [data-metric="hot"]')
@@ -678,16 +694,16 @@ def test_dashboard_in_chromium(tmp_path: Path, browser: Chromium) -> None:
 
 def test_dashboard_with_one_scale_and_nothing_else(tmp_path: Path, browser: Chromium) -> None:
     directory = tmp_path / "results"
-    document = sample_document("duckdb", "DuckDB", "default", "1m", 1.0)
-    results.write_atomically(directory / "duckdb.default.1m.json", document)
+    document = sample_of(EMBEDDED)
+    results.write_atomically(directory / f"{EMBEDDED.system}.{EMBEDDED.variant}.1m.json", document)
     page = tmp_path / "one.html"
     html.write_dashboard([directory], page)
     browser.open(page.resolve().as_uri() + "#view=scaling&metric=nonsense&runs=ghost")
     views = browser.js("[...document.querySelectorAll('#tabs button')].map(b => b.dataset.view)")
     assert views == ["analytics"]
     assert browser.js("document.getElementById('nothing-selected').hidden") is False
-    browser.click('#sel-variants [data-key="duckdb/default"]')
-    assert summary(browser)["duckdb/default"]["text"] == "×1.00"
+    browser.click(f'#sel-variants [data-key="{key(EMBEDDED)}"]')
+    assert summary(browser)[key(EMBEDDED)]["text"] == "×1.00"
     assert browser.js("document.querySelector('#sel-metrics .active').dataset.metric") == "hot"
 
 
@@ -698,42 +714,44 @@ def test_label_filters_select_the_runs_that_have_the_label(tmp_path: Path, brows
     directory = tmp_path / "results"
     for label in ("1m", "10m"):
         for variant, by_hand in (("default", False), ("columns", True)):
-            document = sample_document("duckdb", "DuckDB", variant, label, 1.0 if by_hand else 2.0)
+            document = sample_of(EMBEDDED, variant, label=label, factor=1.0 if by_hand else 2.0)
             document["representation"] = {
                 "name": variant.upper(),
                 "retains_structure": True,
                 "schema_by_hand": by_hand,
             }
-            results.write_atomically(directory / f"duckdb.{variant}.{label}.json", document)
-    # Two fidelity runs of duckdb/columns: the later one (not lossless) is the label.
+            results.write_atomically(directory / f"{EMBEDDED.system}.{variant}.{label}.json", document)
+    # Two fidelity runs of EMBEDDED/columns (a variant of its own): the later one (not lossless) is the label.
     for started, lossless in (("2026-01-01T00:00:00Z", True), ("2026-02-01T00:00:00Z", False)):
         fidelity = header(
-            "fidelity", "duckdb", "columns", started_at=started, lossless=lossless, documents=[]
+            "fidelity", EMBEDDED.system, "columns", started_at=started, lossless=lossless, documents=[]
         )
-        results.write_atomically(directory / f"fidelity.duckdb.columns.{started[:7]}.json", fidelity)
+        results.write_atomically(
+            directory / f"fidelity.{EMBEDDED.system}.columns.{started[:7]}.json", fidelity
+        )
     page = tmp_path / "labels.html"
     html.write_dashboard([directory], page)
     browser.open(page.resolve().as_uri())
     labels = browser.js("[...document.querySelectorAll('#sel-labels button')].map(b => b.dataset.label)")
     assert labels == ["structure", "by-hand", "no-schema", "not-lossless"]
-    assert set(summary(browser)) == {"duckdb/default", "duckdb/columns"}
+    assert set(summary(browser)) == {key(EMBEDDED), key(EMBEDDED, "columns")}
     browser.click('#sel-labels [data-label="not-lossless"]')
-    assert set(summary(browser)) == {"duckdb/default"}
+    assert set(summary(browser)) == {key(EMBEDDED)}
     browser.click('#sel-labels [data-label="not-lossless"]')
     browser.click('#sel-labels [data-label="by-hand"]')
-    assert set(summary(browser)) == {"duckdb/default"}
+    assert set(summary(browser)) == {key(EMBEDDED)}
     browser.click('#sel-labels [data-label="by-hand"]')
-    assert set(summary(browser)) == {"duckdb/default", "duckdb/columns"}
+    assert set(summary(browser)) == {key(EMBEDDED), key(EMBEDDED, "columns")}
     payload = html.build_payload(results.load_results([directory]))
     views = {run["key"]: run["labels"] for run in payload["runs"]}
-    assert views["duckdb/columns"] == {
+    assert views[key(EMBEDDED, "columns")] == {
         "non_default": None,
         "representation": "COLUMNS",
         "retains_structure": True,
         "schema_by_hand": True,
         "lossless": False,
     }
-    assert views["duckdb/default"]["lossless"] is None
+    assert views[key(EMBEDDED)]["lossless"] is None
 
 
 def test_a_variant_beyond_the_engines_defaults_is_marked_with_its_cost(
@@ -749,10 +767,10 @@ def test_a_variant_beyond_the_engines_defaults_is_marked_with_its_cost(
     directory = tmp_path / "results"
     note = "max_dynamic_paths = 0, not ClickHouse's default: +66% storage at 10m"
     for variant, non_default in (("lz4", note), ("jsonbench", None)):
-        document = sample_document("clickhouse", "ClickHouse", variant, "1m", 1.0)
+        document = sample_of(COLUMNAR, variant)
         document["representation"] = {"name": "JSON", "retains_structure": True, "schema_by_hand": False}
         document["representation"]["non_default"] = non_default
-        results.write_atomically(directory / f"clickhouse.{variant}.json", document)
+        results.write_atomically(directory / f"{COLUMNAR.system}.{variant}.json", document)
     page = tmp_path / "marks.html"
     html.write_dashboard([directory], page)
     browser.open(page.resolve().as_uri())
@@ -761,15 +779,15 @@ def test_a_variant_beyond_the_engines_defaults_is_marked_with_its_cost(
     out = io.StringIO()
     print_report(load_analytics([directory]), Console(file=out, width=300), [])
     text = out.getvalue()
-    assert "clickhouse/lz4 †" in text and f"† clickhouse/lz4: {note}" in text
-    assert "clickhouse/jsonbench †" not in text
+    assert f"{key(COLUMNAR, 'lz4')} †" in text and f"† {key(COLUMNAR, 'lz4')}: {note}" in text
+    assert f"{key(COLUMNAR, 'jsonbench')} †" not in text
 
 
 def test_concurrency_view_draws_qps_and_p99_per_number_of_clients(tmp_path: Path, browser: Chromium) -> None:
     """A run with `--clients` levels gets the "Concurrent clients" view: a point per level in
     the QPS and p99 charts, a table row per level with the driver's ceiling beside it."""
     directory = tmp_path / "results"
-    document = sample_document("duckdb", "DuckDB", "default", "1m", 1.0)
+    document = sample_of(EMBEDDED)
 
     def level(clients: int, qps: float, p99: float, bad: int = 0) -> dict:
         latency = {"count": 10, "p50_ms": p99 / 2, "p99_ms": p99}
@@ -789,7 +807,7 @@ def test_concurrency_view_draws_qps_and_p99_per_number_of_clients(tmp_path: Path
         "levels": [level(1, 2.0, 900.0), level(4, 3.5, 2500.0, bad=1)],
         "ceiling": [level(1, 20000.0, 0.2), level(4, 30000.0, 0.4)],
     }
-    results.write_atomically(directory / "duckdb.default.1m.json", document)
+    results.write_atomically(directory / f"{EMBEDDED.system}.{EMBEDDED.variant}.1m.json", document)
     page = tmp_path / "concurrency.html"
     html.write_dashboard([directory], page)
     browser.open(page.resolve().as_uri() + "#view=concurrency")
@@ -800,8 +818,8 @@ def test_concurrency_view_draws_qps_and_p99_per_number_of_clients(tmp_path: Path
         ".map(r => [...r.cells].map(c => c.textContent))"
     )
     assert rows == [
-        ["duckdb/default", "1", "2.00", "0.450 s", "0.900 s", "0 of 10", "1.50", "20,000"],
-        ["duckdb/default", "4", "3.50", "1.250 s", "2.500 s", "1 of 11", "1.50", "30,000"],
+        [key(EMBEDDED), "1", "2.00", "0.450 s", "0.900 s", "0 of 10", "1.50", "20,000"],
+        [key(EMBEDDED), "4", "3.50", "1.250 s", "2.500 s", "1 of 11", "1.50", "30,000"],
     ]
     qps_points = browser.js(
         "[...document.querySelectorAll('[data-chart=qps] circle')].map(c => [+c.dataset.x, +c.dataset.y])"
@@ -839,7 +857,7 @@ def test_ingest_view_draws_rate_and_freshness_second_by_second(tmp_path: Path, b
     where the level has markers, else the median by count of each second), a table row per
     level with how freshness was measured and the count's verdict."""
     directory = tmp_path / "results"
-    document = sample_document("postgresql", "PostgreSQL", "pglz", "1m", 1.0)
+    document = sample_of(SQL_SERVER)
 
     def level(target: float | None, per_second: list[int], exact: bool, markers: bool) -> dict:
         timeline = [
@@ -885,7 +903,7 @@ def test_ingest_view_draws_rate_and_freshness_second_by_second(tmp_path: Path, b
             level(None, [5000, 6000, 5500], False, markers=False),
         ],
     }
-    results.write_atomically(directory / "postgresql.pglz.1m.json", document)
+    results.write_atomically(directory / f"{SQL_SERVER.system}.{SQL_SERVER.variant}.1m.json", document)
     page = tmp_path / "ingest.html"
     html.write_dashboard([directory], page)
     browser.open(page.resolve().as_uri() + "#view=ingest")

@@ -20,13 +20,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import QUICK
 
 from docbench import results
 from docbench.core import paths
 from docbench.core.answers import check_answer
 from docbench.dataset.oracle import compute_answers, parse_document
 from docbench.dataset.reader import dataset_files
-from docbench.systems import adapter_class, adapter_variants, engine_class, open_adapter
+from docbench.systems import REGISTERED, adapter_class, adapter_variants, engine_class, open_adapter
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
 from docbench.workloads.load import (
     LoadReport,
@@ -37,7 +38,8 @@ from docbench.workloads.load import (
 )
 
 TRUSTED = {"ok", "precision"}
-DEFAULT_SYSTEMS = ["clickhouse", "duckdb", "sqlite", "postgresql"]
+# The systems a run without --systems runs (the embedded engines and a SQL server).
+DEFAULT_SYSTEMS = [name for name in REGISTERED if engine_class(name).runs_by_default]
 
 # Valid JSON that is not an object, as users' files had them, and the reason every system
 # must give. Leading JSON whitespace (space, tab, CR) does not make a line an object either.
@@ -183,7 +185,7 @@ def test_refused_non_objects_count_as_offered_and_in_progress(tmp_path: Path, ow
     lines = [b'{"did":"a"}', b"[1]", b"", b'{"did":"b"}', b"null", b"  ", b"42"]
     data = tmp_path / "file_0001.json"
     data.write_bytes(b"\n".join(lines))  # no newline after the last line either
-    system = open_adapter("sqlite", "analytics", own_home / "db", "jsonb")
+    system = open_adapter(QUICK.system, "analytics", own_home / "db", QUICK.variant)
     system.engine.start()
     try:
         system.create()
@@ -225,7 +227,8 @@ def test_every_default_system_refuses_non_objects_alike(
     real_data_dir: Path, tmp_path: Path, own_home: Path, server_url
 ) -> None:
     systems = available(DEFAULT_SYSTEMS)
-    assert {"clickhouse", "duckdb", "sqlite"} <= set(systems)
+    embedded = {name for name in DEFAULT_SYSTEMS if engine_class(name).embedded}
+    assert len(embedded) >= 3 and embedded <= set(systems)
     if os.environ.get("CI"):
         assert set(systems) == set(DEFAULT_SYSTEMS)
     data = tmp_path / "mixed"
@@ -276,7 +279,7 @@ def test_a_directory_without_documents_is_an_error(tmp_path: Path, own_home: Pat
             "--data",
             str(noise),
             "--systems",
-            "sqlite",
+            QUICK.system,
             "--results",
             str(out),
             "--tries",
@@ -304,7 +307,7 @@ def test_data_option_writes_nothing_into_the_data_directory(
     if read_only:
         data.chmod(0o555)
     try:
-        [document] = run(data, tmp_path / "results", ["sqlite"], variants=["jsonb"])
+        [document] = run(data, tmp_path / "results", [QUICK.system], variants=[QUICK.variant])
     finally:
         data.chmod(0o755)
     assert document["complete"]
@@ -330,7 +333,7 @@ from docbench.dataset import oracle
 from docbench.workloads.analytics import runner
 
 data = Path(sys.argv[2])
-request = runner.RunRequest(system_names=["sqlite"], data_dir=data, results_dir=Path(sys.argv[3]),
+request = runner.RunRequest(system_names=[sys.argv[4]], data_dir=data, results_dir=Path(sys.argv[3]),
                             quiet=True)
 # Root reads any file: drop to nobody (after the imports), so the kernel refuses it for real.
 if os.geteuid() == 0:
@@ -358,7 +361,15 @@ def test_an_unreadable_file_is_named_not_a_traceback(
         (data / "a.jsonl").chmod(0o644)
         locked.chmod(0o000)
         proc = subprocess.run(
-            [sys.executable, "-c", _UNREADABLE_SCRIPT, command, str(data), str(base / "results")],
+            [
+                sys.executable,
+                "-c",
+                _UNREADABLE_SCRIPT,
+                command,
+                str(data),
+                str(base / "results"),
+                QUICK.system,
+            ],
             capture_output=True,
             text=True,
             timeout=120,

@@ -3,11 +3,22 @@ extraction, and the corpus's round trip through real engines (what each is known
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 from pathlib import Path
 
 import pytest
+from conftest import (
+    COLUMNAR,
+    DOCUMENT_SERVER,
+    EMBEDDED,
+    LOGS,
+    QUICK,
+    SEARCH,
+    SQL_SERVER,
+    SQL_SERVER_OTHER,
+)
 from rich.console import Console
 
 from docbench import results
@@ -105,12 +116,25 @@ TESTED = [
 ]
 
 
+def only(documents: dict[str, dict], name: str, outcome: str, exceptions: dict[str, str]) -> None:
+    """Every tested document of run ``name`` came back as ``outcome``, but the exceptions."""
+    found = _outcomes(documents[name])
+    assert found == {n: exceptions.get(n, outcome) for n in TESTED}, name
+
+
 def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch):
     """Facts of the engine versions docbench installs, each a way the corpus comes back: each
-    document's own verdict (alone in a fresh table), and what the others do to it together."""
-    systems = ["duckdb", "sqlite", "clickhouse"]
+    document's own verdict (alone in a fresh table), and what the others do to it together.
+    The facts are each system's own: ``check_fidelity`` in its tests/test_system_<name>.py."""
+    systems = [EMBEDDED.system, QUICK.system, COLUMNAR.system]
     urls = {}
-    for server in ("postgresql", "mariadb", "ferretdb", "victorialogs", "elasticsearch"):
+    for server in (
+        SQL_SERVER.system,
+        SQL_SERVER_OTHER.system,
+        DOCUMENT_SERVER.system,
+        LOGS.system,
+        SEARCH.system,
+    ):
         if engine_class(server).availability().ok:
             systems.append(server)
             urls[server] = server_url(server)
@@ -140,67 +164,12 @@ def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch
     for document in documents.values():
         results.validate({k: v for k, v in document.items() if k != "_path"})
         assert sum(document["summary"].values()) == len(TESTED)
-    corpus_names = set(TESTED)
-
-    def only(name: str, outcome: str, exceptions: dict[str, str]) -> None:
-        found = _outcomes(documents[name])
-        assert found == {n: exceptions.get(n, outcome) for n in corpus_names}, name
-
-    # Text kept as it came: every document byte for byte; what the JSON reader refuses aside.
-    only("duckdb/default", "identical", {"lone_surrogate": "refused"})
-    only("sqlite/text", "identical", {})
-    only("clickhouse/string", "identical", {"lone_surrogate": "refused", "float_overflow": "refused"})
-    assert documents["duckdb/default"]["lossless"] is True
-    # DuckDB's VARIANT: integers beyond 64 bits become doubles, the last duplicate is kept.
-    variant = _outcomes(documents["duckdb/variant"])
-    assert variant["int_30_digits"] == variant["duplicate_keys"] == "changed"
-    assert documents["duckdb/variant"]["lossless"] is False
-    # The columns read_ndjson infers: no column named "" (refused alone); together, every
-    # document is given every column, an interaction of the inference with the other documents.
-    struct = {row["name"]: row for row in documents["duckdb/struct"]["documents"]}
-    assert struct["empty_key"]["outcome"] == "refused"
-    assert struct["key_order"]["outcome"] == "same_value"
-    together = {i["document"]: i for i in documents["duckdb/struct"]["interactions"]}
-    assert together["key_order"]["together"] == "changed" and together["key_order"]["after"] in TESTED
-    # ClickHouse's JSON type refuses duplicate paths and returns the typed paths it added.
-    lz4 = _outcomes(documents["clickhouse/lz4"])
-    assert lz4["duplicate_keys"] == lz4["dotted_key"] == "refused"
-    assert lz4["key_order"] == "changed"
-    if "postgresql" in systems:
-        only("postgresql/json", "identical", {"lone_surrogate": "refused", "nul_escape": "refused"})
-        jsonb = {row["name"]: row for row in documents["postgresql/pglz"]["documents"]}
-        assert jsonb["duplicate_keys"]["notes"] == ["$.a: duplicate key, the last of 2 kept"]
-        assert jsonb["negative_zero"]["outcome"] == "changed"
-        assert jsonb["key_order"]["outcome"] == "same_value"
-    if "mariadb" in systems:  # JSON is text checked by JSON_VALID: byte for byte, or refused
-        assert set(_outcomes(documents["mariadb/default"]).values()) == {"identical", "refused"}
-    if "ferretdb" in systems:  # BSON: no integer beyond 64 bits, the last duplicate kept
-        bson = _outcomes(documents["ferretdb/pglz"])
-        assert bson["int_2_64"] == "refused" and bson["duplicate_keys"] == "changed"
-    if "victorialogs" in systems:  # fields flattened, every value a string
-        logs = _outcomes(documents["victorialogs/default"])
-        assert logs["key_order"] == logs["float_0_1"] == "changed"
-        assert documents["victorialogs/default"]["representation"]["retains_structure"] is False
-    if "elasticsearch" in systems:
-        source = _outcomes(documents["elasticsearch/default"])
-        assert source["key_order"] == source["long_string"] == "identical"  # _source as sent
-        assert source["duplicate_keys"] == source["empty_key"] == "refused"
-        # Alone, each document is its own: exponent notation and a dotted key are taken, and
-        # so is an object at v. Together, an earlier document's path decides the mapping.
-        assert source["exponents"] == source["dotted_key"] == source["mixed_type_object"] == "identical"
-        together = {i["document"]: i for i in documents["elasticsearch/default"]["interactions"]}
-        assert together["mixed_type_object"]["together"] == "refused"
-        assert together["mixed_type_object"]["after"] == "mixed_type_integer"
-        assert together["mixed_type_object"]["pairwise"] and together["mixed_type_object"]["paths"] == ["$.v"]
-        assert together["exponents"]["after"] == "whitespace" and "$.b" in together["exponents"]["paths"]
-        assert "object mapping for [b]" in together["exponents"]["notes"][0]
-        assert _outcomes(documents["elasticsearch/paths"])["mixed_type_object"] == "identical"
-        assert documents["elasticsearch/no_source"]["lossless"] is None
-        assert "unreadable" in set(_outcomes(documents["elasticsearch/no_source"]).values())
     out = io.StringIO()
     print_report(list(documents.values()), Console(file=out, width=2000), [])
     assert "Fidelity" in out.getvalue() and "duplicate_keys" in out.getvalue()
-    if "elasticsearch" in systems:  # the engine's words as they are ("[b]" is not markup)
-        assert "interactions" in out.getvalue() and "object mapping for [b]" in out.getvalue()
+    for system in systems:
+        check = getattr(importlib.import_module(f"test_system_{system}"), "check_fidelity", None)
+        assert check is not None, system
+        check(documents, out.getvalue())
     section = dashboard_section(list(documents.values()))
     assert section is not None and len(section["rows"]) == len(section["docs"]) == len(documents)

@@ -4,6 +4,7 @@ are when it starts (the forkserver keeps those it started with)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -12,10 +13,39 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
+from conftest import QUICK
 
+import docbench
+from docbench.systems import REGISTERED
 from docbench.workloads import fresh_process
 
-ENGINE_LIBRARIES = ("chdb", "duckdb", "psycopg", "pymongo", "pymysql", "sqlite3")
+
+def libraries_imported(paths: list[Path]) -> set[str]:
+    """The top-level modules these files import, but the standard library's and docbench."""
+    found: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.partition(".")[0])
+    return found - set(sys.stdlib_module_names) - {"docbench"}
+
+
+def engine_libraries() -> tuple[str, ...]:
+    """What the systems' packages import that the rest of docbench does not: the engines and
+    their clients (chDB, DuckDB, psycopg, PyMongo, PyMySQL...), and the standard library's SQLite."""
+    source = Path(docbench.__file__).parent
+    systems = libraries_imported(
+        [path for name in REGISTERED for path in (source / "systems" / name).rglob("*.py")]
+    )
+    rest = libraries_imported(
+        [path for path in source.rglob("*.py") if path.relative_to(source).parts[0] != "systems"]
+    )
+    return tuple(sorted(systems - rest | {"sqlite3"}))
+
+
+ENGINE_LIBRARIES = engine_libraries()
 
 
 def report(conn: Connection) -> None:
@@ -50,6 +80,7 @@ def test_each_worker_is_new_and_takes_the_callers_environment_and_directory(
 
 def test_no_engine_library_is_loaded_before_the_worker_opens_one() -> None:
     """A cold query's process opens its engine itself: the forkserver imports none."""
+    assert set(ENGINE_LIBRARIES) > {"sqlite3"}  # the systems' libraries were found
     assert run_report()[3] == []
 
 
@@ -90,7 +121,8 @@ def test_a_run_under_python_m_prints_no_warning_per_worker(real_data_dir: Path, 
     first = sorted(real_data_dir.glob("*.jsonl"))[0]
     (data / first.name).write_bytes(first.read_bytes())
     home = tmp_path / "home"
-    run = ["run", "analytics", "--systems", "sqlite", "--variants", "jsonb", "--tries", "1", "--no-restart"]
+    run = ["run", "analytics", "--systems", QUICK.system, "--variants", QUICK.variant]
+    run += ["--tries", "1", "--no-restart"]
     paths = ["--data", str(data), "--results", str(tmp_path / "results")]
     done = subprocess.run(
         [sys.executable, "-m", "docbench.cli", *run, *paths],

@@ -1,8 +1,8 @@
 """Live ingest (`docbench run analytics --ingest-rates`) against real engines: the rate held,
 freshness measured by marker documents and for every batch by count, the exact count at the
 end, hard documents refused mid-stream and logged, a server killed mid-stream, the embedded
-engines (chDB, DuckDB) with the loader and the queries in one process, a system without it
-said unsupported."""
+engines with the loader and the queries in one process, a system without it said unsupported.
+The systems are conftest's roles (the SQL server, the quick engine, the log store...)."""
 
 from __future__ import annotations
 
@@ -15,37 +15,41 @@ from pathlib import Path
 
 import pytest
 from analytics_suite import real_files_of, work_dir
+from conftest import COLUMNAR, EMBEDDED, LOGS, QUICK, SQL_SERVER
 
 from docbench import results
+from docbench.contracts.capabilities import LiveIngest
 from docbench.contracts.common import NotSupported
-from docbench.systems import adapter_class, engine_class, open_engine
+from docbench.systems import REGISTERED, adapter_class, engine_class, open_engine
 from docbench.workloads.analytics.ingest import IngestRequest, run_ingest
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
 from docbench.workloads.load import load_files
 
-pytestmark = pytest.mark.skipif(not engine_class("postgresql").availability().ok, reason="no PostgreSQL here")
+pytestmark = pytest.mark.skipif(
+    not engine_class(SQL_SERVER.system).availability().ok, reason=f"no {SQL_SERVER.display_name} here"
+)
 
 
 def test_documents_arrive_at_the_rate_and_every_one_is_counted(
     real_data_dir: Path, tmp_path: Path, server_url
 ) -> None:
-    """Two levels on PostgreSQL, SQLite (WAL) and VictoriaLogs (a target of 400 documents/s, then as fast
-    as they take them) with 3% hard documents: the rate is held, each batch's
-    freshness is measured (VictoriaLogs' count without a flush), the documents PostgreSQL
-    refuses are isolated and logged, and the final count is exact."""
-    systems = ["postgresql", "sqlite"] + (
-        ["victorialogs"] if engine_class("victorialogs").availability().ok else []
-    )
+    """Two levels on the SQL server (PostgreSQL), the quick engine (SQLite, WAL) and the log store
+    (VictoriaLogs) (a target of 400 documents/s, then as fast as they take them) with 3% hard
+    documents: the rate is held, each batch's freshness is measured (the log store's count
+    without a flush), the documents the SQL server refuses are isolated and logged, and the
+    final count is exact."""
+    roles = [SQL_SERVER, QUICK] + ([LOGS] if engine_class(LOGS.system).availability().ok else [])
+    systems = [role.system for role in roles]
     request = RunRequest(
         system_names=systems,
-        variants=["pglz", "default", "jsonb"],
+        variants=[role.variant for role in roles],
         data_dir=real_data_dir,
         results_dir=tmp_path,
         tries=1,
         quiet=True,
-        # VictoriaLogs on docbench's own server: its refusals are read from its log (by URL a
+        # The log store on docbench's own server: its refusals are read from its log (by URL a
         # document it skips without a 400 is only seen by the end's count).
-        urls={"postgresql": server_url("postgresql")},
+        urls={SQL_SERVER.system: server_url(SQL_SERVER.system)},
         restart_for_cold=False,
         ingest=IngestRequest(rates=[400.0, 0.0], duration_s=2.0, clients=1, hard_rate=0.03, timeout_s=60),
     )
@@ -72,7 +76,7 @@ def check_levels(name: str, levels: list[dict], rate: float) -> None:
         assert level["exact"], level
         assert level["final_count"] == level["count_before"] + level["acknowledged"]
         assert level["acknowledged"] == level["offered"] - level["refused"]
-        if name == "postgresql":  # it refuses some hard documents (a lone surrogate, a NUL): each named
+        if name == SQL_SERVER.system:  # it refuses some hard documents (a lone surrogate, a NUL): each named
             assert level["refused"] > 0 and all(r["reason"] for r in level["refused_first"])
         by_count = level["freshness_by_count_ms"]
         assert by_count["unseen_batches"] == 0 and by_count["batches"] > 0
@@ -97,15 +101,15 @@ def check_markers(level: dict) -> None:
 
 
 def test_the_embedded_engines_ingest_beside_their_queries(real_data_dir: Path, tmp_path: Path) -> None:
-    """chDB and DuckDB: the loader, the probe, the marker poller and the query clients are
-    threads of one process, each on a connection of its own to the one instance. The rate is
-    held and the count is exact; markers are found by each engine's point lookup. No hard
-    documents: a batch with a refusal is bisected, a dozen chDB inserts instead of one, and
-    the refusals mid-stream are the PostgreSQL test's."""
-    systems = ["duckdb", "clickhouse"]
+    """The embedded engines (DuckDB, chDB): the loader, the probe, the marker poller and the
+    query clients are threads of one process, each on a connection of its own to the one
+    instance. The rate is held and the count is exact; markers are found by each engine's point
+    lookup. No hard documents: a batch with a refusal is bisected, a dozen chDB inserts instead
+    of one, and the refusals mid-stream are the SQL server's test's."""
+    systems = [EMBEDDED.system, COLUMNAR.system]
     request = RunRequest(
         system_names=systems,
-        variants=["default", "lz4"],
+        variants=[EMBEDDED.variant, COLUMNAR.variant],
         data_dir=real_data_dir,
         results_dir=tmp_path,
         tries=1,
@@ -119,13 +123,13 @@ def test_the_embedded_engines_ingest_beside_their_queries(real_data_dir: Path, t
 
 
 def test_a_server_killed_mid_stream_keeps_what_it_acknowledged(real_data_dir: Path) -> None:
-    """PostgreSQL's postmaster is killed (SIGKILL) once the first streamed documents are
-    visible: the level records the failure, the server is restarted, and every acknowledged
-    document is there."""
+    """The SQL server's main process (PostgreSQL's postmaster) is killed (SIGKILL) once the
+    first streamed documents are visible: the level records the failure, the server is
+    restarted, and every acknowledged document is there."""
     base = work_dir("ingest-kill")
-    engine = open_engine("postgresql", base / "work", None)
-    adapter_type = adapter_class("postgresql", "analytics")
-    system = adapter_type(engine, adapter_type.variant_named("pglz"))
+    engine = open_engine(SQL_SERVER.system, base / "work", None)
+    adapter_type = adapter_class(SQL_SERVER.system, "analytics")
+    system = adapter_type(engine, adapter_type.variant_named(SQL_SERVER.variant))
     try:
         engine.start()
         system.create()
@@ -158,12 +162,25 @@ def test_a_server_killed_mid_stream_keeps_what_it_acknowledged(real_data_dir: Pa
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.mark.skipif(not engine_class("duckdb113").availability().ok, reason="no DuckDB 1.1.3 here")
-def test_a_system_without_live_ingest_says_so(tmp_path: Path) -> None:
-    """DuckDB 1.1.3 runs in a worker process of its own, which the loader and the query
-    threads cannot share: it says so instead of measuring something else."""
-    engine = open_engine("duckdb113", tmp_path / "work", None)
-    adapter = adapter_class("duckdb113", "analytics")
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            name,
+            marks=pytest.mark.skipif(
+                not engine_class(name).availability().ok, reason=f"no {engine_class(name).display_name} here"
+            ),
+        )
+        for name in REGISTERED
+        if not issubclass(adapter_class(name, "analytics"), LiveIngest)
+    ],
+)
+def test_a_system_without_live_ingest_says_so(name: str, tmp_path: Path) -> None:
+    """A system whose adapter is no LiveIngest (DuckDB 1.1.3 runs in a worker process of its
+    own, which the loader and the query threads cannot share) says so instead of measuring
+    something else."""
+    engine = open_engine(name, tmp_path / "work", None)
+    adapter = adapter_class(name, "analytics")
     system = adapter(engine, adapter.variants[0])
     with pytest.raises(NotSupported, match="one process"):
         run_ingest(system, IngestRequest(rates=[100.0]), say=lambda _line: None)

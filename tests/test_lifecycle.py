@@ -1,7 +1,8 @@
 """Managed servers cannot outlive docbench, and one run per work directory (issue #13 part A).
 
-Real runs of the ``docbench`` command on a real PostgreSQL (and real MariaDB, FerretDB and
-search-engine servers for the death signal): killed with SIGKILL mid-load, hung up (SIGHUP),
+Real runs of the ``docbench`` command on a real SQL server (conftest's SQL_SERVER role:
+PostgreSQL, whose postmaster, data directory and pg_stat_activity the helpers know; and every
+managed server for the death signal): killed with SIGKILL mid-load, hung up (SIGHUP),
 terminated (SIGTERM), started twice on one home, and started over a stale pid file.
 """
 
@@ -21,16 +22,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import managed_server_systems
+from conftest import QUICK, SQL_SERVER, SQL_SERVER_OTHER, managed_server_systems
 
 from docbench.core.ownership import claim_directory
 from docbench.servers import managed as server
 from docbench.servers.managed import PID_FILE_NAME, boot_id, process_cmdline, process_start_time
+from docbench.systems import engine_class
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = 100_000
-VARIANT_DIR = "postgresql-pglz"
-RUN = ["run", "--systems", "postgresql", "--variants", "pglz", "--tries", "1"]
+VARIANT_DIR = f"{SQL_SERVER.system}-{SQL_SERVER.variant}"
+RUN = ["run", "--systems", SQL_SERVER.system, "--variants", SQL_SERVER.variant, "--tries", "1"]
+# A result another run wrote (format 1, the quick engine's): its registry name in `system_name`.
+OTHER_RESULT = ROOT / "tests" / "fixtures" / "format1" / "sqlite.jsonb.1m.json"
 
 
 # ----- fixtures ------------------------------------------------------------------------------
@@ -59,6 +63,13 @@ def base() -> Iterator[Path]:
 
 
 # ----- helpers -------------------------------------------------------------------------------
+def url_scheme(system: str) -> str:
+    """The scheme of a system's URLs (that of its documented example)."""
+    example = engine_class(system).url_example
+    assert example, system
+    return example.partition("://")[0]
+
+
 def processes_of(directory: Path) -> list[int]:
     """Live processes whose command line names ``directory`` or which run inside it (server
     backends change their titles but keep their data directory as working directory)."""
@@ -161,7 +172,9 @@ def started_load(run: Docbench) -> int:
 
 
 def last_result(base: Path) -> dict:
-    files = sorted((base / "results").glob("analytics.postgresql.*.json"), key=lambda p: p.stat().st_mtime)
+    files = sorted(
+        (base / "results").glob(f"analytics.{SQL_SERVER.system}.*.json"), key=lambda p: p.stat().st_mtime
+    )
     assert files, "no result file written"
     return json.loads(files[-1].read_text())
 
@@ -187,11 +200,13 @@ def test_postmaster_dies_with_a_killed_docbench_and_resume_completes(data_100k: 
 
     # Another run's result in the same results directory is not reported by this one.
     (base / "results").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "tests" / "fixtures" / "format1" / "sqlite.jsonb.1m.json", base / "results")
+    shutil.copy(OTHER_RESULT, base / "results")
+    other_system = json.loads(OTHER_RESULT.read_text())["system_name"]
+    assert other_system != SQL_SERVER.system
     resume = Docbench(base, *RUN, "--data", str(data_100k), "--resume", name="resume")
     assert_complete_and_exact(resume, base)
     assert "left running" not in resume.stderr()  # there was nothing to clean up
-    assert "sqlite" not in resume.output()
+    assert other_system not in resume.output()
     assert not processes_of(run.home)
 
 
@@ -249,7 +264,7 @@ def test_a_second_run_on_the_same_home_stops_at_once_naming_the_first(data_100k:
     assert status not in (0, None)
     assert time.monotonic() - began < 30
     message = second.stderr()
-    assert f"PID {first.pid}" in message and "docbench run --systems postgresql" in message, message
+    assert f"PID {first.pid}" in message and f"docbench run --systems {SQL_SERVER.system}" in message, message
     assert_complete_and_exact(first, base)
     assert len(list((base / "results").glob("*.json"))) == 1
     assert not processes_of(first.home)
@@ -259,11 +274,13 @@ def test_the_holder_is_named_without_the_password_of_a_url(
     base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """While a run holds the home (here: this process, run as `docbench run ... --mariadb-url
-    <url with a password>`), any other workload's run stops before it does anything, naming the
-    holder's PID and command -- with the URL hidden, in the message and in the lock file."""
+    <url with a password>`, a SQL server's URL), any other workload's run stops before it does
+    anything, naming the holder's PID and command -- with the URL hidden, in the message and in
+    the lock file."""
     from docbench.core import runlock
 
     secret = "s3cret-pw"
+    other, server = SQL_SERVER_OTHER.system, SQL_SERVER.system
     monkeypatch.setattr(
         sys,
         "argv",
@@ -271,20 +288,20 @@ def test_the_holder_is_named_without_the_password_of_a_url(
             "docbench",
             "run",
             "--systems",
-            "mariadb",
-            "--mariadb-url",
-            f"mysql://docbench:{secret}@127.0.0.1:3306/db",
-            f"--postgresql-url=postgresql://u:{secret}@127.0.0.1/x",
+            other,
+            f"--{other}-url",
+            f"{url_scheme(other)}://docbench:{secret}@127.0.0.1:3306/db",
+            f"--{server}-url={url_scheme(server)}://u:{secret}@127.0.0.1/x",
         ],
     )
     work = base / "home" / "work"
     with runlock.hold(work) as lock:
         assert secret not in lock.read_text()
         for workload in ("storage", "updates", "throughput"):
-            other = Docbench(base, "run", workload, "--systems", "sqlite", name=workload)
-            assert other.wait(60) == runlock.BUSY_EXIT_STATUS
-            message = other.stderr()
-            assert f"PID {os.getpid()}" in message and "--mariadb-url '***'" in message, message
+            blocked = Docbench(base, "run", workload, "--systems", QUICK.system, name=workload)
+            assert blocked.wait(60) == runlock.BUSY_EXIT_STATUS
+            message = blocked.stderr()
+            assert f"PID {os.getpid()}" in message and f"--{other}-url '***'" in message, message
             assert secret not in message
         assert not (base / "results").exists() and sorted(p.name for p in work.iterdir()) == ["run.lock"]
     again = Docbench(
@@ -292,7 +309,7 @@ def test_the_holder_is_named_without_the_password_of_a_url(
         "run",
         "storage",
         "--systems",
-        "sqlite",
+        QUICK.system,
         "--rows",
         "100",
         "--sizes",

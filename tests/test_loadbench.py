@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import EMBEDDED, QUICK
 
 from docbench.dataset.generate import generate_dataset
 from docbench.dataset.manifest import read_manifest
+from docbench.systems import adapter_class
 from docbench.workloads.analytics.loadbench import bench_load_overhead
 
 
@@ -22,11 +24,15 @@ def test_bench_load_compares_with_the_clean_twin_and_cleans_up(
     hard = read_manifest(data).hard_documents
     assert hard, "the dataset must hold hard documents"
 
-    rows = {row["system"]: row for row in bench_load_overhead(["sqlite", "duckdb"], data_dir=data, repeat=1)}
+    systems = [QUICK.system, EMBEDDED.system]
+    rows = {row["system"]: row for row in bench_load_overhead(systems, data_dir=data, repeat=1)}
 
     twin = read_manifest(tmp_path / "data" / "hard-6k-clean")
     assert twin.hard_rate == 0 and twin.docs == 6_000 and len(twin.files) == 2
-    refusable = {"sqlite": {"deep_nesting"}, "duckdb": {"lone_surrogate"}}
+    # What each engine refuses (its adapter's refused_hard_kinds, held to the engine by
+    # test_native_refusals): two engines that refuse different kinds.
+    refusable = {name: adapter_class(name, "analytics").refused_hard_kinds for name in systems}
+    assert all(refusable.values()) and refusable[QUICK.system] != refusable[EMBEDDED.system]
     for name, kinds in refusable.items():
         row = rows[name]
         expected = sum(1 for h in hard if h.kind in kinds)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
-from test_dashboard import sample_document, write_sample_results
+from conftest import EMBEDDED
+from test_dashboard import sample_of, write_sample_results
 
 from docbench import results
 from docbench.cli import main
@@ -44,11 +45,11 @@ def test_report_plots_command(tmp_path: Path) -> None:
 
 def test_plots_are_stable_and_single_scale_has_no_scaling_chart(tmp_path: Path) -> None:
     directory = tmp_path / "results"
-    document = sample_document("duckdb", "DuckDB", "default", "1m", 1.0)
+    document = sample_of(EMBEDDED)
     document["memory_usage"] = [[None] * 3 for _ in range(5)]
     document["result"][4] = [None, None, None]
     document["dataset"]["label"] = "bluesky real/2026"
-    results.write_atomically(directory / "duckdb.default.real.json", document)
+    results.write_atomically(directory / f"{EMBEDDED.system}.{EMBEDDED.variant}.real.json", document)
     first = write_plots([directory], tmp_path / "a")
     second = write_plots([directory], tmp_path / "b")
     names = [p.name for p in first]

@@ -6,6 +6,7 @@ uses the variant's index, and the result labels say what the representation is."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -13,8 +14,7 @@ from typing import Any
 
 import pytest
 from analytics_suite import non_empty_lines, real_files_of, work_dir
-from conftest import broad_systems
-from hard_lines import LINES
+from conftest import SQL_SERVER, broad_systems
 
 from docbench.core.answers import check_answer
 from docbench.dataset.manifest import read_manifest
@@ -37,11 +37,9 @@ def representation_variants() -> list[tuple[str, str]]:
     ]
 
 
-@pytest.fixture(scope="module")
-def documents(real_data_dir: Path, generated_20k: Path, tmp_path_factory: pytest.TempPathFactory):
+def gather_documents(real_data_dir: Path, generated_20k: Path, target: Path) -> tuple[list[Path], dict]:
     """The real events and the generated 20k (hard documents included) in one directory; the
     generated files' hard documents by (file name, line)."""
-    target = tmp_path_factory.mktemp("representations")
     for path in real_files_of(real_data_dir) + dataset_files(generated_20k):
         shutil.copy(path, target / path.name)
     manifest = read_manifest(generated_20k)
@@ -50,12 +48,13 @@ def documents(real_data_dir: Path, generated_20k: Path, tmp_path_factory: pytest
     return dataset_files(target), hard
 
 
-@pytest.fixture(scope="module")
-def loaded(request: pytest.FixtureRequest, server_url, documents):
-    system_name, variant_name = request.param
+@contextlib.contextmanager
+def loaded_variant(system_name: str, variant_name: str, url: str | None, documents: tuple[list[Path], dict]):
+    """The variant's engine started, its table created and loaded with the documents (only
+    hard ones may be refused): (the system, the load report)."""
     files, hard = documents
     base = work_dir(f"{system_name}-{variant_name}")
-    engine = open_engine(system_name, base / "work", server_url(system_name))
+    engine = open_engine(system_name, base / "work", url)
     adapter_type = adapter_class(system_name, "analytics")
     system = adapter_type(engine, adapter_type.variant_named(variant_name))
     try:
@@ -70,6 +69,18 @@ def loaded(request: pytest.FixtureRequest, server_url, documents):
         system.release()
         engine.stop()
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def documents(real_data_dir: Path, generated_20k: Path, tmp_path_factory: pytest.TempPathFactory):
+    return gather_documents(real_data_dir, generated_20k, tmp_path_factory.mktemp("representations"))
+
+
+@pytest.fixture(scope="module")
+def loaded(request: pytest.FixtureRequest, server_url, documents):
+    system_name, variant_name = request.param
+    with loaded_variant(system_name, variant_name, server_url(system_name), documents) as system_and_report:
+        yield system_and_report
 
 
 @pytest.mark.parametrize("loaded", representation_variants(), indirect=True, ids="/".join)
@@ -95,83 +106,15 @@ def test_representation_answers_like_the_oracle(loaded, documents):
         session.close()
 
 
-@pytest.mark.parametrize(
-    "loaded",
-    [(name, variant) for name, variant in representation_variants() if name.startswith("postgresql")],
-    indirect=True,
-    ids="/".join,
-)
-def test_postgresql_representations_use_their_index(loaded):
-    """On a table this small the planner rightly prefers a sequential scan: with it off, each
-    filtering query must go through the variant's index (its expressions or its columns)."""
-    loaded, _report = loaded
-    no_seqscan = {"enable_seqscan": "off"}
-    session = type(loaded).open_session({**loaded.session_spec(), "session_settings": no_seqscan})
-    try:
-        for number, text in enumerate(loaded.queries()[1:], start=2):
-            assert loaded.check_plan(number, session.explain(number, text)) is None
-    finally:
-        session.close()
-
-
-def test_postgresql_json_keeps_what_jsonb_refuses_or_rewrites(server_url, tmp_path: Path):
-    """json is the text as it arrived: duplicate keys, key order, whitespace and numbers come
-    back as they were sent. Its input accepts \\u0000, but its operators then fail on that
-    document, so the table refuses it (as jsonb does, the default and jsonb_columns)."""
-    if not engine_class("postgresql").availability().ok:
-        pytest.skip("PostgreSQL not installed")
-    lines = [LINES["nul_escape"], LINES["duplicate_keys"], b'{"b": 1,  "a": [1, 2.50]}']
-    path = tmp_path / "odd.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    refused_by = {}
-    for variant_name in ("json", "jsonb_columns"):
-        base = work_dir(f"postgresql-odd-{variant_name}")
-        engine = open_engine("postgresql", base / "work", server_url("postgresql"))
-        adapter_type = adapter_class("postgresql", "analytics")
-        system = adapter_type(engine, adapter_type.variant_named(variant_name))
-        try:
-            engine.start()
-            system.create()
-            report = load_files(system.loader(), [path], adapter_type.load_batch_size)
-            refused_by[variant_name] = report.refused_lines.get(path.name, set())
-            if variant_name == "json":
-                query = f"SELECT data::text FROM {system.table}"
-                stored = engine.admin_connection().execute(query).fetchall()
-                assert sorted(row[0].encode() for row in stored) == sorted(lines[1:])
-        finally:
-            system.release()
-            engine.stop()
-            shutil.rmtree(base, ignore_errors=True)
-    assert refused_by == {"json": {1}, "jsonb_columns": {1}}
-
-
-@pytest.mark.parametrize(
-    ("system_name", "variant_name", "beyond"),
-    [
-        ("postgresql", "pglz", {}),
-        ("postgresql", "lz4", {"compression": "lz4"}),
-        (
-            "clickhouse",
-            "jsonbench",
-            {
-                "codec": "CODEC(ZSTD(1))",
-                "max_parts_to_merge_at_once": 5,
-                "server_settings": "background_merges_mutations_concurrency_ratio=1&compatibility=25.11",
-                "table_settings": ", string_serialization_version = 'single_stream'",
-            },
-        ),
-        ("clickhouse", "string", {"codec": "CODEC(ZSTD(1))", "max_parts_to_merge_at_once": 20}),
-        ("duckdb", "variant", {}),
-    ],
-)
-def test_labels_name_the_settings_beyond_the_engine_defaults(
-    system_name, variant_name, beyond, tmp_path: Path
-):
+def labels_beyond_defaults(system_name: str, variant_name: str, tmp_path: Path) -> dict:
+    """The representation labels' settings_beyond_defaults of a system's analytics variant
+    (each system's own: test_labels_name_the_settings_beyond_the_engine_defaults in its
+    tests/test_system_<name>.py)."""
     adapter_type = adapter_class(system_name, "analytics")
     system = adapter_type(
         open_engine(system_name, tmp_path / "work"), adapter_type.variant_named(variant_name)
     )
-    assert system.representation_labels()["settings_beyond_defaults"] == beyond
+    return system.representation_labels()["settings_beyond_defaults"]
 
 
 def test_the_report_lists_each_run_representation():
@@ -183,9 +126,9 @@ def test_the_report_lists_each_run_representation():
     labels = {"name": "json", "retains_structure": True, "schema_by_hand": False}
     labels["settings_beyond_defaults"] = {}
     runs = [
-        analytics_result("postgresql", "json", representation=labels),
+        analytics_result(SQL_SERVER.system, "json", representation=labels),
         analytics_result(
-            "postgresql",
+            SQL_SERVER.system,
             "lz4",
             representation={**labels, "name": "jsonb", "settings_beyond_defaults": {"compression": "lz4"}},
         ),
@@ -194,7 +137,7 @@ def test_the_report_lists_each_run_representation():
         result_model(
             header(
                 "fidelity",
-                "postgresql",
+                SQL_SERVER.system,
                 "json",
                 started_at=started,
                 lossless=lossless,
@@ -209,7 +152,7 @@ def test_the_report_lists_each_run_representation():
     table = representation_table(runs, lossless_by_variant(fidelity))
     assert table is not None
     cells = {column.header: list(column.cells) for column in table.columns}
-    assert cells["system"] == ["postgresql/json", "postgresql/lz4"]
+    assert cells["system"] == [f"{SQL_SERVER.system}/json", f"{SQL_SERVER.system}/lz4"]
     assert cells["representation"] == ["json", "jsonb"]
     assert cells["lossless"] == ["yes", "- (run fidelity)"]
     assert cells["settings beyond defaults"] == ["-", "compression=lz4"]

@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 import pydantic
 import pytest
+from conftest import QUICK
 
 from docbench.results import load_results, load_typed, result_model, result_models
 from docbench.results.models import RESULT_MODELS, AnalyticsResult
@@ -82,8 +83,13 @@ def test_results_load_as_their_models_with_their_file(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "tests" / "fixtures" / "format1", tmp_path / "results")
     (old,) = load_typed([tmp_path / "results"], "analytics")
     assert isinstance(old, AnalyticsResult)
-    assert (old.system, old.display_name, old.variant) == ("sqlite", "SQLite (JSONB)", "jsonb")
-    assert old.path == str(tmp_path / "results" / "sqlite.jsonb.1m.json")
+    # The fixture is a result of the QUICK role's system and variant.
+    assert (old.system, old.display_name, old.variant) == (
+        QUICK.system,
+        f"{QUICK.display_name} (JSONB)",
+        QUICK.variant,
+    )
+    assert old.path == str(tmp_path / "results" / f"{QUICK.system}.{QUICK.variant}.1m.json")
     assert old.as_read["format"] == 1 and (old.model_extra or {})["format_read_from"] == 1
     published = load_typed([ROOT / "docs" / "results" / "concurrency"])
     assert published and all(isinstance(r, AnalyticsResult) for r in published)

@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import COLUMNAR, EMBEDDED, QUICK, SQL_SERVER
+
+from docbench.servers.managed import PID_FILE_NAME
 
 FILES = 4
 
@@ -79,9 +82,7 @@ def _assert_whole_and_once(document: dict, data: Path) -> None:
     assert [a["status"] for a in document["answers"]] == ["ok"] * 5, document["answers"]
 
 
-@pytest.mark.parametrize(
-    ("system", "variant"), [("clickhouse", "lz4"), ("duckdb", "default"), ("sqlite", "jsonb")]
-)
+@pytest.mark.parametrize(("system", "variant"), [(r.system, r.variant) for r in (COLUMNAR, EMBEDDED, QUICK)])
 def test_sigkill_of_docbench_mid_load_then_resume(
     system: str, variant: str, four_files: Path, tmp_path: Path
 ) -> None:
@@ -102,8 +103,9 @@ def test_sigkill_of_docbench_mid_load_then_resume(
 
 
 def test_a_killed_server_mid_load_then_resume(four_files: Path, tmp_path: Path) -> None:
-    """PostgreSQL's postmaster SIGKILLed mid-load: the run fails and keeps its database; with
-    --resume the server recovers, and the load continues after the last committed file."""
+    """The SQL server's main process (PostgreSQL's postmaster) SIGKILLed mid-load: the run fails
+    and keeps its database; with --resume the server recovers, and the load continues after the
+    last committed file."""
     home, results = tmp_path / "home", tmp_path / "results"
     home.mkdir()
     home.chmod(0o755)
@@ -113,17 +115,19 @@ def test_a_killed_server_mid_load_then_resume(four_files: Path, tmp_path: Path) 
         "--data",
         str(four_files),
         "--systems",
-        "postgresql",
+        SQL_SERVER.system,
         "--variants",
-        "pglz",
+        SQL_SERVER.variant,
         "--tries",
         "1",
         "--no-restart",
     ]  # about the load: no restart before each query
-    workdir = home / "work" / "postgresql-pglz"
+    workdir = home / "work" / f"{SQL_SERVER.system}-{SQL_SERVER.variant}"
     first = _docbench(*argv, env=env)
     _wait_for_commit(workdir / "load-checkpoint.json", first)
-    postmaster = int((workdir / "pgdata" / "postmaster.pid").read_text().split()[0])
+    # The server's main process, as docbench's pid file records it.
+    (pid_file,) = workdir.rglob(PID_FILE_NAME)
+    postmaster = int(json.loads(pid_file.read_text())["processes"][0]["pid"])
     os.kill(postmaster, signal.SIGKILL)
     output = first.communicate(timeout=300)[0].decode()
     assert first.returncode != 0, output[-3000:]

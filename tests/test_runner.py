@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -11,7 +12,15 @@ from pathlib import Path
 
 import pytest
 from analytics_suite import processes_under
-from conftest import broad_systems, managed_server_systems
+from conftest import (
+    DOCUMENT_SERVER,
+    EMBEDDED,
+    QUICK,
+    SQL_SERVER,
+    SQL_SERVER_OTHER,
+    broad_systems,
+    managed_server_systems,
+)
 
 from docbench import results
 from docbench.core import paths
@@ -35,9 +44,9 @@ def available_systems() -> list[str]:
     return [name for name in REGISTERED if name in broad_systems() and engine_class(name).availability().ok]
 
 
-@pytest.fixture(autouse=True)
-def own_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Each test's engines live in a fresh DOCBENCH_HOME, so leftovers are attributable.
+@contextlib.contextmanager
+def fresh_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh DOCBENCH_HOME for a test's engines, so leftovers are attributable; removed after.
 
     Not under pytest's private (0700) temp root: servers that refuse root (PostgreSQL,
     MariaDB, Elasticsearch) run as an unprivileged user that must be able to enter it.
@@ -46,8 +55,17 @@ def own_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home.chmod(0o755)
     monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))  # keep the installed servers
     monkeypatch.setenv("DOCBENCH_HOME", str(home))
-    yield home
-    shutil.rmtree(home, ignore_errors=True)
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def own_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Each test's engines live in a fresh DOCBENCH_HOME (fresh_home)."""
+    with fresh_home(monkeypatch) as home:
+        yield home
 
 
 @pytest.fixture
@@ -123,7 +141,7 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
     refused alone, nothing else lost). Every answer equals the oracle's. Servers by URL (the
     session's); a variant that reconfigures its server runs in the managed test below."""
     systems = available_systems()
-    assert {"clickhouse", "duckdb", "sqlite"} <= set(systems)
+    assert {s for s in broad_systems() if engine_class(s).embedded} <= set(systems)  # always installed
     if os.environ.get("CI"):  # `make test` installs every server
         assert set(managed_server_systems()) <= set(systems)
     data = real_events
@@ -198,18 +216,18 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
 def test_cold_runs_restart_each_managed_server_kind(
     real_events: Path, tmp_path: Path, own_home: Path
 ) -> None:
-    """docbench's own servers, one of each kind that restarts cheaply (PostgreSQL, MariaDB,
-    FerretDB on DocumentDB, the latter with its variant that reconfigures the server): started,
+    """docbench's own servers, one of each kind that restarts cheaply (the two SQL servers and
+    the document server, the latter with its variant that reconfigures the server): started,
     restarted before every query (a true cold run), stopped, nothing left running. (The search
     engines' restart is tested on their node: tests/test_system_elasticsearch.py; their managed
     runs: the cluster tests.)"""
-    wanted = {"postgresql": "pglz", "mariadb": "default", "ferretdb": "lz4"}
+    wanted = {role.system: role.variant for role in (SQL_SERVER, SQL_SERVER_OTHER, DOCUMENT_SERVER)}
     systems = [s for s in wanted if engine_class(s).availability().ok]
     if os.environ.get("CI"):
         assert systems == list(wanted)
     if not systems:
         pytest.skip("no managed server installed here")
-    for system in systems:  # (variant names are shared: PostgreSQL has an lz4 one too)
+    for system in systems:  # (variant names are shared between systems: one run each)
         run(real_events, tmp_path / "results", [system], variants=[wanted[system]], tries=1)
     documents = results.load_results([tmp_path / "results"])
     assert sorted((d["system"], d["variant"]) for d in documents) == sorted((s, wanted[s]) for s in systems)
@@ -223,39 +241,15 @@ def test_cold_runs_restart_each_managed_server_kind(
     assert processes_under(own_home) == []
 
 
-@pytest.mark.skipif(
-    not engine_class("postgresql").availability().ok,
-    reason="PostgreSQL server binaries are installed by `make test`",
-)
-def test_refused_documents_are_data_quality_not_wrong_answers(real_data_dir: Path, tmp_path: Path) -> None:
-    """PostgreSQL refuses a \\u0000 escape: it is counted as refused, and the answers are judged
-    against the oracle re-run without it (so the queries are still found correct)."""
-    lines = (real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes().splitlines()[:300]
-    post = next(line for line in lines if b'"app.bsky.feed.post","rkey"' in line and b'"text":"' in line)
-    lines.append(post.replace(b'"text":"', b'"text":"nul \\u0000 ', 1))
-    data = tmp_path / "nul"
-    data.mkdir()
-    (data / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
-    [document] = run(data, tmp_path / "results", ["postgresql"], variants=["pglz"])
-    assert document["load_errors"]["count"] == 1
-    assert document["load_errors"]["first"][0]["line"] == len(lines)
-    assert "\\u0000" in document["load_errors"]["first"][0]["reason"]
-    assert document["num_loaded_documents"] == len(lines) - 1
-    assert "refused" in document["answers_basis"]
-    log = (tmp_path / "results" / document["load_errors"]["log"]).read_text().splitlines()
-    assert log == [f"file_0001.json\t{len(lines)}\t{document['load_errors']['first'][0]['reason']}"]
-    assert all(a["status"] in TRUSTED for a in document["answers"]), document["answers"]
-
-
 def test_query_timeout_is_recorded_and_the_run_goes_on(generated_20k: Path, tmp_path: Path) -> None:
     documents = run(
         generated_20k,
         tmp_path / "results",
-        ["sqlite", "duckdb"],
+        [QUICK.system, EMBEDDED.system],
         timeout=0.001,
-        variants=["jsonb", "default"],
+        variants=[QUICK.variant, EMBEDDED.variant],
     )
-    assert {d["system"] for d in documents} == {"sqlite", "duckdb"}
+    assert {d["system"] for d in documents} == {QUICK.system, EMBEDDED.system}
     for document in documents:
         assert document["complete"]
         for q in range(5):
@@ -266,49 +260,63 @@ def test_query_timeout_is_recorded_and_the_run_goes_on(generated_20k: Path, tmp_
 
 
 @pytest.mark.skipif(
-    not engine_class("postgresql").availability().ok,
-    reason="PostgreSQL server binaries are installed by `make test`",
+    not engine_class(SQL_SERVER.system).availability().ok,
+    reason=f"{SQL_SERVER.display_name} server binaries are installed by `make test`",
 )
 def test_killed_server_is_recorded_restarted_and_next_system_runs(
     real_events: Path, tmp_path: Path, own_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_worker = runner.run_query_in_worker
+    real_open_engine = runner.open_engine
+    engines: dict[str, object] = {}
     killed: list[int] = []
 
+    def open_engine(name: str, *args: object, **kwargs: object):
+        engines[name] = real_open_engine(name, *args, **kwargs)
+        return engines[name]
+
     def kill_server_before_q3(system_name: str, spec: dict, number: int, *args: object):
-        if system_name == "postgresql" and number == 3 and not killed:
-            postmasters = [
-                pid
-                for pid in processes_under(own_home)
-                if b"postgres" in Path(f"/proc/{pid}/comm").read_bytes()
-            ]
-            assert postmasters
-            for pid in postmasters:
+        if system_name == SQL_SERVER.system and number == 3 and not killed:
+            # The server's main process (PostgreSQL's postmaster), as `kill -9` would.
+            main = engines[system_name].server_pids()[:1]  # type: ignore[attr-defined]
+            assert main and main[0] in processes_under(own_home)  # docbench's own server
+            for pid in main:
                 os.kill(pid, signal.SIGKILL)
-            killed.extend(postmasters)
+            killed.extend(main)
         return real_worker(system_name, spec, number, *args)
 
+    monkeypatch.setattr(runner, "open_engine", open_engine)
     monkeypatch.setattr(runner, "run_query_in_worker", kill_server_before_q3)
-    # A crash is not a measurement: the PostgreSQL run is incomplete, so the exit status is 1.
+    # A crash is not a measurement: the server's run is incomplete, so the exit status is 1.
     documents = run(
-        real_events, tmp_path / "results", ["postgresql", "sqlite"], expect_exit=1, variants=["pglz", "jsonb"]
+        real_events,
+        tmp_path / "results",
+        [SQL_SERVER.system, QUICK.system],
+        expect_exit=1,
+        variants=[SQL_SERVER.variant, QUICK.variant],
     )
     by_system = {d["system"]: d for d in documents}
     assert killed
-    pg = by_system["postgresql"]
-    assert pg["answers"][2]["status"] == "error"
-    assert "crash" in " ".join(e or "" for e in pg["query_errors"][2])
-    assert pg["answers"][3]["status"] in TRUSTED  # restarted for Q4
-    assert all(a["status"] in TRUSTED for a in by_system["sqlite"]["answers"])
-    assert pg["complete"] is False and by_system["sqlite"]["complete"] is True
+    server = by_system[SQL_SERVER.system]
+    assert server["answers"][2]["status"] == "error"
+    assert "crash" in " ".join(e or "" for e in server["query_errors"][2])
+    assert server["answers"][3]["status"] in TRUSTED  # restarted for Q4
+    assert all(a["status"] in TRUSTED for a in by_system[QUICK.system]["answers"])
+    assert server["complete"] is False and by_system[QUICK.system]["complete"] is True
     assert processes_under(own_home) == []
 
 
 def test_resume_skips_complete_results(real_events: Path, tmp_path: Path) -> None:
     results_dir = tmp_path / "results"
-    run(real_events, results_dir, ["sqlite"], variants=["jsonb"])
+    run(real_events, results_dir, [QUICK.system], variants=[QUICK.variant])
     [path] = list(results_dir.glob("*.json"))
     before = path.stat().st_mtime_ns
-    run(real_events, results_dir, ["sqlite", "duckdb"], variants=["jsonb", "default"], resume=True)
+    run(
+        real_events,
+        results_dir,
+        [QUICK.system, EMBEDDED.system],
+        variants=[QUICK.variant, EMBEDDED.variant],
+        resume=True,
+    )
     assert path.stat().st_mtime_ns == before
     assert len(list(results_dir.glob("*.json"))) == 2

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import COLUMNAR, DOCUMENT_SERVER, EMBEDDED, LOGS, QUICK, SQL_SERVER, SQL_SERVER_OTHER
 from rich.console import Console
 
 from docbench import results
@@ -26,10 +27,6 @@ from docbench.workloads.shapes.report import (
     sweeps,
 )
 from docbench.workloads.shapes.runner import ShapesRequest, run_shapes
-
-# Elasticsearch's index.mapping.depth.limit (20): a document whose objects nest deeper, the
-# document itself counted as one level (_depth), is refused.
-ES_DEPTH_LIMIT = 20
 
 # Small, but every query has a path: a varying path, arrays, a rare integer path.
 SHAPE = Shape(preset="logs", per_doc=12, depth=3, array_share=0.2, varying_share=0.2)
@@ -107,12 +104,14 @@ def test_answer_checks(query, rows, status):
 
 
 def test_every_engine_answers_the_shape_queries(tmp_path: Path, server_url):
-    """A paths sweep (two values) through DuckDB and SQLite, and its second value through
-    chDB and the servers (SQL, FerretDB's pipelines, VictoriaLogs' LogsQL): every answer
+    """A paths sweep (two values) through two embedded engines, and its second value through
+    the columnar one and the servers (SQL, a document store's pipelines, a log store's): every answer
     equals the oracle's, nothing is refused, sizes are recorded, the report and the
     dashboard's charts hold every system."""
     servers = [
-        s for s in ("postgresql", "mariadb", "ferretdb", "victorialogs") if engine_class(s).availability().ok
+        role.system
+        for role in (SQL_SERVER, SQL_SERVER_OTHER, DOCUMENT_SERVER, LOGS)
+        if engine_class(role.system).availability().ok
     ]
 
     def sweep(systems: list[str], values: list[int]) -> None:
@@ -131,10 +130,15 @@ def test_every_engine_answers_the_shape_queries(tmp_path: Path, server_url):
         )
         assert run_shapes(request) == 0
 
-    sweep(["duckdb", "sqlite"], [20, 400])
-    sweep(["clickhouse", *servers], [400])
+    sweep([EMBEDDED.system, QUICK.system], [20, 400])
+    sweep([COLUMNAR.system, *servers], [400])
     found = _by_system(tmp_path)
-    assert {name.split("/")[0] for name in found} == {"duckdb", "sqlite", "clickhouse", *servers}
+    assert {name.split("/")[0] for name in found} == {
+        EMBEDDED.system,
+        QUICK.system,
+        COLUMNAR.system,
+        *servers,
+    }
     for name, documents in found.items():
         assert [d["shape"]["value"] for d in documents][-1] == 400, name
         for document in documents:
@@ -173,40 +177,6 @@ def test_every_engine_answers_the_shape_queries(tmp_path: Path, server_url):
     assert not broken, broken
 
 
-@pytest.mark.skipif(not engine_class("elasticsearch").availability().ok, reason="no Elasticsearch here")
-def test_a_refusal_past_a_mapping_limit_is_recorded_and_breaks_the_sweep(tmp_path: Path, server_url):
-    """Elasticsearch refuses a document nested deeper than index.mapping.depth.limit (20):
-    each is counted with the engine's reason, the answers are those of what it took, and the
-    report puts the break point at that depth."""
-    request = ShapesRequest(
-        knob="depth",
-        values=[2, 24],
-        base=Shape(preset="logs", per_doc=10, varying_share=0.0),
-        docs=600,
-        seed=2,
-        system_names=["elasticsearch"],
-        variants=["default"],
-        results_dir=tmp_path,
-        tries=1,
-        urls={"elasticsearch": server_url("elasticsearch")},
-        restart_for_cold=False,
-        quiet=True,
-    )
-    run_shapes(request)
-    shallow, deep = _by_system(tmp_path)["elasticsearch/default"]
-    assert shallow["refused"]["count"] == 0
-    documents = [json.loads(line) for line in Path(deep["shape"]["data_file"]).read_bytes().splitlines()]
-    too_deep = sum(1 for document in documents if _depth(document) > ES_DEPTH_LIMIT)
-    assert deep["refused"]["count"] == too_deep == deep["offered"] - deep["loaded"] > 0
-    assert any("depth" in reason for reason in deep["refused"]["reasons"]), deep["refused"]
-    assert deep["answers_basis"].startswith("recomputed without")
-    assert Path(tmp_path / deep["refused"]["log"]).is_file()
-    (systems,) = sweeps(results.load_results([tmp_path])).values()
-    points = systems["elasticsearch/default"]
-    assert not points[0].reasons
-    assert any(reason.startswith("refuses") for reason in points[1].reasons)
-
-
 def test_cli_refuses_setting_the_swept_knob_and_unknown_knobs():
     from docbench.cli import main
 
@@ -235,31 +205,6 @@ def test_a_paths_sweep_keeps_the_paths_per_document_of_its_preset(tmp_path: Path
         return sum(leaves(v) for v in value.values()) if isinstance(value, dict) else 1
 
     assert leaves(first) - 1 == 8  # its paths, and "id"
-
-
-@pytest.mark.skipif(not engine_class("mariadb").availability().ok, reason="no MariaDB here")
-def test_a_load_past_the_limit_is_stopped_and_breaks_the_sweep(tmp_path: Path, server_url) -> None:
-    """--load-limit: MariaDB loads in batches of 20,000; past the limit the load stops after
-    its first batch and the point is recorded as failed, which the report calls a break."""
-    request = ShapesRequest(
-        knob="paths",
-        values=[50],
-        base=SHAPE,
-        docs=25_000,
-        system_names=["mariadb"],
-        results_dir=tmp_path,
-        tries=1,
-        urls={"mariadb": server_url("mariadb")},
-        restart_for_cold=False,
-        load_limit_s=1e-6,
-        quiet=True,
-    )
-    assert run_shapes(request) == 1
-    (document,) = results.load_results([tmp_path])
-    assert "load stopped after" in document["error"] and "20,000 of 25,000" in document["error"]
-    assert not document["complete"]
-    (points,) = next(iter(sweeps([document]).values())).values()
-    assert points[0].reasons and points[0].reasons[0].startswith("fails: LoadStopped")
 
 
 def test_the_break_point_names_the_first_break_and_each_later_kind() -> None:

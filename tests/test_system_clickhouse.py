@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from analytics_suite import AnalyticsAdapterSuite, non_empty_lines, real_files_of
+from test_reliability import home_of_its_own, post_load_steps, small_copy
 
 from docbench.contracts.common import BatchRejected
 from docbench.core.answers import check_answer
@@ -306,3 +307,82 @@ def test_native_load_skips_bad_rows_like_jsonbench(tmp_path: Path, good_lines: l
         assert system.count() == 50
     finally:
         system.release()
+
+
+@pytest.mark.server  # a server or a 1m dataset: not the quick loop's
+def test_every_post_load_step_is_timed_on_its_own(
+    real_data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(From tests/test_reliability.py, which times every system's steps.) ClickHouse forces no
+    merge (OPTIMIZE FINAL grew faster than the data): it lets the background merges settle and
+    says so."""
+    home_of_its_own(tmp_path, monkeypatch)
+    by_system = post_load_steps(
+        ["clickhouse"], ["lz4"], small_copy(real_data_dir, tmp_path), tmp_path / "results"
+    )
+    assert [s["step"] for s in by_system["clickhouse"]] == [
+        "let the background merges settle (no OPTIMIZE FINAL)",
+        "wait for replaced parts to be removed",
+    ]
+
+
+# ----- the storage workload (from tests/test_storage_workload.py) -----------------------------
+
+
+def check_storage_cells(results: Path) -> None:
+    """test_storage_workload.py's embedded engines' run: zstd1 shrinks one repeated character
+    to almost nothing, random printable characters hardly."""
+    from test_storage_workload import _cells
+
+    clickhouse = _cells(results, "clickhouse", "zstd1")
+    assert clickhouse[(9000, "repetitive")]["bytes_per_input_byte"] < 0.05
+    assert clickhouse[(9000, "random")]["bytes_per_input_byte"] > 0.7
+
+
+# ----- the fidelity workload (from tests/test_fidelity.py: its run of every engine calls this) ---
+
+
+def check_fidelity(documents: dict[str, dict], report: str) -> None:
+    from test_fidelity import _outcomes, only
+
+    # Text kept as it came: every document byte for byte; what the JSON reader refuses aside.
+    only(
+        documents,
+        "clickhouse/string",
+        "identical",
+        {"lone_surrogate": "refused", "float_overflow": "refused"},
+    )
+    # ClickHouse's JSON type refuses duplicate paths and returns the typed paths it added.
+    lz4 = _outcomes(documents["clickhouse/lz4"])
+    assert lz4["duplicate_keys"] == lz4["dotted_key"] == "refused"
+    assert lz4["key_order"] == "changed"
+
+
+# ----- the representation labels (moved from tests/test_representations.py) ------------------
+
+
+@pytest.mark.parametrize(
+    ("variant_name", "beyond"),
+    [
+        (
+            "jsonbench",
+            {
+                "codec": "CODEC(ZSTD(1))",
+                "max_parts_to_merge_at_once": 5,
+                "server_settings": "background_merges_mutations_concurrency_ratio=1&compatibility=25.11",
+                "table_settings": ", string_serialization_version = 'single_stream'",
+            },
+        ),
+        ("string", {"codec": "CODEC(ZSTD(1))", "max_parts_to_merge_at_once": 20}),
+    ],
+    ids=["clickhouse-jsonbench", "clickhouse-string"],
+)
+def test_labels_name_the_settings_beyond_the_engine_defaults(variant_name, beyond, tmp_path: Path):
+    from test_representations import labels_beyond_defaults
+
+    assert labels_beyond_defaults("clickhouse", variant_name, tmp_path) == beyond
+
+
+# ----- the updates workload (from tests/test_updates_workload.py: its run reads this) ---------
+
+UPDATES_OPS = 150  # point operations of its run (of 2,000 documents)

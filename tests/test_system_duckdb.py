@@ -3,14 +3,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from analytics_suite import AnalyticsAdapterSuite, EmbeddedCases, SQLTableCases, same_documents
 from hard_lines import NOT_JSON, ODD_BUT_VALID, pick
+from test_load_driver import GOOD
 
+from docbench.contracts.analytics import Loader
 from docbench.contracts.common import BatchRejected
+from docbench.systems import open_adapter
 from docbench.systems.duckdb.analytics import DuckDBAnalytics
 from docbench.systems.duckdb.engine import DuckDBEngine
 from docbench.systems.duckdb.session import _profile_metrics
+from docbench.workloads.load import load_files
 
 pytestmark = pytest.mark.skipif(
     not DuckDBEngine.availability().ok, reason="the duckdb package is not installed"
@@ -109,3 +115,113 @@ class TestDuckDB(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
             loader.close()
         assert system.count() == len(LENIENT)
         system.engine.stop()
+
+
+# The generic load driver on DuckDB's whole-file path (from test_load_driver.py).
+class WithoutSkipping(Loader):
+    """A real loader offered the all-or-nothing whole-file path and batches only."""
+
+    def __init__(self, inner: Loader) -> None:
+        self.inner = inner
+
+    def load_batch(self, lines: list[bytes]) -> None:
+        self.inner.load_batch(lines)
+
+    def load_file(self, path: Path, documents: int) -> bool:
+        return self.inner.load_file(path, documents)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize("skipping", [True, False])
+def test_whole_file_fast_path_names_or_falls_back_to_batches(tmp_path: Path, skipping: bool) -> None:
+    """DuckDB takes a plain file whole. With its skipping path the refused line is named in
+    the same pass (no batch retried); with the all-or-nothing path the refused file is loaded
+    in batches instead. Either way only the refused line is lost; a file with a blank line
+    never takes the fast path."""
+    from docbench.workloads.load import plain_file_documents
+
+    system = open_adapter("duckdb", "analytics", tmp_path / "db")
+    system.engine.start()
+    system.create()
+    clean = tmp_path / "file_0001.json"
+    clean.write_bytes(b"\n".join([GOOD] * 10) + b"\n")
+    dirty = tmp_path / "file_0002.json"
+    dirty.write_bytes(b"\n".join([GOOD] * 4 + [b'{"did": broken'] + [GOOD] * 5) + b"\n")
+    blank = tmp_path / "file_0003.json"
+    blank.write_bytes(GOOD + b"\n\n" + GOOD + b"\n")
+    assert plain_file_documents(clean) == 10 and plain_file_documents(blank) is None
+    loader = system.loader() if skipping else WithoutSkipping(system.loader())
+    report = load_files(loader, [clean, dirty, blank], 100)
+    assert report.whole_file_refusals == (0 if skipping else 1)
+    assert (report.retried_batches == 0) == skipping  # bisection only without the skipping path
+    assert [(r.file, r.line) for r in report.refused] == [("file_0002.json", 5)]
+    assert "Malformed JSON" in report.refused[0].reason
+    assert report.offered == 10 + 10 + 2 and report.empty_lines == 1
+    assert system.count() == 10 + 9 + 2
+    system.release()
+    system.engine.stop()
+
+
+def test_duckdb_takes_plain_files_two_per_statement_and_names_each_files_refusals(tmp_path: Path) -> None:
+    """DuckDB's reader runs its threads across files: the driver hands it two files per
+    statement, commits them as one unit, and every refusal keeps its own file and line."""
+    files = []
+    for number in range(1, 4):
+        lines = [GOOD] * 50
+        lines[10 * number - 1] = b'{"did": "\\ud83d"}'  # a lone surrogate: DuckDB refuses it
+        path = tmp_path / f"file_{number:04d}.json"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        files.append(path)
+    system = open_adapter("duckdb", "analytics", tmp_path / "db")
+    system.engine.start()
+    try:
+        system.create()
+        units: list[list[str]] = []
+        report = load_files(
+            system.loader(), files, 7, on_committed=lambda paths, _: units.append([p.name for p in paths])
+        )
+        assert units == [["file_0001.json", "file_0002.json"], ["file_0003.json"]]
+        assert sorted((r.file, r.line) for r in report.refused) == [
+            ("file_0001.json", 10),
+            ("file_0002.json", 20),
+            ("file_0003.json", 30),
+        ]
+        assert all("surrogate" in r.reason for r in report.refused)
+        assert report.retried_batches == 0
+        assert system.count() == 3 * 49
+    finally:
+        system.release()
+        system.engine.stop()
+
+
+# ----- the fidelity workload (from tests/test_fidelity.py: its run of every engine calls this) ---
+
+
+def check_fidelity(documents: dict[str, dict], report: str) -> None:
+    from test_fidelity import TESTED, _outcomes, only
+
+    # Text kept as it came: every document byte for byte; what the JSON reader refuses aside.
+    only(documents, "duckdb/default", "identical", {"lone_surrogate": "refused"})
+    assert documents["duckdb/default"]["lossless"] is True
+    # DuckDB's VARIANT: integers beyond 64 bits become doubles, the last duplicate is kept.
+    variant = _outcomes(documents["duckdb/variant"])
+    assert variant["int_30_digits"] == variant["duplicate_keys"] == "changed"
+    assert documents["duckdb/variant"]["lossless"] is False
+    # The columns read_ndjson infers: no column named "" (refused alone); together, every
+    # document is given every column, an interaction of the inference with the other documents.
+    struct = {row["name"]: row for row in documents["duckdb/struct"]["documents"]}
+    assert struct["empty_key"]["outcome"] == "refused"
+    assert struct["key_order"]["outcome"] == "same_value"
+    together = {i["document"]: i for i in documents["duckdb/struct"]["interactions"]}
+    assert together["key_order"]["together"] == "changed" and together["key_order"]["after"] in TESTED
+
+
+# ----- the representation labels (moved from tests/test_representations.py) ------------------
+
+
+def test_labels_name_the_settings_beyond_the_engine_defaults(tmp_path) -> None:
+    from test_representations import labels_beyond_defaults
+
+    assert labels_beyond_defaults("duckdb", "variant", tmp_path) == {}

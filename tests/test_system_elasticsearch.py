@@ -308,3 +308,106 @@ class TestElasticsearch(SearchEngineSuite):
 class TestElasticsearch9(SearchEngineSmoke):
     system_name = "elasticsearch9"
     update_by_query = False
+
+
+# ----- the storage workload (moved from tests/test_storage_workload.py) -----------------------
+
+
+def test_matrix_variants_declared() -> None:
+    """The analytics' jsonbench variant is not a storage one; no_source says what it costs."""
+    from docbench.systems import adapter_variants
+
+    assert "jsonbench" in [v.name for v in adapter_variants("elasticsearch", "analytics")]
+    no_source = adapter_variants("elasticsearch", "storage")[2]
+    assert "cannot be retrieved" in no_source.description
+
+
+def test_search_engine_cells() -> None:
+    """test_storage_workload.search_engine_cells, and the _disk_usage API's fields: no
+    _recovery_source left once pruned."""
+    from test_storage_workload import search_engine_cells
+
+    cell = search_engine_cells("elasticsearch")
+    assert not cell["detail"]["largest_fields"].get("_recovery_source")
+
+
+# ----- the shapes workload (moved from tests/test_shapes_workload.py) -------------------------
+
+# Elasticsearch's index.mapping.depth.limit (20): a document whose objects nest deeper, the
+# document itself counted as one level (_depth), is refused.
+ES_DEPTH_LIMIT = 20
+
+
+def test_a_refusal_past_a_mapping_limit_is_recorded_and_breaks_the_sweep(tmp_path: Path, server_url):
+    """Elasticsearch refuses a document nested deeper than index.mapping.depth.limit (20):
+    each is counted with the engine's reason, the answers are those of what it took, and the
+    report puts the break point at that depth."""
+    from test_shapes_workload import _by_system, _depth
+
+    from docbench import results
+    from docbench.dataset.shapes import Shape
+    from docbench.systems import engine_class
+    from docbench.workloads.shapes.report import sweeps
+    from docbench.workloads.shapes.runner import ShapesRequest, run_shapes
+
+    if not engine_class("elasticsearch").availability().ok:
+        pytest.skip("no Elasticsearch here")
+    request = ShapesRequest(
+        knob="depth",
+        values=[2, 24],
+        base=Shape(preset="logs", per_doc=10, varying_share=0.0),
+        docs=600,
+        seed=2,
+        system_names=["elasticsearch"],
+        variants=["default"],
+        results_dir=tmp_path,
+        tries=1,
+        urls={"elasticsearch": server_url("elasticsearch")},
+        restart_for_cold=False,
+        quiet=True,
+    )
+    run_shapes(request)
+    shallow, deep = _by_system(tmp_path)["elasticsearch/default"]
+    assert shallow["refused"]["count"] == 0
+    documents = [json.loads(line) for line in Path(deep["shape"]["data_file"]).read_bytes().splitlines()]
+    too_deep = sum(1 for document in documents if _depth(document) > ES_DEPTH_LIMIT)
+    assert deep["refused"]["count"] == too_deep == deep["offered"] - deep["loaded"] > 0
+    assert any("depth" in reason for reason in deep["refused"]["reasons"]), deep["refused"]
+    assert deep["answers_basis"].startswith("recomputed without")
+    assert Path(tmp_path / deep["refused"]["log"]).is_file()
+    (systems,) = sweeps(results.load_results([tmp_path])).values()
+    points = systems["elasticsearch/default"]
+    assert not points[0].reasons
+    assert any(reason.startswith("refuses") for reason in points[1].reasons)
+
+
+# ----- the fidelity workload (from tests/test_fidelity.py: its run of every engine calls this) ---
+
+
+def check_fidelity(documents: dict[str, dict], report: str) -> None:
+    from test_fidelity import _outcomes
+
+    source = _outcomes(documents["elasticsearch/default"])
+    assert source["key_order"] == source["long_string"] == "identical"  # _source as sent
+    assert source["duplicate_keys"] == source["empty_key"] == "refused"
+    # Alone, each document is its own: exponent notation and a dotted key are taken, and
+    # so is an object at v. Together, an earlier document's path decides the mapping.
+    assert source["exponents"] == source["dotted_key"] == source["mixed_type_object"] == "identical"
+    together = {i["document"]: i for i in documents["elasticsearch/default"]["interactions"]}
+    assert together["mixed_type_object"]["together"] == "refused"
+    assert together["mixed_type_object"]["after"] == "mixed_type_integer"
+    assert together["mixed_type_object"]["pairwise"] and together["mixed_type_object"]["paths"] == ["$.v"]
+    assert together["exponents"]["after"] == "whitespace" and "$.b" in together["exponents"]["paths"]
+    assert "object mapping for [b]" in together["exponents"]["notes"][0]
+    assert _outcomes(documents["elasticsearch/paths"])["mixed_type_object"] == "identical"
+    assert documents["elasticsearch/no_source"]["lossless"] is None
+    assert "unreadable" in set(_outcomes(documents["elasticsearch/no_source"]).values())
+    # The report: the engine's words as they are ("[b]" is not markup)
+    assert "interactions" in report and "object mapping for [b]" in report
+
+
+# ----- the updates workload (from tests/test_updates_workload.py: its run reads these) --------
+
+# One HTTP request per operation to a JVM on 2 cores: 200 keep them at a few seconds.
+UPDATES_OPS = 200
+UPDATES_STYLES = {"bulk_partial"}  # the bulk styles it must run (more may: the node is asked)

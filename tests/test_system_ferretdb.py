@@ -204,3 +204,49 @@ class TestFerretDBServer:
         engine.stop()
         assert not engine.is_alive()
         assert engine.server.process is None and engine.server.cluster.process is None
+
+
+# ----- the storage workload (moved from tests/test_storage_workload.py) -----------------------
+
+
+def test_matrix_variants_declared() -> None:
+    """FerretDB has a single storage variant (DocumentDB's TOAST, no block compressor)."""
+    from docbench.systems import adapter_variants
+
+    assert [v.name for v in adapter_variants("ferretdb", "storage")] == ["default"]
+
+
+def test_ferretdb_cells(tmp_path: Path) -> None:
+    from test_storage_workload import SERVER_ROWS, SERVER_SIZES, _available, _cells, _check_loaded, _run
+
+    if not _available("ferretdb"):
+        pytest.skip("FerretDB is not installed")
+    results = _run(
+        tmp_path, ["ferretdb"], ["default"], ["random", "repetitive"], rows=SERVER_ROWS, sizes=SERVER_SIZES
+    )
+    cells = _cells(results, "ferretdb", "default", rows=SERVER_ROWS)
+    assert len(cells) == 4
+    _check_loaded(cells)
+    for cell in cells.values():
+        # The servers were restarted in finish(): PostgreSQL's shutdown checkpoint wrote every
+        # page; the data directory holds the cluster (catalogs, WAL) besides the collection.
+        assert cell["detail"]["checkpoint"].startswith("servers restarted")
+        assert cell["on_disk"] >= cell["total_size"]
+    # DocumentDB is PostgreSQL: rows under TOAST's ~2 kB threshold are stored as they are,
+    # larger ones compressed (pglz), which repetitive data shows and random data does not.
+    small, large = min(SERVER_SIZES), max(SERVER_SIZES)
+    assert small < 2000 < large
+    assert cells[(small, "repetitive")]["bytes_per_input_byte"] > 0.9
+    assert cells[(large, "repetitive")]["bytes_per_input_byte"] < 0.3
+    assert cells[(large, "random")]["bytes_per_input_byte"] > 0.9
+
+
+# ----- the fidelity workload (from tests/test_fidelity.py: its run of every engine calls this) ---
+
+
+def check_fidelity(documents: dict[str, dict], report: str) -> None:
+    from test_fidelity import _outcomes
+
+    # BSON: no integer beyond 64 bits, the last duplicate kept
+    bson = _outcomes(documents["ferretdb/pglz"])
+    assert bson["int_2_64"] == "refused" and bson["duplicate_keys"] == "changed"

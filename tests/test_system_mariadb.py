@@ -194,3 +194,49 @@ class TestMariaDB(SQLServerCases, SQLTableCases, AnalyticsAdapterSuite):
             "userdata",
             "docbench",
         }
+
+
+# ----- the shapes workload (moved from tests/test_shapes_workload.py) -------------------------
+
+
+def test_a_load_past_the_limit_is_stopped_and_breaks_the_sweep(tmp_path: Path, server_url) -> None:
+    """--load-limit: MariaDB loads in batches of 20,000; past the limit the load stops after
+    its first batch and the point is recorded as failed, which the report calls a break."""
+    from test_shapes_workload import SHAPE
+
+    from docbench import results
+    from docbench.systems import engine_class
+    from docbench.workloads.shapes.report import sweeps
+    from docbench.workloads.shapes.runner import ShapesRequest, run_shapes
+
+    if not engine_class("mariadb").availability().ok:
+        pytest.skip("no MariaDB here")
+    request = ShapesRequest(
+        knob="paths",
+        values=[50],
+        base=SHAPE,
+        docs=25_000,
+        system_names=["mariadb"],
+        results_dir=tmp_path,
+        tries=1,
+        urls={"mariadb": server_url("mariadb")},
+        restart_for_cold=False,
+        load_limit_s=1e-6,
+        quiet=True,
+    )
+    assert run_shapes(request) == 1
+    (document,) = results.load_results([tmp_path])
+    assert "load stopped after" in document["error"] and "20,000 of 25,000" in document["error"]
+    assert not document["complete"]
+    (points,) = next(iter(sweeps([document]).values())).values()
+    assert points[0].reasons and points[0].reasons[0].startswith("fails: LoadStopped")
+
+
+# ----- the fidelity workload (from tests/test_fidelity.py: its run of every engine calls this) ---
+
+
+def check_fidelity(documents: dict[str, dict], report: str) -> None:
+    from test_fidelity import _outcomes
+
+    # JSON is text checked by JSON_VALID: byte for byte, or refused
+    assert set(_outcomes(documents["mariadb/default"]).values()) == {"identical", "refused"}

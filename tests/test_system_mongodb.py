@@ -196,3 +196,38 @@ def test_check_plan(tmp_path):
     assert "not covered" in system.check_plan(4, json.dumps(FETCHED))
     assert "does not scan the index" in system.check_plan(5, json.dumps(COLLSCAN))
     assert system.check_plan(2, None)
+
+
+# ----- the storage workload (moved from tests/test_storage_workload.py) -----------------------
+
+
+def test_matrix_variants_declared() -> None:
+    """MongoDB: one variant per block compressor."""
+    from docbench.systems import adapter_variants
+
+    assert [v.name for v in adapter_variants("mongodb", "storage")] == ["snappy", "zstd", "zlib", "none"]
+
+
+def test_mongodb_target_by_url_on_ferretdb(tmp_path, mongodb_url: str) -> None:
+    """The mongodb module (no mongod here) against a FerretDB server given by URL: the
+    create option is sent (FerretDB ignores it), fsync is refused and recorded."""
+    from test_storage_workload import SERVER_ROWS, _check_loaded
+
+    from docbench.systems import open_adapter
+    from docbench.workloads.storage.runner import StorageRequest, run_cell
+
+    target = open_adapter("mongodb", "storage", tmp_path / "work", "zstd", url=mongodb_url)
+    request = StorageRequest(
+        rows=SERVER_ROWS, sizes=[1000], entropies=["random"], work_dir=tmp_path / "documents"
+    )
+    target.start()
+    try:
+        if not target.version().startswith("FerretDB"):
+            pytest.skip("DOCBENCH_MONGODB_URL is not a FerretDB server")
+        cell = run_cell(target, 1000, "random", request)
+    finally:
+        target.stop()
+    _check_loaded({(1000, "random"): cell}, own_directory=False)
+    assert cell["on_disk"] is None  # a server by URL: its directory is not docbench's
+    assert cell["detail"]["block_compressor_requested"] == "zstd"
+    assert cell["detail"]["checkpoint"].startswith("fsync refused")

@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -26,9 +27,11 @@ from analytics_suite import (
     same_documents,
     work_dir,
 )
+from test_native_refusals import _load
+from test_runner import TRUSTED, fresh_home, run
 
 from docbench.contracts.common import BatchRejected
-from docbench.systems import adapter_class, open_engine
+from docbench.systems import adapter_class, engine_class, open_adapter, open_engine
 from docbench.systems.postgresql import server as pgserver
 from docbench.systems.postgresql.analytics import PostgreSQLAnalytics, copy_buffer
 from docbench.systems.postgresql.engine import PostgreSQLEngine
@@ -331,3 +334,328 @@ class TestPostgreSQLJsonBench(AnalyticsAdapterSuite):
             system.release()
             engine.stop()
             shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def runner_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh DOCBENCH_HOME for a run's own server (as tests/test_runner.py's tests have)."""
+    with fresh_home(monkeypatch) as home:
+        yield home
+
+
+@pytest.mark.skipif(
+    not engine_class("postgresql").availability().ok,
+    reason="PostgreSQL server binaries are installed by `make test`",
+)
+def test_refused_documents_are_data_quality_not_wrong_answers(
+    real_data_dir: Path, tmp_path: Path, runner_home: Path
+) -> None:
+    """PostgreSQL refuses a \\u0000 escape: it is counted as refused, and the answers are judged
+    against the oracle re-run without it (so the queries are still found correct). (From
+    tests/test_runner.py: `docbench run` on docbench's own server.)"""
+    lines = (real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes().splitlines()[:300]
+    post = next(line for line in lines if b'"app.bsky.feed.post","rkey"' in line and b'"text":"' in line)
+    lines.append(post.replace(b'"text":"', b'"text":"nul \\u0000 ', 1))
+    data = tmp_path / "nul"
+    data.mkdir()
+    (data / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
+    [document] = run(data, tmp_path / "results", ["postgresql"], variants=["pglz"])
+    assert document["load_errors"]["count"] == 1
+    assert document["load_errors"]["first"][0]["line"] == len(lines)
+    assert "\\u0000" in document["load_errors"]["first"][0]["reason"]
+    assert document["num_loaded_documents"] == len(lines) - 1
+    assert "refused" in document["answers_basis"]
+    log = (tmp_path / "results" / document["load_errors"]["log"]).read_text().splitlines()
+    assert log == [f"file_0001.json\t{len(lines)}\t{document['load_errors']['first'][0]['reason']}"]
+    assert all(a["status"] in TRUSTED for a in document["answers"]), document["answers"]
+
+
+# From test_native_refusals.py: PostgreSQL's own refusals through the generic load driver.
+@pytest.mark.parametrize("name", ["postgresql", "postgresql18"])
+def test_postgresql_names_each_refused_line_and_bisects_a_block_of_garbage(
+    name: str, tmp_path: Path, server_url
+) -> None:
+    """Refused lines at both ends of a COPY block, two in a row, a quote byte that makes a
+    block go quoted; and a file mostly refused. PostgreSQL 15 hands it to bisection after
+    MAX_REFUSED_PER_BLOCK refusals in one block (each one re-sends the block); 18's COPY ...
+    ON_ERROR names them all in one pass."""
+    good = b'{"did":"did:plc:a","time_us":1,"kind":"commit"}'
+    bad = b'{"did":"did:plc:b","time_us":2,"kind":"commit","t":"\\ud800"}'
+    odd = b'{"did":"did:plc:c","time_us":3,"kind":"commit","t":"\x01\x02"}'  # raw: invalid JSON
+    lines = [good] * 40
+    for i in (0, 1, 17, 38, 39):
+        lines[i] = bad
+    lines[20] = odd
+    data = tmp_path / "file_0001.json"
+    data.write_bytes(b"\n".join(lines))  # no newline at the end
+    garbage = tmp_path / "file_0002.json"
+    garbage.write_bytes(b"\n".join(bad if i % 6 else good for i in range(300)) + b"\n")
+    if not engine_class(name).availability().ok:
+        pytest.skip(f"{name}: {engine_class(name).availability().reason}")
+    system = open_adapter(name, "analytics", tmp_path / "db", url=server_url(name))
+    system.engine.start()
+    try:
+        report = _load(system, [data, garbage], batches_only=False)
+        assert report.refused_lines == {
+            "file_0001.json": {1, 2, 18, 21, 39, 40},
+            "file_0002.json": {i + 1 for i in range(300) if i % 6},
+        }
+        assert system.count() == 34 + 50
+        # the garbage file: bisected (15), named in one pass (18)
+        assert report.whole_file_refusals == (1 if name == "postgresql" else 0)
+        reasons = {r.line: r.reason for r in report.refused if r.file == "file_0001.json"}
+        assert "surrogate" in reasons[1] and "COPY" not in reasons[1]
+    finally:
+        system.release()
+        system.engine.stop()
+
+
+# ----- the storage workload (moved from tests/test_storage_workload.py) -----------------------
+
+
+def test_postgresql_toast_matrix(tmp_path: Path) -> None:
+    from test_storage_workload import ROWS, _available, _cells, _run
+
+    if not _available("postgresql"):
+        pytest.skip("PostgreSQL is not available")
+    variants = ["jsonb-plain-pglz", "jsonb-extended-pglz", "jsonb-external-pglz"]
+    results = _run(tmp_path, ["postgresql"], variants, ["random", "repetitive"])
+
+    plain = _cells(results, "postgresql", "jsonb-plain-pglz")
+    assert plain[(1000, "random")]["failure"] is None
+    assert plain[(1000, "random")]["rows_loaded"] == ROWS
+    refused = plain[(9000, "random")]
+    assert refused["failure"]["kind"] == "refused"
+    assert "row is too big" in refused["failure"]["message"]
+    assert refused["rows_loaded"] == 0
+
+    extended = _cells(results, "postgresql", "jsonb-extended-pglz")
+    random_cell, repetitive_cell = extended[(9000, "random")], extended[(9000, "repetitive")]
+    assert random_cell["failure"] is None and random_cell["rows_loaded"] == ROWS
+    # Random printable data does not shrink under pglz; one repeated character does.
+    assert random_cell["bytes_per_input_byte"] > 0.95
+    assert repetitive_cell["bytes_per_input_byte"] < 0.2
+    assert repetitive_cell["detail"]["compressed_values"] == ROWS
+
+    external = _cells(results, "postgresql", "jsonb-external-pglz")[(9000, "random")]
+    detail = external["detail"]
+    # The total includes the TOAST relation, where the values went, and the index.
+    assert detail["toast"] > ROWS * 9000
+    assert external["total_size"] == detail["table"] + detail["toast"] + detail["index"]
+    assert external["total_size"] >= detail["toast"] + detail["table"]
+    # Cross-check: the relations' files in the data directory.
+    assert external["on_disk"] == pytest.approx(external["total_size"], rel=0.1)
+
+
+# ----- the fidelity workload (from tests/test_fidelity.py: its run of every engine calls this) ---
+
+
+def check_fidelity(documents: dict[str, dict], report: str) -> None:
+    from test_fidelity import only
+
+    only(documents, "postgresql/json", "identical", {"lone_surrogate": "refused", "nul_escape": "refused"})
+    jsonb = {row["name"]: row for row in documents["postgresql/pglz"]["documents"]}
+    assert jsonb["duplicate_keys"]["notes"] == ["$.a: duplicate key, the last of 2 kept"]
+    assert jsonb["negative_zero"]["outcome"] == "changed"
+    assert jsonb["key_order"]["outcome"] == "same_value"
+
+
+# ----- the representation variants (moved from tests/test_representations.py) ----------------
+
+from test_representations import (  # noqa: E402
+    gather_documents,
+    labels_beyond_defaults,
+    loaded_variant,
+    representation_variants,
+)
+
+
+@pytest.fixture(scope="module")
+def representation_documents(
+    real_data_dir: Path, generated_20k: Path, tmp_path_factory: pytest.TempPathFactory
+):
+    return gather_documents(real_data_dir, generated_20k, tmp_path_factory.mktemp("representations"))
+
+
+@pytest.fixture(scope="module")
+def representation_loaded(request: pytest.FixtureRequest, server_url, representation_documents):
+    system_name, variant_name = request.param
+    url = server_url(system_name)
+    with loaded_variant(system_name, variant_name, url, representation_documents) as loaded:
+        yield loaded
+
+
+@pytest.mark.parametrize(
+    "representation_loaded",
+    [(name, variant) for name, variant in representation_variants() if name.startswith("postgresql")],
+    indirect=True,
+    ids="/".join,
+)
+def test_postgresql_representations_use_their_index(representation_loaded):
+    """On a table this small the planner rightly prefers a sequential scan: with it off, each
+    filtering query must go through the variant's index (its expressions or its columns)."""
+    loaded, _report = representation_loaded
+    no_seqscan = {"enable_seqscan": "off"}
+    session = type(loaded).open_session({**loaded.session_spec(), "session_settings": no_seqscan})
+    try:
+        for number, text in enumerate(loaded.queries()[1:], start=2):
+            assert loaded.check_plan(number, session.explain(number, text)) is None
+    finally:
+        session.close()
+
+
+def test_postgresql_json_keeps_what_jsonb_refuses_or_rewrites(server_url, tmp_path: Path):
+    """json is the text as it arrived: duplicate keys, key order, whitespace and numbers come
+    back as they were sent. Its input accepts \\u0000, but its operators then fail on that
+    document, so the table refuses it (as jsonb does, the default and jsonb_columns)."""
+    from hard_lines import LINES
+
+    from docbench.systems import engine_class
+
+    if not engine_class("postgresql").availability().ok:
+        pytest.skip("PostgreSQL not installed")
+    lines = [LINES["nul_escape"], LINES["duplicate_keys"], b'{"b": 1,  "a": [1, 2.50]}']
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    refused_by = {}
+    for variant_name in ("json", "jsonb_columns"):
+        base = work_dir(f"postgresql-odd-{variant_name}")
+        engine = open_engine("postgresql", base / "work", server_url("postgresql"))
+        adapter_type = adapter_class("postgresql", "analytics")
+        system = adapter_type(engine, adapter_type.variant_named(variant_name))
+        try:
+            engine.start()
+            system.create()
+            report = load_files(system.loader(), [path], adapter_type.load_batch_size)
+            refused_by[variant_name] = report.refused_lines.get(path.name, set())
+            if variant_name == "json":
+                query = f"SELECT data::text FROM {system.table}"
+                stored = engine.admin_connection().execute(query).fetchall()
+                assert sorted(row[0].encode() for row in stored) == sorted(lines[1:])
+        finally:
+            system.release()
+            engine.stop()
+            shutil.rmtree(base, ignore_errors=True)
+    assert refused_by == {"json": {1}, "jsonb_columns": {1}}
+
+
+@pytest.mark.parametrize(
+    ("variant_name", "beyond"),
+    [("pglz", {}), ("lz4", {"compression": "lz4"})],
+    ids=["postgresql-pglz", "postgresql-lz4"],
+)
+def test_labels_name_the_settings_beyond_the_engine_defaults(variant_name, beyond, tmp_path: Path):
+    assert labels_beyond_defaults("postgresql", variant_name, tmp_path) == beyond
+
+
+# ----- the updates workload (from tests/test_updates_workload.py: its run calls this) ---------
+
+
+def check_updates(result: dict, docs: int) -> None:
+    stats = result["styles"][0]["stats_after"]
+    assert stats["n_tup_upd"] == docs
+    assert stats["hot_share"] is not None  # reported (0 here: the index covers `data`)
+    assert result["point_stats_after"]["n_tup_upd"] >= stats["n_tup_upd"]
+
+
+# ----- the throughput workload (moved from tests/test_throughput_workload.py) -----------------
+
+
+@pytest.fixture
+def own_home(monkeypatch):
+    """A work directory the unprivileged server user can reach (pytest's tmp is 0700): as
+    test_throughput_workload.py's."""
+    import tempfile
+
+    from docbench.core import paths
+
+    base = Path(tempfile.mkdtemp(prefix="docbench-throughput-"))
+    os.chmod(base, 0o711)
+    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))  # installs stay where they are
+    monkeypatch.setenv("DOCBENCH_HOME", str(base))
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _postgresql_or_skip() -> None:
+    from docbench.systems import engine_class
+
+    cls = engine_class("postgresql")
+    if not cls.availability().ok:
+        pytest.skip(f"postgresql: {cls.availability().reason}")
+
+
+def test_postgresql_native_reference_and_io_scenario(own_home: Path) -> None:
+    from test_throughput_workload import DOCS
+
+    from docbench import results
+    from docbench.workloads.throughput import memcap
+    from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
+
+    _postgresql_or_skip()
+    scenarios = ["cpu"] + ([] if memcap.availability() else ["io"])
+    request = ThroughputRequest(
+        system_names=["postgresql"],
+        docs=DOCS,
+        clients=[2],
+        processes=2,
+        duration_s=2.0,
+        warmup_s=0.5,
+        interval_s=1.0,
+        mixes=["read-only"],
+        scenarios=scenarios,
+        results_dir=own_home / "results",
+        quiet=True,
+    )
+    assert run_throughput(request) == 0
+    latest = results.latest_run(own_home / "results", "throughput", "postgresql", "jsonb-btree", "2k")
+    assert latest is not None
+    document = latest[1]
+    by_scenario = {run["scenario"]: run for run in document["runs"]}
+    cpu = by_scenario["cpu"]
+    native = cpu["native_reference"]
+    assert native["custom"]["tps"] > 0 and 0 < native["ratio"] < 10, native
+    assert native["custom"]["cpu_us_per_op"] > 0 and cpu["summary"]["driver"]["cpu_us_per_op"] > 0
+    assert native["builtin"]["tps"] > 0 and native["builtin"]["script"] == "select-only"
+    assert cpu["ceiling"]["tps"] > cpu["summary"]["tps"]
+    if "io" in by_scenario:
+        cap = by_scenario["io"]["memory_cap"]
+        assert cap["pages_in_bytes"] > 0 and cap["limit_bytes"] > 0
+        assert document["io_setup"].startswith("shared_buffers = 16MB")
+
+
+def test_bench_throughput_prints_the_table(own_home: Path) -> None:
+    _postgresql_or_skip()
+    from click.testing import CliRunner
+
+    from docbench.cli import main
+
+    result = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "throughput",
+            "--docs",
+            "2k",
+            "--clients",
+            "2",
+            "--scenario",
+            "cpu",
+            "--mix",
+            "read-only",
+            "--duration",
+            "2",
+            "--warmup",
+            "0.5",
+            "--results",
+            str(own_home / "results"),
+        ],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "docbench/native" in result.output and "driver CPU µs/op" in result.output
+    rows = [line for line in result.output.splitlines() if "postgresql/jsonb-btree" in line]
+    row = rows[-1]  # the bench's table comes after the run's own
+    ratio = float(row.split("│")[7].split()[0])
+    assert 0 < ratio < 10
+    assert "driver ceiling (no-op target, 2 clients)" in result.output

@@ -15,6 +15,7 @@ from analytics_suite import (
     same_documents,
 )
 from hard_lines import NOT_JSON, ODD_BUT_VALID, pick
+from test_reliability import home_of_its_own, post_load_steps, small_copy
 
 from docbench.contracts.common import BatchRejected
 from docbench.core.ownership import DIRECTORY_MARK
@@ -169,3 +170,39 @@ class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
         for loader in (jsonb, text):
             with pytest.raises(BatchRejected, match="invalid UTF-8 in line 2"):
                 loader.load_batch([b"{}", self.refused["invalid_utf8"]])
+
+
+@pytest.mark.server  # a server or a 1m dataset: not the quick loop's
+def test_every_post_load_step_is_timed_on_its_own(
+    real_data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(From tests/test_reliability.py, which times every system's steps.) SQLite's last step
+    folds the write-ahead log into the database."""
+    home_of_its_own(tmp_path, monkeypatch)
+    by_system = post_load_steps(
+        ["sqlite"], ["jsonb"], small_copy(real_data_dir, tmp_path), tmp_path / "results"
+    )
+    assert by_system["sqlite"][-1]["step"] == "PRAGMA wal_checkpoint(TRUNCATE)"
+
+
+# ----- the storage workload (from tests/test_storage_workload.py) -----------------------------
+
+
+def check_storage_cells(results: Path) -> None:
+    """test_storage_workload.py's embedded engines' run (jsonb)."""
+    from test_storage_workload import _cells
+
+    sqlite = _cells(results, "sqlite", "jsonb")
+    # No compression in SQLite: repetitive takes the same room as random (overflow pages).
+    assert sqlite[(9000, "repetitive")]["total_size"] == sqlite[(9000, "random")]["total_size"]
+    assert sqlite[(9000, "random")]["detail"]["overflow"] > 0
+
+
+# ----- the fidelity workload (from tests/test_fidelity.py: its run of every engine calls this) ---
+
+
+def check_fidelity(documents: dict[str, dict], report: str) -> None:
+    from test_fidelity import only
+
+    # Text kept as it came: every document byte for byte.
+    only(documents, "sqlite/text", "identical", {})

@@ -122,3 +122,15 @@ class TestVictoriaLogs(AnalyticsAdapterSuite):
         loaded.engine.restart()
         assert main_pid(loaded.engine) != pid and loaded.engine.is_alive()
         assert loaded.count() == count
+
+
+# ----- the fidelity workload (from tests/test_fidelity.py: its run of every engine calls this) ---
+
+
+def check_fidelity(documents: dict[str, dict], report: str) -> None:
+    from test_fidelity import _outcomes
+
+    # fields flattened, every value a string
+    logs = _outcomes(documents["victorialogs/default"])
+    assert logs["key_order"] == logs["float_0_1"] == "changed"
+    assert documents["victorialogs/default"]["representation"]["retains_structure"] is False

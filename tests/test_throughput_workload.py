@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import broad_systems
+from conftest import QUICK, SQL_SERVER, broad_systems
 
 from docbench import results
 from docbench.contracts import ycsb
@@ -31,7 +31,7 @@ from docbench.workloads.throughput.runner import ThroughputRequest, run_throughp
 DOCS = 2_000
 # FerretDB v1 over SQLite takes ~20 ms per $set: fewer documents keep its run short.
 SMALL_DOCS: dict[str, int] = {}
-# PostgreSQL's sessions run in both event loops: each behaviour is checked in each.
+# The SQL server's sessions run in both event loops: each behaviour is checked in each.
 LOOPS = ["compiled", "multiplexed"]
 
 
@@ -116,7 +116,7 @@ def test_compiled_loop_refuses_a_system_without_compiled_sessions() -> None:
     with pytest.raises(DriverError, match="compiled client loop is not available"):
         drive(
             DriveRequest(
-                "docbench.systems.sqlite.updates",
+                f"docbench.systems.{QUICK.system}.updates",
                 {},
                 "read-only",
                 "uniform",
@@ -140,7 +140,7 @@ def test_a_client_loop_a_system_cannot_serve_is_refused_before_anything_loads(tm
             "run",
             "throughput",
             "--systems",
-            "sqlite",
+            QUICK.system,
             "--client-loop",
             "compiled",
             "--docs",
@@ -150,7 +150,10 @@ def test_a_client_loop_a_system_cannot_serve_is_refused_before_anything_loads(tm
         ],
     )
     assert result.exit_code == 2, result.output
-    assert "sqlite: the compiled client loop cannot serve it (its sessions run in: threads)" in result.output
+    assert (
+        f"{QUICK.system}: the compiled client loop cannot serve it (its sessions run in: threads)"
+        in result.output
+    )
     assert not list(tmp_path.iterdir())  # nothing was loaded, nothing written
 
 
@@ -239,53 +242,21 @@ def test_counts_add_up_on_real_engine(name: str, own_home: Path, server_url) -> 
     assert row[table["columns"].index("TPS")] == f"{run['summary']['tps']:,.0f}"
 
 
-def _postgresql_or_skip() -> None:
-    cls = engine_class("postgresql")
+def _sql_server_or_skip() -> None:
+    cls = engine_class(SQL_SERVER.system)
     if not cls.availability().ok:
-        pytest.skip(f"postgresql: {cls.availability().reason}")
-
-
-def test_postgresql_native_reference_and_io_scenario(own_home: Path) -> None:
-    _postgresql_or_skip()
-    scenarios = ["cpu"] + ([] if memcap.availability() else ["io"])
-    request = ThroughputRequest(
-        system_names=["postgresql"],
-        docs=DOCS,
-        clients=[2],
-        processes=2,
-        duration_s=2.0,
-        warmup_s=0.5,
-        interval_s=1.0,
-        mixes=["read-only"],
-        scenarios=scenarios,
-        results_dir=own_home / "results",
-        quiet=True,
-    )
-    assert run_throughput(request) == 0
-    latest = results.latest_run(own_home / "results", "throughput", "postgresql", "jsonb-btree", "2k")
-    assert latest is not None
-    document = latest[1]
-    by_scenario = {run["scenario"]: run for run in document["runs"]}
-    cpu = by_scenario["cpu"]
-    native = cpu["native_reference"]
-    assert native["custom"]["tps"] > 0 and 0 < native["ratio"] < 10, native
-    assert native["custom"]["cpu_us_per_op"] > 0 and cpu["summary"]["driver"]["cpu_us_per_op"] > 0
-    assert native["builtin"]["tps"] > 0 and native["builtin"]["script"] == "select-only"
-    assert cpu["ceiling"]["tps"] > cpu["summary"]["tps"]
-    if "io" in by_scenario:
-        cap = by_scenario["io"]["memory_cap"]
-        assert cap["pages_in_bytes"] > 0 and cap["limit_bytes"] > 0
-        assert document["io_setup"].startswith("shared_buffers = 16MB")
+        pytest.skip(f"{SQL_SERVER.system}: {cls.availability().reason}")
 
 
 @pytest.fixture(scope="module")
-def postgresql_target():
-    """One loaded PostgreSQL for the module's driver tests (each leaves the table usable: a
-    constraint is dropped again, a killed backend is one client's): initdb and the load once."""
-    _postgresql_or_skip()
+def sql_server_target():
+    """One loaded SQL server (PostgreSQL: the tests' SQL is its dialect) for the module's driver
+    tests (each leaves the table usable: a constraint is dropped again, a killed backend is one
+    client's): initdb and the load once."""
+    _sql_server_or_skip()
     base = Path(tempfile.mkdtemp(prefix="docbench-throughput-pg-"))
     os.chmod(base, 0o711)
-    target = open_adapter("postgresql", "updates", base / "work")
+    target = open_adapter(SQL_SERVER.system, "updates", base / "work")
     target.engine.start()
     try:
         target.create()
@@ -299,8 +270,8 @@ def postgresql_target():
 
 
 @pytest.mark.parametrize("loop", LOOPS)
-def test_rate_is_held_and_response_includes_schedule(postgresql_target, loop: str) -> None:
-    module_name, target = postgresql_target
+def test_rate_is_held_and_response_includes_schedule(sql_server_target, loop: str) -> None:
+    module_name, target = sql_server_target
     summary = drive(
         DriveRequest(
             module_name,
@@ -323,8 +294,8 @@ def test_rate_is_held_and_response_includes_schedule(postgresql_target, loop: st
 
 
 @pytest.mark.parametrize("loop", LOOPS)
-def test_server_stall_shows_in_intended_time_p99(postgresql_target, loop: str) -> None:
-    module_name, target = postgresql_target
+def test_server_stall_shows_in_intended_time_p99(sql_server_target, loop: str) -> None:
+    module_name, target = sql_server_target
     server = main_pid(target.engine)
     state = {"stopped": []}
 
@@ -367,11 +338,11 @@ def test_server_stall_shows_in_intended_time_p99(postgresql_target, loop: str) -
 
 
 @pytest.mark.parametrize("loop", LOOPS)
-def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target, loop: str) -> None:
+def test_failed_operations_are_counted_and_the_run_goes_on(sql_server_target, loop: str) -> None:
     """For a second every write breaks a CHECK constraint: each such operation fails with the
     server's error (counted, the first one kept), reads go on, and the writes succeed again
     once the constraint is dropped."""
-    module_name, target = postgresql_target
+    module_name, target = sql_server_target
     table = target.table
     state: dict[str, bool] = {}
 
@@ -410,48 +381,11 @@ def test_failed_operations_are_counted_and_the_run_goes_on(postgresql_target, lo
     assert last["ops"] > 0 and last["failed"] == 0  # a second after the constraint was dropped
 
 
-def test_bench_throughput_prints_the_table(own_home: Path) -> None:
-    _postgresql_or_skip()
-    from click.testing import CliRunner
-
-    from docbench.cli import main
-
-    result = CliRunner().invoke(
-        main,
-        [
-            "bench",
-            "throughput",
-            "--docs",
-            "2k",
-            "--clients",
-            "2",
-            "--scenario",
-            "cpu",
-            "--mix",
-            "read-only",
-            "--duration",
-            "2",
-            "--warmup",
-            "0.5",
-            "--results",
-            str(own_home / "results"),
-        ],
-        env={"COLUMNS": "200"},
-    )
-    assert result.exit_code == 0, result.output
-    assert "docbench/native" in result.output and "driver CPU µs/op" in result.output
-    rows = [line for line in result.output.splitlines() if "postgresql/jsonb-btree" in line]
-    row = rows[-1]  # the bench's table comes after the run's own
-    ratio = float(row.split("│")[7].split()[0])
-    assert 0 < ratio < 10
-    assert "driver ceiling (no-op target, 2 clients)" in result.output
-
-
 @pytest.mark.parametrize("loop", LOOPS)
-def test_a_client_whose_connection_is_killed_stops_and_the_others_go_on(postgresql_target, loop: str) -> None:
+def test_a_client_whose_connection_is_killed_stops_and_the_others_go_on(sql_server_target, loop: str) -> None:
     """pg_terminate_backend on one client's backend: that client fails once and stops (as a
     pgbench client aborts) instead of failing at once forever; the other clients carry on."""
-    module_name, target = postgresql_target
+    module_name, target = sql_server_target
     state: dict[str, int] = {}
 
     def kill_one(seconds: float) -> None:
