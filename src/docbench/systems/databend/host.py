@@ -50,7 +50,7 @@ def main() -> None:
     try:
         import databend
 
-        ctx = databend.SessionContext()
+        ctx = databend.SessionContext(tenant="docbench")
         version = run(ctx, "SELECT version()")[0][0]
     except BaseException as error:  # noqa: BLE001 - the engine's parent is told why
         send(channel, ("error", f"Databend did not start: {error_text(error)}"))
