@@ -45,7 +45,8 @@ class DatabendPortable(SqlDialect):
     def json_text(self, value: str) -> str:
         # ::STRING gives a string's text unquoted; inside an array it is written as JSON.
         array = f"json_array({value})::STRING"
-        return f"CASE WHEN {value} IS NULL THEN NULL ELSE substr({array}, 2, CAST(length({array}) - 2 AS UInt64)) END"
+        inner = f"substr({array}, 2, CAST(length({array}) - 2 AS UInt64))"
+        return f"CASE WHEN {value} IS NULL THEN NULL ELSE {inner} END"
 
     def from_json_text(self, text: str) -> str:
         return f"parse_json({text})"
