@@ -27,6 +27,7 @@ REGISTERED: list[str] = [
     "duckdb",
     "duckdb113",
     "sqlite",
+    "databend",
     "postgresql",
     "postgresql18",
     "mariadb",
