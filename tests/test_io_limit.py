@@ -135,7 +135,8 @@ def test_direct_reads_are_held_to_the_read_iops_limit(probe_file: Path) -> None:
     assert version is not None
     result = ioprobe.probe("read-direct", 200, 600, probe_file, device, version)
     assert 2.4 <= result.seconds <= 6.0, result
-    assert result.cgroup_requests in (None, 600)
+    # (dd's own start may read a block or two in the cgroup)
+    assert result.cgroup_requests is None or 600 <= result.cgroup_requests <= 620
     unthrottled = ioprobe.probe("read-direct", None, 600, probe_file, device, version)
     assert unthrottled.seconds < 1.5, unthrottled
 

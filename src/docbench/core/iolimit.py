@@ -224,8 +224,8 @@ def record(limit: IoLimit | None, data_dir: Path | None = None) -> dict[str, Any
 
 def difference(baseline: dict[str, Any] | None, contender: dict[str, Any] | None) -> str | None:
     """How two results' io limits differ (the limits themselves), or None."""
-    base = (baseline or {}).get("limits")
-    cont = (contender or {}).get("limits")
+    base = (baseline or {}).get("limits") or None
+    cont = (contender or {}).get("limits") or None
     if base == cont:
         return None
 
