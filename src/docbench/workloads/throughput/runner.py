@@ -350,6 +350,7 @@ def run_once(
                 cap.lift()
         count_before = _count(target, watch)
         target.engine.release()
+        served_before = groups.served()  # (after a native tool that ran first)
         started = time.perf_counter()
         summary = drive(
             _drive_request(run, module_name, target.session_spec(), files),
@@ -360,8 +361,8 @@ def run_once(
         )
         entry["wall_seconds"] = time.perf_counter() - started
         served = groups.served()
-        if served is not None:
-            entry["io_served"] = served
+        if served is not None and served_before is not None:
+            entry["io_served"] = {key: served[key] - served_before[key] for key in served}
         if cap is not None:
             entry["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and tightened[0])}
         entry["check"] = check_counts(summary, count_before, _count(target, watch))
