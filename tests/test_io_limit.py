@@ -134,9 +134,10 @@ def test_direct_reads_are_held_to_the_read_iops_limit(probe_file: Path) -> None:
     version = iolimit.cgroup_version()
     assert version is not None
     result = ioprobe.probe("read-direct", 200, 600, probe_file, device, version)
-    assert 2.4 <= result.seconds <= 6.0, result
-    # (dd's own start may read a block or two in the cgroup)
-    assert result.cgroup_requests is None or 600 <= result.cgroup_requests <= 620
+    assert 2.4 <= result.seconds <= 7.0, result
+    # (dd's own start reads its program and libraries in the cgroup when they are not in the
+    # page cache: after a drop_caches, up to a few hundred more, at the same limit)
+    assert result.cgroup_requests is None or 600 <= result.cgroup_requests <= 1000
     unthrottled = ioprobe.probe("read-direct", None, 600, probe_file, device, version)
     assert unthrottled.seconds < 1.5, unthrottled
 

@@ -275,8 +275,7 @@ class PgbenchReference(NativeReference):
                     if failure:
                         # No half-made tables (without their keys pgbench's scripts scan
                         # whole tables) for the next try; the custom scripts' figure stays.
-                        with contextlib.suppress(Exception):
-                            cur.execute(f"DROP DATABASE IF EXISTS {BUILTIN_DATABASE}")
+                        self._drop_builtin()
                         return {"script": name, "error": failure}
             result = _run(
                 [pgbench, "-b", name, *_common(run), conninfo], timeout=run.duration_s + 300, env=env
@@ -284,6 +283,22 @@ class PgbenchReference(NativeReference):
         result.update({"script": name, "scale": BUILTIN_SCALE})
         _BUILTINS_DONE[key] = result
         return result
+
+    def _drop_builtin(self, patience_s: float = 120.0) -> None:
+        """Drop the built-in tables' database, on a new connection while the server does not
+        answer (a backend killed during ``pgbench -i`` -- by the io scenario's memory cap --
+        restarts every backend, this process's connection too) for up to ``patience_s``."""
+        deadline = time.monotonic() + patience_s
+        while True:
+            try:
+                with self.engine.admin_connection().cursor() as cur:
+                    cur.execute(f"DROP DATABASE IF EXISTS {BUILTIN_DATABASE}")
+                return
+            except Exception:  # noqa: BLE001 - retried until the deadline, then left
+                if time.monotonic() > deadline:
+                    return
+                self.engine.release()
+                time.sleep(1.0)
 
 
 def _initialize(pgbench: str, conninfo: str, env: dict[str, str]) -> str | None:
