@@ -6,9 +6,10 @@ making only the engine's own cache small (PostgreSQL's shared_buffers) still ser
 read from memory. Page-cache pages are charged to the memory cgroup of the process that read
 them; capping the cgroup of the server (or of the embedded engine's client processes) keeps
 most of the data out of memory, so reads go to the disk. The blkio controller counts the
-bytes the cgroup read from the disk, where the kernel accounts them (on this machine kind it
-does not: the figure stays 0). So each run also records the pages brought into the cgroup's
-memory (memory.stat pgpgin: with the cache capped, mostly page-cache misses) and the
+bytes the cgroup read from the disk, where the kernel accounts them (on this machine kind
+only in a cgroup with a throttle limit: the figure stays 0, except under --io-limit). So
+each run also records the pages brought into the cgroup's memory (memory.stat pgpgin: with
+the cache capped, mostly page-cache misses) and the
 sectors read by the machine's block devices during the run (machine-wide: other processes
 count too): the proof, per run, that the scenario was IO-bound.
 
