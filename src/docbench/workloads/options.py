@@ -368,3 +368,32 @@ def verify_option(command: Callable[..., Any]) -> Callable[..., Any]:
         "inode or device differ from it (the others are known unchanged since their check); "
         "full = every file again (e.g. for suspected bit rot).",
     )(command)
+
+
+def _io_limit_callback(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:
+    from docbench.core import iolimit
+
+    if value is None:
+        return None
+    try:
+        return iolimit.parse(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+def io_limit_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--io-limit: the block-IO throttle on the engine's processes (core/iolimit.py)."""
+    from docbench.core.iolimit import PROFILES
+
+    return click.option(
+        "--io-limit",
+        "io_limit",
+        default=None,
+        metavar="LIMITS|PROFILE",
+        callback=_io_limit_callback,
+        help="Throttle the engine's disk IO like capped cloud storage: "
+        "read_iops=N,write_iops=N,read_bps=SIZE,write_bps=SIZE (any of them) or a profile "
+        f"({', '.join(PROFILES)}: AWS EBS figures), with the cgroup block-IO throttle on the "
+        "disk of its data directory. Needs root; recorded in the result. Buffered writes the "
+        "kernel writes back later are not throttled under cgroup v1.",
+    )(command)

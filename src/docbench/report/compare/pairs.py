@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from docbench.core.iolimit import difference as io_limit_difference
 from docbench.core.units import parse_count
 from docbench.report.compare.noise import NoiseModel
 from docbench.report.compare.ratios import MetricComparison, compare_measure
@@ -212,6 +213,7 @@ def differences(baseline: dict[str, Any], contender: dict[str, Any]) -> list[Dif
             _settings_difference(baseline.get("variant_settings"), contender.get("variant_settings")),
         ),
         ("machine", _machine_difference(baseline, contender)),
+        ("io_limit", io_limit_difference(baseline.get("io_limit"), contender.get("io_limit"))),
     ):
         if text:
             found.append(Difference(kind, text))

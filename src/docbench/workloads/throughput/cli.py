@@ -14,6 +14,7 @@ from docbench.workloads.options import (
     choices,
     count_list,
     count_type,
+    io_limit_option,
     list_callback,
     results_dir_or_default,
     system_options,
@@ -22,6 +23,7 @@ from docbench.workloads.options import (
 )
 
 SCENARIOS = ("cpu", "io")
+IO_PROBE_KINDS = ("read-direct", "write-direct", "write-fsync", "write-flusher")
 CLIENT_LOOPS = ["auto", "compiled", "multiplexed", "threads"]
 
 
@@ -102,6 +104,7 @@ def command() -> click.Command:
         callback=choices(SCENARIOS),
         help="cpu (data in cache) and/or io (engine cache small, page cache capped).",
     )
+    @io_limit_option
     @click.option("--no-ceiling", is_flag=True, help="Skip the driver-ceiling measurement.")
     @click.option("--no-native", is_flag=True, help="Skip the system's native tool reference (pgbench).")
     @click.option(
@@ -129,6 +132,7 @@ def command() -> click.Command:
         rate: float | None,
         progress_s: float,
         scenarios: list[str],
+        io_limit: Any,
         no_ceiling: bool,
         no_native: bool,
         client_loop: str,
@@ -160,6 +164,7 @@ def command() -> click.Command:
                     native=not no_native,
                     resume=resume,
                     client_loop=client_loop,
+                    io_limit=io_limit,
                 )
             )
         )
@@ -263,4 +268,67 @@ def bench_commands() -> list[click.Command]:
         with runlock.hold(paths.work_dir()):
             raise SystemExit(run_bench(request, repeat, report_console()))
 
-    return [bench_throughput]
+    return [bench_throughput, bench_io_limit()]
+
+
+def bench_io_limit() -> click.Command:
+    @click.command("io-limit")
+    @click.option(
+        "--iops",
+        "limits",
+        default="200,1000,3000",
+        show_default=True,
+        callback=count_list(1),
+        help="Limits to measure (IOPS; comma-separated).",
+    )
+    @click.option(
+        "--seconds",
+        default=20.0,
+        show_default=True,
+        type=FiniteFloat(min=1),
+        help="What each throttled dd should take: it moves limit x seconds blocks of 4 KiB.",
+    )
+    @click.option(
+        "--kinds",
+        default=",".join(IO_PROBE_KINDS),
+        show_default=True,
+        callback=choices(list(IO_PROBE_KINDS)),
+        help="Kinds of IO measured.",
+    )
+    @click.option(
+        "--dir",
+        "directory",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="Where the 1 GiB probe file goes (its disk is the one measured) [the work directory].",
+    )
+    @click.option(
+        "--json",
+        "json_path",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help="Also write the figures there as JSON.",
+    )
+    def bench_io_limit_command(
+        limits: list[int], seconds: float, kinds: list[str], directory: Path | None, json_path: Path | None
+    ) -> None:
+        """How precisely the block-IO throttle of --io-limit holds here: dd under read/write
+        IOPS limits (direct IO, buffered with fsync, buffered written back by the kernel),
+        the IOPS the disk completed (/proc/diskstats) against the limit asked. Needs root."""
+        import json
+
+        from docbench.core import iolimit, paths
+        from docbench.workloads.throughput import ioprobe
+
+        where = directory or paths.work_dir() / "io-probe"
+        problem = iolimit.refusal(where)
+        if problem:
+            raise click.ClickException(problem)
+        try:
+            document = ioprobe.run_probes(where, limits, seconds, tuple(kinds), say=click.echo)
+        finally:
+            (where / "io-probe.bin").unlink(missing_ok=True)
+        if json_path is not None:
+            json_path.write_text(json.dumps(document, indent=2) + "\n")
+
+    return bench_io_limit_command

@@ -6,9 +6,10 @@ making only the engine's own cache small (PostgreSQL's shared_buffers) still ser
 read from memory. Page-cache pages are charged to the memory cgroup of the process that read
 them; capping the cgroup of the server (or of the embedded engine's client processes) keeps
 most of the data out of memory, so reads go to the disk. The blkio controller counts the
-bytes the cgroup read from the disk, where the kernel accounts them (on this machine kind it
-does not: the figure stays 0). So each run also records the pages brought into the cgroup's
-memory (memory.stat pgpgin: with the cache capped, mostly page-cache misses) and the
+bytes the cgroup read from the disk, where the kernel accounts them (on this machine kind
+only in a cgroup with a throttle limit: the figure stays 0, except under --io-limit). So
+each run also records the pages brought into the cgroup's memory (memory.stat pgpgin: with
+the cache capped, mostly page-cache misses) and the
 sectors read by the machine's block devices during the run (machine-wide: other processes
 count too): the proof, per run, that the scenario was IO-bound.
 
@@ -24,18 +25,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-CGROUP_ROOT = Path("/sys/fs/cgroup")
+from docbench.core.cgroups import CGROUP_ROOT, RunCgroup, descendants
+
+__all__ = ["CGROUP_ROOT", "MemoryCap", "availability", "block_sectors_read", "descendants", "drop_page_cache"]
+
 CONTROLLERS = ("memory", "blkio")
-
-
-def _own_cgroup(controller: str) -> Path:
-    """This process's cgroup in a v1 hierarchy: the new one is made inside it, so it stays
-    within whatever limits the machine already puts on docbench."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, names, path = line.split(":", 2)
-        if controller in names.split(","):
-            return CGROUP_ROOT / controller / path.lstrip("/")
-    return CGROUP_ROOT / controller
 
 
 def block_sectors_read() -> int:
@@ -59,35 +53,22 @@ def availability() -> str | None:
     return None
 
 
-def descendants(pid: int) -> list[int]:
-    """The process and all its descendants (from /proc's parent links)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            stat = (entry / "stat").read_text()
-            parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-            children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo.extend(children.get(current, []))
-    return found
+class MemoryCap(RunCgroup):
+    """The run's cgroup (memory and blkio: core/cgroups.py) with the memory limit; an io
+    limit (core/iolimit.py) throttles its blkio cgroup when one is asked."""
 
-
-class MemoryCap:
     def __init__(self, name: str, limit_bytes: int) -> None:
+        super().__init__(name, CONTROLLERS)
         self.limit_bytes = limit_bytes
-        self.dirs = {c: _own_cgroup(c) / f"docbench-{os.getpid()}-{name}" for c in CONTROLLERS}
-        self.members: list[int] = []
         self.sectors_at_start = 0
 
     def __enter__(self) -> MemoryCap:
-        for path in self.dirs.values():
-            path.mkdir(exist_ok=True)
-        (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.limit_bytes))
+        super().__enter__()
+        try:
+            (self.dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.limit_bytes))
+        except BaseException:
+            self.remove()
+            raise
         self.sectors_at_start = block_sectors_read()
         return self
 
@@ -129,17 +110,6 @@ class MemoryCap:
         self.limit_bytes = limit
         return True
 
-    def procs_files(self) -> list[str]:
-        """Files a process writes its own PID to, to join (the embedded engines' workers)."""
-        return [str(path / "cgroup.procs") for path in self.dirs.values()]
-
-    def add_tree(self, pid: int) -> None:
-        for member in descendants(pid):
-            for path in self.dirs.values():
-                with contextlib.suppress(OSError):  # a short-lived child may be gone
-                    (path / "cgroup.procs").write_text(str(member))
-            self.members.append(member)
-
     def stats(self) -> dict[str, Any]:
         memory = self.dirs["memory"]
         stat = dict(line.split() for line in (memory / "memory.stat").read_text().splitlines())
@@ -171,17 +141,6 @@ class MemoryCap:
             for parts in (line.split() for line in text.splitlines())
             if len(parts) == 3 and parts[1] == "Read"
         )
-
-    def __exit__(self, *exc: object) -> None:
-        for controller, path in self.dirs.items():
-            parent = path.parent / "cgroup.procs"
-            with contextlib.suppress(OSError):
-                for pid in (path / "cgroup.procs").read_text().split():
-                    with contextlib.suppress(OSError):
-                        parent.write_text(pid)
-            with contextlib.suppress(OSError):
-                path.rmdir()
-            del controller
 
 
 def drop_page_cache() -> None:

@@ -55,6 +55,8 @@ def run_row(document: dict[str, Any], run: dict[str, Any]) -> list[str]:
         paged_in = run["memory_cap"].get("pages_in_bytes")
         if paged_in is not None:
             notes.append(f"paged in {paged_in / 1e6:,.0f} MB")
+    if document.get("io_limit"):
+        notes.append(f"io-limit {document['io_limit']['asked']}")
     if summary.get("schedule_lag"):
         notes.append(f"lag p99 {_ms(summary['schedule_lag']['p99_ms'])} ms")
     ratio = native.get("ratio")
@@ -177,6 +179,20 @@ def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
             f"io: cgroup limit {cap['limit_bytes'] / 1e6:,.0f} MB, paged in "
             f"{cap['pages_in_bytes'] / 1e6:,.0f} MB, machine disk reads "
             f"{cap['machine_disk_read_bytes'] / 1e6:,.0f} MB"
+        )
+    limit = document.get("io_limit")
+    if limit:
+        served = entry.get("io_served") or {}
+        seconds = entry.get("wall_seconds") or 0
+        rates = (
+            f"; the engine issued {served.get('read_ios', 0) / seconds:,.0f} reads/s, "
+            f"{served.get('write_ios', 0) / seconds:,.0f} writes/s over warm-up and run"
+            if served and seconds
+            else ""
+        )
+        lines.append(
+            f"io limit: {limit['asked']} on {limit.get('device_name')} ({limit.get('device')}, "
+            f"cgroup {limit.get('cgroup')}){rates}"
         )
     native = entry.get("native_reference") or {}
     if native.get("tps"):

@@ -45,7 +45,7 @@ from docbench.contracts.engine import main_pid
 from docbench.contracts.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.throughput import NativeReference, ThroughputRun
 from docbench.contracts.updates import UpdatesTarget
-from docbench.core import paths
+from docbench.core import iolimit, paths
 from docbench.core.units import count_label
 from docbench.systems import (
     REGISTERED,
@@ -104,6 +104,8 @@ class ThroughputRequest:
     native_builtin: bool = True
     resume: bool = False
     quiet: bool = False
+    # --io-limit: the block-IO throttle on the engine's processes during each run (None: none).
+    io_limit: iolimit.IoLimit | None = None
 
 
 @dataclasses.dataclass
@@ -248,19 +250,57 @@ def _drive_request(run: Run, module_name: str, spec: dict[str, Any], cgroup_file
     )
 
 
+@dataclasses.dataclass
+class RunCgroups:
+    """The cgroups of one run: the memory cap (io scenario) and the io limit's throttle (in
+    the memory cap's blkio cgroup when there is one, else a cgroup of its own)."""
+
+    cap: memcap.MemoryCap | None = None
+    throttle: Any = None  # the directory (Path) whose throttle counters are the run's
+    device: tuple[int, int] | None = None
+    version: str | None = None
+    files: list[str] = dataclasses.field(default_factory=list)
+
+    def served(self) -> dict[str, int] | None:
+        if self.throttle is None or self.device is None or self.version is None:
+            return None
+        return iolimit.served(self.throttle, self.version, self.device)
+
+
 @contextlib.contextmanager
-def _io_cap(target: Any, run: Run, embedded_workers: bool):
-    """The run's memory cgroup (io scenario), or None (cpu scenario)."""
-    if run.scenario != "io":
-        yield None
-        return
-    # No limit until the clients have connected; then what the engine's processes use plus
-    # the page-cache budget (cap_page_cache, called by the driver before the start).
-    with memcap.MemoryCap(run.run_id, 1 << 50) as cap:
+def _run_cgroups(target: Any, run: Run):
+    """The run's cgroups (see RunCgroups), with the engine's server processes in them; the
+    clients' worker processes join them by ``files`` (embedded engines). Everything moved
+    back out and removed at the end, also on an exception or Ctrl-C (core/cgroups.py)."""
+    limit = run.request.io_limit
+    groups = RunCgroups()
+    with contextlib.ExitStack() as stack:
+        joined: list[Any] = []
+        if run.scenario == "io":
+            # No limit until the clients have connected; then what the engine's processes use
+            # plus the page-cache budget (cap_page_cache, called by the driver before the start).
+            groups.cap = stack.enter_context(memcap.MemoryCap(run.run_id, 1 << 50))
+            joined.append(groups.cap)
+        if limit is not None:
+            groups.version = iolimit.cgroup_version()
+            groups.device = iolimit.device_of(target.engine.workdir)
+            if groups.version is None:
+                raise RuntimeError(iolimit.refusal(target.engine.workdir) or "no block-IO throttle")
+            if groups.cap is not None and groups.version == "v1":
+                groups.throttle = groups.cap.dirs["blkio"]
+                iolimit.apply(groups.throttle, limit, groups.device, groups.version)
+            else:
+                throttled = stack.enter_context(
+                    iolimit.Throttled(run.run_id, limit, groups.device, groups.version)
+                )
+                groups.throttle = throttled.dirs[iolimit.hierarchy(groups.version)]
+                joined.append(throttled)
         pid = main_pid(target.engine)
-        if pid:
-            cap.add_tree(pid)
-        yield cap
+        for group in joined:
+            if pid:
+                group.add_tree(pid)
+            groups.files.extend(group.procs_files())
+        yield groups
 
 
 def run_once(
@@ -290,8 +330,9 @@ def run_once(
     }
     # No server process: the clients' worker processes are the engine (embedded).
     embedded_workers = watch is None
-    with _io_cap(target, run, embedded_workers) as cap:
-        files = cap.procs_files() if cap and embedded_workers else []
+    with _run_cgroups(target, run) as groups:
+        cap = groups.cap
+        files = groups.files if embedded_workers else []
         budget = _budget(run, embedded=bool(files))
         tightened: list[bool] = []
 
@@ -309,6 +350,7 @@ def run_once(
                 cap.lift()
         count_before = _count(target, watch)
         target.engine.release()
+        served_before = groups.served()  # (after a native tool that ran first)
         started = time.perf_counter()
         summary = drive(
             _drive_request(run, module_name, target.session_spec(), files),
@@ -318,11 +360,17 @@ def run_once(
             watch=watch,
         )
         entry["wall_seconds"] = time.perf_counter() - started
+        served = groups.served()
+        if served is not None and served_before is not None:
+            entry["io_served"] = {key: served[key] - served_before[key] for key in served}
         if cap is not None:
             entry["memory_cap"] = cap.stats() | {"tightened_after_warmup": bool(tightened and tightened[0])}
         entry["check"] = check_counts(summary, count_before, _count(target, watch))
         if native_tool is not None and reference is None:
             reference = _native_under_cap(native_tool, run, cap, budget)
+            after = groups.served()
+            if served is not None and after is not None and "error" not in reference:
+                reference["io_served"] = {key: after[key] - served[key] for key in after}
         if reference is not None:
             if reference.get("tps"):
                 reference["ratio"] = summary["tps"] / reference["tps"]
@@ -467,6 +515,7 @@ def _header(target: UpdatesTarget, request: ThroughputRequest, version: str | No
         or "one connection per client; clients spread over worker processes",
         "max_client_processes": target.max_client_processes,
         "client_loop": request.client_loop,
+        "io_limit": iolimit.record(request.io_limit, target.engine.workdir),
         "io_method": {
             "engine_cache_bytes": IO_ENGINE_CACHE_BYTES,
             "page_cache_budget_bytes": IO_PAGE_CACHE_BYTES,
@@ -629,7 +678,7 @@ def _failed_run(run: Run, error: Exception) -> dict[str, Any]:
 def run_throughput(request: ThroughputRequest) -> int:
     """Run the workload; the exit code (0 = every run complete and its counts add up)."""
     results.check_writable(request.results_dir)
-    refused = unserved_client_loop(request)
+    refused = unserved_client_loop(request) + io_limit_refusals(request)
     if refused:
         for line in refused:
             _say(request, line)
@@ -681,3 +730,19 @@ def unserved_client_loop(request: ThroughputRequest) -> list[str]:
                 f"(its sessions run in: {', '.join(module.ADAPTER.client_loops)})"
             )
     return refusals
+
+
+def io_limit_refusals(request: ThroughputRequest) -> list[str]:
+    """Why --io-limit cannot apply, said before anything is loaded: not root, no block-IO
+    throttle, no disk under the work directory, a server reached by URL (not docbench's
+    processes)."""
+    if request.io_limit is None:
+        return []
+    reason = iolimit.refusal(paths.work_dir())
+    if reason:
+        return [reason]
+    return [
+        f"{name}: --io-limit cannot throttle a server reached by URL (its processes are not docbench's)"
+        for name in request.system_names or list(request.urls)
+        if request.urls.get(name)
+    ]
