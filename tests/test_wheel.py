@@ -72,7 +72,7 @@ def test_a_clean_venv_runs_the_embedded_engines_from_the_wheel_alone(wheel: Path
         "DOCBENCH_HOME": str(tmp_path / "home"),
     }
     assert subprocess.run(["bash", "-c", "command -v cargo"], env=env, check=False).returncode != 0
-    where = subprocess.run(
+    found = subprocess.run(
         [
             str(venv / "bin" / "python"),
             "-c",
@@ -83,8 +83,10 @@ def test_a_clean_venv_runs_the_embedded_engines_from_the_wheel_alone(wheel: Path
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout.split()
+        check=False,
+    )
+    assert found.returncode == 0, found.stderr
+    where = found.stdout.split()
     assert all(Path(p).parent.name == "native_bin" and str(venv) in p for p in where), where
     results = tmp_path / "results"
     run = subprocess.run(
