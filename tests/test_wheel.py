@@ -54,8 +54,11 @@ def test_the_wheel_is_for_this_platform_and_carries_the_programs(wheel: Path) ->
 def test_a_clean_venv_runs_the_embedded_engines_from_the_wheel_alone(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    # Not this checkout's PYTHONPATH: pip would take the checkout's docbench for installed.
+    outside = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     install = subprocess.run(
         [str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+        env=outside,
         capture_output=True,
         text=True,
         timeout=600,
