@@ -173,3 +173,16 @@ def test_round_trip_through_real_engines(tmp_path: Path, server_url, monkeypatch
         check(documents, out.getvalue())
     section = dashboard_section(list(documents.values()))
     assert section is not None and len(section["rows"]) == len(section["docs"]) == len(documents)
+
+
+def test_a_read_back_with_a_raw_control_character_is_changed_not_missing() -> None:
+    """An engine that writes U+0000 unescaped returns text that is not strict JSON: the
+    document is still found by its id, and its verdict says the text is not JSON."""
+    from docbench.workloads.fidelity.classify import classify
+    from docbench.workloads.fidelity.runner import by_id
+
+    sent = b'{"id": "nul_escape", "s": "a\\u0000b"}'
+    returned = '{"id":"nul_escape","s":"a\x00b"}'
+    assert by_id([returned, "not json at all"]) == {"nul_escape": returned}
+    verdict = classify(sent, by_id([returned]).get("nul_escape"))
+    assert verdict.outcome == "changed" and "not JSON" in verdict.notes[0]

@@ -329,16 +329,31 @@ def grow_together(
 
 def by_id(texts: list[str]) -> dict[str, str]:
     """The read-back texts by their document's "id" (a text whose id cannot be found is
-    left out: its document then shows as missing)."""
+    left out: its document then shows as missing). A text that is not strict JSON only for a
+    raw control character in a string (Databend writes U+0000 unescaped) is still found by its
+    id: its verdict is then "changed", not JSON, rather than missing."""
     found: dict[str, str] = {}
     for text in texts:
-        with contextlib.suppress(ValueError, ArithmeticError):
-            value = parse_exact(text)
-            if isinstance(value, Members):
-                ids = [v for k, v in value.pairs if k == "id" and isinstance(v, str)]
-                if ids:
-                    found.setdefault(ids[0], text)
+        identifier = _id_of(text)
+        if identifier is not None:
+            found.setdefault(identifier, text)
     return found
+
+
+def _id_of(text: str) -> str | None:
+    for strict in (True, False):
+        with contextlib.suppress(ValueError, ArithmeticError):
+            value = parse_exact(text) if strict else json.loads(text, strict=False)
+            pairs = (
+                value.pairs
+                if isinstance(value, Members)
+                else list(value.items())
+                if isinstance(value, dict)
+                else []
+            )
+            ids = [v for k, v in pairs if k == "id" and isinstance(v, str)]
+            return ids[0] if ids else None
+    return None
 
 
 def summary_line(document: dict[str, Any]) -> str:
