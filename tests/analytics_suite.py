@@ -154,6 +154,8 @@ class AnalyticsAdapterSuite:
     variant_roles: ClassVar[list[tuple[str, str]]]
     runs_by_default: ClassVar[bool] = True
     has_setup_script: ClassVar[bool] = False
+    # True: the cases run once per variant of the adapter (else on the first only).
+    every_variant: ClassVar[bool] = False
 
     # ----- fixtures ----------------------------------------------------------------------
     @pytest.fixture(scope="class")
@@ -174,9 +176,14 @@ class AnalyticsAdapterSuite:
 
     @pytest.fixture(scope="class")
     @classmethod
-    def variant(cls) -> str | None:
-        """The variant ``loaded`` loads (None: the first); a subclass may parametrize it."""
-        return None
+    def variant(cls, request: pytest.FixtureRequest) -> str | None:
+        """The variant ``loaded`` loads (None: the first; every one with ``every_variant``)."""
+        return getattr(request, "param", None)
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if self.every_variant and "variant" in metafunc.fixturenames:
+            names = [variant.name for variant in self.adapter_type.variants]
+            metafunc.parametrize("variant", names, indirect=True, scope="class")
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -309,6 +316,9 @@ class SQLTableCases:
     statement_timeout: ClassVar[bool] = False
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        suite = getattr(super(), "pytest_generate_tests", None)
+        if suite is not None:  # the suite's own parametrization (its variants)
+            suite(metafunc)
         if "refused_name" in metafunc.fixturenames:
             metafunc.parametrize("refused_name", sorted(self.refused))
 

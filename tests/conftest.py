@@ -57,6 +57,48 @@ def real_data_dir() -> Path:
     return path
 
 
+@contextlib.contextmanager
+def fresh_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh DOCBENCH_HOME for a test's engines and kept results, removed after.
+
+    Not under pytest's private (0700) temp root: servers that refuse root (PostgreSQL,
+    MariaDB, Elasticsearch) run as an unprivileged user that must be able to enter it. The
+    installed servers stay where they are (DOCBENCH_OPT).
+    """
+    from docbench.core import paths
+
+    home = Path(tempfile.mkdtemp(prefix="docbench-test-home-"))
+    home.chmod(0o755)
+    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))
+    monkeypatch.setenv("DOCBENCH_HOME", str(home))
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def own_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The test's own DOCBENCH_HOME (fresh_home): modules that need it for every test say
+    ``pytestmark = pytest.mark.usefixtures("own_home")``."""
+    with fresh_home(monkeypatch) as home:
+        yield home
+
+
+def small_copy(real_data_dir: Path, tmp_path: Path) -> Path:
+    """A dataset directory of one file: the first 1,000 real events."""
+    target = tmp_path / "data" / "small"
+    target.mkdir(parents=True)
+    shutil.copy(real_data_dir / "jsonbench_file_0001_first1000.jsonl", target / "file_0001.json")
+    return target
+
+
+@pytest.fixture
+def real_small(real_data_dir: Path, tmp_path: Path) -> Path:
+    """One file of 1,000 real events (small_copy)."""
+    return small_copy(real_data_dir, tmp_path)
+
+
 @pytest.fixture(scope="session")
 def generated_20k(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A generated dataset of 20,000 documents in two files (with its manifest and answers)."""

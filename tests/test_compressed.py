@@ -15,6 +15,9 @@ from docbench.systems import engine_class
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
 from docbench.workloads.load import plain_file_documents
 
+# Each test's engines and kept results live in a fresh DOCBENCH_HOME of its own.
+pytestmark = pytest.mark.usefixtures("own_home")
+
 DOCS = 6_000
 PER_FILE = 3_000
 
@@ -29,19 +32,6 @@ def twins(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         generate_dataset(DOCS, out, seed=7, jobs=2, compress=compress, docs_per_file=PER_FILE, quiet=True)
         made[compress] = out
     return made
-
-
-@pytest.fixture(autouse=True)
-def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from docbench.core import paths
-
-    home = tmp_path / "home"
-    home.mkdir()
-    home.chmod(0o755)
-    tmp_path.chmod(0o755)
-    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))
-    monkeypatch.setenv("DOCBENCH_HOME", str(home))
-    return home
 
 
 def test_compressed_files_are_named_and_counted_for_the_engines(twins: dict[str, Path]) -> None:

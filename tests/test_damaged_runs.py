@@ -34,23 +34,6 @@ from docbench.systems import engine_class
 from docbench.workloads.analytics import runner as analytics_runner
 
 
-@pytest.fixture
-def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Each test's work directory (and kept results) of its own."""
-    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))
-    monkeypatch.setenv("DOCBENCH_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def real_small(real_data_dir: Path, tmp_path: Path) -> Path:
-    """One file of 1,000 real events."""
-    target = tmp_path / "data" / "small"
-    target.mkdir(parents=True)
-    shutil.copy(real_data_dir / "jsonbench_file_0001_first1000.jsonl", target / "file_0001.json")
-    return target
-
-
 def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,17 +57,6 @@ NOT_OBJECTS = {
     b' \r "x" ': "not a JSON object: a string",
     b"  -1.5e3": "not a JSON object: a number",
 }
-
-
-@pytest.fixture
-def own_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A fresh DOCBENCH_HOME (0755: servers running as an unprivileged user must enter it)."""
-    home = Path(tempfile.mkdtemp(prefix="docbench-test-home-"))
-    home.chmod(0o755)
-    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))
-    monkeypatch.setenv("DOCBENCH_HOME", str(home))
-    yield home
-    shutil.rmtree(home, ignore_errors=True)
 
 
 def real_lines(real_data_dir: Path, count: int) -> list[bytes]:

@@ -17,13 +17,9 @@ from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
 
 @pytest.fixture(autouse=True)
-def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from docbench.core import paths
-
-    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))
-    monkeypatch.setenv("DOCBENCH_HOME", str(tmp_path / "home"))
+def own_data(own_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test's own home (conftest) and generated data directory."""
     monkeypatch.setenv("DOCBENCH_DATA", str(tmp_path / "data"))
-    return tmp_path / "home"
 
 
 def test_plan_extrapolates_from_a_result_here(real_data_dir: Path, tmp_path: Path) -> None:

@@ -20,37 +20,10 @@ from docbench.systems import REGISTERED, engine_class
 from docbench.workloads.analytics.report import verdicts
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
 
+# Each test's engines and kept results live in a fresh DOCBENCH_HOME of its own.
+pytestmark = pytest.mark.usefixtures("own_home")
+
 FORMAT1 = Path(__file__).parent / "fixtures" / "format1"
-
-
-def home_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A work directory (and kept results) of the test's own, under ``tmp_path``."""
-    from docbench.core import paths
-
-    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))
-    monkeypatch.setenv("DOCBENCH_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
-@pytest.fixture(autouse=True)
-def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Each test's work directory (and kept results) of its own."""
-    return home_of_its_own(tmp_path, monkeypatch)
-
-
-def small_copy(real_data_dir: Path, tmp_path: Path) -> Path:
-    """One file of 1,000 real events, in ``tmp_path``."""
-    target = tmp_path / "data" / "crlf"
-    target.mkdir(parents=True)
-    lines = (real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes().splitlines()
-    (target / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
-    return target
-
-
-@pytest.fixture
-def real_small(real_data_dir: Path, tmp_path: Path) -> Path:
-    """One file of 1,000 real events."""
-    return small_copy(real_data_dir, tmp_path)
 
 
 def url_scheme(system: str) -> str:
@@ -162,7 +135,7 @@ def test_resume_is_bound_to_the_data_not_the_directory_name(real_small: Path, tm
     first = results.load_results([results_dir])
     assert [d["num_loaded_documents"] for d in first] == [1000]
     # Another directory with the same name and other data.
-    other = tmp_path / "other" / "crlf"
+    other = tmp_path / "other" / "small"
     other.mkdir(parents=True)
     lines = (real_small / "file_0001.json").read_bytes().splitlines()[:584]
     (other / "file_0001.json").write_bytes(b"\n".join(lines) + b"\n")
@@ -188,7 +161,7 @@ def test_runs_never_overwrite_and_files_are_readable_by_all(real_small: Path, tm
     )
     assert run_analytics(request) == 0
     assert run_analytics(request) == 0
-    paths = sorted(results_dir.glob(f"analytics.{QUICK.system}.{QUICK.variant}.crlf.*.json"))
+    paths = sorted(results_dir.glob(f"analytics.{QUICK.system}.{QUICK.variant}.small.*.json"))
     assert len(paths) == 2
     for path in paths:
         assert path.stat().st_mode & 0o777 == 0o644

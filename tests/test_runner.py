@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,12 +20,14 @@ from conftest import (
 )
 
 from docbench import results
-from docbench.core import paths
 from docbench.dataset.reader import dataset_files
 from docbench.systems import REGISTERED, adapter_variants, engine_class
 from docbench.workloads.analytics import runner
 from docbench.workloads.analytics.concurrency import ConcurrencyRequest
 from docbench.workloads.analytics.runner import RunRequest, run_analytics
+
+# Each test's engines and kept results live in a fresh DOCBENCH_HOME of its own.
+pytestmark = pytest.mark.usefixtures("own_home")
 
 TRUSTED = {"ok", "precision"}
 
@@ -42,30 +41,6 @@ def available_systems() -> list[str]:
     """The systems that can run here, but those that are another version of one (their smoke
     tests cover them: tests/test_system_elasticsearch.py)."""
     return [name for name in REGISTERED if name in broad_systems() and engine_class(name).availability().ok]
-
-
-@contextlib.contextmanager
-def fresh_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A fresh DOCBENCH_HOME for a test's engines, so leftovers are attributable; removed after.
-
-    Not under pytest's private (0700) temp root: servers that refuse root (PostgreSQL,
-    MariaDB, Elasticsearch) run as an unprivileged user that must be able to enter it.
-    """
-    home = Path(tempfile.mkdtemp(prefix="docbench-test-home-"))
-    home.chmod(0o755)
-    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))  # keep the installed servers
-    monkeypatch.setenv("DOCBENCH_HOME", str(home))
-    try:
-        yield home
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
-
-
-@pytest.fixture(autouse=True)
-def own_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Each test's engines live in a fresh DOCBENCH_HOME (fresh_home)."""
-    with fresh_home(monkeypatch) as home:
-        yield home
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from analytics_suite import AnalyticsAdapterSuite, non_empty_lines, real_files_of
-from test_reliability import home_of_its_own, post_load_steps, small_copy
+from conftest import small_copy
+from test_reliability import post_load_steps
 
 from docbench.contracts.common import BatchRejected
 from docbench.core.answers import check_answer
@@ -311,12 +312,11 @@ def test_native_load_skips_bad_rows_like_jsonbench(tmp_path: Path, good_lines: l
 
 @pytest.mark.server  # a server or a 1m dataset: not the quick loop's
 def test_every_post_load_step_is_timed_on_its_own(
-    real_data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    real_data_dir: Path, tmp_path: Path, own_home: Path
 ) -> None:
     """(From tests/test_reliability.py, which times every system's steps.) ClickHouse forces no
     merge (OPTIMIZE FINAL grew faster than the data): it lets the background merges settle and
     says so."""
-    home_of_its_own(tmp_path, monkeypatch)
     by_system = post_load_steps(
         ["clickhouse"], ["lz4"], small_copy(real_data_dir, tmp_path), tmp_path / "results"
     )

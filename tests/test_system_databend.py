@@ -28,8 +28,6 @@ pytestmark = pytest.mark.skipif(
     not DatabendEngine.availability().ok, reason="the databend package is not installed"
 )
 
-VARIANTS = [v.name for v in DatabendAnalytics.variants]
-
 # Databend's JSON parser is strict (no NaN, no trailing comma, no unquoted key), refuses an
 # escaped lone surrogate, a number beyond a double and nesting beyond 128 levels; docbench's
 # loader refuses lines that are not objects (Databend's NDJSON reader would take them as rows).
@@ -63,11 +61,7 @@ class TestDatabend(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
     slow_query = "SELECT sum(number % 7) FROM numbers(100000000000)"
     cancel_match = "Databend process ended"
     cancel_within = 10
-
-    @pytest.fixture(scope="class", params=VARIANTS)
-    @classmethod
-    def variant(cls, request: pytest.FixtureRequest) -> str:
-        return request.param
+    every_variant = True
 
     # ----- the shared cases' hooks --------------------------------------------------------
     def check_version(self, version):

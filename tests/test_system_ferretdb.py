@@ -74,11 +74,7 @@ class TestFerretDB(BadLinesCases, AnalyticsAdapterSuite):
     has_setup_script = True
     good_line = GOOD
     bad_lines = BAD_LINES
-
-    @pytest.fixture(scope="class", params=["pglz", "lz4"])
-    @classmethod
-    def variant(cls, request: pytest.FixtureRequest) -> str:
-        return request.param
+    every_variant = True
 
     @pytest.fixture(scope="class")
     @classmethod

@@ -27,8 +27,9 @@ from analytics_suite import (
     same_documents,
     work_dir,
 )
+from conftest import fresh_home
 from test_native_refusals import _load
-from test_runner import TRUSTED, fresh_home, run
+from test_runner import TRUSTED, run
 
 from docbench.contracts.common import BatchRejected
 from docbench.systems import adapter_class, engine_class, open_adapter, open_engine
@@ -559,22 +560,6 @@ def check_updates(result: dict, docs: int) -> None:
 
 
 # ----- the throughput workload (moved from tests/test_throughput_workload.py) -----------------
-
-
-@pytest.fixture
-def own_home(monkeypatch):
-    """A work directory the unprivileged server user can reach (pytest's tmp is 0700): as
-    test_throughput_workload.py's."""
-    import tempfile
-
-    from docbench.core import paths
-
-    base = Path(tempfile.mkdtemp(prefix="docbench-throughput-"))
-    os.chmod(base, 0o711)
-    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))  # installs stay where they are
-    monkeypatch.setenv("DOCBENCH_HOME", str(base))
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
 
 
 def _postgresql_or_skip() -> None:

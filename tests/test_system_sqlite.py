@@ -14,8 +14,9 @@ from analytics_suite import (
     non_empty_lines,
     same_documents,
 )
+from conftest import small_copy
 from hard_lines import NOT_JSON, ODD_BUT_VALID, pick
-from test_reliability import home_of_its_own, post_load_steps, small_copy
+from test_reliability import post_load_steps
 
 from docbench.contracts.common import BatchRejected
 from docbench.core.ownership import DIRECTORY_MARK
@@ -26,8 +27,6 @@ from docbench.systems.sqlite.session import format_query_plan
 pytestmark = pytest.mark.skipif(
     not SQLiteEngine.availability().ok, reason="sqlean.py with SQLite 3.45+ is not installed"
 )
-
-VARIANTS = [v.name for v in SQLiteAnalytics.variants]
 
 # Lines both variants refuse (-> BatchRejected), by name.
 # SQLite does not check UTF-8 itself (invalid text is undefined behaviour): the adapter refuses it
@@ -58,11 +57,7 @@ class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
     slow_query = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n"
     cancel_match = "interrupted"
     cancel_within = 10
-
-    @pytest.fixture(scope="class", params=VARIANTS)
-    @classmethod
-    def variant(cls, request: pytest.FixtureRequest) -> str:
-        return request.param
+    every_variant = True
 
     # ----- the shared cases' hooks --------------------------------------------------------
     def check_version(self, version):
@@ -174,11 +169,10 @@ class TestSQLite(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
 
 @pytest.mark.server  # a server or a 1m dataset: not the quick loop's
 def test_every_post_load_step_is_timed_on_its_own(
-    real_data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    real_data_dir: Path, tmp_path: Path, own_home: Path
 ) -> None:
     """(From tests/test_reliability.py, which times every system's steps.) SQLite's last step
     folds the write-ahead log into the database."""
-    home_of_its_own(tmp_path, monkeypatch)
     by_system = post_load_steps(
         ["sqlite"], ["jsonb"], small_copy(real_data_dir, tmp_path), tmp_path / "results"
     )

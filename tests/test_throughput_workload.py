@@ -21,7 +21,6 @@ from docbench import results
 from docbench.contracts import ycsb
 from docbench.contracts.engine import main_pid
 from docbench.contracts.mixes import MIXES, mix_named
-from docbench.core import paths
 from docbench.report import html
 from docbench.systems import REGISTERED, adapter_class, adapter_module, engine_class, open_adapter
 from docbench.workloads.throughput import memcap
@@ -33,17 +32,6 @@ DOCS = 2_000
 SMALL_DOCS: dict[str, int] = {}
 # The SQL server's sessions run in both event loops: each behaviour is checked in each.
 LOOPS = ["compiled", "multiplexed"]
-
-
-@pytest.fixture
-def own_home(monkeypatch):
-    """A work directory the unprivileged server user can reach (pytest's tmp is 0700)."""
-    base = Path(tempfile.mkdtemp(prefix="docbench-throughput-"))
-    os.chmod(base, 0o711)
-    monkeypatch.setenv("DOCBENCH_OPT", str(paths.opt_dir()))  # installs stay where they are
-    monkeypatch.setenv("DOCBENCH_HOME", str(base))
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
 
 
 def test_mix_weights_are_drawn_in_proportion() -> None:
