@@ -9,12 +9,12 @@ Databend process; each query runs in a fresh worker process that starts one of i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.engine import system_folder
+from docbench.core.jsontypes import JsonMapping, JsonObject
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.databend.engine import DatabendEngine
 from docbench.systems.databend.loader import BATCH_FILE_NAME, DatabendLoader
@@ -95,7 +95,7 @@ class DatabendAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack, NativeLoad):
         else:
             segments = blocks = rows = uncompressed = compressed = index = 0
         data_directory = self.engine.directory / ".databend" / "_data"
-        detail: dict[str, Any] = {
+        detail: JsonObject = {
             "segments": segments,
             "blocks": blocks,
             "rows": rows,
@@ -116,11 +116,11 @@ class DatabendAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack, NativeLoad):
     def sql_names(self) -> dict[str, str]:
         return {"table": TABLE}
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"workdir": str(self.engine.workdir)}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonMapping) -> QuerySession:
         return DatabendSession(spec)
 
 

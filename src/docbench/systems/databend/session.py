@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.core.jsontypes import JsonMapping
 from docbench.systems.databend.engine import DatabendEngine, DatabendHost
 
 _hosts_lock = threading.Lock()
@@ -43,7 +43,7 @@ def _close_host(workdir: str, host: DatabendHost) -> None:
 
 
 class DatabendSession(QuerySession):
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: JsonMapping) -> None:
         self.workdir = str(spec["workdir"])
         self.host = _open_host(self.workdir)
 

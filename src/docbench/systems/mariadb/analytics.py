@@ -15,15 +15,17 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.engine import main_pid, system_folder
+from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue
 from docbench.core.sqlfiles import read_ddl, step_name
-from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine
+from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine, params_json
 from docbench.systems.mariadb.loader import LOAD_OPTIONS, MariaDBLoader
 from docbench.systems.mariadb.session import MariaDBSession
 
@@ -65,7 +67,7 @@ class MariaDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
     # The five paths are indexed VIRTUAL columns (computed when read, stored only in the
     # index): MariaDB's way to index JSON, within JSONBench's rules.
     representation = "JSON (LONGTEXT checked by JSON_VALID), the five paths as indexed VIRTUAL columns"
-    engine_defaults: ClassVar[dict[str, Any]] = {"table_options": "ROW_FORMAT=DYNAMIC"}
+    engine_defaults: ClassVar[JsonObject] = {"table_options": "ROW_FORMAT=DYNAMIC"}
     load_batch_size = 20_000
     refused_hard_kinds = frozenset({"lone_surrogate", "deep_nesting"})
     time_precision_us = 1
@@ -159,9 +161,9 @@ class MariaDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
             return {"table": f"{self.table}_paths", "documents": self.table}
         return {"table": self.table, "documents": self.table}
 
-    def session_spec(self) -> dict[str, Any]:
-        params = self.engine.params()
-        spec: dict[str, Any] = {"table": self.table, "index": self.index, "local": self.engine.is_local()}
+    def session_spec(self) -> JsonObject:
+        params = params_json(self.engine.params())
+        spec: JsonObject = {"table": self.table, "index": self.index, "local": self.engine.is_local()}
         password_file = self.engine.password_file
         if password_file is not None:
             params.pop("password", None)
@@ -171,7 +173,7 @@ class MariaDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
         return spec
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonMapping) -> QuerySession:
         return MariaDBSession(spec)
 
     def check_plan(self, query_number: int, plan: str | None) -> str | None:
@@ -196,7 +198,7 @@ class MariaDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
         )
 
 
-def _plan_tables(node: Any):
+def _plan_tables(node: JsonValue) -> Iterator[JsonObject]:
     """Every "table" object of an EXPLAIN FORMAT=JSON plan."""
     if isinstance(node, dict):
         for key, value in node.items():

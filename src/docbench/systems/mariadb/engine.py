@@ -30,7 +30,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import unquote, urlsplit
 
 from docbench.contracts.common import (
@@ -41,6 +41,7 @@ from docbench.contracts.common import (
     directory_size,
 )
 from docbench.contracts.engine import CacheLimits, Engine
+from docbench.core.jsontypes import JsonObject, JsonValue, as_int, as_object, as_str
 from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.mariadb import server as mserver
@@ -103,7 +104,38 @@ def option_file_settings(path: Path | None = None) -> dict[str, str]:
     return found
 
 
-def parse_url(url: str, option_file: Path | None = None) -> dict[str, Any]:
+class ConnectParams(TypedDict):
+    """PyMySQL connection parameters of a server (keywords of ``pymysql.connect``)."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+
+
+def params_json(params: ConnectParams) -> JsonObject:
+    """The parameters as a session spec carries them (JSON)."""
+    return {
+        "host": params["host"],
+        "port": params["port"],
+        "user": params["user"],
+        "password": params["password"],
+    }
+
+
+def json_params(value: JsonValue, password: str | None = None) -> ConnectParams:
+    """The parameters from a session spec (:func:`params_json`); ``password`` (read from the
+    spec's password file) instead of the spec's own, which it then need not carry."""
+    params = as_object(value, "params")
+    return {
+        "host": as_str(params["host"], "host"),
+        "port": as_int(params["port"], "port"),
+        "user": as_str(params["user"], "user"),
+        "password": password if password is not None else as_str(params["password"], "password"),
+    }
+
+
+def parse_url(url: str, option_file: Path | None = None) -> ConnectParams:
     """mysql://user:password@host:port/db (or mariadb://) -> pymysql connect parameters.
 
     The password ends at the last ``@`` (percent-encoding is decoded). Without one in the URL
@@ -141,7 +173,7 @@ def is_local_host(host: str) -> bool:
     return host in {"localhost", "127.0.0.1", "::1"}
 
 
-def connect(params: dict[str, Any], database: str | None = DATABASE, **extra: Any):
+def connect(params: ConnectParams, database: str | None = DATABASE, **extra: Any):
     """A new autocommit PyMySQL connection with these parameters (utf8mb4)."""
     pymysql = pymysql_module()
     return pymysql.connect(
@@ -223,7 +255,7 @@ class MariaDBEngine(Engine, CacheLimits):
         return self.server.password_file if self.server is not None else None
 
     # ----- connections -------------------------------------------------------------------
-    def params(self) -> dict[str, Any]:
+    def params(self) -> ConnectParams:
         """PyMySQL connection parameters of the server (password included)."""
         if self.url:
             return parse_url(self.url)
@@ -396,7 +428,7 @@ class MariaDBEngine(Engine, CacheLimits):
             "SELECT FILE_SIZE, ALLOCATED_SIZE FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = %s",
             (f"{DATABASE}/{table}",),
         )
-        detail: dict[str, Any] = {
+        detail: JsonObject = {
             "data_length": data,
             "index_length": index,
             "data_free": free,

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
 
 from docbench.contracts.analytics import Loader
 from docbench.contracts.common import BatchRejected
-from docbench.systems.mariadb.engine import connect, pymysql_module
+from docbench.systems.mariadb.engine import ConnectParams, connect, pymysql_module
 
 # Each line is one field: \x01 cannot appear raw in valid JSON (a line with one has two
 # fields -> a warning -> refused); no enclosing and no escape character, so backslashes are
@@ -39,7 +38,7 @@ def _problems(warnings: list[tuple]) -> list[str]:
 class MariaDBLoader(Loader):
     """LOAD DATA LOCAL INFILE of each batch from a memfd, one transaction per batch."""
 
-    def __init__(self, params: dict[str, Any], table: str) -> None:
+    def __init__(self, params: ConnectParams, table: str) -> None:
         self.conn = connect(params, local_infile=True)
         self.table = table
         with self.conn.cursor() as cur:

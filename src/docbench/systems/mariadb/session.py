@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
-from docbench.systems.mariadb.engine import connect
+from docbench.core.jsontypes import JsonMapping, as_float, as_int, as_str, object_or_empty
+from docbench.systems.mariadb.engine import ConnectParams, connect, json_params
 
 
 def _plain(value: Any) -> Any:
@@ -27,15 +28,15 @@ class MariaDBSession(QuerySession):
     (``SET profiling = 1``; ``SHOW PROFILES``): cheap, no performance_schema needed.
     """
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: JsonMapping) -> None:
         self.spec = spec
         self.params = spec_params(spec)
         self.conn = connect(self.params)
         with self.conn.cursor() as cur:
             timeout = spec.get("timeout")
             if timeout:
-                cur.execute(f"SET SESSION max_statement_time = {float(timeout):.3f}")
-            for name, value in (spec.get("session_settings") or {}).items():
+                cur.execute(f"SET SESSION max_statement_time = {as_float(timeout, 'timeout'):.3f}")
+            for name, value in object_or_empty(spec.get("session_settings")).items():
                 if not re.fullmatch(r"[a-z_]+", name):
                     raise ValueError(f"bad session setting name {name!r}")
                 cur.execute(f"SET SESSION {name} = %s", (value,))
@@ -68,7 +69,7 @@ class MariaDBSession(QuerySession):
     def engine_pids(self) -> list[int]:
         pid = self.spec.get("server_pid")
         if pid and Path(f"/proc/{pid}").exists():
-            return [int(pid)]
+            return [as_int(pid, "server_pid")]
         return []
 
     def cancel(self) -> None:
@@ -85,9 +86,9 @@ class MariaDBSession(QuerySession):
             self.conn.close()
 
 
-def spec_params(spec: dict[str, Any]) -> dict[str, Any]:
+def spec_params(spec: JsonMapping) -> ConnectParams:
     """The connection parameters of a session spec, with the password read from its file."""
-    params = dict(spec["params"])
+    password = None
     if spec.get("password_file"):
-        params["password"] = Path(spec["password_file"]).read_text().strip()
-    return params
+        password = Path(as_str(spec["password_file"], "password_file")).read_text().strip()
+    return json_params(spec["params"], password)

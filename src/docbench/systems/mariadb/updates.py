@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.updates import KeyValueSession, NonBlockingSession, UpdatesTarget
-from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine, connect
+from docbench.core.jsontypes import JsonMapping, JsonObject, as_object
+from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine, connect, json_params, params_json
 from docbench.systems.mariadb.loader import MariaDBLoader
 
 VARIANTS: list[Variant] = [
@@ -31,17 +32,17 @@ TABLE = "ycsb"
 
 
 class MariaDBKeyValueSession(KeyValueSession):
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.conn = connect(spec["params"])
+    def __init__(self, spec: JsonMapping) -> None:
+        self.conn = connect(json_params(spec["params"]))
 
     def _run(self, sql: str, args: Any) -> tuple[int, list[tuple]]:
         with self.conn.cursor() as cur:
             changed = cur.execute(sql, args)
             return changed, list(cur.fetchall())
 
-    def read(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: str) -> JsonObject | None:
         _, rows = self._run(f"SELECT doc FROM {TABLE} WHERE ycsb_key = %s", (key,))
-        return json.loads(rows[0][0]) if rows else None
+        return as_object(json.loads(rows[0][0]), "document") if rows else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
         changed, _ = self._run(
@@ -49,7 +50,7 @@ class MariaDBKeyValueSession(KeyValueSession):
         )
         return changed
 
-    def insert(self, doc: dict[str, Any]) -> None:
+    def insert(self, doc: JsonMapping) -> None:
         self._run(f"INSERT INTO {TABLE} (doc) VALUES (%s)", (json.dumps(doc),))
 
     def close(self) -> None:
@@ -64,7 +65,7 @@ class NonBlockingMariaDBSession(MariaDBKeyValueSession, NonBlockingSession):
     set's rows, an ERR packet's message. PyMySQL does not ask for CLIENT_DEPRECATE_EOF, so a
     result set ends with an EOF packet. Once ``send_*`` is used, the blocking methods are not."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: JsonMapping) -> None:
         super().__init__(spec)
         self.sock = self.conn._sock  # noqa: SLF001 - PyMySQL exposes no other way to it
         self.buffer = bytearray()
@@ -102,7 +103,7 @@ class NonBlockingMariaDBSession(MariaDBKeyValueSession, NonBlockingSession):
             f"WHERE ycsb_key = {escape(key)}"
         )
 
-    def send_insert(self, doc: dict[str, Any]) -> None:
+    def send_insert(self, doc: JsonMapping) -> None:
         self._query(f"INSERT INTO {TABLE} (doc) VALUES ({self.conn.escape(json.dumps(doc))})")
 
     def receive(self) -> int | None:
@@ -177,7 +178,7 @@ class MariaDBUpdates(UpdatesTarget):
             changed = cur.execute(sql, args)
             return changed, list(cur.fetchall())
 
-    def engine_info(self) -> dict[str, Any]:
+    def engine_info(self) -> JsonObject:
         return {"mariadb": self._run("SELECT VERSION()")[1][0][0]}
 
     def create(self) -> None:
@@ -245,11 +246,11 @@ class MariaDBUpdates(UpdatesTarget):
             detail={"data_free": int(free)},
         )
 
-    def session_spec(self) -> dict[str, Any]:
-        return {"params": self.engine.params()}
+    def session_spec(self) -> JsonObject:
+        return {"params": params_json(self.engine.params())}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> MariaDBKeyValueSession:
+    def open_session(cls, spec: JsonMapping) -> MariaDBKeyValueSession:
         return NonBlockingMariaDBSession(spec)
 
 

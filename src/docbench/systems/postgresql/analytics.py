@@ -17,13 +17,15 @@ import logging
 import os
 import shlex
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.engine import system_file
+from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue
 from docbench.core.sqlfiles import read_ddl, step_name
 from docbench.systems.postgresql.engine import COPY_OPTIONS, PostgreSQLEngine, copy_buffer
 from docbench.systems.postgresql.loader import PostgreSQLLoader
@@ -82,7 +84,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
     # Live ingest: the loader's batches, each committed; a commit is visible at once.
     retains_structure = True
     representation = "jsonb"
-    engine_defaults: ClassVar[dict[str, Any]] = {"compression": "pglz"}
+    engine_defaults: ClassVar[JsonObject] = {"compression": "pglz"}
     # A refused batch is re-sent as ~2x its size while bisecting; 20k documents (~10 MB)
     # keep that under a second and already amortise the per-COPY/commit overhead.
     load_batch_size = 20_000
@@ -136,7 +138,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
             source = _copy_source(path)
             command = f"\\copy {self.table} (data) FROM {source} WITH ({COPY_OPTIONS})"
             out = subprocess.run(
-                [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", make_conninfo(**params), "-c", command],
+                [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", make_conninfo("", **params), "-c", command],
                 capture_output=True,
                 text=True,
                 env=env,
@@ -178,7 +180,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
             f"SELECT count(*) FILTER (WHERE pg_column_compression(data) IS NOT NULL), count(*)"
             f" FROM {self.table}"
         ).fetchone()
-        detail: dict[str, Any] = {
+        detail: JsonObject = {
             "heap_bytes": heap,
             "toast_bytes": toast,
             "database_bytes": database,
@@ -200,19 +202,19 @@ class PostgreSQLAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
     def sql_names(self) -> dict[str, str]:
         return {"table": self.table}
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         params = self.engine.conninfo_params()
-        spec: dict[str, Any] = {"table": self.table, "index": self.index, "local": self.engine.is_local()}
+        spec: JsonObject = {"table": self.table, "index": self.index, "local": self.engine.is_local()}
         password_file = self.engine.password_file
         if password_file is not None:
             # The password stays in its file (mode 0600); the worker reads it.
             params.pop("password", None)
             spec["password_file"] = str(password_file)
-        spec["conninfo"] = params
+        spec["conninfo"] = {**params}
         return spec
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonMapping) -> QuerySession:
         return PostgreSQLSession(spec)
 
     def check_plan(self, query_number: int, plan: str | None) -> str | None:
@@ -244,7 +246,7 @@ class PostgreSQLAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
 # ----- helpers ----------------------------------------------------------------------------
 
 
-def _plan_nodes(plan: Any):
+def _plan_nodes(plan: JsonValue) -> Iterator[JsonObject]:
     """Every node of an EXPLAIN (FORMAT JSON) document."""
     if isinstance(plan, list):
         for item in plan:

@@ -37,6 +37,7 @@ from docbench.systems.postgresql import server as pgserver
 
 if TYPE_CHECKING:
     import psycopg
+    from psycopg.abc import ConnDict
 
 DATABASE = "docbench"
 INSTALL_HINT = "docbench setup postgresql  (apt-get install postgresql postgresql-contrib)"
@@ -114,7 +115,7 @@ def libpq_url(url: str) -> str:
     return at_encoded(url)  # a key=value conninfo string (libpq's own syntax) stays as it is
 
 
-def is_local_host(params: dict[str, Any]) -> bool:
+def is_local_host(params: ConnDict) -> bool:
     host = str(params.get("host") or params.get("hostaddr") or "")
     return host == "" or host.startswith("/") or host in {"localhost", "127.0.0.1", "::1"}
 
@@ -205,7 +206,7 @@ class PostgreSQLEngine(Engine, CacheLimits):
         return str(bin_dir / "pgbench")
 
     # ----- connections -------------------------------------------------------------------
-    def conninfo_params(self, dbname: str = DATABASE) -> dict[str, Any]:
+    def conninfo_params(self, dbname: str = DATABASE) -> ConnDict:
         """libpq connection parameters for a database of the server (password included)."""
         from psycopg.conninfo import conninfo_to_dict
 
@@ -224,7 +225,7 @@ class PostgreSQLEngine(Engine, CacheLimits):
     def conninfo(self, dbname: str = DATABASE) -> str:
         from psycopg.conninfo import make_conninfo
 
-        return make_conninfo(**self.conninfo_params(dbname))
+        return make_conninfo("", **self.conninfo_params(dbname))
 
     def served_url(self) -> str | None:
         if self.url:

@@ -6,10 +6,14 @@ import contextlib
 import json
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.core.jsontypes import JsonMapping, JsonValue, as_float, as_object, as_str, object_or_empty
 from docbench.systems.postgresql.engine import psycopg_module
+
+if TYPE_CHECKING:
+    from psycopg.abc import ConnDict
 
 # Statistics of one statement kept by pg_stat_statements (deltas are taken around a query).
 _STATS_SQL = """
@@ -36,15 +40,15 @@ class PostgreSQLSession(QuerySession):
     (the delta of its entry around the query); None when pg_stat_statements is not available.
     """
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: JsonMapping) -> None:
         psycopg = psycopg_module()
         self.spec = spec
         self.conn = psycopg.connect(spec_conninfo(spec), autocommit=True)
         timeout = spec.get("timeout")
         if timeout:
-            self.conn.execute(f"SET statement_timeout = {max(1, int(float(timeout) * 1000))}")
+            self.conn.execute(f"SET statement_timeout = {max(1, int(as_float(timeout, 'timeout') * 1000))}")
         # Optional planner/session settings (e.g. {"enable_seqscan": "off"} to study plans).
-        for name, value in (spec.get("session_settings") or {}).items():
+        for name, value in object_or_empty(spec.get("session_settings")).items():
             self.conn.execute("SELECT set_config(%s, %s, false)", (name, str(value)))
         self.backend_pid = int(self.conn.execute("SELECT pg_backend_pid()").fetchone()[0])
         self._own_query_ids: set[int] = set()
@@ -132,11 +136,21 @@ class PostgreSQLSession(QuerySession):
             self.conn.close()
 
 
-def spec_conninfo(spec: dict[str, Any]) -> str:
+def spec_conninfo(spec: JsonMapping) -> str:
     """The conninfo of a session spec, with the password read from its file."""
     from psycopg.conninfo import make_conninfo
 
-    params = dict(spec["conninfo"])
+    params = conn_params(spec["conninfo"])
     if spec.get("password_file"):
-        params["password"] = Path(spec["password_file"]).read_text().strip()
-    return make_conninfo(**params)
+        params["password"] = Path(as_str(spec["password_file"], "password_file")).read_text().strip()
+    return make_conninfo("", **params)
+
+
+def conn_params(value: JsonValue) -> ConnDict:
+    """A session spec's libpq parameters (each a string, an integer or null), as psycopg takes them."""
+    params: ConnDict = {}
+    for name, item in as_object(value, "conninfo").items():
+        if item is not None and not isinstance(item, str | int):
+            raise TypeError(f"conninfo {name}: expected a string or an integer, got {type(item).__name__}")
+        params[name] = item
+    return params

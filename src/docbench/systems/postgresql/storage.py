@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from docbench.contracts.common import BatchRejected, StorageSize, Variant
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
+from docbench.core.jsontypes import JsonObject
 from docbench.systems.postgresql.engine import (
     PostgreSQLEngine,
     error_message,
@@ -188,7 +189,7 @@ class PostgreSQLStorage(StorageMatrixTarget):
             f"SELECT count(*) FILTER (WHERE pg_column_compression(doc) IS NOT NULL),"
             f" coalesce(avg(pg_column_size(doc)), 0) FROM {TABLE}"
         ).fetchone()
-        detail: dict[str, Any] = {
+        detail: JsonObject = {
             "table": int(table_size) - toast,
             "toast": toast,
             "index": int(index),

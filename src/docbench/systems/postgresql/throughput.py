@@ -38,18 +38,18 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from docbench.contracts import ycsb
 from docbench.contracts.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.throughput import NativeReference, ThroughputRun
+from docbench.core.jsontypes import JsonMapping, JsonObject
 from docbench.core.redact import redact_text
 from docbench.systems.postgresql.engine import DATABASE, PostgreSQLEngine
 from docbench.systems.postgresql.updates import PostgreSQLUpdates, point_statements
 
 BUILTIN_DATABASE = "docbench_pgbench"
 BUILTIN_SCALE = 10
-_BUILTINS_DONE: dict[tuple[str, int], dict[str, Any]] = {}
+_BUILTINS_DONE: dict[tuple[str, int], JsonObject] = {}
 
 
 def _key_expression(seed: int) -> str:
@@ -69,7 +69,7 @@ def _draw(distribution: str, docs: int) -> str:
 _VALUE = f"substr(repeat(md5(random()::text), 5), 1, {ycsb.FIELD_LENGTH})"
 
 
-def scripts(spec: dict[str, Any], distribution: str, docs: int, seed: int) -> dict[str, str]:
+def scripts(spec: JsonMapping, distribution: str, docs: int, seed: int) -> dict[str, str]:
     """pgbench script text per docbench operation."""
     sql = point_statements(spec)
     key = _key_expression(seed)
@@ -96,7 +96,7 @@ def scripts(spec: dict[str, Any], distribution: str, docs: int, seed: int) -> di
     }
 
 
-def parse_output(text: str) -> dict[str, Any]:
+def parse_output(text: str) -> dict[str, float | None]:
     def number(pattern: str) -> float | None:
         match = re.search(pattern, text)
         return float(match.group(1)) if match else None
@@ -129,7 +129,7 @@ def pgbench_connection(engine: PostgreSQLEngine, dbname: str) -> Iterator[tuple[
     password = params.pop("password", None)
     env = dict(os.environ)
     if not password:
-        yield make_conninfo(**params), env
+        yield make_conninfo("", **params), env
         return
     folder = tempfile.mkdtemp(prefix="docbench-pgbench-")
     try:
@@ -139,7 +139,7 @@ def pgbench_connection(engine: PostgreSQLEngine, dbname: str) -> Iterator[tuple[
             handle.write(_pgpass_line(str(password)))
         env["PGPASSFILE"] = str(passfile)
         env.pop("PGPASSWORD", None)  # it would win over the file
-        yield make_conninfo(**params), env
+        yield make_conninfo("", **params), env
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -150,7 +150,7 @@ def _run(
     env: dict[str, str] | None = None,
     url: str | None = None,
     window: ThroughputRun | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Run pgbench; its figures, and the CPU time it used (os.wait4's rusage of the child)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         process = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
@@ -163,11 +163,13 @@ def _run(
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    result = parse_output(stdout)
+    figures = parse_output(stdout)
+    result: JsonObject = {**figures}
     result["command"] = " ".join(argv[:-1] + ["<conninfo>"])
-    result["cpu_seconds"] = usage.ru_utime + usage.ru_stime
-    done = (result.get("transactions") or 0) + (result.get("failed") or 0)
-    result["cpu_us_per_op"] = result["cpu_seconds"] * 1e6 / done if done else None
+    cpu_seconds = usage.ru_utime + usage.ru_stime
+    result["cpu_seconds"] = cpu_seconds
+    done = (figures["transactions"] or 0) + (figures["failed"] or 0)
+    result["cpu_us_per_op"] = cpu_seconds * 1e6 / done if done else None
     if window is not None and result["tps"] is not None:
         measured = measured_window(stderr, window.warmup_s, window.duration_s)
         result["tps_whole_run"] = result["tps"]
@@ -206,7 +208,7 @@ def _common(run: ThroughputRun, warmup: bool = False) -> list[str]:
 _PROGRESS = re.compile(r"progress: ([\d.]+) s, ([\d.]+) tps, lat ([\d.]+) ms")
 
 
-def measured_window(progress: str, warmup_s: float, duration_s: float) -> dict[str, Any] | None:
+def measured_window(progress: str, warmup_s: float, duration_s: float) -> JsonObject | None:
     """pgbench's figures over the seconds after the warm-up, from its ``-P 1`` lines (pgbench
     has no warm-up of its own: it runs warm-up + duration, as docbench's clients do, and the
     warm-up seconds are left out here as docbench leaves them out)."""
@@ -231,13 +233,13 @@ class PgbenchReference(NativeReference):
     target: PostgreSQLUpdates
     engine: PostgreSQLEngine
 
-    def measure(self, run: ThroughputRun) -> dict[str, Any]:
+    def measure(self, run: ThroughputRun) -> JsonObject:
         workdir = self.engine.workdir / "pgbench"
         workdir.mkdir(parents=True, exist_ok=True)
         custom = self._custom(run, workdir)
         return {"tool": self.tool, "tps": custom.get("tps"), "custom": custom, "builtin": self._builtin(run)}
 
-    def _custom(self, run: ThroughputRun, workdir: Path) -> dict[str, Any]:
+    def _custom(self, run: ThroughputRun, workdir: Path) -> JsonObject:
         texts = scripts(self.target.session_spec(), run.distribution, run.docs, run.seed)
         argv = [self.engine.pgbench_path(), *_common(run, warmup=True)]
         for operation, weight in mix_named(run.mix).weights:
@@ -252,10 +254,10 @@ class PgbenchReference(NativeReference):
                 url=self.engine.url,
                 window=run,
             )
-        result["scripts"] = texts
+        result["scripts"] = {**texts}
         return result
 
-    def _builtin(self, run: ThroughputRun) -> dict[str, Any]:
+    def _builtin(self, run: ThroughputRun) -> JsonObject:
         """pgbench's own select-only / tpcb-like on its own tables (managed cluster only)."""
         if not run.builtin:
             return {"skipped": "not asked for"}

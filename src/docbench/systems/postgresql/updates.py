@@ -24,13 +24,14 @@ from __future__ import annotations
 import contextlib
 import select
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import orjson
 
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.updates import CompiledClient, NonBlockingSession, UpdatesTarget
 from docbench.contracts.ycsb import FIELDS
+from docbench.core.jsontypes import JsonMapping, JsonObject, as_object, as_str
 from docbench.systems.postgresql.engine import (
     COPY_OPTIONS,
     PostgreSQLEngine,
@@ -69,10 +70,11 @@ def _where(index: str) -> str:
     return "data->>'ycsb_key' = %(key)s"
 
 
-def point_statements(spec: dict[str, Any]) -> dict[str, str]:
+def point_statements(spec: JsonMapping) -> dict[str, str]:
     """The point operations' SQL, with %(key)s, %(field)s, %(value)s, %(doc)s placeholders
     (also the source of the pgbench scripts in throughput.py)."""
-    table, kind, where = spec["table"], spec["type"], _where(spec["index"])
+    table, kind = as_str(spec["table"], "table"), as_str(spec["type"], "type")
+    where = _where(as_str(spec["index"], "index"))
     value = "jsonb_set(data, ARRAY[%(field)s], to_jsonb(%(value)s::text))"
     if kind == "json":
         value = "jsonb_set(data::jsonb, ARRAY[%(field)s], to_jsonb(%(value)s::text))::json"
@@ -104,7 +106,7 @@ def _numbered(sql: str, names: list[str]) -> str:
     return sql
 
 
-def prepared_statements(spec: dict[str, Any]) -> dict[str, str]:
+def prepared_statements(spec: JsonMapping) -> dict[str, str]:
     """The point operations as libpq prepares them ($1...): read (key), update (field, value,
     key), insert (the document), for the Python session and docbench-client alike."""
     sql = point_statements(spec)
@@ -122,8 +124,8 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
     ``send_*``/``receive`` pair is libpq's asynchronous command processing on the same
     prepared statements (the throughput driver multiplexes many such sessions on a thread)."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.conn = psycopg_module().connect(spec["conninfo"], autocommit=True)
+    def __init__(self, spec: JsonMapping) -> None:
+        self.conn = psycopg_module().connect(as_str(spec["conninfo"], "conninfo"), autocommit=True)
         statements = prepared_statements(spec)
         self.pgconn = self.conn.pgconn
         for name in ("read", "update", "insert"):
@@ -139,9 +141,9 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
             raise psycopg_module().DatabaseError(result.error_message.decode(errors="replace").strip())
         return result
 
-    def read(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: str) -> JsonObject | None:
         result = self._check(self.pgconn.exec_prepared(b"docbench_read", [key.encode()]))
-        return orjson.loads(result.get_value(0, 0)) if result.ntuples else None
+        return as_object(orjson.loads(result.get_value(0, 0)), "document") if result.ntuples else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
         result = self._check(
@@ -149,7 +151,7 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
         )
         return int(result.command_tuples or 0)
 
-    def insert(self, doc: dict[str, Any]) -> None:
+    def insert(self, doc: JsonMapping) -> None:
         self._check(self.pgconn.exec_prepared(b"docbench_insert", [orjson.dumps(doc)]))
 
     # the non-blocking pair ----------------------------------------------------------------
@@ -180,7 +182,7 @@ class PostgreSQLKeyValueSession(NonBlockingSession):
     def send_update(self, key: str, field: str, value: str) -> None:
         self._send(b"docbench_update", [field.encode(), value.encode(), key.encode()], False)
 
-    def send_insert(self, doc: dict[str, Any]) -> None:
+    def send_insert(self, doc: JsonMapping) -> None:
         self._send(b"docbench_insert", [orjson.dumps(doc)], False)
 
     def broken(self) -> bool:
@@ -225,7 +227,7 @@ class PostgreSQLUpdates(UpdatesTarget, CompiledClient):
         """The engine's admin connection (closed by release(), stop() and a restart)."""
         return self.engine.admin_connection()
 
-    def engine_info(self) -> dict[str, Any]:
+    def engine_info(self) -> JsonObject:
         return {"server_version": self.conn().execute("SHOW server_version").fetchone()[0]}
 
     def limit_cache(self, cache_bytes: int) -> str:
@@ -328,7 +330,7 @@ class PostgreSQLUpdates(UpdatesTarget, CompiledClient):
             },
         )
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> JsonObject:
         conn = self.conn()
         with contextlib.suppress(Exception):
             conn.execute("SELECT pg_stat_force_next_flush()")
@@ -350,12 +352,13 @@ class PostgreSQLUpdates(UpdatesTarget, CompiledClient):
             "vacuum_count",
             "autovacuum_count",
         ]
-        stats: dict[str, Any] = dict(zip(names, (int(v) for v in row), strict=True))
-        stats["hot_share"] = stats["n_tup_hot_upd"] / stats["n_tup_upd"] if stats["n_tup_upd"] else None
+        counts = dict(zip(names, (int(v) for v in row), strict=True))
+        stats: JsonObject = {**counts}
+        stats["hot_share"] = counts["n_tup_hot_upd"] / counts["n_tup_upd"] if counts["n_tup_upd"] else None
         return stats
 
     # point operations -------------------------------------------------------------------
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {
             "conninfo": self.engine.conninfo(),
             "table": self.table,
@@ -364,19 +367,19 @@ class PostgreSQLUpdates(UpdatesTarget, CompiledClient):
         }
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> PostgreSQLKeyValueSession:
+    def open_session(cls, spec: JsonMapping) -> PostgreSQLKeyValueSession:
         return PostgreSQLKeyValueSession(spec)
 
     @classmethod
-    def compiled_client(cls, spec: dict[str, Any]) -> dict[str, Any]:
+    def compiled_client(cls, spec: JsonMapping) -> JsonObject:
         """The same prepared statements for docbench-client, through libpq's asynchronous
         calls as pgbench makes them (the machine's libpq first, as pgbench's, else the one
         psycopg brings)."""
         return {
             "protocol": "libpq",
-            "library": libpq_candidates(),
+            "library": [*libpq_candidates()],
             "conninfo": spec["conninfo"],
-            "statements": prepared_statements(spec),
+            "statements": {**prepared_statements(spec)},
         }
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.engine import system_folder
+from docbench.core.jsontypes import JsonMapping, JsonObject
 from docbench.core.sqlfiles import read_sql_statements, render, step_name
 from docbench.systems.sqlite.engine import SQLiteEngine
 from docbench.systems.sqlite.loader import SQLiteLoader
@@ -154,11 +154,11 @@ class SQLiteAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, Na
         )
 
     # ----- queries -------------------------------------------------------------------------
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"workdir": str(self.engine.workdir)}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonMapping) -> QuerySession:
         return SQLiteSession(spec)
 
     def check_plan(self, query_number: int, plan: str | None) -> str | None:

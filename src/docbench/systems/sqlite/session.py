@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.core.jsontypes import JsonMapping, as_str
 from docbench.systems.sqlite.engine import SQLiteEngine
 
 
 class SQLiteSession(QuerySession):
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.con = SQLiteEngine(Path(spec["workdir"])).connect(read_only=True)
+    def __init__(self, spec: JsonMapping) -> None:
+        self.con = SQLiteEngine(Path(as_str(spec["workdir"], "workdir"))).connect(read_only=True)
 
     def execute(self, query_number: int, text: str) -> QueryOutcome:
         rows = self.con.execute(text).fetchall()

@@ -13,11 +13,11 @@ index), cross-checked with the allocated size of the database file.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from docbench.contracts.common import BatchRejected, StorageSize, Variant
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
 from docbench.contracts.storage_documents import document_json
+from docbench.core.jsontypes import JsonObject
 from docbench.systems.sqlite.engine import SQLiteEngine, is_content_error, sqlean_module
 
 VARIANTS: list[Variant] = [
@@ -77,7 +77,7 @@ class SQLiteStorage(StorageMatrixTarget):
         page_size = int(self.con.execute("PRAGMA page_size").fetchone()[0])
         pages = int(self.con.execute("PRAGMA page_count").fetchone()[0])
         free = int(self.con.execute("PRAGMA freelist_count").fetchone()[0])
-        detail: dict[str, Any] = {"page_size": page_size, "page_count": pages, "freelist_count": free}
+        detail: JsonObject = {"page_size": page_size, "page_count": pages, "freelist_count": free}
         table = index = None
         with contextlib.suppress(Exception):
             stats = {

@@ -8,10 +8,11 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.core.jsontypes import JsonMapping, JsonObject, as_int, as_object, as_str
 from docbench.systems.sqlite.engine import SQLiteEngine, sqlean_module
 
 VARIANTS: list[Variant] = [
@@ -26,14 +27,14 @@ KEY = "doc ->> '$.ycsb_key'"
 
 
 class SQLiteKeyValueSession(KeyValueSession):
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.con = SQLiteEngine(Path(spec["workdir"])).connect()
+    def __init__(self, spec: JsonMapping) -> None:
+        self.con = SQLiteEngine(Path(as_str(spec["workdir"], "workdir"))).connect()
         if spec.get("cache_kib"):  # the throughput workload's IO-bound scenario
-            self.con.execute(f"PRAGMA cache_size = -{int(spec['cache_kib'])}")
+            self.con.execute(f"PRAGMA cache_size = -{as_int(spec['cache_kib'], 'cache_kib')}")
 
-    def read(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: str) -> JsonObject | None:
         row = self.con.execute(f"SELECT json(doc) FROM {TABLE} WHERE {KEY} = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return as_object(json.loads(row[0]), "document") if row else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
         cur = self.con.execute(
@@ -41,7 +42,7 @@ class SQLiteKeyValueSession(KeyValueSession):
         )
         return cur.rowcount
 
-    def insert(self, doc: dict[str, Any]) -> None:
+    def insert(self, doc: JsonMapping) -> None:
         self.con.execute(f"INSERT INTO {TABLE} (doc) VALUES (jsonb(?))", (json.dumps(doc),))
 
     def close(self) -> None:
@@ -74,7 +75,7 @@ class SQLiteUpdates(UpdatesTarget):
     def restore_cache(self) -> None:
         self.session_cache_kib = None
 
-    def engine_info(self) -> dict[str, Any]:
+    def engine_info(self) -> JsonObject:
         return {"sqlite": sqlean_module().sqlite_version}
 
     def create(self) -> None:
@@ -136,11 +137,11 @@ class SQLiteUpdates(UpdatesTarget):
             detail={"freelist_pages": free, "page_size": page_size},
         )
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"workdir": str(self.engine.workdir), "cache_kib": self.session_cache_kib}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> SQLiteKeyValueSession:
+    def open_session(cls, spec: JsonMapping) -> SQLiteKeyValueSession:
         return SQLiteKeyValueSession(spec)
 
 
