@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.core.jsontypes import JsonObject
 from docbench.systems.duckdb.engine import DuckDBEngine, duckdb_module
 
 # Query-level metrics only (no per-operator timers, so profiling does not slow the query).
@@ -76,7 +77,7 @@ class DuckDBSession(QuerySession):
         # DuckDB's peak buffer memory leaves out allocations outside its buffer manager, so
         # it goes to `extra`: the worker's measured RSS stays the memory figure, comparable
         # with the other embedded engines.
-        extra = {"peak_buffer_memory": memory} if memory is not None else {}
+        extra: JsonObject = {"peak_buffer_memory": memory} if memory is not None else {}
         return QueryOutcome(rows=[tuple(row) for row in rows], engine_seconds=seconds, extra=extra)
 
     def explain(self, query_number: int, text: str) -> str | None:

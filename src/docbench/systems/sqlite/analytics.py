@@ -16,6 +16,7 @@ from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.engine import system_folder
+from docbench.core.jsontypes import JsonObject
 from docbench.core.sqlfiles import read_sql_statements, render, step_name
 from docbench.systems.sqlite.engine import SQLiteEngine
 from docbench.systems.sqlite.loader import SQLiteLoader
@@ -137,11 +138,11 @@ class SQLiteAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, Na
         index = objects.get(INDEX, 0)
         path = self.engine.path
         wal = path.with_name(path.name + "-wal")
-        detail = {
+        detail: JsonObject = {
             "page_size": page_size,
             "page_count": page_count,
             "freelist_pages": freelist,
-            "objects": objects,
+            "objects": dict(objects),
             "database_file_bytes": path.stat().st_size if path.exists() else None,
             "wal_bytes": wal.stat().st_size if wal.exists() else 0,
         }
