@@ -21,7 +21,7 @@ from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.engine import system_folder
-from docbench.core.jsontypes import JsonObject
+from docbench.core.jsontypes import JsonObject, as_str
 from docbench.core.ownership import remove_owned_directory
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.clickhouse.engine import (
@@ -326,7 +326,8 @@ class ClickHouseAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
             f"SELECT compression_codec FROM system.columns WHERE database = '{DATABASE}' "
             f"AND table = '{TABLE}' AND name = 'data'"
         ).strip()
-        detail = {
+        settings = self.variant.settings
+        detail: JsonObject = {
             "parts": int(parts),
             "rows": int(rows),
             "part_types": sorted(part_types),
@@ -337,8 +338,8 @@ class ClickHouseAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
             "outdated_parts": self.engine.outdated_parts(DATABASE, TABLE),
             "codec": codec or "none (size-aware default)",
             "parts_default_codec": sorted(part_codecs),
-            "json_parameters": self.variant.settings.get("json_parameters", "").strip(" ,"),
-            "table_settings": self.variant.settings.get("table_settings", "").strip(" ,"),
+            "json_parameters": as_str(settings.get("json_parameters", ""), "json_parameters").strip(" ,"),
+            "table_settings": as_str(settings.get("table_settings", ""), "table_settings").strip(" ,"),
             "server_settings": self.engine.server_settings,
         }
         return StorageSize(

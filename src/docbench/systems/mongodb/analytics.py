@@ -34,6 +34,7 @@ from docbench.core.jsontypes import (
     as_int,
     as_object,
     as_str,
+    optional_str,
 )
 from docbench.systems.mongodb.engine import DATABASE, MongoDBEngine
 from docbench.systems.mongodb.loader import MongoDBLoader
@@ -141,7 +142,7 @@ class MongoDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
     def __init__(self, engine: MongoDBEngine, variant: Variant) -> None:
         super().__init__(engine, variant)
         self.collection_name = f"bluesky_{variant.name}"
-        self.compressor: str | None = variant.settings.get("compressor")
+        self.compressor = optional_str(variant.settings.get("compressor"), "compressor")
 
     def collection(self):
         """This variant's collection on the engine's shared client."""
