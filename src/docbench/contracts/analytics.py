@@ -27,6 +27,7 @@ from typing import Any, ClassVar, TypeVar
 
 from docbench.contracts.common import NotSupported, StorageSize, Variant, variant_named
 from docbench.contracts.engine import Engine
+from docbench.core.jsontypes import JsonObject
 
 T = TypeVar("T")
 
@@ -38,7 +39,7 @@ class QueryOutcome:
     engine_seconds: float | None = None
     # Peak memory the engine reports for the query (bytes), when it reports one.
     engine_memory: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
 
 class Loader(ABC):
@@ -133,7 +134,7 @@ class QuerySession(ABC):
     def execute_alternative(self, name: str, query_number: int, text: str) -> QueryOutcome:
         raise NotSupported(name)
 
-    def stats_after(self) -> dict[str, Any]:
+    def stats_after(self) -> JsonObject:
         """Engine statistics read after a try, outside its timing (e.g. JVM heap in use)."""
         return {}
 
@@ -170,7 +171,7 @@ class AnalyticsAdapter(ABC):
     # The engine's own defaults of the variant settings that are engine settings (codecs,
     # compression, table options...): a result lists the settings of its variant that differ
     # from them (``representation_labels()["settings_beyond_defaults"]``).
-    engine_defaults: ClassVar[dict[str, Any]] = {}
+    engine_defaults: ClassVar[JsonObject] = {}
     # Lines per load batch (the unit that is retried and bisected on a refusal).
     load_batch_size: ClassVar[int] = 100_000
     # Timestamp precision of query answers (microseconds; 1000 = milliseconds); the answer
@@ -197,7 +198,7 @@ class AnalyticsAdapter(ABC):
         self.variant = variant
         # Every post-load step with its own time (finish_step): at a large scale one of them
         # can grow faster than the data, and the result must show which.
-        self.finish_steps: list[dict[str, Any]] = []
+        self.finish_steps: list[JsonObject] = []
 
     def finish_step(self, name: str, action: Callable[[], T]) -> T:
         """Run one post-load step (an index build, VACUUM, a merge), timed on its own."""
@@ -217,7 +218,7 @@ class AnalyticsAdapter(ABC):
     def keeps_structure(self) -> bool:
         return bool(self.variant.settings.get("retains_structure", self.retains_structure))
 
-    def representation_labels(self) -> dict[str, Any]:
+    def representation_labels(self) -> JsonObject:
         """What a result says of how the documents were held: the representation, whether
         the whole document can be read back, and whether a schema was given by hand."""
         settings = self.variant.settings
@@ -267,10 +268,10 @@ class AnalyticsAdapter(ABC):
 
     # ----- query sessions ----------------------------------------------------------------
     @abstractmethod
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         """Everything a worker process needs to open a session (picklable)."""
 
     @classmethod
     @abstractmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonObject) -> QuerySession:
         """Open a query session in the worker process."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from docbench.contracts.analytics import Loader
 from docbench.contracts.common import NotSupported, Variant
 from docbench.contracts.engine import Engine, system_file
+from docbench.core.jsontypes import JsonObject
 from docbench.core.sqlfiles import render, split_sql
 
 
@@ -50,18 +51,18 @@ class LiveIngest:
     engine (chDB, DuckDB) that the process holds open."""
 
     # the adapter's (a capability is mixed into an AnalyticsAdapter)
-    session_spec: Callable[[], dict[str, Any]]
+    session_spec: Callable[[], JsonObject]
     loader: Callable[[], Loader]
     count: Callable[[], int]
 
-    def live_session_spec(self) -> dict[str, Any]:
+    def live_session_spec(self) -> JsonObject:
         """The session spec of query clients that run, as threads of this process, beside
         live ingest's loader: by default the adapter's ``session_spec`` with a connection per
         session (``own_connection``); an embedded engine adds what it needs to share the
         loader's instance."""
         return {**self.session_spec(), "own_connection": True}
 
-    def begin_live_ingest(self) -> dict[str, Any]:
+    def begin_live_ingest(self) -> JsonObject:
         """Make arriving documents visible as the engine does in live use (e.g. a search
         index's refresh interval, off for the bulk load); returns the settings it set."""
         return {}

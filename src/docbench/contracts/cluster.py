@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass
-from typing import Any
+
+from docbench.core.jsontypes import JsonObject
 
 NODES_ENV = "DOCBENCH_NODES"
 SHARDS_ENV = "DOCBENCH_SHARDS"
@@ -64,7 +65,7 @@ class ClusterShape:
         """``3n/3s/1r``."""
         return f"{self.nodes}n/{self.index_shards}s/{self.index_replicas}r"
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JsonObject:
         return {**asdict(self), "shards": self.index_shards, "replicas": self.index_replicas}
 
 
@@ -125,7 +126,7 @@ class ClusterPhases:
     def phase_ended(self, phase: str) -> None:
         """The phase is over (a planned fault that has not happened yet is called off)."""
 
-    def cluster_record(self) -> dict[str, Any] | None:
+    def cluster_record(self) -> JsonObject | None:
         """What a result says about the cluster (nodes, shards, replicas, every node's
         version, managed or not, faults)."""
         return None
@@ -142,6 +143,6 @@ def phase_ended(engine: object, phase: str) -> None:
         engine.phase_ended(phase)
 
 
-def cluster_record(engine: object) -> dict[str, Any] | None:
+def cluster_record(engine: object) -> JsonObject | None:
     """The cluster's record, for an engine that runs as one."""
     return engine.cluster_record() if isinstance(engine, ClusterPhases) else None

@@ -10,6 +10,8 @@ from pathlib import Path
 from stat import S_ISLNK
 from typing import Any
 
+from docbench.core.jsontypes import JsonObject
+
 
 class BatchRejected(Exception):
     """The engine refused a batch of documents because of their content; nothing of it was kept.
@@ -86,7 +88,7 @@ class StorageSize:
     index: int | None
     # Size of the system's data directory on disk (st_blocks * 512), where docbench owns one.
     on_disk: int | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: JsonObject = field(default_factory=dict)
 
 
 def directory_size(path: Path) -> int:

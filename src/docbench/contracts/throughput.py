@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
 
 from docbench.contracts.updates import UpdatesTarget
+from docbench.core.jsontypes import JsonObject
 
 
 @dataclass(frozen=True)
@@ -42,5 +42,5 @@ class NativeReference(ABC):
         self.engine = target.engine
 
     @abstractmethod
-    def measure(self, run: ThroughputRun) -> dict[str, Any]:
+    def measure(self, run: ThroughputRun) -> JsonObject:
         """Run the tool for this run; at least ``{"tool": ..., "tps": ...}`` (or ``error``)."""

@@ -11,15 +11,16 @@ spec (``target.session_spec()`` -> ``ADAPTER.open_session(spec)``), so that anot
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from docbench.contracts.common import NotSupported, StorageSize, Variant
 from docbench.contracts.engine import CacheLimits, Engine
+from docbench.core.jsontypes import JsonObject
 
 
 class KeyValueSession(ABC):
     @abstractmethod
-    def read(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: str) -> JsonObject | None:
         """The document with this ycsb_key (without system fields such as _id), or None."""
 
     @abstractmethod
@@ -27,8 +28,9 @@ class KeyValueSession(ABC):
         """Set one field of the document with this key; the number of documents changed."""
 
     @abstractmethod
-    def insert(self, doc: dict[str, Any]) -> None:
-        """Insert one document."""
+    def insert(self, doc: dict[str, str]) -> None:
+        """Insert one document: a YCSB document (``ycsb.document``: its ycsb_key and ten
+        fields, all strings)."""
 
     def close(self) -> None:
         pass
@@ -56,7 +58,7 @@ class NonBlockingSession(KeyValueSession):
     def send_update(self, key: str, field: str, value: str) -> None: ...
 
     @abstractmethod
-    def send_insert(self, doc: dict[str, Any]) -> None: ...
+    def send_insert(self, doc: dict[str, str]) -> None: ...
 
     @abstractmethod
     def receive(self) -> int | None:
@@ -99,7 +101,7 @@ class UpdatesTarget(ABC):
         if isinstance(self.engine, CacheLimits):
             self.engine.restore_cache()
 
-    def engine_info(self) -> dict[str, Any]:
+    def engine_info(self) -> JsonObject:
         """Engine facts for the result (server version and the like)."""
         return {}
 
@@ -139,16 +141,16 @@ class UpdatesTarget(ABC):
     @abstractmethod
     def sizes(self) -> StorageSize: ...
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> JsonObject:
         return {}
 
     # ----- point operations ----------------------------------------------------------------
     @abstractmethod
-    def session_spec(self) -> dict[str, Any]: ...
+    def session_spec(self) -> JsonObject: ...
 
     @classmethod
     @abstractmethod
-    def open_session(cls, spec: dict[str, Any]) -> KeyValueSession: ...
+    def open_session(cls, spec: JsonObject) -> KeyValueSession: ...
 
 
 class CompiledClient:
@@ -156,7 +158,7 @@ class CompiledClient:
     (``docbench-client``, Rust) can run itself: today PostgreSQL through libpq."""
 
     @classmethod
-    def compiled_client(cls, spec: dict[str, Any]) -> dict[str, Any]:
+    def compiled_client(cls, spec: JsonObject) -> JsonObject:
         """The point operations described to the throughput driver's compiled client loop
         (``docbench-client``, Rust), which then runs them itself over its own connections at
         a native tool's cost per operation: ``{"protocol": "libpq", "library": [paths of

@@ -21,7 +21,8 @@ Elasticsearch's lz4/zstd codecs, MongoDB's covered-index query variants) is not 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from docbench.core.jsontypes import JsonObject
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Counterpart:
     jsonbench: str  # JSONBench's `system`, exactly as its result files spell it
     system: str  # docbench's registry name
     variant: str  # the docbench variant of that system
-    settings: dict[str, Any] | None  # JSONBench's configuration in the variant's terms
+    settings: JsonObject | None  # JSONBench's configuration in the variant's terms
     note: str = ""  # what still differs between the two
 
 
@@ -50,18 +51,24 @@ _DUCKDB_NOTE = (
     "JSONBench: the DuckDB 1.1.3 CLI, its chunk of 100k lines lost whole on a refused document "
     "(docbench: only that document); docbench's queries; current DuckDB: the duckdb system"
 )
-_PG_JSONBENCH = {"compression": "lz4", "ddl": "ddl-jsonbench.sql"}  # postgresql/jsonbench's settings
+# postgresql/jsonbench's settings
+_PG_JSONBENCH: JsonObject = {"compression": "lz4", "ddl": "ddl-jsonbench.sql"}
 _PG_NOTE = "JSONBench: PostgreSQL 16 with the package's settings"
 # elasticsearch/jsonbench's settings without its _source and codec (JSONBench's template, the
 # documents as its Filebeat sent them, time_us a millisecond date).
-_ES_JSONBENCH = {
+_ES_JSONBENCH: JsonObject = {
     "index": "index-jsonbench.json",
     "queries": "queries-jsonbench.json",
     "documents": "filebeat",
     "time_precision_us": 1000,
 }
-_ES_SOURCE = {"source": True, "codec": "best_compression", **_ES_JSONBENCH}
-_ES_NO_SOURCE = {"source": False, "codec": "best_compression", **_ES_JSONBENCH, "retains_structure": False}
+_ES_SOURCE: JsonObject = {"source": True, "codec": "best_compression", **_ES_JSONBENCH}
+_ES_NO_SOURCE: JsonObject = {
+    "source": False,
+    "codec": "best_compression",
+    **_ES_JSONBENCH,
+    "retains_structure": False,
+}
 _ES_NOTE = "JSONBench: a data stream (one backing index) under ILM, loaded by Filebeat 8.17"
 _ES_DEFAULT = (
     "no jsonbench variant has the default codec: docbench's own mapping and raw documents "

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import orjson
 
@@ -21,6 +21,7 @@ from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.engine import system_folder
+from docbench.core.jsontypes import JsonObject, as_str
 from docbench.core.ownership import remove_owned_directory
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.clickhouse.engine import (
@@ -55,7 +56,7 @@ def _variant(
     table_settings: str = "",
     max_parts_to_merge_at_once: int = 20,
     server_settings: str = "",
-    representation: dict[str, Any] | None = None,
+    representation: JsonObject | None = None,
     non_default: str = "",
 ) -> Variant:
     settings = {
@@ -209,7 +210,7 @@ class ClickHouseAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
     retains_structure = True
     representation = "JSON type (paths as dynamic subcolumns)"
     # No codec (ClickHouse's size-aware default), 1024 dynamic paths, merges of up to 100 parts.
-    engine_defaults: ClassVar[dict[str, Any]] = {
+    engine_defaults: ClassVar[JsonObject] = {
         "codec": "",
         "json_parameters": "",
         "table_settings": "",
@@ -325,7 +326,8 @@ class ClickHouseAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
             f"SELECT compression_codec FROM system.columns WHERE database = '{DATABASE}' "
             f"AND table = '{TABLE}' AND name = 'data'"
         ).strip()
-        detail = {
+        settings = self.variant.settings
+        detail: JsonObject = {
             "parts": int(parts),
             "rows": int(rows),
             "part_types": sorted(part_types),
@@ -336,8 +338,8 @@ class ClickHouseAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
             "outdated_parts": self.engine.outdated_parts(DATABASE, TABLE),
             "codec": codec or "none (size-aware default)",
             "parts_default_codec": sorted(part_codecs),
-            "json_parameters": self.variant.settings.get("json_parameters", "").strip(" ,"),
-            "table_settings": self.variant.settings.get("table_settings", "").strip(" ,"),
+            "json_parameters": as_str(settings.get("json_parameters", ""), "json_parameters").strip(" ,"),
+            "table_settings": as_str(settings.get("table_settings", ""), "table_settings").strip(" ,"),
             "server_settings": self.engine.server_settings,
         }
         return StorageSize(
@@ -349,11 +351,11 @@ class ClickHouseAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
         )
 
     # ----- queries -------------------------------------------------------------------------
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"workdir": str(self.engine.workdir), "server_settings": self.engine.server_settings}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonObject) -> QuerySession:
         return ClickHouseSession(spec)
 
     def check_plan(self, query_number: int, plan: str | None) -> str | None:

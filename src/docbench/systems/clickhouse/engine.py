@@ -16,12 +16,16 @@ import os
 import re
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docbench.contracts.common import Availability, NotSupported
 from docbench.contracts.engine import CacheLimits, Engine
 from docbench.core.ownership import claim_directory
+
+if TYPE_CHECKING:
+    from chdb.session import Session
 
 DATABASE_DIR = "chdb"  # chDB's database directory inside the work dir
 # Lines per writev call (two iovecs per line; IOV_MAX is 1024 on Linux).
@@ -69,7 +73,19 @@ def chdb_module():
 # ----- one chDB session per database directory and process -------------------------------
 
 _LOCK = threading.RLock()
-_OPEN: dict[str, Any] = {"path": None, "server_settings": "", "session": None}
+
+
+@dataclass
+class _OpenSession:
+    """The process's one chDB session, with the directory and server settings it was opened
+    with (nothing open: ``session`` None)."""
+
+    path: str | None = None
+    server_settings: str = ""
+    session: Session | None = None
+
+
+_OPEN = _OpenSession()
 
 
 def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:
@@ -105,21 +121,17 @@ def _open_session(path: Path, server_settings: str = ""):
     key = str(Path(path).resolve())
     connection = _connection_string(key, server_settings)
     with _LOCK:
-        if (
-            _OPEN["session"] is not None
-            and _OPEN["path"] == key
-            and _OPEN["server_settings"] == server_settings
-        ):
-            return _OPEN["session"]
+        if _OPEN.session is not None and _OPEN.path == key and _OPEN.server_settings == server_settings:
+            return _OPEN.session
         _close_session()
         from chdb import session as chdb_session
 
         Path(key).mkdir(parents=True, exist_ok=True)
         raise_open_files_limit()
-        _OPEN["session"] = chdb_session.Session(connection)
-        _OPEN["path"] = key
-        _OPEN["server_settings"] = server_settings
-        return _OPEN["session"]
+        _OPEN.session = chdb_session.Session(connection)
+        _OPEN.path = key
+        _OPEN.server_settings = server_settings
+        return _OPEN.session
 
 
 def _connection_string(key: str, server_settings: str) -> str:
@@ -129,14 +141,14 @@ def _connection_string(key: str, server_settings: str) -> str:
 def _close_session(path: Path | None = None) -> None:
     """Close the process's chDB session (only if it is on ``path``, when given)."""
     with _LOCK:
-        held = _OPEN["session"]
+        held = _OPEN.session
         if held is None:
             return
-        if path is not None and _OPEN["path"] != str(Path(path).resolve()):
+        if path is not None and _OPEN.path != str(Path(path).resolve()):
             return
-        _OPEN["session"] = None
-        _OPEN["path"] = None
-        _OPEN["server_settings"] = ""
+        _OPEN.session = None
+        _OPEN.path = None
+        _OPEN.server_settings = ""
         with contextlib.suppress(Exception):
             held.close()
 

@@ -11,11 +11,12 @@ from typing import Any
 import orjson
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.core.jsontypes import JsonObject, as_float, as_str
 from docbench.systems.clickhouse.engine import ClickHouseEngine
 
 
-def _result_stats(result) -> dict[str, Any]:
-    stats: dict[str, Any] = {}
+def _result_stats(result: Any) -> JsonObject:
+    stats: JsonObject = {}
     for name in ("rows_read", "bytes_read", "storage_rows_read", "storage_bytes_read"):
         method = getattr(result, name, None)
         if method is not None:
@@ -28,8 +29,8 @@ class ClickHouseSession(QuerySession):
     """A chDB session in the query worker. Rows come back as JSONCompact (64-bit integers
     unquoted) and are parsed with orjson; the engine time is chDB's own ``elapsed()``."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.engine = ClickHouseEngine(Path(spec["workdir"]))
+    def __init__(self, spec: JsonObject) -> None:
+        self.engine = ClickHouseEngine(Path(as_str(spec["workdir"], "workdir")))
         self.engine.server_settings = str(spec.get("server_settings", ""))
         self.con = self.engine.connect()  # the process's embedded server, opened once
         self.own: Any = None
@@ -47,7 +48,7 @@ class ClickHouseSession(QuerySession):
         }
         timeout = spec.get("timeout")
         if timeout:
-            settings["max_execution_time"] = max(1, math.ceil(float(timeout)))
+            settings["max_execution_time"] = max(1, math.ceil(as_float(timeout, "timeout")))
         for name, value in settings.items():
             self.con.query(f"SET {name} = {value}")
 

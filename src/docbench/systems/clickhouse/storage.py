@@ -19,13 +19,13 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from docbench.contracts.common import BatchRejected, StorageSize, Variant, directory_size
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
 from docbench.contracts.storage_documents import document_json
+from docbench.core.jsontypes import JsonObject
 from docbench.systems.clickhouse.engine import ClickHouseEngine, error_text, is_content_error, sql_string
 
 DATABASE = "docbench"
@@ -129,7 +129,7 @@ class ClickHouseStorage(StorageMatrixTarget):
             for path in paths[0][0]:
                 with contextlib.suppress(OSError):
                     on_disk += directory_size(Path(path))
-        detail: dict[str, Any] = {
+        detail: JsonObject = {
             "table": data,
             "index": pk + marks,
             "parts": parts,

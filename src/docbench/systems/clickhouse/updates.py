@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import orjson
 
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.core.jsontypes import JsonObject, as_object, as_str
 from docbench.systems.clickhouse.engine import ClickHouseEngine, chdb_module, sql_string, write_lines
 
 VARIANTS: list[Variant] = [
@@ -53,21 +54,21 @@ _QUERIES = threading.Lock()
 
 
 class ClickHouseKeyValueSession(KeyValueSession):
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.engine = ClickHouseEngine(Path(spec["workdir"]))
+    def __init__(self, spec: JsonObject) -> None:
+        self.engine = ClickHouseEngine(Path(as_str(spec["workdir"], "workdir")))
 
     def _query(self, sql: str, fmt: str):
         with _QUERIES:
             return self.engine.connect().query(sql, fmt)
 
-    def read(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: str) -> JsonObject | None:
         text = str(
             self._query(
                 f"SELECT toJSONString(data) FROM {QUALIFIED} WHERE ycsb_key = '{sql_string(key)}' LIMIT 1",
                 "TSVRaw",
             )
         ).strip()
-        return json.loads(text) if text else None
+        return as_object(json.loads(text), "document") if text else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
         """chDB reports no row count for UPDATE (rows_written() is 0 whether or not the key
@@ -81,7 +82,7 @@ class ClickHouseKeyValueSession(KeyValueSession):
                 session.query(f"UPDATE {QUALIFIED} SET data = {_patch(field, value)} {where}", "TSV")
         return matched
 
-    def insert(self, doc: dict[str, Any]) -> None:
+    def insert(self, doc: dict[str, str]) -> None:
         self._query(f"INSERT INTO {QUALIFIED} (data) FORMAT JSONAsObject {json.dumps(doc)}", "TSV")
 
     def close(self) -> None:
@@ -102,7 +103,7 @@ class ClickHouseUpdates(UpdatesTarget):
     def q(self, sql: str, fmt: str = "TSVRaw") -> str:
         return self.engine.query(sql, fmt).strip()
 
-    def engine_info(self) -> dict[str, Any]:
+    def engine_info(self) -> JsonObject:
         return {"chdb": chdb_module().__version__, "clickhouse": self.q("SELECT version()")}
 
     def create(self) -> None:
@@ -179,7 +180,7 @@ class ClickHouseUpdates(UpdatesTarget):
             detail={"parts": int(parts), "patch_parts": int(patches), "patch_bytes": int(patch_bytes)},
         )
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> JsonObject:
         return {
             "mutations": int(
                 self.q(
@@ -190,11 +191,11 @@ class ClickHouseUpdates(UpdatesTarget):
             )
         }
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"workdir": str(self.engine.workdir)}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> ClickHouseKeyValueSession:
+    def open_session(cls, spec: JsonObject) -> ClickHouseKeyValueSession:
         return ClickHouseKeyValueSession(spec)
 
 

@@ -8,12 +8,12 @@ runs in a fresh worker process that opens the file read-only.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.engine import system_folder
+from docbench.core.jsontypes import JsonObject
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.duckdb.engine import DuckDBEngine
 from docbench.systems.duckdb.loader import BATCH_FILE_NAME, DuckDBLoader, InferredSchemaLoader
@@ -108,7 +108,7 @@ class DuckDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, Na
     # each with a connection of its own to the one database instance (DuckDB's MVCC lets
     # them read beside the writer; a connection is not shared between threads).
 
-    def live_session_spec(self) -> dict[str, Any]:
+    def live_session_spec(self) -> JsonObject:
         """Read-write connections: a read-only one cannot open the file this process holds
         open for writing (DuckDB refuses a second configuration of one database)."""
         return {**super().live_session_spec(), "read_only": False}
@@ -176,11 +176,11 @@ class DuckDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, Na
         """queries.sql's table and JSON column."""
         return {"table": TABLE, "column": "doc"}
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"workdir": str(self.engine.workdir)}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonObject) -> QuerySession:
         return DuckDBSession(spec)
 
 

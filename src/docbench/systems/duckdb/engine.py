@@ -25,7 +25,7 @@ WRITE_CHUNK_LINES = 8192
 # Nothing may try the network: the json extension is built into the Python wheel, and with
 # autoinstall/autoload off a query that would need another extension fails instead of
 # downloading it.
-CONFIG: dict[str, Any] = {
+CONFIG: dict[str, bool] = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
 }

@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.core.jsontypes import JsonObject, as_str
 from docbench.systems.duckdb.engine import DuckDBEngine, duckdb_module
 
 # Query-level metrics only (no per-operator timers, so profiling does not slow the query).
@@ -50,9 +50,11 @@ def _profile_metrics(text: str) -> tuple[float | None, int | None]:
 
 
 class DuckDBSession(QuerySession):
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: JsonObject) -> None:
         # Read-only, except beside live ingest's writer in the same process (live_session_spec).
-        self.con = DuckDBEngine(Path(spec["workdir"])).connect(read_only=bool(spec.get("read_only", True)))
+        self.con = DuckDBEngine(Path(as_str(spec["workdir"], "workdir"))).connect(
+            read_only=bool(spec.get("read_only", True))
+        )
         self.profiling = False
         for setup in PROFILING_SETUPS:
             try:
@@ -76,7 +78,7 @@ class DuckDBSession(QuerySession):
         # DuckDB's peak buffer memory leaves out allocations outside its buffer manager, so
         # it goes to `extra`: the worker's measured RSS stays the memory figure, comparable
         # with the other embedded engines.
-        extra = {"peak_buffer_memory": memory} if memory is not None else {}
+        extra: JsonObject = {"peak_buffer_memory": memory} if memory is not None else {}
         return QueryOutcome(rows=[tuple(row) for row in rows], engine_seconds=seconds, extra=extra)
 
     def explain(self, query_number: int, text: str) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any
 from docbench.contracts.common import BatchRejected, StorageSize, Variant
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
 from docbench.contracts.storage_documents import document_json
+from docbench.core.jsontypes import JsonObject
 from docbench.systems.duckdb.engine import DuckDBEngine, duckdb_module, is_content_error
 
 BATCH_FILE = "storage-batch.ndjson"
@@ -113,7 +114,7 @@ class DuckDBStorage(StorageMatrixTarget):
         info = dict(zip(names, cursor.fetchone(), strict=True))
         block_size = int(info["block_size"])
         used = int(info["used_blocks"]) * block_size
-        compressions: dict[str, int] = {}
+        compressions: JsonObject = {}
         with contextlib.suppress(Exception):
             for compression, count in self.con.execute(
                 f"SELECT compression, count(*) FROM pragma_storage_info('{TABLE}') GROUP BY ALL"
@@ -123,7 +124,7 @@ class DuckDBStorage(StorageMatrixTarget):
         for path in (self.engine.path, self.engine.wal_path):
             with contextlib.suppress(FileNotFoundError):
                 on_disk += path.stat().st_blocks * 512
-        detail: dict[str, Any] = {
+        detail: JsonObject = {
             "table": used,
             "index": 0,
             "block_size": block_size,

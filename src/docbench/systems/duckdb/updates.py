@@ -11,10 +11,11 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.core.jsontypes import JsonObject, as_object, as_str
 from docbench.systems.duckdb.engine import DuckDBEngine, duckdb_module, write_lines
 
 VARIANTS: list[Variant] = [
@@ -29,14 +30,14 @@ KEY = "ycsb_key"
 
 
 class DuckDBKeyValueSession(KeyValueSession):
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.con = DuckDBEngine(Path(spec["workdir"])).connect()
+    def __init__(self, spec: JsonObject) -> None:
+        self.con = DuckDBEngine(Path(as_str(spec["workdir"], "workdir"))).connect()
         if spec.get("memory_limit"):  # the throughput workload's IO-bound scenario
             self.con.execute(f"SET memory_limit = '{spec['memory_limit']}'")
 
-    def read(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: str) -> JsonObject | None:
         row = self.con.execute(f"SELECT doc::VARCHAR FROM {TABLE} WHERE {KEY} = ?", [key]).fetchone()
-        return json.loads(row[0]) if row else None
+        return as_object(json.loads(row[0]), "document") if row else None
 
     def update_field(self, key: str, field: str, value: str) -> int:
         row = self.con.execute(
@@ -45,7 +46,7 @@ class DuckDBKeyValueSession(KeyValueSession):
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def insert(self, doc: dict[str, Any]) -> None:
+    def insert(self, doc: dict[str, str]) -> None:
         self.con.execute(f"INSERT INTO {TABLE} VALUES (?, ?::JSON)", [doc["ycsb_key"], json.dumps(doc)])
 
     def close(self) -> None:
@@ -82,7 +83,7 @@ class DuckDBUpdates(UpdatesTarget):
     def restore_cache(self) -> None:
         self.memory_limit = None
 
-    def engine_info(self) -> dict[str, Any]:
+    def engine_info(self) -> JsonObject:
         return {"duckdb": duckdb_module().__version__}
 
     def create(self) -> None:
@@ -150,11 +151,11 @@ class DuckDBUpdates(UpdatesTarget):
             },
         )
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"workdir": str(self.engine.workdir), "memory_limit": self.memory_limit}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> DuckDBKeyValueSession:
+    def open_session(cls, spec: JsonObject) -> DuckDBKeyValueSession:
         return DuckDBKeyValueSession(spec)
 
 

@@ -13,12 +13,12 @@ import logging
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.engine import system_folder
+from docbench.core.jsontypes import JsonObject
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.dataset.reader import iter_lines
 from docbench.systems.duckdb.engine import write_lines
@@ -122,7 +122,7 @@ class DuckDB113Analytics(AnalyticsAdapter, BlueskyQueries, ReadBack, NativeLoad)
         block_size = int(size["block_size"])
         compressions = [row[1] for row in worker.execute(ROW_GROUP_COMPRESSION).rows]
         path = self.engine.path
-        detail: dict[str, Any] = {
+        detail: JsonObject = {
             "jsonbench_num_blocks": int(jsonbench[1]) if jsonbench else 0,
             "block_size": block_size,
             "total_blocks": int(size["total_blocks"]),
@@ -148,11 +148,11 @@ class DuckDB113Analytics(AnalyticsAdapter, BlueskyQueries, ReadBack, NativeLoad)
         """The duckdb system's queries.sql on JSONBench's table and column."""
         return {"table": TABLE, "column": COLUMN}
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"workdir": str(self.engine.workdir)}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonObject) -> QuerySession:
         return DuckDB113Session(spec)
 
 

@@ -16,8 +16,9 @@ import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict
 
+from docbench.core.jsontypes import JsonObject, as_array, as_str, optional_float, optional_str
 from docbench.servers.managed import ManagedProcess
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
@@ -32,6 +33,15 @@ CONTENT_ERRORS = frozenset({"InvalidInputException", "ConversionException"})
 def sql_string(text: str) -> str:
     """``text`` as an SQL string literal (a path in a statement, as JSONBench's scripts write it)."""
     return "'" + text.replace("'", "''") + "'"
+
+
+class Request(TypedDict, total=False):
+    """A request line to the worker (``worker.py``'s module docstring has the protocol)."""
+
+    op: Required[str]
+    sql: str
+    params: Any  # a list for ``?``/``$1``, a dict for ``$name``: handed to DuckDB as given
+    own_connection: bool
 
 
 class WorkerError(Exception):
@@ -86,7 +96,7 @@ class DuckDBWorker:
         except BaseException:
             self.process.stop()
             raise
-        self.version = hello.get("duckdb")
+        self.version = optional_str(hello.get("duckdb"), "duckdb")
         return self
 
     @property
@@ -104,7 +114,11 @@ class DuckDBWorker:
         answer = self._request(
             {"op": "execute", "sql": sql, "params": params, "own_connection": own_connection}
         )
-        return Result(list(answer["columns"]), [tuple(row) for row in answer["rows"]], answer.get("seconds"))
+        return Result(
+            [as_str(column, "column") for column in as_array(answer["columns"], "columns")],
+            [tuple(as_array(row, "row")) for row in as_array(answer["rows"], "rows")],
+            optional_float(answer.get("seconds"), "seconds"),
+        )
 
     def close_connection(self) -> None:
         """Close the worker's connection (the next statement opens another)."""
@@ -129,14 +143,14 @@ class DuckDBWorker:
         self.process.stop()
 
     # ----- the protocol -------------------------------------------------------------------
-    def _request(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _request(self, message: Request) -> JsonObject:
         self._send(message)
         answer = self._receive()
         if not answer.get("ok"):
             raise WorkerError(str(answer.get("type", "Error")), str(answer.get("message", "")))
         return answer
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: Request) -> None:
         proc = self.process.proc
         if proc is None or proc.stdin is None or proc.poll() is not None:
             raise self._gone()
@@ -148,7 +162,7 @@ class DuckDBWorker:
             except (BrokenPipeError, ValueError) as error:  # ValueError: the pipe was closed
                 raise self._gone() from error
 
-    def _receive(self) -> dict[str, Any]:
+    def _receive(self) -> JsonObject:
         proc = self.process.proc
         line = proc.stdout.readline() if proc is not None and proc.stdout is not None else b""
         if not line:

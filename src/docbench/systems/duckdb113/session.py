@@ -13,9 +13,9 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.core.jsontypes import JsonObject, as_str
 from docbench.systems.duckdb113.client import DuckDBWorker, sql_string
 from docbench.systems.duckdb113.engine import DuckDB113Engine
 
@@ -31,8 +31,8 @@ def profile_latency(path: Path) -> float | None:
 
 
 class DuckDB113Session(QuerySession):
-    def __init__(self, spec: dict[str, Any]) -> None:
-        workdir = Path(spec["workdir"])
+    def __init__(self, spec: JsonObject) -> None:
+        workdir = Path(as_str(spec["workdir"], "workdir"))
         self.worker: DuckDBWorker = DuckDB113Engine(workdir).connect(read_only=True)
         self.profile_path = workdir / f"profile-{os.getpid()}.json"
         self.profiling = True

@@ -36,7 +36,7 @@ import queue
 import sys
 import threading
 import time
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Required, TypedDict
 
 import duckdb
 
@@ -48,7 +48,21 @@ CONFIG = {
 }
 
 
-def plain(value: Any) -> Any:
+class Answer(TypedDict, total=False):
+    """An answer line: the first (``ready``), a statement's rows, or a failure."""
+
+    ok: Required[bool]
+    ready: bool
+    duckdb: str
+    pid: int
+    columns: list[str]
+    rows: list[tuple[object, ...]]
+    seconds: float
+    type: str
+    message: str
+
+
+def plain(value: object) -> str:
     """A value json cannot write, as text."""
     if isinstance(value, decimal.Decimal):
         return str(value)
@@ -72,7 +86,7 @@ class Worker:
     def connect(self) -> Any:
         return duckdb.connect(self.database, read_only=self.read_only, config=dict(CONFIG))
 
-    def answer(self, message: dict[str, Any]) -> None:
+    def answer(self, message: Answer) -> None:
         self.answers.write(json.dumps(message, default=plain).encode() + b"\n")
         self.answers.flush()
 
@@ -86,7 +100,9 @@ class Worker:
             if self.running is not None:
                 self.running.interrupt()
 
-    def execute(self, request: dict[str, Any]) -> dict[str, Any]:
+    def execute(self, request: dict[str, object]) -> Answer:
+        """A request line as read: a JSON object (client.py's ``Request``) whose values go to
+        DuckDB as they are; a malformed one fails, and the failure is the answer."""
         own = bool(request.get("own_connection"))
         if own:
             self.close()
@@ -112,7 +128,7 @@ class Worker:
                 con.close()
         return {"ok": True, "columns": columns, "rows": rows, "seconds": seconds}
 
-    def serve(self, requests: queue.Queue[dict[str, Any] | None]) -> None:
+    def serve(self, requests: queue.Queue[dict[str, object] | None]) -> None:
         while True:
             request = requests.get()
             if request is None or request.get("op") == "exit":
@@ -130,7 +146,7 @@ class Worker:
                 self.answer({"ok": False, "type": type(error).__name__, "message": str(error)})
 
 
-def read_requests(source: BinaryIO, worker: Worker, requests: queue.Queue[dict[str, Any] | None]) -> None:
+def read_requests(source: BinaryIO, worker: Worker, requests: queue.Queue[dict[str, object] | None]) -> None:
     """Each line of stdin: "interrupt" at once, the rest in order to the main thread."""
     for line in source:
         if not line.strip():
@@ -157,7 +173,7 @@ def main(argv: list[str]) -> int:
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     worker = Worker(argv[1], len(argv) == 3, answers)
-    requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    requests: queue.Queue[dict[str, object] | None] = queue.Queue()
     threading.Thread(target=read_requests, args=(sys.stdin.buffer, worker, requests), daemon=True).start()
     worker.answer({"ok": True, "ready": True, "duckdb": duckdb.__version__, "pid": os.getpid()})
     worker.serve(requests)

@@ -14,9 +14,11 @@ sizes) plus the cluster's data directory.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from collections.abc import Iterator
+from typing import ClassVar
 
 from docbench.contracts.common import NotSupported, Variant
+from docbench.core.jsontypes import JsonObject, JsonValue
 from docbench.systems.ferretdb.engine import FerretDBEngine
 from docbench.systems.mongodb.analytics import INDEX_NAME, MongoDBAnalytics
 
@@ -51,7 +53,7 @@ class FerretDBAnalytics(MongoDBAnalytics):
     engine: FerretDBEngine
     variants = VARIANTS
     retains_structure = True
-    engine_defaults: ClassVar[dict[str, Any]] = {"toast_compression": "pglz"}
+    engine_defaults: ClassVar[JsonObject] = {"toast_compression": "pglz"}
     representation = "BSON (DocumentDB on PostgreSQL)"
     load_batch_size = 20_000
     refused_hard_kinds = frozenset({"lone_surrogate", "bigint", "deep_nesting"})
@@ -107,13 +109,15 @@ class FerretDBAnalytics(MongoDBAnalytics):
         )
 
 
-def _indexes_used(plan: Any):
+def _indexes_used(plan: JsonValue) -> Iterator[str]:
     """Names of the indexes the plan's nodes scan (their ``IndexDetails``), anywhere in it."""
     if isinstance(plan, list):
         for item in plan:
             yield from _indexes_used(item)
     elif isinstance(plan, dict):
-        for detail in plan.get("IndexDetails") or []:
+        details = plan.get("IndexDetails")
+        # (iterating anything but a list, as before, finds no dict)
+        for detail in details if isinstance(details, list) else []:
             if isinstance(detail, dict) and detail.get("indexName"):
                 yield str(detail["indexName"])
         for value in plan.values():

@@ -23,11 +23,11 @@ import contextlib
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from docbench.contracts.common import Availability, command_version, directory_size
 from docbench.core import paths
+from docbench.core.jsontypes import JsonObject
 from docbench.core.ownership import claim_directory
 from docbench.servers import managed as server
 from docbench.systems.mongodb.engine import (
@@ -329,7 +329,7 @@ class FerretDBEngine(MongoDBEngine):
     def on_disk(self) -> int | None:
         return directory_size(self.server.data_dir) if self.server is not None else None
 
-    def storage_detail(self) -> dict[str, Any]:
+    def storage_detail(self) -> JsonObject:
         return {"backend": BACKEND}
 
     # ----- versions ----------------------------------------------------------------------

@@ -23,6 +23,7 @@ import contextlib
 
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
+from docbench.core.jsontypes import optional_int
 from docbench.systems.mariadb.engine import MariaDBEngine
 from docbench.systems.mariadb.loader import MariaDBLoader
 
@@ -98,7 +99,7 @@ class MariaDBStorage(StorageMatrixTarget):
         detail = dict(storage.detail)
         detail.setdefault("table", storage.data)
         detail.setdefault("index", storage.index)
-        on_disk = detail.get("ibd_on_disk")
+        on_disk = optional_int(detail.get("ibd_on_disk"), "ibd_on_disk")
         return StorageSize(
             total=storage.total, data=storage.data, index=storage.index, on_disk=on_disk, detail=detail
         )

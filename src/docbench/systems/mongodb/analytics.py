@@ -20,12 +20,22 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant
+from docbench.core.jsontypes import (
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_int,
+    as_object,
+    as_str,
+    optional_str,
+)
 from docbench.systems.mongodb.engine import DATABASE, MongoDBEngine
 from docbench.systems.mongodb.loader import MongoDBLoader
 from docbench.systems.mongodb.session import MongoDBSession
@@ -38,20 +48,22 @@ INDEX_NAME = "docbench_paths"
 # ----- docbench's collections -------------------------------------------------------------
 
 
-def collection_spec(compressor: str | None) -> dict[str, Any]:
+def collection_spec(compressor: str | None) -> JsonObject:
     """collection.json with the compressor filled in."""
     text = (FOLDER / "collection.json").read_text()
-    return json.loads(text.replace("{compressor}", str(compressor or "")))
+    return as_object(json.loads(text.replace("{compressor}", str(compressor or ""))), "collection.json")
 
 
 def create_collection(engine: MongoDBEngine, name: str, compressor: str | None) -> None:
     """Drop and create ``docbench.<name>``, with the WiredTiger block compressor if given."""
     db = engine.database()
     db.drop_collection(name)
-    db.create_collection(name, **(collection_spec(compressor)["create"] if compressor else {}))
+    db.create_collection(
+        name, **(as_object(collection_spec(compressor)["create"], "create") if compressor else {})
+    )
 
 
-def collection_stats(engine: MongoDBEngine, name: str) -> dict[str, Any]:
+def collection_stats(engine: MongoDBEngine, name: str) -> JsonObject:
     """``$collStats.storageStats`` of ``docbench.<name>``, else the ``collStats`` command."""
     db = engine.database()
     with contextlib.suppress(Exception):
@@ -65,7 +77,7 @@ def collection_size(engine: MongoDBEngine, name: str, compressor: str | None) ->
     """Sizes of ``docbench.<name>`` by the server's statistics, with the engine's on-disk
     figure and detail."""
     stats = collection_stats(engine, name)
-    db_stats: dict[str, Any] = {}
+    db_stats: JsonObject = {}
     with contextlib.suppress(Exception):
         db_stats = dict(engine.database().command("dbStats"))
     data = _int(stats.get("storageSize"))
@@ -73,20 +85,23 @@ def collection_size(engine: MongoDBEngine, name: str, compressor: str | None) ->
     total = _int(stats.get("totalSize"))
     if total is None and data is not None:
         total = data + (index or 0)
-    detail: dict[str, Any] = {
+    index_sizes: JsonObject = {
+        k: _int(v) for k, v in as_object(stats.get("indexSizes") or {}, "indexSizes").items()
+    }
+    detail: JsonObject = {
         "collection": f"{DATABASE}.{name}",
         "documents": _int(stats.get("count")),
         "uncompressed_bytes": _int(stats.get("size")),
         "avg_document_bytes": _int(stats.get("avgObjSize")),
         "free_storage_bytes": _int(stats.get("freeStorageSize")),
-        "index_sizes": {k: _int(v) for k, v in (stats.get("indexSizes") or {}).items()},
+        "index_sizes": index_sizes,
         "database": {
             k: _int(db_stats.get(k))
             for k in ("dataSize", "storageSize", "indexSize", "totalSize", "objects")
             if k in db_stats
         },
     }
-    creation = ((stats.get("wiredTiger") or {}).get("creationString")) or ""
+    creation = as_str(as_object(stats.get("wiredTiger") or {}, "wiredTiger").get("creationString") or "")
     match = re.search(r"block_compressor=(\w*)", creation)
     if match:
         detail["block_compressor"] = match.group(1) or "none"
@@ -116,7 +131,7 @@ class MongoDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
     variants = VARIANTS
     # Live ingest: insertMany batches (the loader's), each acknowledged by the server.
     retains_structure = True
-    engine_defaults: ClassVar[dict[str, Any]] = {"compressor": "snappy"}
+    engine_defaults: ClassVar[JsonObject] = {"compressor": "snappy"}
     representation = "BSON"
     # 20k documents (~10 MB) per insert_many: one or two wire messages, cheap to re-send
     # while a refused batch is bisected.
@@ -127,7 +142,7 @@ class MongoDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
     def __init__(self, engine: MongoDBEngine, variant: Variant) -> None:
         super().__init__(engine, variant)
         self.collection_name = f"bluesky_{variant.name}"
-        self.compressor: str | None = variant.settings.get("compressor")
+        self.compressor = optional_str(variant.settings.get("compressor"), "compressor")
 
     def collection(self):
         """This variant's collection on the engine's shared client."""
@@ -142,11 +157,10 @@ class MongoDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
 
     def finish_load(self) -> None:
         """The compound index on the five paths, built once after the load."""
-        index = collection_spec(self.compressor)["index"]
-        keys = [(path, int(direction)) for path, direction in index["keys"]]
-        self.finish_step(
-            f"createIndex {index['name']}", lambda: self.collection().create_index(keys, name=index["name"])
-        )
+        index = as_object(collection_spec(self.compressor)["index"], "index")
+        name = as_str(index["name"], "index name")
+        keys = [_index_key(key) for key in as_array(index["keys"], "index keys")]
+        self.finish_step(f"createIndex {name}", lambda: self.collection().create_index(keys, name=name))
 
     def native_load(self, files: list[Path]) -> None:
         """What a person writes by hand: read the lines, json-parse, ``insert_many`` in chunks
@@ -156,7 +170,7 @@ class MongoDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
         from docbench.dataset.reader import iter_lines
 
         collection = self.collection()
-        chunk: list[dict[str, Any]] = []
+        chunk: list[JsonObject] = []
         for path in files:
             for line in iter_lines(path):
                 if not line.strip():
@@ -200,17 +214,17 @@ class MongoDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
             texts.append(json.dumps(query, separators=(",", ":")))
         return texts
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {
             "uri": self.engine.uri(),
             "database": DATABASE,
             "collection": self.collection_name,
             "index": INDEX_NAME,
-            "pids": self.engine.query_pids(),
+            "pids": list(self.engine.query_pids()),
         }
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonObject) -> QuerySession:
         return MongoDBSession(spec)
 
     def check_plan(self, query_number: int, plan: str | None) -> str | None:
@@ -237,22 +251,32 @@ class MongoDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
         return None
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
+    """A figure of the server's statistics as an int; None when absent or not a number."""
+    if not isinstance(value, int | float | str):
+        return None  # None, or a value int() refuses (a document, an array, Decimal128)
     try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
+        return int(value)
+    except ValueError:
         return None
 
 
-def _plan_stages(plan: Any):
+def _index_key(key: JsonValue) -> tuple[str, int]:
+    """``["path", 1]`` of collection.json as pymongo's (path, direction)."""
+    path, direction = as_array(key, "index key")
+    return as_str(path, "index path"), as_int(direction, "index direction")
+
+
+def _plan_stages(plan: JsonValue) -> Iterator[tuple[str, JsonValue]]:
     """(stage, indexName) of every plan stage of an explain document, classic or SBE, whatever
     it is nested in ($cursor, queryPlanner, winningPlan, queryPlan, inputStage(s), shards)."""
     if isinstance(plan, list):
         for item in plan:
             yield from _plan_stages(item)
     elif isinstance(plan, dict):
-        if isinstance(plan.get("stage"), str):
-            yield plan["stage"], plan.get("indexName")
+        stage = plan.get("stage")
+        if isinstance(stage, str):
+            yield stage, plan.get("indexName")
         for key, value in plan.items():
             if key in {"rejectedPlans", "slotBasedPlan", "command"}:
                 continue

@@ -24,6 +24,7 @@ from typing import Any
 
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
+from docbench.core.jsontypes import JsonMapping, JsonObject
 from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
 from docbench.core.redact import at_encoded, redact_text, redact_url
 
@@ -56,7 +57,7 @@ def mongo_client(uri: str, **options: Any):
     return pymongo.MongoClient(at_encoded(uri), **settings)
 
 
-def ferretdb_version(info: dict[str, Any]) -> str | None:
+def ferretdb_version(info: JsonMapping) -> str | None:
     """FerretDB's version in buildInfo: ``ferretdb.version`` (v2), ``ferretdbVersion`` (v1)."""
     nested = info.get("ferretdb")
     if isinstance(nested, dict) and nested.get("version"):
@@ -64,7 +65,7 @@ def ferretdb_version(info: dict[str, Any]) -> str | None:
     return str(info["ferretdbVersion"]) if info.get("ferretdbVersion") else None
 
 
-def version_text(info: dict[str, Any]) -> str:
+def version_text(info: JsonMapping) -> str:
     """``MongoDB 7.0.14`` or ``FerretDB v2.7.0 (MongoDB 7.0.77 API)`` from buildInfo."""
     ferret = ferretdb_version(info)
     if ferret:
@@ -153,7 +154,7 @@ class MongoDBEngine(Engine):
         it with ``db.client.close()``)."""
         return self.new_client()[DATABASE]
 
-    def build_info(self) -> dict[str, Any]:
+    def build_info(self) -> JsonObject:
         return dict(self.client().admin.command("buildInfo"))
 
     # ----- docbench's database -------------------------------------------------------------
@@ -223,7 +224,7 @@ class MongoDBEngine(Engine):
         """Bytes of a data directory docbench owns (none for a server reached by URL)."""
         return None
 
-    def storage_detail(self) -> dict[str, Any]:
+    def storage_detail(self) -> JsonObject:
         """Engine facts for a size's detail (backend files and the like)."""
         return {}
 

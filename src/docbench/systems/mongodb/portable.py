@@ -10,9 +10,9 @@ with ``$`` stays a string).
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from docbench.contracts.portable import CompiledQuery, NotExpressible, PortableQueries
+from docbench.core.jsontypes import JsonArray, JsonObject, JsonValue
 from docbench.queries.spec import (
     BUCKET_CYCLES,
     BUCKET_UNITS,
@@ -35,13 +35,13 @@ TYPE_NAMES = {
     "object": ["object"],
 }
 OPERATORS = {"eq": "$eq", "ne": "$ne", "lt": "$lt", "le": "$lte", "gt": "$gt", "ge": "$gte"}
-FALSE: dict[str, Any] = {"$eq": [1, 0]}
+FALSE: JsonObject = {"$eq": [1, 0]}
 
 
 class MongoDBPortable(PortableQueries):
     def compile(self, query: Query) -> CompiledQuery:
         self.unnested: tuple[str, ...] = ()
-        pipeline: list[dict[str, Any]] = []
+        pipeline: list[JsonObject] = []
         if query.unnest is not None:
             keys = self.field_keys(query.unnest.path)
             pipeline.append({"$match": {"$expr": {"$isArray": self.path(query.unnest.path)}}})
@@ -73,11 +73,13 @@ class MongoDBPortable(PortableQueries):
                 )
         return keys
 
-    def path(self, path: Path_) -> Any:
+    def path(self, path: Path_) -> JsonValue:
         """The value at the path, or missing ($$REMOVE) when a key before the last is not an
         object (MongoDB's field path would map over an array)."""
         keys = self.field_keys(path)
-        guards = [{"$eq": [{"$type": "$" + ".".join(keys[:n])}, "object"]} for n in range(1, len(keys))]
+        guards: JsonArray = [
+            {"$eq": [{"$type": "$" + ".".join(keys[:n])}, "object"]} for n in range(1, len(keys))
+        ]
         if path.element and self.unnested:
             # the unwound element itself is the first value: no guard on the array it came from
             guards = guards[len(self.unnested) - 1 :]
@@ -85,18 +87,18 @@ class MongoDBPortable(PortableQueries):
         return {"$cond": [{"$and": guards}, value, "$$REMOVE"]} if guards else value
 
     @staticmethod
-    def is_type(value: Any, *json_types: str) -> dict[str, Any]:
+    def is_type(value: JsonValue, *json_types: str) -> JsonObject:
         return {"$in": [{"$type": value}, [n for t in json_types for n in TYPE_NAMES[t]]]}
 
     # ----- filters -------------------------------------------------------------------------
-    def predicate(self, where: Filter) -> Any:
+    def predicate(self, where: Filter) -> JsonObject:
         if isinstance(where, Combined):
             if where.op == "not":
                 return {"$not": [self.predicate(where.parts[0])]}
             return {f"${where.op}": [self.predicate(p) for p in where.parts]}
         return self.condition(where, self.path(where.path))
 
-    def condition(self, condition: Condition, value: Any) -> Any:
+    def condition(self, condition: Condition, value: JsonValue) -> JsonObject:
         op, literal = condition.op, condition.value
         if op == "exists":
             return {"$ne" if literal else "$eq": [{"$type": value}, "missing"]}
@@ -114,7 +116,7 @@ class MongoDBPortable(PortableQueries):
             return {"$and": [{"$isArray": value}, {"$in": [{"$literal": literal}, value]}]}
         return self.compare(value, op, literal)
 
-    def compare(self, value: Any, op: str, literal: Any) -> Any:
+    def compare(self, value: JsonValue, op: str, literal: JsonValue) -> JsonObject:
         if literal is None:
             return self.is_type(value, "null") if op == "eq" else FALSE
         json_type = (
@@ -127,27 +129,29 @@ class MongoDBPortable(PortableQueries):
         return {"$and": [self.is_type(value, json_type), {OPERATORS[op]: [value, {"$literal": literal}]}]}
 
     # ----- grouping ------------------------------------------------------------------------
-    def key(self, key: GroupKey) -> Any:
+    def key(self, key: GroupKey) -> JsonValue:
         value = self.path(key.path)
         if key.unit is None:
             return {"$cond": [self.is_type(value, "number", "string", "boolean"), value, None]}
         assert key.time_format is not None
         width = BUCKET_UNITS[key.unit]
         if key.time_format == "iso8601":
-            date = {"$dateFromString": {"dateString": value, "onError": None, "onNull": None}}
-            seconds: Any = {"$floor": {"$divide": [{"$toLong": date}, 1000]}}
+            date: JsonObject = {"$dateFromString": {"dateString": value, "onError": None, "onNull": None}}
+            seconds: JsonValue = {"$floor": {"$divide": [{"$toLong": date}, 1000]}}
             test = self.is_type(value, "string")
         else:
             seconds = {"$divide": [value, EPOCH_DIVISORS[key.time_format]]}
             test = self.is_type(value, "number")
-        buckets = {"$floor": {"$divide": [seconds, width]}}
+        buckets: JsonObject = {"$floor": {"$divide": [seconds, width]}}
         cycle = BUCKET_CYCLES.get(key.unit)
-        start = {"$toLong": {"$mod": [buckets, cycle]} if cycle else {"$multiply": [buckets, width]}}
+        start: JsonObject = {
+            "$toLong": {"$mod": [buckets, cycle]} if cycle else {"$multiply": [buckets, width]}
+        }
         return {"$cond": [test, start, None]}
 
-    def grouping(self, query: Query) -> list[dict[str, Any]]:
-        group: dict[str, Any] = {"_id": {f"k{i}": self.key(k) for i, k in enumerate(query.group_by)} or None}
-        project: dict[str, Any] = {"_id": 0}
+    def grouping(self, query: Query) -> list[JsonObject]:
+        group: JsonObject = {"_id": {f"k{i}": self.key(k) for i, k in enumerate(query.group_by)} or None}
+        project: JsonObject = {"_id": 0}
         for i in range(len(query.group_by)):
             project[f"c{i}"] = f"$_id.k{i}"
         for j, aggregate in enumerate(query.aggregates):
@@ -156,40 +160,40 @@ class MongoDBPortable(PortableQueries):
             project[column] = self.final(aggregate, column)
         return [{"$group": group}, {"$project": project}]
 
-    def accumulators(self, aggregate: Aggregate, column: str) -> dict[str, Any]:
+    def accumulators(self, aggregate: Aggregate, column: str) -> JsonObject:
         if aggregate.fn == "count":
             return {column: {"$sum": 1}}
         assert aggregate.path is not None
         value = self.path(aggregate.path)
         if aggregate.fn == "count_distinct":
-            scalar = {"$cond": [self.is_type(value, "number", "string", "boolean"), value, None]}
+            scalar: JsonObject = {"$cond": [self.is_type(value, "number", "string", "boolean"), value, None]}
             return {column: {"$addToSet": scalar}}
-        number = {"$cond": [self.is_type(value, "number"), value, None]}
-        found = {f"{column}_n": {"$sum": {"$cond": [self.is_type(value, "number"), 1, 0]}}}
+        number: JsonObject = {"$cond": [self.is_type(value, "number"), value, None]}
+        found: JsonObject = {f"{column}_n": {"$sum": {"$cond": [self.is_type(value, "number"), 1, 0]}}}
         if aggregate.fn == "span":
             return {f"{column}_max": {"$max": number}, f"{column}_min": {"$min": number}, **found}
         return {column: {f"${aggregate.fn}": number}, **found}
 
     @staticmethod
-    def final(aggregate: Aggregate, column: str) -> Any:
+    def final(aggregate: Aggregate, column: str) -> JsonValue:
         if aggregate.fn == "count":
             return f"${column}"
         if aggregate.fn == "count_distinct":
             return {"$size": {"$filter": {"input": f"${column}", "cond": {"$ne": ["$$this", None]}}}}
         # $sum of no number is 0; the spec's sum of no number is null
-        value: Any = f"${column}"
+        value: JsonValue = f"${column}"
         if aggregate.fn == "span":
             value = {"$subtract": [f"${column}_max", f"${column}_min"]}
         return {"$cond": [{"$gt": [f"${column}_n", 0]}, value, None]}
 
-    def ordering(self, query: Query) -> list[dict[str, Any]]:
+    def ordering(self, query: Query) -> list[JsonObject]:
         """Sort fields that order as the reference does: numbers, then strings, then the
         rest (MongoDB puts null before numbers)."""
-        fields: dict[str, Any] = {}
-        sort: dict[str, int] = {}
+        fields: JsonObject = {}
+        sort: JsonObject = {}
         for n, item in enumerate(query.order_by):
             column = f"$c{query.columns.index(item.column)}"
-            rank = {
+            rank: JsonObject = {
                 "$switch": {
                     "branches": [
                         {"case": self.is_type(column, "number"), "then": 0},

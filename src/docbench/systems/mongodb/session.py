@@ -7,15 +7,17 @@ import contextlib
 import json
 import secrets
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.core.jsontypes import JsonObject, as_array, as_float, as_int, as_object, as_str
 from docbench.systems.mongodb.engine import mongo_client
 
 
-def _field(doc: dict[str, Any], path: str) -> Any:
-    value: Any = doc
+def _field(doc: Mapping[str, object], path: str) -> object:
+    """The value at a dotted path of a BSON document (None where a key is missing)."""
+    value: object = doc
     for part in path.split("."):
         if not isinstance(value, dict):
             return None
@@ -23,7 +25,7 @@ def _field(doc: dict[str, Any], path: str) -> Any:
     return value
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """BSON values the checker and the result files understand (Int64 is an int already)."""
     from bson.decimal128 import Decimal128
 
@@ -42,13 +44,13 @@ class MongoDBSession(QuerySession):
     latency statistics (FerretDB) or other reads on the collection interfered.
     """
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: JsonObject) -> None:
         self.spec = spec
-        self.client = mongo_client(spec["uri"])
+        self.client = mongo_client(as_str(spec["uri"], "uri"))
         self.db = self.client[spec["database"]]
         self.collection = self.db[spec["collection"]]
         timeout = spec.get("timeout")
-        self.max_time_ms = int(float(timeout) * 1000) if timeout else None
+        self.max_time_ms = int(as_float(timeout, "timeout") * 1000) if timeout else None
         self._token: str | None = None
         self._lock = threading.Lock()
         self._self_cost: tuple[int, int] | None = None
@@ -67,9 +69,12 @@ class MongoDBSession(QuerySession):
         return int(reads["ops"]), int(reads["latency"])
 
     @staticmethod
-    def parse(text: str) -> tuple[list[str], list[dict[str, Any]]]:
-        query = json.loads(text)
-        return list(query["columns"]), list(query["pipeline"])
+    def parse(text: str) -> tuple[list[str], list[JsonObject]]:
+        query = as_object(json.loads(text), "query")
+        columns = [as_str(column, "column") for column in as_array(query["columns"], "columns")]
+        return columns, [
+            as_object(stage, "pipeline stage") for stage in as_array(query["pipeline"], "pipeline")
+        ]
 
     def execute(self, query_number: int, text: str) -> QueryOutcome:
         columns, pipeline = self.parse(text)
@@ -80,7 +85,7 @@ class MongoDBSession(QuerySession):
         token = f"docbench-q{query_number}-{secrets.token_hex(6)}"
         with self._lock:
             self._token = token
-        options: dict[str, Any] = {"allowDiskUse": True, "comment": token, "batchSize": 100_000}
+        options: dict[str, bool | int | str] = {"allowDiskUse": True, "comment": token, "batchSize": 100_000}
         if self.max_time_ms:
             options["maxTimeMS"] = self.max_time_ms
         from pymongo.errors import OperationFailure
@@ -125,7 +130,8 @@ class MongoDBSession(QuerySession):
         # A managed server on this machine (FerretDB and its DocumentDB) reports its processes
         # in the spec; a server reached by URL runs elsewhere or as someone else: nothing
         # measurable.
-        return [int(pid) for pid in self.spec.get("pids") or [] if Path(f"/proc/{pid}").exists()]
+        pids = [as_int(pid, "pid") for pid in as_array(self.spec.get("pids") or [], "pids")]
+        return [pid for pid in pids if Path(f"/proc/{pid}").exists()]
 
     def cancel(self) -> None:
         """killOp of our aggregate, found by its comment in $currentOp (best effort)."""
@@ -134,7 +140,7 @@ class MongoDBSession(QuerySession):
         if token is None:
             return
         with contextlib.suppress(Exception):
-            client = mongo_client(self.spec["uri"], serverSelectionTimeoutMS=3000)
+            client = mongo_client(as_str(self.spec["uri"], "uri"), serverSelectionTimeoutMS=3000)
             try:
                 ops = client.admin.aggregate([{"$currentOp": {}}, {"$match": {"command.comment": token}}])
                 for op in ops:

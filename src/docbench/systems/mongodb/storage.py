@@ -30,6 +30,7 @@ from docbench.contracts.analytics import Loader
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
 from docbench.contracts.storage_documents import document_json
+from docbench.core.jsontypes import optional_str
 from docbench.systems.mongodb.analytics import collection_size, create_collection
 from docbench.systems.mongodb.engine import MongoDBEngine
 from docbench.systems.mongodb.loader import MongoDBLoader, short_message
@@ -61,7 +62,7 @@ class MongoDBStorage(StorageMatrixTarget):
 
     def __init__(self, engine: MongoDBEngine, variant: Variant) -> None:
         super().__init__(engine, variant)
-        self.compressor: str | None = variant.settings.get("compressor")
+        self.compressor = optional_str(variant.settings.get("compressor"), "compressor")
         self.loader: Loader | None = None
         self.checkpoint: str | None = None
 

@@ -12,12 +12,13 @@ documents have no ``$`` keys, so nothing is escaped.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import orjson
 
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.updates import KeyValueSession, UpdatesTarget
+from docbench.core.jsontypes import JsonObject, as_str
 from docbench.systems.mongodb.engine import DATABASE, MongoDBEngine, mongo_client
 
 VARIANTS: list[Variant] = [
@@ -32,17 +33,17 @@ INSERT_CHUNK = 5_000
 
 
 class MongoKeyValueSession(KeyValueSession):
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.client = mongo_client(spec["uri"])
+    def __init__(self, spec: JsonObject) -> None:
+        self.client = mongo_client(as_str(spec["uri"], "uri"))
         self.coll = self.client[spec.get("database", DATABASE)][spec.get("collection", COLLECTION)]
 
-    def read(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: str) -> JsonObject | None:
         return self.coll.find_one({"ycsb_key": key}, {"_id": 0})
 
     def update_field(self, key: str, field: str, value: str) -> int:
         return self.coll.update_one({"ycsb_key": key}, {"$set": {field: value}}).matched_count
 
-    def insert(self, doc: dict[str, Any]) -> None:
+    def insert(self, doc: dict[str, str]) -> None:
         self.coll.insert_one(dict(doc))
 
     def close(self) -> None:
@@ -57,7 +58,7 @@ class MongoDBUpdates(UpdatesTarget):
     def coll(self):
         return self.engine.database()[COLLECTION]
 
-    def engine_info(self) -> dict[str, Any]:
+    def engine_info(self) -> JsonObject:
         return {"buildInfo": self.engine.build_info().get("version")}
 
     def create(self) -> None:
@@ -109,11 +110,11 @@ class MongoDBUpdates(UpdatesTarget):
             detail={"size": stats.get("size"), "count": stats.get("count")},
         )
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"uri": self.engine.uri(), "database": DATABASE, "collection": COLLECTION}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> MongoKeyValueSession:
+    def open_session(cls, spec: JsonObject) -> MongoKeyValueSession:
         return MongoKeyValueSession(spec)
 
 

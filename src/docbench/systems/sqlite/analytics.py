@@ -137,11 +137,11 @@ class SQLiteAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, Na
         index = objects.get(INDEX, 0)
         path = self.engine.path
         wal = path.with_name(path.name + "-wal")
-        detail = {
+        detail: JsonObject = {
             "page_size": page_size,
             "page_count": page_count,
             "freelist_pages": freelist,
-            "objects": objects,
+            "objects": dict(objects),
             "database_file_bytes": path.stat().st_size if path.exists() else None,
             "wal_bytes": wal.stat().st_size if wal.exists() else 0,
         }
