@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from docbench.core.iolimit import difference as io_limit_difference
 from docbench.core.jsontypes import JsonObject, JsonValue, as_object, object_or_empty
@@ -109,7 +108,7 @@ def _scale_order(label: str) -> tuple[int, str]:
         return 0, label
 
 
-def _order(key: Key) -> tuple[Any, ...]:
+def _order(key: Key) -> tuple[int, str, str, str, tuple[int, str], str]:
     workload, system, variant, scale, cluster = key
     place = WORKLOADS.index(workload) if workload in WORKLOADS else len(WORKLOADS)
     return place, workload, system, variant, _scale_order(scale), cluster
@@ -125,7 +124,7 @@ def dataset_identity(document: JsonObject) -> str | None:
     return None
 
 
-def _rank(document: JsonObject, like: JsonObject | None) -> tuple[Any, ...]:
+def _rank(document: JsonObject, like: JsonObject | None) -> tuple[bool, bool, bool, str, str]:
     same_machine = like is not None and document.get("machine") == like.get("machine")
     same_data = like is not None and dataset_identity(document) == dataset_identity(like)
     return (
@@ -331,7 +330,9 @@ def _scale_distance(a: ComparedData, b: ComparedData) -> float:
     return math.inf
 
 
-def _closeness(document: Key, data: ComparedData, other: Key, other_data: ComparedData) -> tuple[Any, ...]:
+def _closeness(
+    document: Key, data: ComparedData, other: Key, other_data: ComparedData
+) -> tuple[bool, bool, bool, bool, bool, float]:
     workload, system, variant, _scale, cluster = document
     return (
         workload == other[0],
