@@ -20,9 +20,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from docbench.results.files import latest_documents, load_results, result_model
+from docbench.core.jsontypes import JsonObject, optional_int
+from docbench.results.files import latest_documents, load_results, result_models
+from docbench.results.models import AnalyticsResult, FidelityResult, RunHeader
+from docbench.results.models.analytics import IngestLevel, Level, QueriesDuring, QueriesIdle
+from docbench.results.models.fidelity import Summary
 from docbench.systems import REGISTERED, engine_class
 
 
@@ -45,11 +48,11 @@ def display(system: str) -> str:
     return engine_class(system).display_name if system in REGISTERED else system
 
 
-def run_label(document: dict[str, Any]) -> str:
-    return f"{display(str(document.get('system')))} `{document.get('variant')}`"
+def run_label(result: RunHeader) -> str:
+    return f"{display(result.system)} `{result.variant}`"
 
 
-def _relative(path: Any, root: Path) -> str:
+def _relative(path: str | Path | None, root: Path) -> str:
     resolved = Path(str(path)).resolve()
     try:
         return resolved.relative_to(root.resolve()).as_posix()
@@ -118,19 +121,25 @@ def _option(command: str, name: str) -> list[str] | None:
     return None if re.fullmatch(r"[A-Z]", value) else value.split(",")
 
 
-def _names_one_of(command: str, documents: list[dict[str, Any]]) -> bool:
-    """A README command that names its systems or variants names one of the documents' (the
+def _names_one_of(command: str, results: list[AnalyticsResult]) -> bool:
+    """A README command that names its systems or variants names one of the results' (the
     command of another measurement in the same directory does not)."""
     systems, variants = _option(command, "systems"), _option(command, "variants")
-    if systems is not None and not {str(d.get("system")) for d in documents} & set(systems):
+    if systems is not None and not {r.system for r in results} & set(systems):
         return False
-    return variants is None or bool({str(d.get("variant")) for d in documents} & set(variants))
+    return variants is None or bool({r.variant for r in results} & set(variants))
 
 
-def _analytics(directory: Path) -> list[dict[str, Any]]:
-    """The latest complete analytics result of each run identity under ``directory``."""
-    documents = latest_documents(load_results([directory]))
-    return [d for d in documents if d.get("workload") == "analytics" and d.get("complete")]
+def _results(directory: Path, latest: bool = True) -> list[RunHeader]:
+    """The results under ``directory`` read through their workloads' models (only the latest
+    run of each identity when ``latest``), in the order they were read."""
+    documents = load_results([directory])
+    return result_models(latest_documents(documents) if latest else documents, quiet=True)
+
+
+def _analytics(directory: Path, latest: bool = True) -> list[AnalyticsResult]:
+    """The complete analytics results under ``directory`` (the latest of each run identity)."""
+    return [r for r in _results(directory, latest) if isinstance(r, AnalyticsResult) and r.complete]
 
 
 # ----- storage beside JSONBench's published bytes ---------------------------------------------
@@ -155,21 +164,21 @@ def jsonbench_storage(root: Path) -> Finding | None:
         metric = next((m for m in pair.metrics if m.metric == "storage.total_bytes_per_document"), None)
         if metric is None or metric.ratio is None:
             continue
-        rows.append((pair, metric))
+        rows.append((pair, metric, metric.ratio))
     if not rows:
         return None
     published = comparison.baseline.published or {}
     commit = str(published.get("commit"))[:7]
-    close = [(p, m) for p, m in rows if abs(m.ratio - 1) <= CLOSE]  # type: ignore[operator]
-    far_pair, far = max(rows, key=lambda row: abs(row[1].ratio - 1))  # type: ignore[operator]
-    top = max(data_size(p.contender) for p, _ in rows)
-    largest = [(p, m) for p, m in rows if data_size(p.contender) >= 0.9 * top]
+    close = [(p, m) for p, m, ratio in rows if abs(ratio - 1) <= CLOSE]
+    far_pair, _, far = max(rows, key=lambda row: abs(row[2] - 1))
+    top = max(data_size(p.contender) for p, _, _ in rows)
+    largest = [(p, ratio) for p, _, ratio in rows if data_size(p.contender) >= 0.9 * top]
     summary = (
         f"Per document, docbench's generated data takes within {CLOSE * 100:g}% of JSONBench's "
         f"published bytes (its commit {commit}) in {len(close)} of {len(rows)} system/scale pairs; "
         f"at {_names(sorted({p.key[3] for p, _ in largest}))}: "
-        + ", ".join(f"{display(p.key[1])} x{m.ratio:.3f}" for p, m in largest)
-        + f". The farthest is {display(far_pair.key[1])} at {far_pair.key[3]} (x{far.ratio:.3f})"
+        + ", ".join(f"{display(p.key[1])} x{ratio:.3f}" for p, ratio in largest)
+        + f". The farthest is {display(far_pair.key[1])} at {far_pair.key[3]} (x{far:.3f})"
         + (
             f", where JSONBench's run loaded {data_size(far_pair.baseline):,} documents and "
             f"docbench's {data_size(far_pair.contender):,}."
@@ -189,13 +198,13 @@ def jsonbench_storage(root: Path) -> Finding | None:
                 p.key[3],
                 format_value(m.baseline, m.unit),
                 format_value(m.contender, m.unit),
-                f"x{m.ratio:.3f}",
+                f"x{ratio:.3f}",
             ]
-            for p, m in rows
+            for p, m, ratio in rows
         ],
         right=(3, 4, 5),
     )
-    files = sorted({_relative(p.contender["_path"], root) for p, _ in rows})
+    files = sorted({_relative(str(p.contender["_path"]), root) for p, _, _ in rows})
     command = readme_commands(directory, _starting("docbench run", "docbench compare --against"))
     return Finding(
         "jsonbench-storage",
@@ -208,8 +217,8 @@ def jsonbench_storage(root: Path) -> Finding | None:
     )
 
 
-def data_size(document: dict[str, Any]) -> int:
-    return int(document.get("num_loaded_documents") or 0)
+def data_size(document: JsonObject) -> int:
+    return optional_int(document.get("num_loaded_documents"), "num_loaded_documents") or 0
 
 
 # ----- hot query times across representations --------------------------------------------------
@@ -222,29 +231,28 @@ def hot_spread(root: Path) -> Finding | None:
     directory = root / "representations"
     if not directory.is_dir():
         return None
-    measured: list[tuple[float, dict[str, Any]]] = []
-    left_out: list[dict[str, Any]] = []
-    per_query: list[tuple[int, float, dict[str, Any]]] = []  # (query, hot time, document)
-    for document in _analytics(directory):
+    measured: list[tuple[float, AnalyticsResult]] = []
+    left_out: list[AnalyticsResult] = []
+    per_query: list[tuple[int, float, AnalyticsResult]] = []  # (query, hot time, run)
+    for run in _analytics(directory):
         try:
-            run = result_model(document)
-            value = scaling_value(run, "hot")  # type: ignore[arg-type]
+            value = scaling_value(run, "hot")
         except ValueError:
             value = None
         if value is None:
-            left_out.append(document)
+            left_out.append(run)
             continue
-        measured.append((value, document))
+        measured.append((value, run))
         for q in range(QUERY_COUNT):
-            time_ = hot_time(run, q)  # type: ignore[arg-type]
+            time_ = hot_time(run, q)
             if time_ is not None and time_ > 0:
-                per_query.append((q, time_, document))
+                per_query.append((q, time_, run))
     if len(measured) < 2:
         return None
     measured.sort(key=lambda row: (row[0], run_label(row[1])))
     (fast, fastest), (slow, slowest) = measured[0], measured[-1]
-    defaults = [(v, d) for v, d in measured if d.get("variant_role") == "default"]
-    sizes = sorted({int(d.get("dataset_size") or 0) for _, d in measured})
+    defaults = [(v, d) for v, d in measured if d.variant_role == "default"]
+    sizes = sorted({d.dataset_size or 0 for _, d in measured})
     summary = (
         f"On the same data ({_names([f'{n:,}' for n in sizes])} documents), the geometric mean "
         "of the hot query times runs from "
@@ -266,18 +274,16 @@ def hot_spread(root: Path) -> Finding | None:
     rows = [
         [
             run_label(d),
-            str(d.get("variant_role") or ""),
+            d.variant_role,
             _seconds(value),
             f"x{value / fast:,.1f}",
         ]
         for value, d in measured
     ]
-    rows += [
-        [run_label(d), str(d.get("variant_role") or ""), "-", "not every answer trusted"] for d in left_out
-    ]
+    rows += [[run_label(d), d.variant_role, "-", "not every answer trusted"] for d in left_out]
     details = _table(["system and variant", "role", "hot geometric mean", "vs fastest"], rows, right=(2, 3))
-    files = sorted(_relative(d["_path"], root) for _, d in measured) + sorted(
-        _relative(d["_path"], root) for d in left_out
+    files = sorted(_relative(d.path, root) for _, d in measured) + sorted(
+        _relative(d.path, root) for d in left_out
     )
     return Finding(
         "hot-query-spread",
@@ -297,32 +303,28 @@ def fidelity(root: Path) -> Finding | None:
     directory = root / "fidelity"
     if not directory.is_dir():
         return None
-    documents = [
-        d
-        for d in latest_documents(load_results([directory]))
-        if d.get("workload") == "fidelity" and d.get("complete")
-    ]
+    documents = [r for r in _results(directory) if isinstance(r, FidelityResult) and r.complete]
     if not documents:
         return None
-    documents.sort(key=lambda d: (str(d.get("system")), str(d.get("variant"))))
-    corpus = max(len(d.get("documents") or []) for d in documents)
+    documents.sort(key=lambda d: (d.system, d.variant))
+    corpus = max(len(d.documents) for d in documents)
 
-    def counts(document: dict[str, Any]) -> tuple[int, int, int, int]:
-        summary = document.get("summary") or {}
-        kept = int(summary.get("identical", 0)) + int(summary.get("same_value", 0))
+    def counts(document: FidelityResult) -> tuple[int, int, int, int]:
+        summary = document.summary or Summary()
+        kept = (summary.identical or 0) + (summary.same_value or 0)
         return (
             kept,
-            int(summary.get("changed", 0)),
-            int(summary.get("refused", 0)),
-            len(document.get("interactions") or []),
+            summary.changed or 0,
+            summary.refused or 0,
+            len(document.interactions or []),
         )
 
-    defaults = [d for d in documents if d.get("variant_role") == "default"] or documents
+    defaults = [d for d in documents if d.variant_role == "default"] or documents
     kept = {run_label(d): counts(d) for d in defaults}
     best = max(v[0] for v in kept.values())
     worst = min(v[0] for v in kept.values())
     most_refused = max(v[2] for v in kept.values())
-    interacting = [d for d in documents if d.get("interactions")]
+    interacting = [d for d in documents if d.interactions]
     altered = sum(1 for v in kept.values() if v[0] < corpus)
     summary = (
         f"Alone in a fresh table, the default variants return between {worst} "
@@ -339,7 +341,7 @@ def fidelity(root: Path) -> Finding | None:
         rows.append(
             [
                 run_label(document),
-                str(document.get("variant_role") or ""),
+                document.variant_role,
                 str(same),
                 str(changed),
                 str(refused),
@@ -356,7 +358,7 @@ def fidelity(root: Path) -> Finding | None:
         f"{altered} of {len(defaults)} default variants change or refuse some JSON documents",
         summary,
         details,
-        sorted(_relative(d["_path"], root) for d in documents),
+        sorted(_relative(d.path, root) for d in documents),
         readme_commands(directory, _starting("docbench run fidelity")),
         "fidelity",
     )
@@ -370,26 +372,27 @@ def portable(root: Path) -> Finding | None:
     if not directory.is_dir():
         return None
     runs = [
-        d
-        for d in load_results([directory])
-        if d.get("workload") == "analytics" and (d.get("portable") or d.get("error"))
+        r
+        for r in _results(directory, latest=False)
+        if isinstance(r, AnalyticsResult) and (r.portable or r.error)
     ]
     if not runs:
         return None
     per_run: dict[str, Counter[str]] = {}
     sets: set[str] = set()
-    for document in sorted(runs, key=lambda d: str(d.get("_path"))):
-        counted = per_run.setdefault(run_label(document), Counter())
-        record = document.get("portable")
+    for run in sorted(runs, key=lambda r: str(r.path)):
+        counted = per_run.setdefault(run_label(run), Counter())
+        record = run.portable
         if not record:
             counted["failed runs"] += 1
             continue
-        source = Path(str(record.get("source") or "")).name
-        sets.add(f"{Path(str(document['_path'])).parent.name}/{record.get('set')} ({source})")
+        # the query set's file: a field the model keeps without naming it
+        source = Path(str((record.model_extra or {}).get("source") or "")).name
+        sets.add(f"{Path(str(run.path)).parent.name}/{record.set} ({source})")
         counted["runs"] += 1
-        for query in record.get("queries") or []:
+        for query in record.queries:
             counted["queries"] += 1
-            counted[str(query.get("status"))] += 1
+            counted[query.status.value] += 1
     ordered = sorted(per_run.items())
     wrong = [(k, c) for k, c in ordered if c["wrong"]]
     inexpressible = [(k, c) for k, c in ordered if c["not_expressible"]]
@@ -436,7 +439,7 @@ def portable(root: Path) -> Finding | None:
         "Portable queries: where an engine's answer is not JSON's",
         summary,
         details,
-        sorted(_relative(d["_path"], root) for d in runs),
+        sorted(_relative(r.path, root) for r in runs),
         readme_commands(directory, _starting("docbench run", "docbench profile", "docbench generate")),
         "portable",
     )
@@ -449,17 +452,17 @@ def ingest(root: Path) -> Finding | None:
     directory = root / "ingest"
     if not directory.is_dir():
         return None
-    unthrottled: list[tuple[float, dict[str, Any], dict[str, Any]]] = []
-    for document in _analytics(directory):
-        for level in (document.get("ingest") or {}).get("levels") or []:
-            if level.get("target_rate") is None and level.get("sustained_rate") is not None:
-                unthrottled.append((float(level["sustained_rate"]), level, document))
+    unthrottled: list[tuple[float, IngestLevel, AnalyticsResult]] = []
+    for run in _analytics(directory):
+        for level in (run.ingest.levels if run.ingest else None) or []:
+            if level.target_rate is None and level.sustained_rate is not None:
+                unthrottled.append((float(level.sustained_rate), level, run))
     if len(unthrottled) < 2:
         return None
     unthrottled.sort(key=lambda row: (-row[0], run_label(row[2])))
     (top, _, first), (low, _, last) = unthrottled[0], unthrottled[-1]
-    exact = sum(1 for _, level, _ in unthrottled if level.get("exact"))
-    clients = {int((d.get("ingest") or {}).get("clients") or 0) for _, _, d in unthrottled}
+    exact = sum(1 for _, level, _ in unthrottled if level.exact)
+    clients = {(d.ingest.clients if d.ingest else None) or 0 for _, _, d in unthrottled}
     summary = (
         f"Sending documents as fast as each system takes them while {_names(sorted(map(str, clients)))} "
         f"query clients run, {run_label(first)} sustains {top:,.0f} documents/s and "
@@ -467,12 +470,12 @@ def ingest(root: Path) -> Finding | None:
         f"{len(unthrottled)} runs."
     )
 
-    def freshness(level: dict[str, Any]) -> str:
-        value = (level.get("freshness_ms") or {}).get("p50")
+    def freshness(level: IngestLevel) -> str:
+        value = level.freshness_ms.p50 if level.freshness_ms else None
         return "-" if value is None else f"{value:,.1f} ms"
 
-    def queries(level: dict[str, Any], key: str) -> str:
-        value = (level.get(key) or {}).get("p50_ms")
+    def queries(figures: QueriesIdle | QueriesDuring | None) -> str:
+        value = figures.p50_ms if figures else None
         return "-" if value is None else f"{value:,.1f}"
 
     rows = [
@@ -480,8 +483,8 @@ def ingest(root: Path) -> Finding | None:
             run_label(d),
             f"{rate:,.0f}",
             freshness(level),
-            f"{queries(level, 'queries_idle')} -> {queries(level, 'queries_during')}",
-            "yes" if level.get("exact") else "no",
+            f"{queries(level.queries_idle)} -> {queries(level.queries_during)}",
+            "yes" if level.exact else "no",
         ]
         for rate, level, d in unthrottled
     ]
@@ -501,7 +504,7 @@ def ingest(root: Path) -> Finding | None:
         "Live ingest: the unthrottled rate each system sustains",
         summary,
         details,
-        sorted({_relative(d["_path"], root) for _, _, d in unthrottled}),
+        sorted({_relative(d.path, root) for _, _, d in unthrottled}),
         readme_commands(directory, _starting("docbench run analytics")),
         "ingest",
     )
@@ -517,25 +520,22 @@ def concurrency(root: Path) -> Finding | None:
     directory = root / "concurrency"
     if not directory.is_dir():
         return None
-    documents = [
-        d
-        for d in load_results([directory])
-        if d.get("workload") == "analytics" and d.get("complete") and d.get("concurrency")
-    ]
-    documents.sort(key=lambda d: (str(d.get("started_at")), str(d.get("_path"))))
+    documents = [r for r in _analytics(directory, latest=False) if r.concurrency]
+    documents.sort(key=lambda d: (d.started_at, str(d.path)))
     # A system/variant's levels come from its latest run's machine and data only.
-    latest = {run_label(d): (d.get("machine"), d.get("dataset_label")) for d in documents}
+    latest = {run_label(d): (d.machine, d.dataset_label) for d in documents}
     scales = {scale for _, scale in latest.values()}
-    levels: dict[str, dict[int, tuple[dict[str, Any], dict[str, Any]]]] = {}
+    # label -> clients -> (QPS, the level, its run)
+    levels: dict[str, dict[int, tuple[float, Level, AnalyticsResult]]] = {}
     for document in documents:
         label = run_label(document)
-        if (document.get("machine"), document.get("dataset_label")) != latest[label]:
+        if (document.machine, document.dataset_label) != latest[label]:
             continue
-        label += f" at {document.get('dataset_label')}" if len(scales) > 1 else ""
-        for level in document["concurrency"].get("levels") or []:
-            if level.get("error") or level.get("qps") is None or not level.get("clients"):
+        label += f" at {document.dataset_label}" if len(scales) > 1 else ""
+        for level in document.concurrency.levels if document.concurrency else []:
+            if level.error or level.qps is None or not level.clients:
                 continue
-            levels.setdefault(label, {})[int(level["clients"])] = (level, document)
+            levels.setdefault(label, {})[level.clients] = (level.qps, level, document)
     measured = {k: v for k, v in levels.items() if 1 in v and len(v) >= 3}
     if len(measured) < 2:
         return None
@@ -543,28 +543,28 @@ def concurrency(root: Path) -> Finding | None:
     reference = min((c for c in common if c > 1), default=None)
     if reference is None:
         return None
-    gains = {k: max(lv["qps"] for lv, _ in v.values()) / v[1][0]["qps"] for k, v in measured.items()}
+    gains = {k: max(qps for qps, _, _ in v.values()) / v[1][0] for k, v in measured.items()}
     past = {
-        k: max(lv["qps"] for c, (lv, _) in v.items() if c > reference) / v[reference][0]["qps"] - 1
+        k: max(qps for c, (qps, _, _) in v.items() if c > reference) / v[reference][0] - 1
         for k, v in measured.items()
         if any(c > reference for c in v)
     }
     top = max(gains, key=lambda k: (gains[k], k))
     top_levels = measured[top]
-    best_top = max(lv["qps"] for lv, _ in top_levels.values())
+    best_top = max(qps for qps, _, _ in top_levels.values())
     cores = [
-        (lv.get("engine") or {}).get("cores")
+        lv.engine.cores if lv.engine else None
         for v in measured.values()
-        for c, (lv, _) in v.items()
+        for c, (_, lv, _) in v.items()
         if c >= reference
     ]
     known = [c for c in cores if c is not None]
-    machines = sorted({str(d.get("machine")) for v in measured.values() for _, d in v.values()})
+    machines = sorted({d.machine for v in measured.values() for _, _, d in v.values()})
     most = max(c for v in measured.values() for c in v)
     summary = (
         f"With 1 to {most} closed-loop clients ({'machines' if len(machines) > 1 else 'machine'}: "
         f"{'; '.join(machines)}), the best QPS of a system is at most "
-        f"{gains[top]:.1f}x its QPS with one client ({top}: {top_levels[1][0]['qps']:,.2f} -> "
+        f"{gains[top]:.1f}x its QPS with one client ({top}: {top_levels[1][0]:,.2f} -> "
         f"{best_top:,.2f})"
         + (
             f"; past {reference} clients the best QPS changes by {min(past.values()):+.0%} to "
@@ -583,7 +583,7 @@ def concurrency(root: Path) -> Finding | None:
     for label, by_clients in sorted(measured.items()):
         rows.append(
             [label]
-            + [f"{by_clients[c][0]['qps']:,.2f}" if c in by_clients else "-" for c in counts]
+            + [f"{by_clients[c][0]:,.2f}" if c in by_clients else "-" for c in counts]
             + [f"x{gains[label]:.1f}"]
         )
     details = _table(
@@ -595,8 +595,8 @@ def concurrency(root: Path) -> Finding | None:
         rows,
         right=range(1, len(counts) + 2),
     )
-    files = sorted({_relative(d["_path"], root) for v in measured.values() for _, d in v.values()})
-    used = [d for v in measured.values() for _, d in v.values()]
+    files = sorted({_relative(d.path, root) for v in measured.values() for _, _, d in v.values()})
+    used = [d for v in measured.values() for _, _, d in v.values()]
     return Finding(
         "concurrent-clients",
         f"Concurrent clients: at most {gains[top]:.1f}x one client's QPS",
@@ -613,6 +613,19 @@ def concurrency(root: Path) -> Finding | None:
 
 # ----- compare's A/A noise -----------------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class _AaRow:
+    """A row of scripts/aa-noise.py's output: a system/variant at a scale."""
+
+    name: str
+    scale: str | None
+    pairs: int
+    figures: int
+    flagged: int
+    range_rule: int  # what the rule before the noise test flagged
+
+
 AA_ROW = re.compile(
     r"^(?P<name>\S+)(?:\s+(?P<scale>\S+))?\s+(?P<pairs>\d+)\s+(?P<figures>\d+)\s+(?P<flagged>\d+)\s+"
     r"[\d.]+%\s+\d+\s+(?P<range>\d+)\s+[\d.]+%"
@@ -627,21 +640,27 @@ def aa_noise(root: Path) -> Finding | None:
     if not outputs:
         return None
     source = outputs[-1]
-    rows: list[dict[str, Any]] = []
+    rows: list[_AaRow] = []
     for line in source.read_text(encoding="utf-8").splitlines():
         match = AA_ROW.match(line)
         if match and match["name"] != "all":
             rows.append(
-                {k: match[k] for k in ("name", "scale")}
-                | {k: int(match[k]) for k in ("pairs", "figures", "flagged", "range")}
+                _AaRow(
+                    match["name"],
+                    match["scale"],
+                    int(match["pairs"]),
+                    int(match["figures"]),
+                    int(match["flagged"]),
+                    int(match["range"]),
+                )
             )
     if not rows:
         return None
-    figures = sum(r["figures"] for r in rows)
-    flagged = sum(r["flagged"] for r in rows)
-    ranged = sum(r["range"] for r in rows)
-    pairs = sum(r["pairs"] for r in rows)
-    worst = max(rows, key=lambda r: (r["flagged"] / r["figures"], r["name"]))
+    figures = sum(r.figures for r in rows)
+    flagged = sum(r.flagged for r in rows)
+    ranged = sum(r.range_rule for r in rows)
+    pairs = sum(r.pairs for r in rows)
+    worst = max(rows, key=lambda r: (r.flagged / r.figures, r.name))
 
     def label(name: str) -> str:
         system, _, variant = name.partition("/")
@@ -650,20 +669,20 @@ def aa_noise(root: Path) -> Finding | None:
     summary = (
         f"Comparing runs of the same code on the same data ({pairs} A/A pairs, {figures:,} figures), "
         f"`docbench compare` flags {flagged} ({flagged / figures:.1%}): its false-positive rate; "
-        f"the highest of a variant is {worst['flagged'] / worst['figures']:.1%} ({label(worst['name'])}). "
+        f"the highest of a variant is {worst.flagged / worst.figures:.1%} ({label(worst.name)}). "
         f"The rule before the noise test flagged {ranged} ({ranged / figures:.1%})."
     )
     details = _table(
         ["system and variant", "scale", "pairs", "figures", "flagged", "rate", "range rule"],
         [
             [
-                label(r["name"]),
-                r["scale"] or "",
-                str(r["pairs"]),
-                str(r["figures"]),
-                str(r["flagged"]),
-                f"{r['flagged'] / r['figures']:.1%}",
-                str(r["range"]),
+                label(r.name),
+                r.scale or "",
+                str(r.pairs),
+                str(r.figures),
+                str(r.flagged),
+                f"{r.flagged / r.figures:.1%}",
+                str(r.range_rule),
             ]
             for r in rows
         ],

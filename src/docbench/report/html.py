@@ -13,24 +13,32 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from docbench import __version__
+from docbench.core.jsontypes import JsonArray, JsonObject, JsonValue, as_array, as_object, as_str
 from docbench.results import load_results, now_iso
 from docbench.results.files import latest_documents, trimmed_document
 from docbench.workloads import all_workloads
 
+if TYPE_CHECKING:
+    from docbench.report.compare.jsonform import ComparisonJson
+
 TEMPLATE_DIR = Path(__file__).parent / "dashboard"
 # What the main view shows when no workload provides one (an empty results directory).
-EMPTY_MAIN: dict[str, Any] = {"shift": 0.01, "trusted": [], "queries": [], "datasets": [], "runs": []}
+EMPTY_MAIN: JsonObject = {"shift": 0.01, "trusted": [], "queries": [], "datasets": [], "runs": []}
+# What the page's script reads: JSON, in which anything else json.dumps writes as its str()
+# (a date, a path) and a non-finite float as null (_finite).
+Page = Mapping[str, object]
 
 
-def _scalar(value: Any) -> bool:
+def _scalar(value: JsonValue) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def generic_table(workload: str, docs: list[dict[str, Any]]) -> dict[str, Any]:
+def generic_table(workload: str, docs: list[JsonObject]) -> JsonObject:
     """A table of the documents' top-level scalar fields (the fallback view of a workload)."""
     first_columns = ["display_name", "system", "variant", "dataset_label", "date", "version"]
     found: list[str] = []
@@ -42,16 +50,16 @@ def generic_table(workload: str, docs: list[dict[str, Any]]) -> dict[str, Any]:
                 found.append(key)
     columns = [c for c in first_columns if c in found]
     columns += [c for c in found if c not in columns]
-    rows = []
+    rows: JsonArray = []
     for d in docs:
-        row = []
+        row: JsonArray = []
         for column in columns:
             value = d.get(column)
             row.append(value if _scalar(value) else None)
         rows.append(row)
     return {
         "workload": workload,
-        "columns": columns,
+        "columns": [*columns],
         "rows": rows,
         "docs": [trimmed_document(d) | {"_path": d.get("_path")} for d in docs],
     }
@@ -60,14 +68,15 @@ def generic_table(workload: str, docs: list[dict[str, Any]]) -> dict[str, Any]:
 # ----- the page ---------------------------------------------------------------------------
 
 
-def build_payload(documents: list[dict[str, Any]]) -> dict[str, Any]:
+def build_payload(documents: list[JsonObject]) -> JsonObject:
     """The page's data: the main view's keys at the top, the other workloads' tables in
     ``workloads`` (one each, in registry order)."""
-    payload: dict[str, Any] = {
+    workloads: JsonArray = []
+    payload: JsonObject = {
         "generated_at": now_iso(),
         "docbench_version": __version__,
         **EMPTY_MAIN,
-        "workloads": [],
+        "workloads": workloads,
     }
     for workload in all_workloads():
         docs = [d for d in documents if d.get("workload") == workload.name]
@@ -75,12 +84,10 @@ def build_payload(documents: list[dict[str, Any]]) -> dict[str, Any]:
             continue
         section = workload.dashboard_section(docs, documents) or generic_table(workload.name, docs)
         if "main" in section:
-            payload.update(section["main"])
-            payload["workloads"].extend(section.get("extra", []))
+            payload.update(as_object(section["main"], "the dashboard's main view"))
+            workloads.extend(as_array(section.get("extra", []), "the dashboard's extra views"))
         else:
-            payload["workloads"].append(
-                {"workload": workload.name, "label": workload.summary.split(":")[0], **section}
-            )
+            workloads.append({"workload": workload.name, "label": workload.summary.split(":")[0], **section})
     return payload
 
 
@@ -88,7 +95,7 @@ def _template(name: str) -> str:
     return (TEMPLATE_DIR / name).read_text(encoding="utf-8")
 
 
-def _finite(value: Any) -> Any:
+def _finite(value: object) -> object:
     """NaN and infinities (which JSON cannot carry) become null."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -99,7 +106,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _json_for_script(payload: dict[str, Any]) -> str:
+def _json_for_script(payload: Page) -> str:
     """JSON that is safe inside <script>: no '</script>', no '<!--', no U+2028/2029 surprises."""
     text = json.dumps(
         _finite(payload), ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":")
@@ -113,7 +120,7 @@ def _json_for_script(payload: dict[str, Any]) -> str:
     )
 
 
-def render_dashboard(payload: dict[str, Any]) -> str:
+def render_dashboard(payload: Page) -> str:
     page = _template("dashboard.html")
     parts = {
         "/*DOCBENCH_STYLE*/": _template("dashboard.css"),
@@ -128,7 +135,7 @@ def render_dashboard(payload: dict[str, Any]) -> str:
     return page
 
 
-def _write_page(payload: dict[str, Any], out: Path) -> None:
+def _write_page(payload: Page, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(render_dashboard(payload), encoding="utf-8")
@@ -140,12 +147,15 @@ def write_dashboard(results_dirs: list[Path], out: Path) -> tuple[Path, dict[str
     number of results shown per workload."""
     payload = build_payload(latest_documents(load_results(results_dirs)))
     _write_page(payload, out)
-    shown = {"analytics": len(payload["runs"])} if payload["runs"] else {}
-    shown.update({w["workload"]: len(w.get("docs", [])) for w in payload["workloads"]})
+    runs = as_array(payload["runs"], "runs")
+    shown = {"analytics": len(runs)} if runs else {}
+    for view in as_array(payload["workloads"], "workloads"):
+        table = as_object(view, "a workload's view")
+        shown[as_str(table["workload"], "workload")] = len(as_array(table.get("docs", []), "docs"))
     return out, shown
 
 
-def write_comparison(comparison: dict[str, Any], out: Path) -> Path:
+def write_comparison(comparison: ComparisonJson, out: Path) -> Path:
     """``docbench compare --html``: the dashboard page with its Compare view only; the data is
     ``docbench compare --json``'s document (``payload["comparison"]``)."""
     _write_page({**build_payload([]), "comparison": comparison}, out)

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from docbench import __version__
+from docbench.core.jsontypes import JsonArray, JsonMapping, JsonObject, JsonValue, as_array, as_str
 from docbench.results import RESULT_FORMAT, now_iso, write_atomically
 
 QUERY_COUNT = 5
@@ -50,21 +50,24 @@ def scale_label(dataset_size: int | None) -> str:
     return str(dataset_size)
 
 
-def _per_query(value: Any) -> list[list[float | None]] | None:
-    """A 5 x n array of numbers or nulls, or None when ``value`` is not one."""
+def _per_query(value: JsonValue) -> list[JsonArray] | None:
+    """A 5 x n array of numbers (as floats) or nulls, or None when ``value`` is not one."""
     if not isinstance(value, list) or len(value) != QUERY_COUNT:
         return None
-    rows = []
+    rows: list[JsonArray] = []
     for row in value:
         if not isinstance(row, list):
             return None
-        if not all(v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in row):
-            return None
-        rows.append([None if v is None else float(v) for v in row])
+        numbers: JsonArray = []
+        for v in row:
+            if v is not None and (not isinstance(v, int | float) or isinstance(v, bool)):
+                return None
+            numbers.append(None if v is None else float(v))
+        rows.append(numbers)
     return rows
 
 
-def _int_or_none(value: Any) -> int | None:
+def _int_or_none(value: JsonValue) -> int | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
@@ -74,7 +77,7 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
-def convert(source: dict[str, Any], source_name: str) -> dict[str, Any]:
+def convert(source: JsonMapping, source_name: str) -> JsonObject:
     """A docbench analytics result document made from one JSONBench result document."""
     missing = [k for k in REQUIRED_KEYS if k not in source]
     if missing:
@@ -86,9 +89,16 @@ def convert(source: dict[str, Any], source_name: str) -> dict[str, Any]:
     system = str(source["system"])
     machine = str(source.get("machine") or "unknown machine")
     dataset_size = _int_or_none(source.get("dataset_size"))
-    tags = [str(t) for t in source.get("tags") or [] if isinstance(t, str)]
+    tags: JsonArray = [t for t in as_array(source.get("tags") or [], "tags") if isinstance(t, str)]
     comment = str(source.get("comment") or "")
-    document: dict[str, Any] = {
+    load_time = source.get("load_time")
+    imported: JsonObject = {
+        "from": SOURCE_NAME,
+        "source": source_name,
+        "imported_at": now_iso(),
+        "answers": "unchecked",
+    }
+    document: JsonObject = {
         # JSONBench's keys, as published (its `system` is docbench's display_name)
         "system": slug(system),
         "display_name": system,
@@ -103,9 +113,9 @@ def convert(source: dict[str, Any], source_name: str) -> dict[str, Any]:
         "total_size": _int_or_none(source.get("total_size")),
         "data_size": _int_or_none(source.get("data_size")),
         "index_size": _int_or_none(source.get("index_size")),
-        "result": result,
-        "load_time": source["load_time"]
-        if isinstance(source.get("load_time"), int | float) and not isinstance(source.get("load_time"), bool)
+        "result": [*result],
+        "load_time": load_time
+        if isinstance(load_time, int | float) and not isinstance(load_time, bool)
         else None,
         "comment": (
             f"Imported from {SOURCE_NAME} ({source_name}); measured on {machine}."
@@ -145,22 +155,17 @@ def convert(source: dict[str, Any], source_name: str) -> dict[str, Any]:
             "docbench_version": __version__,
             "machine": machine,
         },
-        "imported": {
-            "from": SOURCE_NAME,
-            "source": source_name,
-            "imported_at": now_iso(),
-            "answers": "unchecked",
-        },
+        "imported": imported,
     }
     memory = _per_query(source.get("memory_usage"))
     if memory is not None:
-        document["memory_usage"] = memory
+        document["memory_usage"] = [*memory]
     elif source.get("memory_usage") is not None:
-        document["imported"]["memory_usage"] = source["memory_usage"]
+        imported["memory_usage"] = source["memory_usage"]
     known = set(document) | {"memory_usage", "source"}
-    extra = {k: v for k, v in source.items() if k not in known}
+    extra: JsonObject = {k: v for k, v in source.items() if k not in known}
     if extra:
-        document["imported"]["other_keys"] = extra
+        imported["other_keys"] = extra
     return document
 
 
@@ -192,7 +197,7 @@ def import_files(paths: list[Path], out_dir: Path) -> tuple[list[Path], list[tup
             continue
         target = _imported_path(out_dir, document)
         if target in used:  # two sources for the same system, machine and scale
-            document["variant"] += f"-{slug(path.stem)}"
+            document["variant"] = as_str(document["variant"], "variant") + f"-{slug(path.stem)}"
             target = _imported_path(out_dir, document)
         used.add(target)
         write_atomically(target, document)
@@ -200,7 +205,7 @@ def import_files(paths: list[Path], out_dir: Path) -> tuple[list[Path], list[tup
     return written, skipped
 
 
-def _imported_path(out_dir: Path, document: dict[str, Any]) -> Path:
+def _imported_path(out_dir: Path, document: JsonObject) -> Path:
     """One file per (system, machine, scale): importing again replaces it with the same data."""
     return out_dir / (
         f"analytics.{document['system']}.{document['variant']}.{document['dataset_label']}.imported.json"

@@ -27,7 +27,6 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from docbench.report.findings import Finding, findings, readme_commands
 from docbench.report.html import build_payload, render_dashboard
@@ -203,7 +202,7 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def _relative(path: Any, root: Path) -> str:
+def _relative(path: str | Path, root: Path) -> str:
     resolved = Path(str(path)).resolve()
     try:
         return resolved.relative_to(root.resolve()).as_posix()
@@ -330,8 +329,8 @@ def write_jsonbench(site: Site) -> Path | None:
     except NoResults:
         return None
     page = render_dashboard({**build_payload([]), "comparison": to_json(comparison)})
-    files = sorted({_relative(p.contender["_path"], site.root) for p in comparison.pairs})
-    alone = sorted({_relative(d["_path"], site.root) for d in comparison.only_contender})
+    files = sorted({_relative(str(p.contender["_path"]), site.root) for p in comparison.pairs})
+    alone = sorted({_relative(str(d["_path"]), site.root) for d in comparison.only_contender})
     published = comparison.baseline.published or {}
     section = (
         "<h2>What this page compares</h2>"

@@ -7,11 +7,11 @@ directory and in the dashboard's data.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from docbench.core.console import report_console
+from docbench.core.jsontypes import JsonObject
 from docbench.results import load_results
 from docbench.results.files import latest_documents
 from docbench.workloads import all_workloads
@@ -29,8 +29,8 @@ def print_all_reports(results_dirs: list[Path], console: Console | None = None) 
             workload.print_report(mine, console, documents)
 
 
-def documents_by_workload(documents: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    grouped: dict[str, list[dict[str, Any]]] = {}
+def documents_by_workload(documents: list[JsonObject]) -> dict[str, list[JsonObject]]:
+    grouped: dict[str, list[JsonObject]] = {}
     for document in documents:
         grouped.setdefault(str(document.get("workload")), []).append(document)
     return grouped

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from docbench.core.iolimit import difference as io_limit_difference
+from docbench.core.jsontypes import JsonObject, JsonValue, as_object, object_or_empty
 from docbench.core.units import parse_count
 from docbench.report.compare.noise import NoiseModel
 from docbench.report.compare.ratios import MetricComparison, compare_measure
@@ -40,8 +40,8 @@ class Difference:
 @dataclass
 class Pair:
     key: Key
-    baseline: dict[str, Any]
-    contender: dict[str, Any]
+    baseline: JsonObject
+    contender: JsonObject
     metrics: list[MetricComparison]
     warnings: list[Difference]
     baseline_others: list[str] = field(default_factory=list)
@@ -56,8 +56,8 @@ class Pair:
 class Unmatched:
     """Why a contender result has no pair: its identity against the closest baseline's."""
 
-    document: dict[str, Any]
-    closest: dict[str, Any] | None
+    document: JsonObject
+    closest: JsonObject | None
     why: str
 
 
@@ -67,8 +67,8 @@ class Comparison:
     contender: ResultSet
     threshold: float
     pairs: list[Pair]
-    only_baseline: list[dict[str, Any]]
-    only_contender: list[dict[str, Any]]
+    only_baseline: list[JsonObject]
+    only_contender: list[JsonObject]
     not_compared: list[tuple[str, NotCompared]]  # (set label, why)
     # Each of only_contender (same order): its identity against the closest baseline result's
     unmatched: list[Unmatched] = field(default_factory=list)
@@ -80,7 +80,7 @@ class Comparison:
         return [(p, m) for p in self.pairs for m in p.metrics if m.regression]
 
 
-def data_of(document: dict[str, Any]) -> ComparedData:
+def data_of(document: JsonObject) -> ComparedData:
     """The data a result is matched on (its workload's ``compared_data``)."""
     name = str(document.get("workload", "analytics"))
     if name not in WORKLOADS:
@@ -88,7 +88,7 @@ def data_of(document: dict[str, Any]) -> ComparedData:
     return workload_named(name).compared_data(document)
 
 
-def key_of(document: dict[str, Any]) -> Key:
+def key_of(document: JsonObject) -> Key:
     """The result's identity for matching: its scale is its data's (``data_of``: a Bluesky
     dataset of 1,000,000 documents is JSONBench's 1m, whatever its seed or directory)."""
     workload, system, variant, _label, cluster = run_identity(document)
@@ -108,13 +108,13 @@ def _scale_order(label: str) -> tuple[int, str]:
         return 0, label
 
 
-def _order(key: Key) -> tuple[Any, ...]:
+def _order(key: Key) -> tuple[int, str, str, str, tuple[int, str], str]:
     workload, system, variant, scale, cluster = key
     place = WORKLOADS.index(workload) if workload in WORKLOADS else len(WORKLOADS)
     return place, workload, system, variant, _scale_order(scale), cluster
 
 
-def dataset_identity(document: dict[str, Any]) -> str | None:
+def dataset_identity(document: JsonObject) -> str | None:
     """The data's fingerprint; for generated key-value data (no files) its parameters."""
     if document.get("dataset_fingerprint"):
         return str(document["dataset_fingerprint"])
@@ -124,7 +124,7 @@ def dataset_identity(document: dict[str, Any]) -> str | None:
     return None
 
 
-def _rank(document: dict[str, Any], like: dict[str, Any] | None) -> tuple[Any, ...]:
+def _rank(document: JsonObject, like: JsonObject | None) -> tuple[bool, bool, bool, str, str]:
     same_machine = like is not None and document.get("machine") == like.get("machine")
     same_data = like is not None and dataset_identity(document) == dataset_identity(like)
     return (
@@ -136,14 +136,14 @@ def _rank(document: dict[str, Any], like: dict[str, Any] | None) -> tuple[Any, .
     )
 
 
-def _grouped(documents: list[dict[str, Any]]) -> dict[Key, list[dict[str, Any]]]:
-    groups: dict[Key, list[dict[str, Any]]] = {}
+def _grouped(documents: list[JsonObject]) -> dict[Key, list[JsonObject]]:
+    groups: dict[Key, list[JsonObject]] = {}
     for document in latest_documents(documents):
         groups.setdefault(key_of(document), []).append(document)
     return groups
 
 
-def _pick(candidates: list[dict[str, Any]], like: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+def _pick(candidates: list[JsonObject], like: JsonObject | None) -> tuple[JsonObject, list[str]]:
     ordered = sorted(candidates, key=lambda d: _rank(d, like), reverse=True)
     return ordered[0], [str(d.get("_path")) for d in ordered[1:]]
 
@@ -151,13 +151,15 @@ def _pick(candidates: list[dict[str, Any]], like: dict[str, Any] | None) -> tupl
 # ----- what the two measured ------------------------------------------------------------------
 
 
-def _settings_difference(baseline: Any, contender: Any) -> str | None:
-    if baseline is None:
+def _settings_difference(baseline_settings: JsonValue, contender_settings: JsonValue) -> str | None:
+    if baseline_settings is None:
         return "variant settings: the baseline's are not known"
-    if contender is None:
+    if contender_settings is None:
         return "variant settings: the contender's are not known"
-    if baseline == contender:
+    if baseline_settings == contender_settings:
         return None
+    baseline = as_object(baseline_settings, "the baseline's variant_settings")
+    contender = as_object(contender_settings, "the contender's variant_settings")
     keys = sorted(set(baseline) | set(contender), key=str)
     changes = [
         f"{k}: {baseline.get(k, '(none)')!r} -> {contender.get(k, '(none)')!r}"
@@ -167,7 +169,7 @@ def _settings_difference(baseline: Any, contender: Any) -> str | None:
     return "variant settings differ: " + "; ".join(changes)
 
 
-def _dataset_difference(baseline: dict[str, Any], contender: dict[str, Any]) -> str | None:
+def _dataset_difference(baseline: JsonObject, contender: JsonObject) -> str | None:
     b, c = dataset_identity(baseline), dataset_identity(contender)
     if b is not None and b == c:
         return None
@@ -186,14 +188,14 @@ def _dataset_difference(baseline: dict[str, Any], contender: dict[str, Any]) -> 
         )
     if b is None or c is None:
         side, other = ("baseline", baseline) if b is None else ("contender", contender)
-        source = (other.get("dataset") or {}).get("source") or "no fingerprint recorded"
+        source = object_or_empty(other.get("dataset")).get("source") or "no fingerprint recorded"
         known, data = (c, c_data) if b is None else (b, b_data)
         known_text = f"{known} ({data.describe()})" if data.provenance else str(known)
         return f"dataset: the {side}'s data is not fingerprinted ({source}); the other's is {known_text}"
     return f"dataset: not the same data (baseline {b}, contender {c})"
 
 
-def _machine_difference(baseline: dict[str, Any], contender: dict[str, Any]) -> str | None:
+def _machine_difference(baseline: JsonObject, contender: JsonObject) -> str | None:
     b, c = baseline.get("machine"), contender.get("machine")
     if b == c:
         return None
@@ -203,7 +205,7 @@ def _machine_difference(baseline: dict[str, Any], contender: dict[str, Any]) -> 
     )
 
 
-def differences(baseline: dict[str, Any], contender: dict[str, Any]) -> list[Difference]:
+def differences(baseline: JsonObject, contender: JsonObject) -> list[Difference]:
     """Every way the two results differ in what they measured."""
     found: list[Difference] = []
     for kind, text in (
@@ -213,7 +215,12 @@ def differences(baseline: dict[str, Any], contender: dict[str, Any]) -> list[Dif
             _settings_difference(baseline.get("variant_settings"), contender.get("variant_settings")),
         ),
         ("machine", _machine_difference(baseline, contender)),
-        ("io_limit", io_limit_difference(baseline.get("io_limit"), contender.get("io_limit"))),
+        (
+            "io_limit",
+            io_limit_difference(
+                object_or_empty(baseline.get("io_limit")), object_or_empty(contender.get("io_limit"))
+            ),
+        ),
     ):
         if text:
             found.append(Difference(kind, text))
@@ -235,8 +242,8 @@ def differences(baseline: dict[str, Any], contender: dict[str, Any]) -> list[Dif
     for side, document in (("baseline", baseline), ("contender", contender)):
         if not document.get("complete"):
             found.append(Difference("incomplete", f"the {side}'s run is incomplete: {document.get('_path')}"))
-        counterpart = document.get("jsonbench_counterpart")
-        if counterpart:
+        if document.get("jsonbench_counterpart"):
+            counterpart = as_object(document["jsonbench_counterpart"], "jsonbench_counterpart")
             note = f": {counterpart['note']}" if counterpart.get("note") else ""
             found.append(
                 Difference(
@@ -264,7 +271,7 @@ def compare_metrics(
     return [compare_measure(base.get(m), cont.get(m), threshold, noise) for m in order]
 
 
-def _others_warning(side: str, others: list[str], chosen: dict[str, Any]) -> Difference:
+def _others_warning(side: str, others: list[str], chosen: JsonObject) -> Difference:
     return Difference(
         "others",
         f"{len(others)} other result(s) of this identity in the {side} left out (another machine, "
@@ -274,8 +281,8 @@ def _others_warning(side: str, others: list[str], chosen: dict[str, Any]) -> Dif
 
 def _pair(
     key: Key,
-    baseline_candidates: list[dict[str, Any]],
-    contender_candidates: list[dict[str, Any]],
+    baseline_candidates: list[JsonObject],
+    contender_candidates: list[JsonObject],
     threshold: float,
     noise: NoiseModel,
 ) -> Pair:
@@ -295,7 +302,7 @@ def _pair(
     return Pair(key, baseline, contender, metrics, warnings, baseline_others, contender_others)
 
 
-def _comparable(result_set: ResultSet) -> tuple[list[dict[str, Any]], list[tuple[str, NotCompared]]]:
+def _comparable(result_set: ResultSet) -> tuple[list[JsonObject], list[tuple[str, NotCompared]]]:
     """The set's documents of workloads that can be compared; the others, with the reason."""
     kept, left = [], [(result_set.label, n) for n in result_set.not_compared]
     for document in result_set.documents:
@@ -323,7 +330,9 @@ def _scale_distance(a: ComparedData, b: ComparedData) -> float:
     return math.inf
 
 
-def _closeness(document: Key, data: ComparedData, other: Key, other_data: ComparedData) -> tuple[Any, ...]:
+def _closeness(
+    document: Key, data: ComparedData, other: Key, other_data: ComparedData
+) -> tuple[bool, bool, bool, bool, bool, float]:
     workload, system, variant, _scale, cluster = document
     return (
         workload == other[0],
@@ -342,7 +351,7 @@ def _data_text(data: ComparedData, other: ComparedData) -> str:
     return f" ({data.describe()} against {other.describe()})"
 
 
-def explain(document: dict[str, Any], baselines: list[dict[str, Any]]) -> Unmatched:
+def explain(document: JsonObject, baselines: list[JsonObject]) -> Unmatched:
     """Why ``document`` (a contender's) has no pair: its identity against the closest baseline
     result's (same workload, then system, variant, cluster shape, kind of data, nearest size),
     and what differs."""

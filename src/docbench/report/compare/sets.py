@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue, is_object
 from docbench.report.jsonbench_import import SOURCE_NAME, NotJSONBench, convert
 from docbench.results.compat import upgrade
 from docbench.systems.jsonbench import counterpart
@@ -32,17 +32,17 @@ class NotCompared:
 class ResultSet:
     label: str  # "baseline" or "contender"
     sources: list[str]
-    documents: list[dict[str, Any]] = field(default_factory=list)
+    documents: list[JsonObject] = field(default_factory=list)
     not_compared: list[NotCompared] = field(default_factory=list)
     # JSONBench's provenance (source, commit, commit_date, extracted) for the published set
-    published: dict[str, Any] | None = None
+    published: JsonObject | None = None
 
 
 class NoResults(ValueError):
     """A path holds no result document (docbench's or JSONBench's)."""
 
 
-def is_jsonbench(document: dict[str, Any]) -> bool:
+def is_jsonbench(document: JsonMapping) -> bool:
     """A JSONBench result file: JSONBench's keys without docbench's workload and variant."""
     return "system" in document and "workload" not in document and "variant" not in document
 
@@ -50,7 +50,7 @@ def is_jsonbench(document: dict[str, Any]) -> bool:
 NO_COUNTERPART = "no docbench system or variant corresponds (systems/jsonbench.py)"
 
 
-def from_jsonbench(content: dict[str, Any], source: str) -> dict[str, Any] | NotCompared:
+def from_jsonbench(content: JsonObject, source: str) -> JsonObject | NotCompared:
     """The docbench result a JSONBench result corresponds to, or why there is none."""
     name = str(content.get("system"))
     if content.get("fake"):
@@ -64,7 +64,7 @@ def from_jsonbench(content: dict[str, Any], source: str) -> dict[str, Any] | Not
     return as_counterpart(document, source)
 
 
-def as_counterpart(document: dict[str, Any], source: str) -> dict[str, Any] | NotCompared:
+def as_counterpart(document: JsonObject, source: str) -> JsonObject | NotCompared:
     """A converted JSONBench result (also one `docbench import-jsonbench` wrote) under the
     docbench system and variant of its configuration (its display_name is JSONBench's system)."""
     name = str(document.get("display_name"))
@@ -91,7 +91,7 @@ def _candidates(path: Path) -> list[Path]:
     ]
 
 
-def _add(result_set: ResultSet, content: Any, source: str) -> None:
+def _add(result_set: ResultSet, content: JsonValue, source: str) -> None:
     if not isinstance(content, dict) or "system" not in content:
         return  # not a result (answers, manifests, baselines...)
     if is_jsonbench(content):
@@ -101,11 +101,12 @@ def _add(result_set: ResultSet, content: Any, source: str) -> None:
         else:
             result_set.documents.append(converted)
         return
-    document = upgrade(content)
+    document: JsonObject = upgrade(content)
     if "workload" not in document:
         return
     document.setdefault("_path", source)
-    if (document.get("imported") or {}).get("from") == SOURCE_NAME:  # docbench import-jsonbench's
+    imported = document.get("imported")
+    if is_object(imported) and imported.get("from") == SOURCE_NAME:  # docbench import-jsonbench's
         mapped = as_counterpart(document, source)
         if isinstance(mapped, NotCompared):
             result_set.not_compared.append(mapped)

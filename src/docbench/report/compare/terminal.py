@@ -5,12 +5,12 @@ and one summary line."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from docbench.core.jsontypes import JsonObject
 from docbench.report.compare.jsonform import summary
 from docbench.report.compare.noise import NoiseModel
 from docbench.report.compare.pairs import Comparison, Pair, key_of
@@ -100,7 +100,7 @@ def _set_line(result_set: ResultSet) -> str:
     return f"{result_set.label}: {', '.join(result_set.sources)} ({len(result_set.documents)} results)"
 
 
-def _unmatched_lines(title: str, documents: list[dict[str, Any]]) -> list[str]:
+def _unmatched_lines(title: str, documents: list[JsonObject]) -> list[str]:
     """One line per workload/system/variant with its scales (JSONBench has many), as matched
     (a generated 2m in gen-2m is 2m, as --json's key)."""
     if not documents:
