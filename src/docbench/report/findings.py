@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docbench.core.jsontypes import as_array, as_float, as_object
 from docbench.results.files import latest_documents, load_results, result_model
 from docbench.systems import REGISTERED, engine_class
 
@@ -305,7 +306,7 @@ def fidelity(root: Path) -> Finding | None:
     if not documents:
         return None
     documents.sort(key=lambda d: (str(d.get("system")), str(d.get("variant"))))
-    corpus = max(len(d.get("documents") or []) for d in documents)
+    corpus = max(len(as_array(d.get("documents") or [], "documents")) for d in documents)
 
     def counts(document: dict[str, Any]) -> tuple[int, int, int, int]:
         summary = document.get("summary") or {}
@@ -380,16 +381,16 @@ def portable(root: Path) -> Finding | None:
     sets: set[str] = set()
     for document in sorted(runs, key=lambda d: str(d.get("_path"))):
         counted = per_run.setdefault(run_label(document), Counter())
-        record = document.get("portable")
+        record = as_object(document.get("portable") or {}, "portable")
         if not record:
             counted["failed runs"] += 1
             continue
         source = Path(str(record.get("source") or "")).name
         sets.add(f"{Path(str(document['_path'])).parent.name}/{record.get('set')} ({source})")
         counted["runs"] += 1
-        for query in record.get("queries") or []:
+        for query in as_array(record.get("queries") or [], "portable.queries"):
             counted["queries"] += 1
-            counted[str(query.get("status"))] += 1
+            counted[str(as_object(query, "query").get("status"))] += 1
     ordered = sorted(per_run.items())
     wrong = [(k, c) for k, c in ordered if c["wrong"]]
     inexpressible = [(k, c) for k, c in ordered if c["not_expressible"]]
@@ -532,10 +533,13 @@ def concurrency(root: Path) -> Finding | None:
         if (document.get("machine"), document.get("dataset_label")) != latest[label]:
             continue
         label += f" at {document.get('dataset_label')}" if len(scales) > 1 else ""
-        for level in document["concurrency"].get("levels") or []:
+        for entry in as_array(
+            as_object(document["concurrency"], "concurrency").get("levels") or [], "levels"
+        ):
+            level = as_object(entry, "level")
             if level.get("error") or level.get("qps") is None or not level.get("clients"):
                 continue
-            levels.setdefault(label, {})[int(level["clients"])] = (level, document)
+            levels.setdefault(label, {})[int(as_float(level["clients"], "clients"))] = (level, document)
     measured = {k: v for k, v in levels.items() if 1 in v and len(v) >= 3}
     if len(measured) < 2:
         return None

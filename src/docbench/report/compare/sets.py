@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from docbench.core.jsontypes import as_object
 from docbench.report.jsonbench_import import SOURCE_NAME, NotJSONBench, convert
 from docbench.results.compat import upgrade
 from docbench.systems.jsonbench import counterpart
@@ -105,7 +106,8 @@ def _add(result_set: ResultSet, content: Any, source: str) -> None:
     if "workload" not in document:
         return
     document.setdefault("_path", source)
-    if (document.get("imported") or {}).get("from") == SOURCE_NAME:  # docbench import-jsonbench's
+    imported = as_object(document.get("imported") or {}, "imported")
+    if imported.get("from") == SOURCE_NAME:  # docbench import-jsonbench's
         mapped = as_counterpart(document, source)
         if isinstance(mapped, NotCompared):
             result_set.not_compared.append(mapped)
