@@ -3,8 +3,6 @@ analytics concurrency phase record and merge latencies with them."""
 
 from __future__ import annotations
 
-from typing import Any
-
 LOWEST_NS = 1_000
 HIGHEST_NS = 3_600_000_000_000
 DIGITS = 3
@@ -56,8 +54,9 @@ def merge(encoded: list[str]):
     return total
 
 
-def latency_summary(histogram) -> dict[str, Any]:
-    """pgbench's latency figures, in milliseconds (None when nothing was recorded)."""
+def latency_summary(histogram) -> dict[str, float | None]:
+    """pgbench's latency figures, in milliseconds (None when nothing was recorded), and the
+    count of values."""
     if histogram.get_total_count() == 0:
         return {
             "count": 0,

@@ -22,9 +22,9 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
 
 from docbench.core.cgroups import CGROUP_ROOT, UNIFIED, RunCgroup, own_cgroup, v2_mount
+from docbench.core.jsontypes import JsonMapping, JsonObject
 from docbench.core.units import parse_count, parse_size
 
 MIB = 1 << 20
@@ -207,7 +207,7 @@ def served(cgroup_dir: Path, version: str, device: tuple[int, int]) -> dict[str,
     return found
 
 
-def record(limit: IoLimit | None, data_dir: Path | None = None) -> dict[str, Any] | None:
+def record(limit: IoLimit | None, data_dir: Path | None = None) -> JsonObject | None:
     """What a result's header keeps: the limit asked, the cgroup version and the device."""
     if limit is None:
         return None
@@ -215,21 +215,21 @@ def record(limit: IoLimit | None, data_dir: Path | None = None) -> dict[str, Any
     device = device_of(data_dir) if data_dir is not None else None
     return {
         "asked": limit.asked,
-        "limits": limit.limits(),
+        "limits": dict(limit.limits()),
         "cgroup": version,
         "device": f"{device[0]}:{device[1]}" if device else None,
         "device_name": device_name(device) if device else None,
     }
 
 
-def difference(baseline: dict[str, Any] | None, contender: dict[str, Any] | None) -> str | None:
+def difference(baseline: JsonMapping | None, contender: JsonMapping | None) -> str | None:
     """How two results' io limits differ (the limits themselves), or None."""
     base = (baseline or {}).get("limits") or None
     cont = (contender or {}).get("limits") or None
     if base == cont:
         return None
 
-    def said(record: dict[str, Any] | None) -> str:
+    def said(record: JsonMapping | None) -> str:
         if not record or not record.get("limits"):
             return "no io limit"
         return f"--io-limit {record['asked']} ({record.get('cgroup')} on {record.get('device_name')})"

@@ -20,9 +20,11 @@ from rich.console import Console
 from rich.table import Table
 
 from docbench.core.console import report_console
+from docbench.core.jsontypes import as_int, optional_str
 from docbench.dataset import native_scan, oracle
 from docbench.dataset.faithfulness import PUBLISHED_1M
 from docbench.dataset.generate import DEFAULT_HARD_RATE, docs_per_file_default, ensure_binary
+from docbench.dataset.oracle.document import answer_rows
 
 HOUR_US = 3_600_000_000
 
@@ -177,13 +179,16 @@ def figures(
     """The figures against the published ones (where there are some), and the share of the
     timed creates (Q3's collections) per UTC hour."""
     answers = oracle.finalize(part, [])
-    q1 = {coll: n for coll, n in answers["q1"]}
-    q2 = {coll: (n, users) for coll, n, users in answers["q2"]}
+    q1 = {optional_str(coll, "collection"): as_int(n, "count") for coll, n in answer_rows(answers, "q1")}
+    q2 = {
+        optional_str(coll, "collection"): (as_int(n, "creates"), as_int(users, "users"))
+        for coll, n, users in answer_rows(answers, "q2")
+    }
     out: list[Figure] = []
     creates = PUBLISHED_CREATES.get(docs, {})
-    for coll in creates or [row[0] for row in answers["q2"][:8]]:
+    for coll in creates or list(q2)[:8]:
         n, users = q2.get(coll, (0, 0))
-        real = creates.get(coll)
+        real = creates.get(coll) if coll is not None else None
         out.append(Figure(f"{coll} creates", n, real[0] if real else None))
         out.append(Figure(f"{coll} distinct users", users, real[1] if real else None))
     events = PUBLISHED_EVENTS.get(docs)
@@ -194,9 +199,9 @@ def figures(
     if t_min is not None and t_max is not None:
         out.append(Figure("time span (hours)", (t_max - t_min) / HOUR_US, PUBLISHED_SPAN_HOURS.get(docs)))
     hours = [0] * 24
-    for _, hour, n in answers["q3"]:
+    for _, hour, count in answer_rows(answers, "q3"):
         if hour is not None:
-            hours[hour] += n
+            hours[as_int(hour, "hour")] += as_int(count, "count")
     total = sum(hours) or 1
     return out, [h / total for h in hours]
 

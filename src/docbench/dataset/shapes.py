@@ -15,8 +15,8 @@ import re
 import subprocess
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
 
+from docbench.core.jsontypes import JsonObject, as_object
 from docbench.dataset.generate import GeneratorError, ensure_binary
 
 SUMMARY_NAME = "shapes.json"
@@ -59,15 +59,15 @@ class Shape:
 
 def generate_shapes(
     shape: Shape, docs: int, out: Path, seed: int = 1, binary: Path | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """Write ``docs`` documents of this shape to ``out/file_0001.json`` and the generator's
     summary (knobs, sha256, the shape queries' answers) to ``out/shapes.json``; reuses both when
     they are already there for the same request."""
     out.mkdir(parents=True, exist_ok=True)
     summary_path = out / SUMMARY_NAME
-    request = {"shape": asdict(shape), "docs": docs, "seed": seed}
+    request: JsonObject = {"shape": asdict(shape), "docs": docs, "seed": seed}
     if summary_path.is_file() and (out / DATA_NAME).is_file():
-        known = json.loads(summary_path.read_text())
+        known = as_object(json.loads(summary_path.read_text()), str(summary_path))
         if known.get("request") == request:
             return known
     binary = binary or ensure_binary(quiet=True)
@@ -77,7 +77,7 @@ def generate_shapes(
     if proc.returncode != 0:
         temporary.unlink(missing_ok=True)
         raise GeneratorError(f"docbench-gen shapes failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
-    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary = as_object(json.loads(proc.stdout.strip().splitlines()[-1]), "docbench-gen shapes' summary")
     summary["request"] = request
     temporary.replace(out / DATA_NAME)
     summary_path.write_text(json.dumps(summary, indent=2) + "\n")

@@ -26,8 +26,8 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
+from docbench.core.jsontypes import JsonMapping, JsonObject
 from docbench.core.paths import cache_dir_for, own_cache_dir_for
 
 STAMPS_NAME = ".verified.json"
@@ -62,7 +62,7 @@ class Stamp:
     compression: str  # "zstd", "gzip", "lz4", "none"
     checked_ns: int  # when its check began (wall clock)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             **asdict(self.identity),
             "sha256": self.sha256,
@@ -124,7 +124,7 @@ def _writable(directory: Path) -> bool:
     return bool(mode & 0o222) and os.access(directory, os.W_OK)
 
 
-def stamps_checksum(doc: dict[str, Any]) -> str:
+def stamps_checksum(doc: JsonMapping) -> str:
     """SHA-256 of a stamp document without its ``checksum`` (key order and spacing aside)."""
     sealed = {key: value for key, value in doc.items() if key != "checksum"}
     return hashlib.sha256(json.dumps(sealed, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -169,7 +169,7 @@ def _not_usable(doc: object, version: str) -> str | None:
 def write_stamps(path: Path, stamps: dict[str, Stamp], version: str) -> str | None:
     """Record ``stamps`` (atomically: a reader sees the old file or the new one); the reason
     when they cannot be written (they are an optimisation: the run goes on without)."""
-    doc: dict[str, Any] = {
+    doc: JsonObject = {
         "format": FORMAT,
         "verifier": version,
         "written_ns": time.time_ns(),

@@ -17,6 +17,16 @@ from typing import Any
 
 import orjson
 
+from docbench.core.jsontypes import (
+    JsonArray,
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_float,
+    as_int,
+    as_object,
+    as_str,
+)
 from docbench.dataset.native_scan import DISABLE_ENV, find_native
 from docbench.dataset.reader import compression_of
 from docbench.queries.semantics import Evaluation, _Accumulator, value_key
@@ -44,26 +54,26 @@ def binary() -> Path | None:
     return find_native("docbench-scan")
 
 
-def plan_of(query_set: QuerySet) -> dict[str, Any]:
+def plan_of(query_set: QuerySet) -> JsonObject:
     """The set as the native scan reads it; NativeUnavailable for what it does not evaluate."""
     return {"queries": [_query(q) for q in query_set.queries]}
 
 
-def _path(path: Path_) -> dict[str, Any]:
+def _path(path: Path_) -> JsonObject:
     return {"keys": list(path.keys), "element": path.element}
 
 
-def _filter(where: Filter) -> dict[str, Any]:
+def _filter(where: Filter) -> JsonObject:
     if isinstance(where, Combined):
         return {"op": where.op, "parts": [_filter(p) for p in where.parts]}
     value = list(where.value) if where.op == "in" else where.value
     return {"op": "cond", "path": _path(where.path), "test": where.op, "value": value}
 
 
-def _query(query: Query) -> dict[str, Any]:
-    keys = []
+def _query(query: Query) -> JsonObject:
+    keys: JsonArray = []
     for key in query.group_by:
-        entry: dict[str, Any] = {"path": _path(key.path)}
+        entry: JsonObject = {"path": _path(key.path)}
         if key.unit is not None:
             if key.time_format == "iso8601":
                 raise NativeUnavailable("an ISO 8601 bucket is read by Python's parser")
@@ -94,20 +104,34 @@ def _native_key(text: str) -> Any:
     return ("s", value)
 
 
-def _accumulator(fn: str, state: dict[str, Any], final: bool) -> _Accumulator:
+def _accumulator(fn: str, state: JsonObject, final: bool) -> _Accumulator:
     # the scan writes only what differs from an empty accumulator; built without __init__ (a
     # group by a high-cardinality path has hundreds of thousands of them)
     accumulator = _Accumulator.__new__(_Accumulator)
     accumulator.fn = fn
-    accumulator.count = state.get("count", 0)
-    total = state.get("total")
-    accumulator.total = 0 if total is None else int(total["int"]) if "int" in total else float(total["float"])
+    accumulator.count = as_int(state.get("count", 0), "count")
+    accumulator.total = _total(state.get("total"))
     accumulator.least, accumulator.most = state.get("least"), state.get("most")
     distinct = state.get("distinct")
-    accumulator.distinct = set(map(_native_key, distinct)) if distinct else set()
+    accumulator.distinct = (
+        {_native_key(as_str(k, "distinct")) for k in as_array(distinct)} if distinct else set()
+    )
     # final (no line handed back): a distinct count came as its count alone
-    accumulator.distinct_count = state.get("distinct_count", 0) if final and fn == "count_distinct" else None
+    accumulator.distinct_count = (
+        as_int(state.get("distinct_count", 0), "distinct_count") if final and fn == "count_distinct" else None
+    )
     return accumulator
+
+
+def _total(total: JsonValue) -> int | float:
+    """A sum as the scan writes it: absent (0), ``{"int": "<digits>"}`` (exact at any size) or
+    ``{"float": <number>}``."""
+    if total is None:
+        return 0
+    total = as_object(total, "total")
+    return (
+        int(as_str(total["int"], "total.int")) if "int" in total else as_float(total["float"], "total.float")
+    )
 
 
 def evaluate_files(
@@ -137,12 +161,18 @@ def evaluate_files(
             Path(name).unlink(missing_ok=True)
 
 
-def _evaluation(query: Query, found: dict[str, Any], final: bool) -> Evaluation:
+def _evaluation(query: Query, found: JsonObject, final: bool) -> Evaluation:
     evaluation = Evaluation(query)
-    evaluation.selected = [list(row) for row in found["selected"]]
-    for keys, states in found["groups"]:
+    evaluation.selected = [
+        list(as_array(row, "selected row")) for row in as_array(found["selected"], "selected")
+    ]
+    for group in as_array(found["groups"], "groups"):
+        keys, states = (as_array(part, "group") for part in as_array(group, "group"))
         slot = tuple(value_key(k) for k in keys)
-        accumulators = [_accumulator(a.fn, s, final) for a, s in zip(query.aggregates, states, strict=True)]
+        accumulators = [
+            _accumulator(a.fn, as_object(s, "state"), final)
+            for a, s in zip(query.aggregates, states, strict=True)
+        ]
         evaluation.groups[slot] = (keys, accumulators)
     return evaluation
 
@@ -159,17 +189,17 @@ def _run(
     if proc.returncode != 0:
         raise NativeUnavailable(f"docbench-scan failed: {proc.stderr.decode(errors='replace')[-500:]}")
     header_end = proc.stdout.index(b"\n")
-    header = orjson.loads(memoryview(proc.stdout)[:header_end])
-    final = int(header["handed_back"]) == 0
-    found = zip(query_set.queries, header["queries"], strict=True)
-    evaluations = [_evaluation(query, groups, final) for query, groups in found]
+    header = as_object(orjson.loads(memoryview(proc.stdout)[:header_end]), "docbench-scan's header")
+    final = as_int(header["handed_back"], "handed_back") == 0
+    found = zip(query_set.queries, as_array(header["queries"], "queries"), strict=True)
+    evaluations = [_evaluation(query, as_object(groups, "query"), final) for query, groups in found]
     handed_back = []
     at = header_end + 1
-    for _ in range(int(header["handed_back"])):
+    for _ in range(as_int(header["handed_back"], "handed_back")):
         length = int.from_bytes(proc.stdout[at : at + 4], "little")
         handed_back.append(proc.stdout[at + 4 : at + 4 + length])
         at += 4 + length
-    return int(header["documents"]), evaluations, handed_back
+    return as_int(header["documents"], "documents"), evaluations, handed_back
 
 
 def plan_file(query_set: QuerySet) -> Path:

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -26,6 +26,14 @@ from docbench.queries.semantics import Evaluation, is_number, order_key, value_k
 from docbench.queries.spec import Query, QuerySet
 
 ORACLE_VERSION = 1
+
+
+class SetAnswers(TypedDict):
+    """A query set's answers: the documents read, and every query's whole answer (its rows,
+    ordered, before its limit) by the query's name."""
+
+    documents: int
+    queries: dict[str, list[list[Any]]]
 
 
 def parse_document(line: bytes) -> Any:
@@ -98,7 +106,7 @@ def iter_documents(files: list[Path], skip: dict[str, set[int]] | None = None) -
 
 def evaluate_set(
     query_set: QuerySet, files: list[Path], skip: dict[str, set[int]] | None = None, jobs: int = 1
-) -> dict[str, Any]:
+) -> SetAnswers:
     """Every query's whole answer (ordered, before its limit), in one pass over the data,
     leaving out the (file, line) pairs in ``skip``: natively on ``jobs`` threads, else on
     ``jobs`` processes (the pieces' partial answers merged in order) unless lines are skipped."""
@@ -177,7 +185,7 @@ def answers_for(
     file_hashes: list[tuple[str, str]],
     cache_dir: Path,
     jobs: int = 1,
-) -> dict[str, Any]:
+) -> SetAnswers:
     """The set's answers, from the cache when it holds them for exactly these files and this
     query file, else evaluated and cached."""
     identity = hashlib.sha256(
@@ -188,7 +196,8 @@ def answers_for(
         try:
             stored = orjson.loads(cached.read_bytes())
             if stored.get("identity") == identity:
-                return dict(stored["answers"])
+                found = dict(stored["answers"])  # TypeError: no mapping, evaluated again
+                return SetAnswers(documents=found["documents"], queries=found["queries"])
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
             pass  # evaluated again below
     answers = evaluate_set(query_set, files, jobs=jobs)

@@ -13,10 +13,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
 
+from docbench.core.jsontypes import JsonObject
 from docbench.dataset.reader import iter_line_batches
 from docbench.queries.oracle import parse_document
 from docbench.queries.semantics import is_number
@@ -24,6 +25,27 @@ from docbench.queries.semantics import is_number
 DISTINCT_CAP = 100_000  # distinct values kept per path (beyond it: "at least")
 ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 EPOCH_RANGES = {"epoch_s": (1e9, 4.2e9), "epoch_ms": (1e12, 4.2e12), "epoch_us": (1e15, 4.2e15)}
+
+
+class PathSummary(TypedDict):
+    """A path's profile as `docbench profile` shows it: shares of the sampled documents."""
+
+    path: str
+    depth: int
+    present: float
+    types: dict[str, float]
+    distinct: int
+    distinct_at_least: bool
+    array: bool
+    time: str | None
+
+
+class ProposedQuerySet(TypedDict):
+    """A query file as `docbench profile` proposes it (``queries/spec.py`` reads it back)."""
+
+    name: str
+    description: str
+    queries: list[JsonObject]
 
 
 @dataclass
@@ -58,7 +80,7 @@ class PathProfile:
         if time_format:
             self.time_formats[time_format] += 1
 
-    def summary(self, documents: int) -> dict[str, Any]:
+    def summary(self, documents: int) -> PathSummary:
         return {
             "path": self.path,
             "depth": self.depth,
@@ -100,7 +122,7 @@ class Profile:
     sampled: bool
     paths: dict[str, PathProfile]
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[PathSummary]:
         return [p.summary(self.documents) for p in sorted(self.paths.values(), key=lambda p: p.path)]
 
 
@@ -151,7 +173,7 @@ def _walk(value: Any, prefix: str, depth: int, paths: dict[str, PathProfile], pl
 # ----- the proposed query set ---------------------------------------------------------------
 
 
-def propose_queries(profile: Profile, name: str) -> dict[str, Any]:
+def propose_queries(profile: Profile, name: str) -> ProposedQuerySet:
     """A query set to edit: a point lookup, a group-by on a low-cardinality path, a distinct
     count, a numeric range with aggregates, a time bucket, an unnest and an exists count, each
     where the documents have a path that fits."""
@@ -160,7 +182,7 @@ def propose_queries(profile: Profile, name: str) -> dict[str, Any]:
     scalars = [
         p for p in plain if p.types and p.types.most_common(1)[0][0] in ("string", "number", "boolean")
     ]
-    queries: list[dict[str, Any]] = []
+    queries: list[JsonObject] = []
 
     def share(p: PathProfile) -> float:
         return p.present / n if n else 0
@@ -283,5 +305,5 @@ def _name(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", path).strip("_").lower() or "path"
 
 
-def write_query_set(query_set: dict[str, Any], out: Path) -> None:
+def write_query_set(query_set: ProposedQuerySet, out: Path) -> None:
     out.write_text(yaml.safe_dump(query_set, sort_keys=False, allow_unicode=True, width=100))

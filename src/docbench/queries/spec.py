@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from docbench.core.jsontypes import JsonObject
+
 # A filter's comparison operators and the others that take one path.
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 PATH_OPERATORS = (*COMPARISONS, "in", "exists", "prefix", "contains", "array_contains")
@@ -138,7 +140,7 @@ class QuerySet:
     source: str = ""
     sha256: str = ""
     description: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    extra: JsonObject = field(default_factory=dict, compare=False)
 
     def named(self, name: str) -> Query:
         for query in self.queries:

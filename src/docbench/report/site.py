@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from docbench.core.jsontypes import as_str
 from docbench.report.findings import Finding, findings, readme_commands
 from docbench.report.html import build_payload, render_dashboard
 from docbench.results.files import latest_documents, load_results
@@ -231,7 +232,7 @@ def sets_section(site: Site, depth: int) -> str:
     rows = []
     for name in site.sets:
         directory = site.root / name
-        files = sorted(_relative(d["_path"], site.root) for d in load_results([directory]))
+        files = sorted(_relative(as_str(d["_path"], "_path"), site.root) for d in load_results([directory]))
         readme = (
             f' <a href="{up}{RESULTS}/{name}/README.md">README</a>'
             if (directory / "README.md").is_file()
@@ -248,7 +249,7 @@ def sets_section(site: Site, depth: int) -> str:
 def write_index(site: Site) -> Path:
     documents = latest_documents(load_results([site.root]))
     page = render_dashboard(build_payload(documents))
-    shown = sorted(_relative(d["_path"], site.root) for d in documents)
+    shown = sorted(_relative(as_str(d["_path"], "_path"), site.root) for d in documents)
     section = (
         sets_section(site, 0)
         + f"<h2>The {len(shown)} result files this dashboard shows</h2>"
@@ -277,7 +278,7 @@ def write_set(site: Site, name: str) -> Path:
     directory = site.root / name
     documents = load_results([directory])
     page = render_dashboard(build_payload(latest_documents(documents)))
-    files = sorted(_relative(d["_path"], site.root) for d in documents)
+    files = sorted(_relative(as_str(d["_path"], "_path"), site.root) for d in documents)
     section = (
         f"<h2>Result set {html.escape(name)}: {len(files)} result files</h2>"
         f"<p>Made by (the directory's README):</p>{commands_block(_set_commands(directory))}"

@@ -5,11 +5,20 @@ updates ``finished``; no ``dataset_label``."""
 
 from __future__ import annotations
 
-from typing import Any
+from docbench.core.jsontypes import (
+    JsonMapping,
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_float,
+    as_object,
+    as_str,
+    optional_str,
+)
 
 
-def upgrade(document: dict[str, Any]) -> dict[str, Any]:
-    if document.get("format", 1) >= 2 or "system" not in document:
+def upgrade(document: JsonObject) -> JsonObject:
+    if as_float(document.get("format", 1), "format") >= 2 or "system" not in document:
         return document
     workload = document.setdefault("workload", "analytics")
     if workload == "analytics" and document.get("system_name"):
@@ -25,19 +34,19 @@ def upgrade(document: dict[str, Any]) -> dict[str, Any]:
     if "dataset_label" not in document:
         document["dataset_label"] = _label(workload, document)
     document.setdefault("display_name", document.get("system"))
-    hostname = (document.get("environment") or {}).get("hostname")
+    hostname = as_object(document.get("environment") or {}, "environment").get("hostname")
     if hostname and "machine_slug" not in document:
         from docbench.results.environment import slug
 
-        document["machine_slug"] = slug(hostname)
+        document["machine_slug"] = slug(as_str(hostname, "environment.hostname"))
     document["format_read_from"] = document.get("format", 1)
     return document
 
 
-def _label(workload: str, document: dict[str, Any]) -> str | None:
-    dataset = document.get("dataset") or {}
+def _label(workload: JsonValue, document: JsonObject) -> str | None:
+    dataset = as_object(document.get("dataset") or {}, "dataset")
     if workload == "analytics":
-        return dataset.get("label")
+        return optional_str(dataset.get("label"), "dataset.label")
     if workload == "storage":
         return f"r{document.get('rows')}"
     docs = dataset.get("docs")
@@ -48,22 +57,22 @@ def _label(workload: str, document: dict[str, Any]) -> str | None:
     return None
 
 
-def upgrade_copy(document: dict[str, Any]) -> dict[str, Any]:
+def upgrade_copy(document: JsonObject) -> JsonObject:
     """The current-format reading of a document, leaving the given one as it is."""
     import copy
 
     return upgrade(copy.deepcopy(document))
 
 
-def model_body(document: dict[str, Any]) -> dict[str, Any]:
+def model_body(document: JsonMapping) -> JsonObject:
     """The fields a result model reads from an (upgraded) document: without the keys a reader
     added (``_path``); a format-1 document given neutral values for what that format did not
     record (no settings, not fingerprinted, no end time...)."""
-    body = {key: value for key, value in document.items() if not key.startswith("_")}
+    body: JsonObject = {key: value for key, value in document.items() if not key.startswith("_")}
     if body.get("format", 1) != 1:
         return body
-    embedded = "embedded" in (body.get("tags") or [])
-    recorded_then: tuple[tuple[str, object], ...] = (
+    embedded = "embedded" in as_array(body.get("tags") or [], "tags")
+    recorded_then: tuple[tuple[str, JsonValue], ...] = (
         ("variant_role", ""),
         ("variant_description", ""),
         ("variant_settings", {}),

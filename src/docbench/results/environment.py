@@ -7,14 +7,14 @@ import platform
 import re
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
 
 from docbench import __version__
 from docbench.core import paths, procstats
+from docbench.core.jsontypes import JsonObject, as_float
 
 
 @cache
-def environment() -> dict[str, Any]:
+def environment() -> JsonObject:
     memory = procstats.total_memory()
     return {
         "cpu_model": procstats.cpu_model(),
@@ -32,7 +32,7 @@ def environment() -> dict[str, Any]:
 
 def machine_label() -> str:
     env = environment()
-    return f"{env['cores']} cores, {env['memory_bytes'] / 2**30:.0f} GiB, {env['cpu_model']}"
+    return f"{env['cores']} cores, {as_float(env['memory_bytes']) / 2**30:.0f} GiB, {env['cpu_model']}"
 
 
 def slug(hostname: str | None) -> str:

@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,16 @@ import orjson
 
 from docbench.contracts.cluster import requested_shape
 from docbench.core import procstats
+from docbench.core.jsontypes import (
+    JsonMapping,
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_object,
+    as_str,
+    is_object,
+    optional_str,
+)
 from docbench.results.compat import model_body, upgrade
 from docbench.results.environment import machine_slug, stamp
 
@@ -48,7 +58,7 @@ def new_result_path(results_dir: Path, workload: str, system: str, variant: str,
     in the same second never share a file, and no kill leaves an empty result file."""
     results_dir.mkdir(parents=True, exist_ok=True)
     base = f"{workload}.{system}.{variant}.{label}.{machine_slug()}.{stamp()}"
-    reservation = {
+    reservation: JsonObject = {
         RESERVATION_KEY: _this_process(),
         "note": "the name of a docbench run's result, written when the run ends",
     }
@@ -64,7 +74,7 @@ def new_result_path(results_dir: Path, workload: str, system: str, variant: str,
     raise ResultsUnwritable(f"no free result file name for {base} in {results_dir}")
 
 
-def _reserve(path: Path, reservation: dict[str, Any]) -> bool:
+def _reserve(path: Path, reservation: JsonObject) -> bool:
     """Create ``path`` holding the reservation (False: the name is taken); on a full disk,
     which has no room for it, an empty file reserves the name."""
     try:
@@ -79,7 +89,7 @@ def _reserve(path: Path, reservation: dict[str, Any]) -> bool:
         return False
 
 
-def _this_process() -> dict[str, Any]:
+def _this_process() -> JsonObject:
     pid = os.getpid()
     return {
         "pid": pid,
@@ -89,7 +99,7 @@ def _this_process() -> dict[str, Any]:
     }
 
 
-def _create_new(path: Path, document: dict[str, Any]) -> bool:
+def _create_new(path: Path, document: JsonObject) -> bool:
     """Write ``document`` to ``path`` only if no file has that name (False: taken), whole or
     not at all: a complete temporary file linked to the name."""
     temporary = _write_temporary(path, document)
@@ -116,7 +126,7 @@ def _create_new_without_links(path: Path, temporary: Path) -> bool:
     return True
 
 
-def _write_temporary(path: Path, document: dict[str, Any]) -> Path:
+def _write_temporary(path: Path, document: Mapping[str, object]) -> Path:
     """The document in a hidden file beside ``path``, on disk (fsync). Its name carries this
     process's PID: a kill's leftover is removed by the next run (release_abandoned)."""
     data = orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
@@ -134,8 +144,9 @@ def _write_temporary(path: Path, document: dict[str, Any]) -> Path:
     return temporary
 
 
-def write_atomically(path: Path, document: dict[str, Any]) -> None:
-    """The document at ``path``, whole or not at all (a temporary file renamed over it)."""
+def write_atomically(path: Path, document: Mapping[str, object]) -> None:
+    """The document at ``path``, whole or not at all (a temporary file renamed over it). Any
+    mapping orjson writes (JSON values, TypedDicts, dataclasses within)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = _write_temporary(path, document)
     try:
@@ -151,7 +162,7 @@ def os_reason(error: OSError) -> str:
     return f"{error.strerror or error}" + (f" ({name})" if name else "")
 
 
-def write_or_keep(path: Path, document: dict[str, Any], keep_dir: Path) -> Path | None:
+def write_or_keep(path: Path, document: MutableMapping[str, object], keep_dir: Path) -> Path | None:
     """Write the result; when the results directory fails (read-only, full disk), keep it in
     ``keep_dir`` (docbench's own work directory) instead, so a finished run is not lost, and
     say so on stderr (the OS's reason, both paths): the caller counts the run as failed, its
@@ -163,7 +174,8 @@ def write_or_keep(path: Path, document: dict[str, Any], keep_dir: Path) -> Path 
     except OSError as error:
         reason = os_reason(error)
         kept = keep_dir / path.name
-        document.setdefault("warnings", []).append(f"could not write {path} ({reason}); kept at {kept}")
+        warnings = as_array(document.setdefault("warnings", []), "warnings")
+        warnings.append(f"could not write {path} ({reason}); kept at {kept}")
         _release(path)
         try:
             write_atomically(kept, document)
@@ -183,7 +195,7 @@ def write_or_keep(path: Path, document: dict[str, Any], keep_dir: Path) -> Path 
         return kept
 
 
-def _reservation_of(path: Path) -> dict[str, Any] | None:
+def _reservation_of(path: Path) -> JsonObject | None:
     """Who reserved ``path`` when it still holds a reservation (not a result), else None."""
     try:
         if path.stat().st_size > _RESERVATION_MAX_BYTES:
@@ -191,8 +203,8 @@ def _reservation_of(path: Path) -> dict[str, Any] | None:
         document = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
-    owner = document.get(RESERVATION_KEY) if isinstance(document, dict) else None
-    return owner if isinstance(owner, dict) else None
+    owner = document.get(RESERVATION_KEY) if is_object(document) else None
+    return owner if is_object(owner) else None
 
 
 def _release(path: Path) -> None:
@@ -213,7 +225,7 @@ def reserved(path: Path) -> Iterator[Path]:
         _release(path)
 
 
-def _gone(owner: dict[str, Any]) -> bool:
+def _gone(owner: JsonObject) -> bool:
     """Whether the process that made a reservation has ended (False when that cannot be
     told: another machine's, or without its start time)."""
     if owner.get("machine") != machine_slug() or owner.get("start_time") is None:
@@ -297,13 +309,13 @@ def check_writable(results_dir: Path, min_free: int = MIN_FREE_BYTES) -> None:
         raise ResultsUnwritable(f"results directory {results_dir} has only {free:,} bytes free")
 
 
-def read_result(path: Path) -> dict[str, Any] | None:
+def read_result(path: Path) -> JsonObject | None:
     """The document in the current format (older formats upgraded), or None if unreadable."""
     try:
         document = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return upgrade(document) if isinstance(document, dict) else None
+    return upgrade(document) if is_object(document) else None
 
 
 def is_complete(path: Path) -> bool:
@@ -311,11 +323,11 @@ def is_complete(path: Path) -> bool:
     return bool(document and document.get("complete"))
 
 
-def _is_result(document: dict[str, Any]) -> bool:
+def _is_result(document: JsonObject) -> bool:
     return "system" in document and "workload" in document
 
 
-def load_results(results_dirs: list[Path]) -> list[dict[str, Any]]:
+def load_results(results_dirs: list[Path]) -> list[JsonObject]:
     """Every result document under the directories (recursively), each with its ``_path``."""
     documents = []
     for directory in results_dirs:
@@ -330,7 +342,7 @@ def load_results(results_dirs: list[Path]) -> list[dict[str, Any]]:
     return documents
 
 
-def result_model(document: dict[str, Any]) -> RunHeader:
+def result_model(document: JsonObject) -> RunHeader:
     """A loaded document read through its workload's model, which remembers its file and the
     document as read; ValueError (pydantic's ValidationError) when it does not read."""
     from docbench.results.models import RESULT_MODELS
@@ -339,11 +351,11 @@ def result_model(document: dict[str, Any]) -> RunHeader:
     if workload not in RESULT_MODELS:
         raise ValueError(f"no model for the {workload} workload")
     result = RESULT_MODELS[workload].model_validate(model_body(document))
-    result.read_from(document.get("_path"), document)
+    result.read_from(optional_str(document.get("_path"), "_path"), document)
     return result
 
 
-def result_models(documents: list[dict[str, Any]], quiet: bool = False) -> list[RunHeader]:
+def result_models(documents: list[JsonObject], quiet: bool = False) -> list[RunHeader]:
     """The documents read through their models; one that does not read is left out, and said
     so on stderr (unless ``quiet``)."""
     results = []
@@ -381,22 +393,29 @@ def shape_label(nodes: int, shards: int, replicas: int) -> str:
     return f"{nodes}n/{shards}s/{replicas}r"
 
 
-def cluster_label(result: RunHeader | dict[str, Any]) -> str:
+def cluster_label(result: RunHeader | JsonObject) -> str:
     """The run's cluster shape (:func:`shape_label`); "" for systems that do not run as clusters."""
     if not isinstance(result, dict):
         cluster = result.cluster
         return shape_label(cluster.nodes, cluster.shards, cluster.replicas) if cluster else ""
-    record = result.get("cluster") or {}
+    record = as_object(result.get("cluster") or {}, "cluster")
     nodes, shards, replicas = (
-        int(record.get(k) or d) for k, d in (("nodes", 1), ("shards", 1), ("replicas", 0))
+        _whole(record.get(k) or d, f"cluster.{k}") for k, d in (("nodes", 1), ("shards", 1), ("replicas", 0))
     )
     return shape_label(nodes, shards, replicas)
+
+
+def _whole(value: JsonValue, what: str) -> int:
+    """``int(value)`` of a count as a document holds it (a number, or its text)."""
+    if isinstance(value, str | int | float):
+        return int(value)
+    raise TypeError(f"{what}: expected a number, got {type(value).__name__}")
 
 
 NON_DEFAULT_MARK = "†"
 
 
-def run_name(result: RunHeader | dict[str, Any]) -> str:
+def run_name(result: RunHeader | JsonObject) -> str:
     """``system/variant`` as reports show it, the cluster shape beside it for a distributed
     run (``opensearch/default [3n/3s/1r]``), and a mark when the variant departs from the
     engine's own defaults where it matters (:func:`non_default_notes` says how). Results of
@@ -406,20 +425,22 @@ def run_name(result: RunHeader | dict[str, Any]) -> str:
     return _system_variant(result) + (f" [{shape}]" if shape else "") + mark
 
 
-def _system_variant(result: RunHeader | dict[str, Any]) -> str:
+def _system_variant(result: RunHeader | JsonObject) -> str:
     if isinstance(result, dict):
         return f"{result.get('system')}/{result.get('variant', '-')}"
     return f"{result.system}/{result.variant}"
 
 
-def non_default(result: RunHeader | dict[str, Any]) -> str | None:
+def non_default(result: RunHeader | JsonObject) -> str | None:
     """What the run's variant sets beyond the engine's defaults, with its measured cost."""
     from docbench.results.models import AnalyticsResult
 
     if isinstance(result, AnalyticsResult):
         return result.representation.non_default if result.representation else None
     labels = result.get("representation") if isinstance(result, dict) else None
-    return labels.get("non_default") if isinstance(labels, dict) else None
+    return (
+        optional_str(labels.get("non_default"), "representation.non_default") if is_object(labels) else None
+    )
 
 
 def non_default_notes(results: Sequence[RunHeader]) -> list[str]:
@@ -432,11 +453,11 @@ def non_default_notes(results: Sequence[RunHeader]) -> list[str]:
     return [f"{NON_DEFAULT_MARK} {name}: {note}" for name, note in sorted(notes.items())]
 
 
-def run_identity(document: dict[str, Any]) -> tuple[str, str, str, str, str]:
+def run_identity(document: JsonObject) -> tuple[str, str, str, str, str]:
     """(workload, system, variant, data, cluster shape): what --resume and the report treat as
     the same run (a 3-node run is never the same as a 1-node one)."""
     return (
-        document.get("workload", "analytics"),
+        as_str(document.get("workload", "analytics"), "workload"),
         str(document.get("system")),
         str(document.get("variant")),
         str(document.get("dataset_label")),
@@ -451,7 +472,7 @@ def latest_run(
     variant: str,
     label: str,
     dataset_fingerprint: str | None = None,
-) -> tuple[Path, dict[str, Any]] | None:
+) -> tuple[Path, JsonObject] | None:
     """The latest run of this identity on this machine, or None.
 
     With ``dataset_fingerprint`` only runs on exactly that data count (a directory of the same
@@ -461,7 +482,7 @@ def latest_run(
     host = machine_slug()
     shape = requested_shape()
     cluster = cluster_label({"cluster": shape.to_record()})
-    found = []
+    found: list[tuple[str, float, Path, JsonObject]] = []
     for path in results_dir.glob("*.json"):
         if path.name.startswith(".") or path.name.endswith(".intervals.json"):
             continue
@@ -479,27 +500,27 @@ def latest_run(
     return found[-1][2], found[-1][3]
 
 
-def latest_documents(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def latest_documents(documents: list[JsonObject]) -> list[JsonObject]:
     """Of each identity (workload, system, variant, data, machine), the latest complete run, or
     the latest run when none is complete. Imported results are each their own identity; a
     document without a data fingerprint (older formats) counts as the same data as the newest
     fingerprinted run of its identity."""
 
-    def place(document: dict[str, Any]) -> tuple[Any, ...]:
+    def place(document: JsonObject) -> tuple[JsonValue, ...]:
         return (
             *run_identity(document),
             document.get("machine_slug") or document.get("machine"),
             document.get("_path") if document.get("imported") else None,
         )
 
-    newest: dict[tuple[Any, ...], tuple[str, str]] = {}
+    newest: dict[tuple[JsonValue, ...], tuple[str, JsonValue]] = {}
     for document in documents:
         if document.get("dataset_fingerprint"):
             stamp_ = str(document.get("started_at") or "")
             key = place(document)
             if key not in newest or stamp_ > newest[key][0]:
                 newest[key] = (stamp_, document["dataset_fingerprint"])
-    best: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
+    best: dict[tuple[JsonValue, ...], tuple[tuple[bool, str, str], JsonObject]] = {}
     for document in documents:
         fingerprint = document.get("dataset_fingerprint") or newest.get(place(document), ("", None))[1]
         key = (*place(document), fingerprint)
@@ -520,21 +541,19 @@ _DROPPED_KEYS = {"result", "memory_usage", "engine_time", "bytes_read", "_path"}
 _LONG_TEXT = 4000
 
 
-def trimmed_document(document: dict[str, Any]) -> dict[str, Any]:
+def trimmed_document(document: JsonMapping) -> JsonObject:
     """The document as a details panel shows it: without the figures and the bulky parts."""
-    trimmed = {k: v for k, v in document.items() if k not in _DROPPED_KEYS}
-    if isinstance(trimmed.get("answers"), list):
+    trimmed: JsonObject = {k: v for k, v in document.items() if k not in _DROPPED_KEYS}
+    if isinstance(answers := trimmed.get("answers"), list):
         trimmed["answers"] = [
-            {k: v for k, v in a.items() if k != "rows"} if isinstance(a, dict) else a
-            for a in trimmed["answers"]
+            {k: v for k, v in a.items() if k != "rows"} if isinstance(a, dict) else a for a in answers
         ]
-    if isinstance(trimmed.get("plans"), list):
+    if isinstance(plans := trimmed.get("plans"), list):
         trimmed["plans"] = [
-            p[:_LONG_TEXT] + ("…" if len(p) > _LONG_TEXT else "") if isinstance(p, str) else p
-            for p in trimmed["plans"]
+            p[:_LONG_TEXT] + ("…" if len(p) > _LONG_TEXT else "") if isinstance(p, str) else p for p in plans
         ]
-    if isinstance(trimmed.get("error_traceback"), str):
-        trimmed["error_traceback"] = trimmed["error_traceback"][-_LONG_TEXT:]
+    if isinstance(traceback := trimmed.get("error_traceback"), str):
+        trimmed["error_traceback"] = traceback[-_LONG_TEXT:]
     return trimmed
 
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from docbench.contracts.cluster import cluster_record
 from docbench.contracts.common import Variant
 from docbench.contracts.engine import Engine
+from docbench.core.jsontypes import JsonObject
 from docbench.results.environment import environment, machine_label, machine_slug, now_iso, today
 
 
 def result_header(
     workload: str, engine: Engine, variant: Variant, dataset_label: str, version: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """Keys shared by every workload's result. ``system`` is the registry name, ``display_name``
     what people read; ``complete`` turns true only when the run did all it set out to do."""
     env = environment()

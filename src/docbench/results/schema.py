@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+
+from docbench.core.jsontypes import JsonMapping, JsonObject, as_object
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 
@@ -20,20 +21,20 @@ def schema_path(name: str) -> Path:
     return SCHEMA_DIR / f"{name}.schema.json"
 
 
-def schema_text(schema: dict[str, Any]) -> str:
+def schema_text(schema: JsonMapping) -> str:
     """How a schema file is written (so that the check compares text)."""
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
 @cache
-def schema_for(workload: str) -> dict[str, Any]:
+def schema_for(workload: str) -> JsonObject:
     path = schema_path(workload)
     if not path.exists():
         raise KeyError(f"no schema for the {workload} workload ({path})")
-    return json.loads(path.read_text())
+    return as_object(json.loads(path.read_text()), str(path))
 
 
-def validate(document: dict[str, Any]) -> None:
+def validate(document: JsonMapping) -> None:
     """Raise ValueError (pydantic's ValidationError) when a result document breaks its
     workload's model, which is its schema (format 1: jsonschema's ValidationError against the
     schema of that format). The model checks in a millisecond what jsonschema takes 60 for."""

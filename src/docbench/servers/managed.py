@@ -43,9 +43,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from docbench.core import runlock
+from docbench.core.jsontypes import JsonObject, as_array, as_int, as_object, as_str, is_object, optional_int
 from docbench.core.ownership import claim_directory, removal_refusal, remove_owned_tree
 from docbench.core.procstats import boot_id, process_start_time
 
@@ -147,7 +148,15 @@ def process_cmdline(pid: int) -> str:
     return raw.replace(b"\0", b" ").decode(errors="replace").strip()
 
 
-def _identity(pid: int, command: str = "") -> dict[str, Any]:
+class ProcessIdentity(TypedDict):
+    """A process as a pid file records it: what tells it from a later process of its PID."""
+
+    pid: int
+    start_time: int | None
+    command: str
+
+
+def _identity(pid: int, command: str = "") -> ProcessIdentity:
     return {"pid": pid, "start_time": process_start_time(pid), "command": process_cmdline(pid) or command}
 
 
@@ -198,26 +207,27 @@ def _say(message: str) -> None:
     print(f"docbench: {message}", file=sys.stderr, flush=True)
 
 
-def _read_pid_file(path: Path) -> dict[str, Any] | None:
+def _read_pid_file(path: Path) -> JsonObject | None:
     try:
         record = json.loads(path.read_text())
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
         record = None
-    if not isinstance(record, dict) or not isinstance(record.get("processes"), list):
+    if not is_object(record) or not isinstance(record.get("processes"), list):
         _say(f"removed unreadable pid file {path}")
         path.unlink(missing_ok=True)
         return None
     return record
 
 
-def _same_process(entry: dict[str, Any], record: dict[str, Any]) -> bool:
+def _same_process(entry: JsonObject, record: JsonObject) -> bool:
+    pid = entry.get("pid")
     return (
         record.get("boot_id") == boot_id()
-        and isinstance(entry.get("pid"), int)
+        and isinstance(pid, int)
         and entry.get("start_time") is not None
-        and process_start_time(entry["pid"]) == entry["start_time"]
+        and process_start_time(pid) == entry["start_time"]
     )
 
 
@@ -230,27 +240,27 @@ def reap_leftovers(pid_file: Path) -> None:
     record = _read_pid_file(pid_file)
     if record is None:
         return
-    owner = record.get("owner") or {}
+    owner = as_object(record.get("owner") or {}, "owner")
     if owner.get("pid") != os.getpid() and _same_process(owner, record):
         raise RuntimeError(
             f"{pid_file.parent} has a server of docbench process {owner['pid']}, which is still running"
         )
-    for entry in record["processes"]:
-        _reap_entry(entry, record, pid_file)
+    for entry in as_array(record["processes"], "processes"):
+        _reap_entry(as_object(entry, "process"), record, pid_file)
     pid_file.unlink(missing_ok=True)
 
 
-def _reap_entry(entry: dict[str, Any], record: dict[str, Any], pid_file: Path) -> None:
+def _reap_entry(entry: JsonObject, record: JsonObject, pid_file: Path) -> None:
     pid = entry.get("pid")
     if not isinstance(pid, int) or process_start_time(pid) is None:
         return  # gone
     command = process_cmdline(pid)
-    stop_signal = int(record.get("stop_signal", signal.SIGTERM))
+    stop_signal = as_int(record.get("stop_signal", int(signal.SIGTERM)), "stop_signal")
     if _same_process(entry, record) and not command:
         # The recorded process itself (same boot, PID and start time) with its command line
         # gone: it is exiting (e.g. a worker whose docbench was just killed, ending by its
         # death signal). It is waited for, not taken for another process.
-        stop_process(pid, entry["start_time"], stop_signal, LEFTOVER_STOP_TIMEOUT)
+        stop_process(pid, optional_int(entry["start_time"], "start_time"), stop_signal, LEFTOVER_STOP_TIMEOUT)
         return
     if not _same_process(entry, record) or str(pid_file.parent) not in command:
         _say(f"stale {pid_file}: PID {pid} is now another process ({command[:80]}), left alone")
@@ -261,9 +271,10 @@ def _reap_entry(entry: dict[str, Any], record: dict[str, Any], pid_file: Path) -
         return
     _say(
         f"stopping server PID {pid} left running in {pid_file.parent} by docbench process "
-        f"{(record.get('owner') or {}).get('pid')} ({entry.get('command', '')[:80]})"
+        f"{as_object(record.get('owner') or {}, 'owner').get('pid')} "
+        f"({as_str(entry.get('command', ''), 'command')[:80]})"
     )
-    stop_process(pid, entry["start_time"], stop_signal, LEFTOVER_STOP_TIMEOUT)
+    stop_process(pid, optional_int(entry["start_time"], "start_time"), stop_signal, LEFTOVER_STOP_TIMEOUT)
 
 
 # ----- jails: a server of another distribution's userland ------------------------------------
@@ -396,7 +407,7 @@ class ManagedProcess:
         self.pass_fds = tuple(pass_fds)
         self.pid_file = pid_file or pid_file_in(log_path.parent)
         self.proc: subprocess.Popen[bytes] | None = None
-        self._recorded: list[dict[str, Any]] = []
+        self._recorded: list[ProcessIdentity] = []
 
     @property
     def pid(self) -> int | None:
@@ -443,7 +454,8 @@ class ManagedProcess:
 
     def _remove_pid_file(self) -> None:
         record = _read_pid_file(self.pid_file)
-        if record and [e.get("pid") for e in record["processes"][:1]] == [self.pid]:
+        first = as_array(record["processes"], "processes")[:1] if record else []
+        if record and [as_object(e, "process").get("pid") for e in first] == [self.pid]:
             self.pid_file.unlink(missing_ok=True)
 
     def alive(self) -> bool:

@@ -18,8 +18,8 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from docbench.core.jsontypes import JsonObject, as_array, as_object, as_str, is_object
 from docbench.core.paths import cache_dir_for
 from docbench.dataset.oracle.compute import compute_answers
 from docbench.dataset.oracle.compute_log import ComputeLog
@@ -34,7 +34,7 @@ from docbench.dataset.reader import dataset_files, file_sha256, known_sha256, re
 
 ANSWERS_NAME = "answers.json"
 
-Answers = dict[str, Any]
+Answers = JsonObject  # an answer document (document.py says its keys)
 FilesKey = tuple[tuple[str, str], ...]  # (name, sha256) of each file
 
 # Answers computed in this process, by their files: their sha256 are known, nothing is read.
@@ -57,7 +57,8 @@ def _known_files_key(files: list[Path]) -> FilesKey | None:
 
 
 def _doc_key(doc: Answers) -> FilesKey:
-    return tuple((f["name"], f["sha256"]) for f in doc.get("files", []))
+    entries = (as_object(f, "files[]") for f in as_array(doc.get("files", []), "files"))
+    return tuple((as_str(f["name"], "files[].name"), as_str(f["sha256"], "files[].sha256")) for f in entries)
 
 
 def answers_cache_path(data_dir: Path) -> Path:
@@ -124,13 +125,15 @@ def _remember_recorded(doc: Answers, files: list[Path]) -> None:
         return
     by_name = {f.name: f for f in files}
     for entry in entries:
-        name = entry.get("name") if isinstance(entry, dict) else None
+        if not is_object(entry):
+            continue
+        name, sha = entry.get("name"), entry.get("sha256")
         f = by_name.get(name) if isinstance(name, str) else None
-        if f is None or not isinstance(entry.get("sha256"), str):
+        if f is None or not isinstance(sha, str):
             continue
         key = sha_cache_key(f)
         if (entry.get("size"), entry.get("mtime_ns")) == key[1:]:
-            remember_sha256(f, entry["sha256"], key)
+            remember_sha256(f, sha, key)
 
 
 def _cache_valid(doc: Answers, files: list[Path]) -> bool:
@@ -180,8 +183,8 @@ def _remembered(data_dir: Path, files: list[Path], single: bool) -> Answers | No
     # the files were just hashed as they are now: record their current mtimes
     memo = dict(memo)
     memo["files"] = [
-        dict(entry, size=file_key[1], mtime_ns=file_key[2])
-        for entry, file_key in zip(memo["files"], map(sha_cache_key, files), strict=True)
+        {**as_object(entry, "files[]"), "size": file_key[1], "mtime_ns": file_key[2]}
+        for entry, file_key in zip(as_array(memo["files"], "files"), map(sha_cache_key, files), strict=True)
     ]
     _MEMO[_doc_key(memo)] = memo
     if not single:

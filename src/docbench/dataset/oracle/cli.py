@@ -7,11 +7,20 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from docbench.core.jsontypes import (
+    JsonMapping,
+    JsonObject,
+    as_array,
+    as_int,
+    object_or_empty,
+    optional_int,
+)
 from docbench.core.procstats import peak_rss
 from docbench.dataset.oracle.answers_cache import answers_cache_path, load_or_compute
 from docbench.dataset.oracle.compute_log import ComputeLog
+from docbench.dataset.oracle.document import answer_rows
 from docbench.dataset.reader import dataset_files, read_error_message
 
 # (rich is imported where it is used: the oracle's workers import this package)
@@ -59,42 +68,45 @@ def _print_table(
     console.print()
 
 
-def print_answers(doc: dict[str, Any], console: Console | None = None) -> None:
+def print_answers(doc: JsonMapping, console: Console | None = None) -> None:
     """The five answers as rich tables."""
     from rich.console import Console
     from rich.text import Text
 
     out = console or Console()
     _print_table(
-        out, 1, [("collection", "left"), ("count", "right")], [[_label(c), f"{n:,}"] for c, n in doc["q1"]]
+        out,
+        1,
+        [("collection", "left"), ("count", "right")],
+        [[_label(c), f"{n:,}"] for c, n in answer_rows(doc, "q1")],
     )
     _print_table(
         out,
         2,
         [("collection", "left"), ("count", "right"), ("distinct dids", "right")],
-        [[_label(c), f"{n:,}", f"{d:,}"] for c, n, d in doc["q2"]],
+        [[_label(c), f"{n:,}", f"{d:,}"] for c, n, d in answer_rows(doc, "q2")],
     )
     _print_table(
         out,
         3,
         [("collection", "left"), ("hour (UTC)", "right"), ("count", "right")],
-        [[_label(c), _label(h), f"{n:,}"] for c, h, n in doc["q3"]],
+        [[_label(c), _label(h), f"{n:,}"] for c, h, n in answer_rows(doc, "q3")],
     )
     _print_table(
         out,
         4,
         [("did", "left"), ("first post (UTC)", "left"), ("time_us", "right")],
-        [[_label(d), format_time_us(t), str(t)] for d, t in doc["q4"]],
+        [[_label(d), format_time_us(optional_int(t, "q4 time")), str(t)] for d, t in answer_rows(doc, "q4")],
     )
     _print_table(
         out,
         5,
         [("did", "left"), ("span (ms)", "right"), ("span_us", "right")],
-        [[_label(d), f"{s / 1000:,.3f}", str(s)] for d, s in doc["q5"]],
+        [[_label(d), f"{as_int(s, 'q5 span') / 1000:,.3f}", str(s)] for d, s in answer_rows(doc, "q5")],
     )
     for q in (4, 5):
-        ties = doc.get(f"q{q}_ties")
-        if ties and ties["count"] > 1:
+        ties = object_or_empty(doc.get(f"q{q}_ties"))
+        if ties and as_int(ties["count"], "ties.count") > 1:
             out.print(
                 Text(
                     f"Q{q}: {ties['count']:,} dids share the value of the last row "
@@ -129,8 +141,8 @@ def _computed_summary(
 def _with_progress(
     console: Console,
     n_files: int,
-    compute: Callable[[Callable[[int], None]], tuple[dict[str, Any], str]],
-) -> tuple[dict[str, Any], str]:
+    compute: Callable[[Callable[[int], None]], tuple[JsonObject, str]],
+) -> tuple[JsonObject, str]:
     """``compute(progress)`` under a progress bar of lines; an unreadable file is named, not
     a traceback."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -201,7 +213,7 @@ def answers_command(data_dir: Path, jobs: int = 1, refresh: bool = False, verify
         console.print(note, style="yellow", markup=False, highlight=False)
     print_answers(doc, console)
     console.print(
-        f"files {len(doc['files'])}, documents {doc['documents']:,}, "
+        f"files {len(as_array(doc['files'], 'files'))}, documents {doc['documents']:,}, "
         f"invalid lines {doc['invalid_lines']:,}, empty lines {doc['empty_lines']:,}"
     )
     if source == "computed":

@@ -7,8 +7,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from docbench.core.jsontypes import JsonArray, JsonObject
 from docbench.dataset.oracle.compute_log import ComputeLog
 from docbench.dataset.oracle.document import finalize
 from docbench.dataset.oracle.parallel import execute
@@ -118,7 +118,7 @@ def compute_answers(
     cache: PartialCache | None = None,
     refresh: bool = False,
     log: ComputeLog | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The canonical answer document for these data files (see :mod:`.document`).
 
     One partial aggregate per file, merged. With a ``cache``, a file whose partial is cached
@@ -151,7 +151,7 @@ def compute_answers(
         _scan(todo, jobs, progress, keys, shas, total, cache, log)
     if cache is not None:
         cache.prune(set(names))
-    file_entries: list[dict[str, Any]] = [
+    file_entries: JsonArray = [
         {"name": f.name, "sha256": shas[f.name], "size": keys[f.name][1], "mtime_ns": keys[f.name][2]}
         for f in files
     ]

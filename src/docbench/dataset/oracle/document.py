@@ -41,10 +41,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
 import numpy as np
 
+from docbench.core.jsontypes import (
+    JsonArray,
+    JsonMapping,
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_int,
+    optional_str,
+)
 from docbench.dataset.oracle.dids import DistinctDids, decode_did, sorted_unique
 from docbench.dataset.oracle.partial_cache import canonical_json
 from docbench.dataset.oracle.partials import Partial
@@ -86,9 +94,7 @@ def _candidates(parts: list[ValueRun], others: dict[Did, int], descending: bool)
     return cand
 
 
-def _ties(
-    parts: list[ValueRun], others: dict[Did, int], boundary: int, ranked: list[Ranked]
-) -> dict[str, Any]:
+def _ties(parts: list[ValueRun], others: dict[Did, int], boundary: int, ranked: list[Ranked]) -> JsonObject:
     """The dids sharing the last row's value, and the rows after the top."""
     tied = [d for d, v in others.items() if v == boundary]
     count = len(tied)
@@ -100,14 +106,14 @@ def _ties(
     return {
         "value": boundary,
         "count": count,
-        "dids": tied[:MAX_TIED_DIDS],
+        "dids": list(tied[:MAX_TIED_DIDS]),
         "next": [[d, v] for v, d in ranked[TOP_N:]],
     }
 
 
 def top_rows(
     parts: list[ValueRun], others: dict[Did, int], descending: bool
-) -> tuple[list[list[Any]], dict[str, Any] | None]:
+) -> tuple[JsonArray, JsonObject | None]:
     """The top rows of (did, value) by value, ties by did; plus the tie information.
 
     ``parts`` are (hi, lo, values) arrays of packed dids (one per bucket); ``others`` the dids
@@ -118,8 +124,9 @@ def top_rows(
     sign = -1 if descending else 1
     cand.sort(key=lambda c: (sign * c[0], key_sort(c[1])))
     ranked = cand[: TOP_N + NEXT_ROWS]
-    rows: list[list[Any]] = [[d, v] for v, d in ranked[:TOP_N]]
-    return rows, _ties(parts, others, rows[-1][1], ranked)
+    top = ranked[:TOP_N]
+    rows: JsonArray = [[d, v] for v, d in top]
+    return rows, _ties(parts, others, top[-1][0], ranked)
 
 
 def post_distinct(part: Partial, untimed: DistinctDids) -> int:
@@ -142,30 +149,39 @@ def post_distinct(part: Partial, untimed: DistinctDids) -> int:
     return count + len(others)
 
 
-def _by_count(row: list[Any]) -> tuple[int, tuple[bool, str]]:
-    return -row[1], key_sort(row[0])
+def _by_count(row: JsonValue) -> tuple[int, tuple[bool, str]]:
+    """Count descending, ties by collection ascending (null first)."""
+    collection, count = as_array(row, "row")[:2]
+    return -as_int(count, "count"), key_sort(optional_str(collection, "collection"))
 
 
-def _counts(part: Partial) -> tuple[list[list[Any]], list[list[Any]], list[list[Any]]]:
+def _by_hour(row: JsonValue) -> tuple[int, str | None]:
+    """Hour ascending (those without one last), then collection."""
+    collection, hour = as_array(row, "row")[:2]
+    return NO_HOUR if hour is None else as_int(hour, "hour"), optional_str(collection, "collection")
+
+
+def _counts(part: Partial) -> tuple[JsonArray, JsonArray, JsonArray]:
     """Q1, Q2 and Q3: counts per collection, creates and distinct dids, creates per hour."""
     colls = part.collections
-    q1 = sorted(([k, st.documents] for k, st in colls.items() if st.documents), key=_by_count)
-    q2 = []
+    q1: JsonArray = [[k, st.documents] for k, st in colls.items() if st.documents]
+    q1.sort(key=_by_count)
+    q2: JsonArray = []
     for k, st in colls.items():
         if st.creates:
             distinct = post_distinct(part, st.distinct) if st.is_post else len(st.distinct)
             q2.append([k, st.creates, distinct])
     q2.sort(key=_by_count)
-    q3 = []
+    q3: JsonArray = []
     for coll, st in colls.items():
         for h, v in enumerate(st.hours or ()):
             if v:
                 q3.append([coll, None if h == NO_HOUR else h, v])
-    q3.sort(key=lambda r: (NO_HOUR if r[1] is None else r[1], r[0]))
+    q3.sort(key=_by_hour)
     return q1, q2, q3
 
 
-def finalize(part: Partial, files: list[dict[str, Any]]) -> dict[str, Any]:
+def finalize(part: Partial, files: JsonArray) -> JsonObject:
     """The canonical answer document from merged aggregates."""
     part.flush()
     q1, q2, q3 = _counts(part)
@@ -194,12 +210,17 @@ def finalize(part: Partial, files: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def answers_checksum(doc: dict[str, Any]) -> str:
+def answer_rows(doc: JsonMapping, query: str) -> list[JsonArray]:
+    """The rows of a query's answer (``"q1"``...) in an answer document."""
+    return [as_array(row, f"{query}[]") for row in as_array(doc[query], query)]
+
+
+def answers_checksum(doc: JsonMapping) -> str:
     """SHA-256 of an answer document without its ``checksum``, whatever its layout."""
     return hashlib.sha256(canonical_json({k: v for k, v in doc.items() if k != "checksum"})).hexdigest()
 
 
-def dumps_answers(doc: dict[str, Any]) -> str:
+def dumps_answers(doc: JsonMapping) -> str:
     """answers.json text: one top-level key per line, one row per line; ASCII-only (lone
     surrogates from the data survive as escapes); its checksum last."""
 

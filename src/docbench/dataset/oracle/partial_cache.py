@@ -24,11 +24,11 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.lib.npyio import NpzFile
 
+from docbench.core.jsontypes import JsonArray, JsonObject, as_array, as_int, as_str, optional_str
 from docbench.core.paths import cache_dir_for
 from docbench.dataset.oracle.compute_log import ComputeLog
 from docbench.dataset.oracle.partials import Partial
@@ -38,7 +38,7 @@ from docbench.dataset.reader import file_sha256, remember_sha256
 PARTIALS_DIR = ".oracle-partials"  # in the directory answers.json goes to (cache_dir_for)
 PARTIAL_FORMAT = 2  # 2: with a checksum ("checksum" in the metadata)
 FileKey = tuple[str, int, int]  # (path, size, mtime_ns): see reader.sha_cache_key
-Meta = dict[str, Any]  # a stored partial's identity and counts (JSON)
+Meta = JsonObject  # a stored partial's identity and counts (JSON)
 
 _VERSION: str | None = None
 
@@ -97,23 +97,24 @@ def partial_arrays(part: Partial, meta: Meta) -> dict[str, np.ndarray]:
     ``meta`` (the file's identity) is stored with the counts as JSON."""
     part.flush()
     arrays: dict[str, np.ndarray] = {}
-    colls = []
+    colls: JsonArray = []
     for i, (coll, st) in enumerate(part.collections.items()):
         arrays[f"c{i}_hi"], arrays[f"c{i}_lo"] = st.distinct.arrays()
-        colls.append([coll, st.documents, st.creates, st.hours, sorted(st.distinct.other)])
+        hours: JsonArray | None = None if st.hours is None else list(st.hours)
+        colls.append([coll, st.documents, st.creates, hours, list(sorted(st.distinct.other))])
     for name, a in zip(("p_hi", "p_lo", "p_mn", "p_mx"), part.posts.runs.arrays(), strict=True):
         arrays[name] = a
     posts = part.posts
-    others = [[d, t, posts.maxs[d]] for d, t in posts.mins.items()]
-    doc = dict(
-        meta,
-        lines=part.lines,
-        documents=part.documents,
-        invalid=part.invalid,
-        empty=part.empty,
-        colls=colls,
-        post_others=others,
-    )
+    others: JsonArray = [[d, t, posts.maxs[d]] for d, t in posts.mins.items()]
+    doc: Meta = {
+        **meta,
+        "lines": part.lines,
+        "documents": part.documents,
+        "invalid": part.invalid,
+        "empty": part.empty,
+        "colls": colls,
+        "post_others": others,
+    }
     doc["checksum"] = partial_checksum(doc, arrays.items())
     # ensure_ascii: lone surrogates (valid JSON escapes in the data) survive as escapes
     arrays["meta"] = np.frombuffer(json.dumps(doc, ensure_ascii=True).encode(), np.uint8)
@@ -130,19 +131,26 @@ def _array(arrays: Mapping[str, np.ndarray], name: str, dtype: type[np.generic])
 def partial_from_arrays(doc: Meta, arrays: Mapping[str, np.ndarray]) -> Partial:
     """The partial :func:`partial_arrays` stored (``doc``: its meta, ``arrays``: name ->
     array); ValueError if the arrays are not what it stores."""
-    part = Partial(lines=doc["lines"], documents=doc["documents"], invalid=doc["invalid"], empty=doc["empty"])
-    for i, (coll, n_all, n_creates, hours, other) in enumerate(doc["colls"]):
-        st = part.collection(coll)
-        st.documents, st.creates = n_all, n_creates
+    part = Partial(
+        lines=as_int(doc["lines"], "lines"),
+        documents=as_int(doc["documents"], "documents"),
+        invalid=as_int(doc["invalid"], "invalid"),
+        empty=as_int(doc["empty"], "empty"),
+    )
+    for i, entry in enumerate(as_array(doc["colls"], "colls")):
+        coll, n_all, n_creates, hours, other = as_array(entry, "colls[]")
+        st = part.collection(optional_str(coll, "collection"))
+        st.documents, st.creates = as_int(n_all, "documents"), as_int(n_creates, "creates")
         hours_expected = None if st.hours is None else HOURS + 1  # (Q3's collections only)
-        if (None if hours is None else len(hours)) != hours_expected:
+        counts = None if hours is None else [as_int(n, "hours[]") for n in as_array(hours, "hours")]
+        if (None if counts is None else len(counts)) != hours_expected:
             raise ValueError("hour counts do not fit the collection")
-        st.hours = hours
+        st.hours = counts
         hi, lo = _array(arrays, f"c{i}_hi", np.uint64), _array(arrays, f"c{i}_lo", np.uint64)
         if len(hi) != len(lo):
             raise ValueError("packed dids of different lengths")
         st.distinct.push_sorted((hi, lo))
-        st.distinct.other = set(other)
+        st.distinct.other = {as_str(did, "did") for did in as_array(other, "dids")}
     runs = (
         _array(arrays, "p_hi", np.uint64),
         _array(arrays, "p_lo", np.uint64),
@@ -152,8 +160,9 @@ def partial_from_arrays(doc: Meta, arrays: Mapping[str, np.ndarray]) -> Partial:
     if len({len(a) for a in runs}) != 1:
         raise ValueError("post arrays of different lengths")
     part.posts.runs.push_sorted(runs)
-    for did, t0, t1 in doc["post_others"]:
-        part.posts.add_other(did, t0, t1)
+    for row in as_array(doc["post_others"], "post_others"):
+        did, t0, t1 = as_array(row, "post_others[]")
+        part.posts.add_other(optional_str(did, "did"), as_int(t0, "first"), as_int(t1, "last"))
     return part
 
 
@@ -244,7 +253,7 @@ class PartialCache:
             return None
         meta = opened[0]
         if (meta.get("size"), meta.get("mtime_ns")) == key[1:]:
-            return meta.get("sha256")
+            return optional_str(meta.get("sha256"), "sha256")
         return None
 
     def load(self, path: Path, key: FileKey, log: ComputeLog) -> tuple[Partial, str] | None:
@@ -254,9 +263,9 @@ class PartialCache:
         if opened is None:
             return None
         meta, arrays = opened
-        if meta.get("size") != key[1] or not isinstance(meta.get("sha256"), str):
+        sha = meta.get("sha256")
+        if meta.get("size") != key[1] or not isinstance(sha, str):
             return None
-        sha: str = meta["sha256"]
         if meta.get("mtime_ns") != key[2]:  # touched or copied: is it the same content?
             log.hashed.append(path.name)
             if file_sha256(path) != sha:
@@ -275,7 +284,7 @@ class PartialCache:
     def save(self, path: Path, key: FileKey, sha: str, part: Partial) -> None:
         if not self.writable:
             return
-        meta = {
+        meta: Meta = {
             "format": PARTIAL_FORMAT,
             "oracle": oracle_version(),
             "name": path.name,

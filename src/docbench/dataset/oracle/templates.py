@@ -35,11 +35,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import orjson
 
+from docbench.core.jsontypes import JsonObject
 from docbench.dataset.oracle.parse import Line, json_text
 from docbench.dataset.oracle.semantics import INT64_MAX, INT64_MIN, Collection
 
@@ -286,7 +287,7 @@ class _Layout:
     slots: list[Slot]
 
 
-def _layout(line: bytes, doc: dict[str, Any], toks: _Tokens) -> _Layout | None:
+def _layout(line: bytes, doc: JsonObject, toks: _Tokens) -> _Layout | None:
     """The layout of a parsed line: None if it is not one object, or ``commit`` is an
     object of duplicate keys. ``kind``, ``did``, ``time_us``, and the collection and
     operation of ``commit`` (all of it when it is not an object) stay literal for now."""
@@ -308,9 +309,8 @@ def _layout(line: bytes, doc: dict[str, Any], toks: _Tokens) -> _Layout | None:
             return None
         cmap = _members(cnode)
         fixed.update(id(cmap[k]) for k in (b"collection", b"operation") if k in cmap)
-        coll = commit.get("collection")
-        if type(coll) is not str and coll is not None:
-            coll = json_text(coll)
+        value = commit.get("collection")
+        coll = value if type(value) is str or value is None else json_text(value)
         creates = commit.get("operation") == "create" and doc.get("kind") == "commit"
     slots: list[Slot] = []
     _slots(line, root, slots, fixed)

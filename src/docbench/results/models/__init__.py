@@ -4,8 +4,7 @@ result holds. The JSON Schemas in ``results/schema/`` are generated from these m
 
 from __future__ import annotations
 
-from typing import Any
-
+from docbench.core.jsontypes import JsonObject
 from docbench.results.models.analytics import AnalyticsResult
 from docbench.results.models.fidelity import FidelityResult
 from docbench.results.models.header import Cluster, EngineMode, Model, RunHeader
@@ -24,7 +23,7 @@ RESULT_MODELS: dict[str, type[RunHeader]] = {
 }
 
 
-def model_schema(workload: str) -> dict[str, Any]:
+def model_schema(workload: str) -> JsonObject:
     """The JSON Schema of a workload's result file, from its model."""
     model = RESULT_MODELS[workload]
     schema = model.model_json_schema(mode="validation")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from docbench.results.models import common
 from docbench.results.models.common import Latency, QueryOutcomes
@@ -75,7 +75,7 @@ class Baselines(Model):
 class Dataset(Model):
     label: Annotated[str | None, Field(description="The data's name in reports (1m, bluesky-real...)")] = None
     baselines: Baselines
-    manifest: dict[str, Any] | None = None
+    manifest: dict[str, JsonValue] | None = None
     kind: Annotated[
         Kind | None,
         Field(description="Bluesky events (generated or real) or other documents (since 2026-12-05)"),
@@ -334,7 +334,7 @@ class Ingest(Model):
     clients: int | None = None
     seed: int | None = None
     probe_interval_s: float | None = None
-    settings: dict[str, Any] | None = None
+    settings: dict[str, JsonValue] | None = None
     source: str | None = None
     hard_rate: float | None = None
     levels: list[IngestLevel] | None = None
@@ -360,7 +360,9 @@ class Storage(common.StorageBytes):
     """
 
     on_disk: Annotated[int | None, Field(description="Bytes of the system's files on disk")] = None
-    detail: Annotated[dict[str, Any] | None, Field(description="The system's own storage figures")] = None
+    detail: Annotated[dict[str, JsonValue] | None, Field(description="The system's own storage figures")] = (
+        None
+    )
 
 
 class PortableStatus(Enum):

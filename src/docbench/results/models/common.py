@@ -4,9 +4,9 @@ outcomes."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from docbench.results.models.header import Model
 
@@ -29,7 +29,7 @@ class Representation(Model):
     retains_structure: bool
     schema_by_hand: bool
     settings_beyond_defaults: Annotated[
-        dict[str, Any] | None,
+        dict[str, JsonValue] | None,
         Field(description="The variant's engine settings that differ from the engine's own defaults"),
     ] = None
 

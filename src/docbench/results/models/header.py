@@ -4,9 +4,9 @@ data, on which machine, when, whether it finished. A workload's model extends ``
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr
 
 CLUSTER_DESCRIPTION = (
     "A distributed engine's shape and what it went through (null for systems that do not run as "
@@ -38,10 +38,10 @@ class Cluster(Model):
     replicas: Annotated[int, Field(ge=0)]
     managed: bool
     node_versions: dict[str, str] | None = None
-    health: dict[str, Any] | None = None
-    failovers: list[dict[str, Any]] | None = None
-    faults: dict[str, Any] | None = None
-    lost: dict[str, Any] | None = None
+    health: dict[str, JsonValue] | None = None
+    failovers: list[dict[str, JsonValue]] | None = None
+    faults: dict[str, JsonValue] | None = None
+    lost: dict[str, JsonValue] | None = None
 
 
 class RunHeader(Model):
@@ -56,7 +56,7 @@ class RunHeader(Model):
     variant: str
     variant_role: str
     variant_description: str
-    variant_settings: dict[str, Any]
+    variant_settings: dict[str, JsonValue]
     dataset_label: str | None
     version: str | None
     engine_mode: Annotated[
@@ -68,14 +68,14 @@ class RunHeader(Model):
     date: Annotated[str, Field(pattern="^\\d{4}-\\d{2}-\\d{2}$")]
     machine: str
     machine_slug: str
-    environment: dict[str, Any]
+    environment: dict[str, JsonValue]
     started_at: str
     finished_at: str | None
     complete: bool
     cluster: Annotated[Cluster | None, Field(description=CLUSTER_DESCRIPTION)] = None
     # Where the result was read from, and the document as read (not part of the result).
     _path: str | None = PrivateAttr(default=None)
-    _as_read: dict[str, Any] | None = PrivateAttr(default=None)
+    _as_read: dict[str, JsonValue] | None = PrivateAttr(default=None)
 
     @property
     def path(self) -> str | None:
@@ -83,12 +83,12 @@ class RunHeader(Model):
         return self._path
 
     @property
-    def as_read(self) -> dict[str, Any]:
+    def as_read(self) -> dict[str, JsonValue]:
         """The document as its file holds it, for views that show the file itself (a result
         not read from a file: its fields as a file would hold them)."""
         if self._as_read is None:
             return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return self._as_read
 
-    def read_from(self, path: str | None, document: dict[str, Any]) -> None:
+    def read_from(self, path: str | None, document: dict[str, JsonValue]) -> None:
         self._path, self._as_read = path, document

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from docbench.results.models.common import StorageBytes
 from docbench.results.models.header import Model, RunHeader
@@ -19,7 +19,7 @@ class Shape(Model):
     preset: str
     knob: str
     value: float | str
-    knobs: dict[str, Any] | None = None
+    knobs: dict[str, JsonValue] | None = None
     docs: int
     seed: int
     data_file: str | None = None
@@ -69,7 +69,7 @@ class Queries(Model):
 
 
 class ShapesResult(RunHeader):
-    representation: dict[str, Any] | None = None
+    representation: dict[str, JsonValue] | None = None
     workload: Literal["shapes"]
     shape: Annotated[
         Shape,
@@ -83,11 +83,11 @@ class ShapesResult(RunHeader):
     offered: Annotated[int | None, Field(description="Documents offered to the engine")] = None
     loaded: Annotated[int | None, Field(description="Documents the engine holds, by its own count")] = None
     load_time: float | None = None
-    load: dict[str, Any] | None = None
+    load: dict[str, JsonValue] | None = None
     refused: Refused | None = None
     storage: Storage | None = None
     expected: Annotated[
-        dict[str, Any] | None, Field(description="The oracle's answers for what was loaded")
+        dict[str, JsonValue] | None, Field(description="The oracle's answers for what was loaded")
     ] = None
     answers_basis: str | None = None
     queries: dict[Literal["point", "rare_aggregate", "varying_filter", "presence"], Queries] | None = None

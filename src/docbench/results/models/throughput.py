@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from docbench.results.models.common import WorkloadError, YcsbDataset
 from docbench.results.models.header import Model, RunHeader
@@ -22,8 +22,8 @@ class Run(Model):
     mix: str
     clients: Annotated[int, Field(ge=1)]
     processes: Annotated[int | None, Field(ge=1)] = None
-    summary: dict[str, Any] | None = None
-    check: dict[str, Any] | None = None
+    summary: dict[str, JsonValue] | None = None
+    check: dict[str, JsonValue] | None = None
     error: str | None = None
     server_died: Annotated[
         Literal[True] | None,
@@ -39,5 +39,5 @@ class ThroughputResult(RunHeader):
     concurrency: str | None = None
     max_client_processes: int | None = None
     runs: list[Run]
-    skipped: list[dict[str, Any]]
+    skipped: list[dict[str, JsonValue]]
     errors: list[WorkloadError]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from docbench.results.models.common import WorkloadError, YcsbDataset
 from docbench.results.models.header import Model, RunHeader
@@ -20,7 +20,7 @@ class Style(Model):
     style: str
     update_seconds: float | None = None
     rows_changed: int | None = None
-    check: dict[str, Any] | None = None
+    check: dict[str, JsonValue] | None = None
 
 
 class UpdatesResult(RunHeader):
@@ -29,6 +29,6 @@ class UpdatesResult(RunHeader):
     ops: Annotated[int, Field(ge=1)]
     distributions: list[Distribution]
     styles: list[Style]
-    point: dict[str, Any] | None = None
+    point: dict[str, JsonValue] | None = None
     errors: list[WorkloadError]
     wall_seconds: float | None = None

@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, NotRequired, TypedDict
 
+from docbench.core.jsontypes import as_object
 from docbench.results import cluster_label
 from docbench.results.files import trimmed_document
 from docbench.results.models import AnalyticsResult, RunHeader
@@ -354,7 +355,7 @@ def run_view(run: AnalyticsResult, key: str, lossless: bool | None = None) -> Ru
         "first_refusal": (first_refusal(run) or None) if refused else None,
         "load_time": run.load_time,
         # The load record and the document as the file holds them (the details panel).
-        "load": run.as_read.get("load") or {},
+        "load": as_object(run.as_read.get("load") or {}, "load"),
         "baselines": run.dataset.baselines.sizes(),
         "path": run.path,
         "doc": trimmed_document(run.as_read),

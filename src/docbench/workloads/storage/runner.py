@@ -29,6 +29,7 @@ from docbench.contracts import storage_documents as documents
 from docbench.contracts.common import BatchRejected, Variant
 from docbench.contracts.storage import StorageMatrixTarget
 from docbench.core import paths
+from docbench.core.jsontypes import as_array, as_int, as_object, as_str
 from docbench.core.ownership import remove_owned_tree
 from docbench.core.redact import redact_text
 from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
@@ -137,7 +138,8 @@ def run_variant(name: str, variant: Variant, request: StorageRequest, version: s
         return latest[1]
     done: dict[tuple[int, str], dict[str, Any]] = {}
     if latest:
-        done = {(c["size"], c["entropy"]): c for c in latest[1].get("cells", [])}
+        cells = [as_object(c, "cell") for c in as_array(latest[1].get("cells", []), "cells")]
+        done = {(as_int(c["size"], "size"), as_str(c["entropy"], "entropy")): c for c in cells}
     workdir = runloop.claim_workdir(
         (request.work_dir or paths.work_dir()) / f"storage-{name}-{variant.name}", fresh=True
     )

@@ -29,6 +29,7 @@ from docbench import results
 from docbench.contracts import ycsb
 from docbench.contracts.updates import UpdatesTarget
 from docbench.core import paths
+from docbench.core.jsontypes import as_array, as_object
 from docbench.core.units import count_label, parse_count
 from docbench.servers.managed import clear_work_directory
 from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
@@ -365,8 +366,8 @@ def run_updates(
             console.print(f"  {state}: {kept or 'stderr'} ({document['wall_seconds']:.0f} s)")
             if not document["complete"]:
                 failures += 1
-                for error in document["errors"]:
-                    console.print(f"  [red]{error['error']}[/red]")
+                for error in as_array(document["errors"], "errors"):
+                    console.print(f"  [red]{as_object(error, 'error')['error']}[/red]")
     if written:
         from docbench.workloads.updates.report import print_updates_report
 
