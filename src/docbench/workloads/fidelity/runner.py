@@ -23,17 +23,17 @@ import logging
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from docbench import results
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.capabilities import ReadBack, capability
 from docbench.contracts.common import BatchRejected, NotSupported, Variant
 from docbench.core import paths
+from docbench.core.jsontypes import JsonArray, JsonMapping, JsonObject, JsonValue, object_or_empty
 from docbench.core.redact import redact_text
 from docbench.systems import REGISTERED, adapter_variants, engine_class, open_engine, required_adapter_class
 from docbench.workloads import runloop
-from docbench.workloads.fidelity.classify import OUTCOMES, Members, classify, parse_exact
+from docbench.workloads.fidelity.classify import OUTCOMES, Members, Verdict, classify, parse_exact
 from docbench.workloads.fidelity.corpus import CorpusDocument, corpus
 
 log = logging.getLogger(__name__)
@@ -96,13 +96,13 @@ def _say(request: FidelityRequest, text: str) -> None:
         print(text, flush=True)
 
 
-def run_variant(name: str, variant: Variant, request: FidelityRequest, version: str | None) -> dict[str, Any]:
+def run_variant(name: str, variant: Variant, request: FidelityRequest, version: str | None) -> JsonObject:
     url = request.urls.get(name)
     workdir = runloop.claim_workdir(paths.work_dir() / f"fidelity-{name}-{variant.name}", fresh=True)
     system: AnalyticsAdapter = required_adapter_class(name, ADAPTER_MODULE)(
         open_engine(name, workdir, url), variant
     )
-    document = {
+    document: JsonObject = {
         **results.result_header(WORKLOAD, system.engine, variant, LABEL, version),
         "representation": system.representation_labels(),
         "documents": [],
@@ -118,30 +118,45 @@ def run_variant(name: str, variant: Variant, request: FidelityRequest, version: 
     return document
 
 
-def round_trip(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> dict[str, Any]:
+def _verdict_record(verdict: Verdict) -> JsonObject:
+    """A verdict as a result holds it."""
+    notes: JsonArray = list(verdict.notes)
+    return {"outcome": verdict.outcome, "notes": notes}
+
+
+def round_trip(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> JsonObject:
     """Each document's own verdict (alone in a fresh table), then the documents together as a
     stream into one table, and each outcome that differs from the document's own as an
     interaction, with the earlier document that decided it."""
-    rows, readable = [], True
+    verdicts: list[Verdict] = []
+    readable = True
     for doc in documents:
-        row, returned = verdict_after(system, [], doc)
-        rows.append({"name": doc.name, "stress": doc.stress, **row})
+        verdict, returned = verdict_after(system, [], doc)
+        verdicts.append(verdict)
         # a document refused alone leaves nothing to read back: that says nothing of reading
-        readable = readable and (returned or row["outcome"] == "refused")
+        readable = readable and (returned or verdict.outcome == "refused")
     together, loaded_together = stream(system, documents)
-    interactions = []
-    for index, (own, row) in enumerate(zip(rows, together, strict=True)):
-        if row["outcome"] != own["outcome"]:
+    interactions: JsonArray = []
+    for index, (own, row) in enumerate(zip(verdicts, together, strict=True)):
+        if row.outcome != own.outcome:
             interactions.append(interaction(system, documents, index, own, row))
-    counts = {o: sum(1 for r in rows if r["outcome"] == o) for o in (*OUTCOMES, "unreadable")}
+    counts: JsonObject = {o: sum(1 for v in verdicts if v.outcome == o) for o in (*OUTCOMES, "unreadable")}
     # Lossless: every document the engine took came back as the same JSON value, alone and
     # together (an inferred schema keeps each document alone and changes it among others).
-    taken = [r for r in [*rows, *together] if r["outcome"] not in ("refused", "unreadable")]
-    kept_value = all(r["outcome"] in ("identical", "same_value") for r in taken)
+    taken = [v for v in [*verdicts, *together] if v.outcome not in ("refused", "unreadable")]
+    kept_value = all(v.outcome in ("identical", "same_value") for v in taken)
+    rows: JsonArray = [
+        {"name": doc.name, "stress": doc.stress, **_verdict_record(verdict)}
+        for doc, verdict in zip(documents, verdicts, strict=True)
+    ]
+    together_rows: JsonArray = [
+        {"name": doc.name, **_verdict_record(verdict)}
+        for doc, verdict in zip(documents, together, strict=True)
+    ]
     return {
         "documents": rows,
         "loaded_together": loaded_together,
-        "together": [{"name": doc.name, **row} for doc, row in zip(documents, together, strict=True)],
+        "together": together_rows,
         "interactions": interactions,
         "summary": counts,
         # (None: the representation cannot give documents back)
@@ -151,7 +166,7 @@ def round_trip(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> dic
 
 def verdict_after(
     system: AnalyticsAdapter, before: list[CorpusDocument], doc: CorpusDocument
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[Verdict, bool]:
     """The outcome of ``doc`` loaded into a fresh table after ``before`` (each in a batch of
     its own; for a schema inferred from the data, all in one batch, as one file), and whether
     the representation could give documents back."""
@@ -166,7 +181,7 @@ def verdict_after(
     return verdict_row(doc, returned, refused, unreadable), returned is not None
 
 
-def stream(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> tuple[list[dict[str, Any]], bool]:
+def stream(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> tuple[list[Verdict], bool]:
     """The documents together in one fresh table, as a stream of varied documents arrives:
     each in a batch of its own, in order (for a schema inferred from the data: the documents
     that load together, grown one at a time, then loaded as one file). Each document's
@@ -195,9 +210,9 @@ def interaction(
     system: AnalyticsAdapter,
     documents: list[CorpusDocument],
     index: int,
-    own: dict[str, Any],
-    together: dict[str, Any],
-) -> dict[str, Any]:
+    own: Verdict,
+    together: Verdict,
+) -> JsonObject:
     """Which other document made ``documents[index]`` come out otherwise than alone: first
     the earlier documents that share a path with it, then the others, each alone before it
     (the usual cause: a mapping, a typed path or a column made by the earlier one); else the
@@ -206,7 +221,7 @@ def interaction(
     doc = documents[index]
 
     def differs(before: list[CorpusDocument]) -> bool:
-        return verdict_after(system, before, doc)[0]["outcome"] != own["outcome"]
+        return verdict_after(system, before, doc)[0].outcome != own.outcome
 
     # A schema inferred from the data is inferred from every document of the file: a later
     # one can decide it too.
@@ -224,15 +239,17 @@ def interaction(
             else:
                 low = middle
         decider = documents[high - 1]
+    paths: JsonArray = list(shared_paths(decider.line, doc.line)) if decider else []
+    notes: JsonArray = list(together.notes)
     return {
         "document": doc.name,
-        "own": own["outcome"],
-        "together": together["outcome"],
+        "own": own.outcome,
+        "together": together.outcome,
         "after": decider.name if decider else None,
         # True: that document alone before it does it; False: only with others before it
         "pairwise": pairwise,
-        "paths": shared_paths(decider.line, doc.line) if decider else [],
-        "notes": together.get("notes") or [],
+        "paths": paths,
+        "notes": notes,
     }
 
 
@@ -249,7 +266,7 @@ def shared_paths(first: bytes, second: bytes) -> list[str]:
     return sorted(common, key=lambda p: (types[0][p] == types[1][p], p))[:5]
 
 
-def _walk(value: Any, path: str, found: dict[str, str]) -> None:
+def _walk(value: JsonValue, path: str, found: dict[str, str]) -> None:
     kind = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
         type(value), "number"
     )
@@ -271,11 +288,10 @@ def read_back(system: AnalyticsAdapter) -> tuple[dict[str, str] | None, str | No
 
 def verdict_row(
     doc: CorpusDocument, returned: dict[str, str] | None, refused: dict[str, str], unreadable: str | None
-) -> dict[str, Any]:
+) -> Verdict:
     if doc.name not in refused and returned is None:
-        return {"outcome": "unreadable", "notes": [unreadable or "cannot be read back"]}
-    verdict = classify(doc.line, (returned or {}).get(doc.name), refused.get(doc.name))
-    return {"outcome": verdict.outcome, "notes": verdict.notes}
+        return Verdict("unreadable", [unreadable or "cannot be read back"])
+    return classify(doc.line, (returned or {}).get(doc.name), refused.get(doc.name))
 
 
 def load_alone(system: AnalyticsAdapter, documents: list[CorpusDocument]) -> dict[str, str]:
@@ -356,8 +372,16 @@ def _id_of(text: str) -> str | None:
     return None
 
 
-def summary_line(document: dict[str, Any]) -> str:
-    counts = document.get("summary") or {}
+def _optional_bool(value: JsonValue, what: str) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise TypeError(f"{what}: expected true, false or null, got {type(value).__name__}")
+
+
+def summary_line(document: JsonMapping) -> str:
+    counts = object_or_empty(document.get("summary") or None)
     parts = [f"{counts[o]} {o.replace('_', ' ')}" for o in (*OUTCOMES, "unreadable") if counts.get(o)]
-    lossless = {True: "lossless", False: "NOT lossless", None: "not readable"}[document.get("lossless")]
+    lossless = {True: "lossless", False: "NOT lossless", None: "not readable"}[
+        _optional_bool(document.get("lossless"), "lossless")
+    ]
     return f"{', '.join(parts)} ({lossless})"

@@ -41,10 +41,10 @@ def _knob_values(ctx: click.Context, _param: click.Parameter, value: list[str] |
         raise click.BadParameter(f"not a value of {knob}: {error}") from None
 
 
-def _settings(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> dict[str, Any]:
+def _settings(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> dict[str, int | float]:
     from docbench.workloads.shapes.runner import KNOBS
 
-    settings: dict[str, Any] = {}
+    settings: dict[str, int | float] = {}
     for item in value:
         name, _, text = item.partition("=")
         name = name.replace("-", "_")
@@ -132,7 +132,7 @@ def command() -> click.Command:
         knob: str,
         values: list[Any] | None,
         preset: str,
-        settings: dict[str, Any],
+        settings: dict[str, int | float],
         docs: int,
         seed: int,
         tries: int,
@@ -157,10 +157,13 @@ def command() -> click.Command:
         if knob in settings:
             raise click.BadParameter(f"--set {knob}=...: {knob} is the knob swept", param_hint="--set")
         check_variants("analytics", system_names, variants)
+        # Keyword arguments of the Shape's own replace: each knob's type is its field's (a key
+        # known only at run time, so only Any fits them all).
+        knobs: dict[str, Any] = dict(settings)
         request = ShapesRequest(
             knob=knob,
             values=values or list(DEFAULT_VALUES[knob]),
-            base=dataclasses.replace(Shape(preset=preset), **settings),
+            base=dataclasses.replace(Shape(preset=preset), **knobs),
             docs=docs,
             seed=seed,
             system_names=system_names,

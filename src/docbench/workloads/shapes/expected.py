@@ -13,8 +13,18 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
+from docbench.core.jsontypes import (
+    JsonMapping,
+    JsonObject,
+    JsonValue,
+    as_object,
+    as_str,
+    object_or_empty,
+    optional_int,
+    optional_str,
+)
 from docbench.queries.shapes import SHAPE_QUERY_NAMES as SHAPE_QUERIES
 
 
@@ -35,21 +45,42 @@ class ShapeCheck:
     detail: str = ""
 
 
-def targets_from(answers: dict[str, Any]) -> ShapeTargets:
+def _answer(answers: JsonMapping, query: str) -> JsonObject:
+    """A query's answer; {} when there is none."""
+    return object_or_empty(answers.get(query) or None)
+
+
+def _to_int(value: JsonValue, what: str) -> int:
+    """``int(value)`` for what int() reads of JSON (a number or a numeral); a TypeError
+    naming ``what`` for anything else."""
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"{what}: expected a number, got {'null' if value is None else type(value).__name__}")
+
+
+def _number(value: JsonValue, what: str) -> int | float:
+    """A JSON number as it is (an integer stays one), or a TypeError naming ``what``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"{what}: expected a number, got {'null' if value is None else type(value).__name__}")
+
+
+def targets_from(answers: JsonMapping) -> ShapeTargets:
     """The paths and the point's document from the generator's (or a recomputed) answers."""
 
     def keys(query: str) -> tuple[str, ...] | None:
-        path = (answers.get(query) or {}).get("path")
-        return tuple(path.split(".")) if path else None
+        path = _answer(answers, query).get("path")
+        return tuple(as_str(path, f"{query} path").split(".")) if path else None
 
     paths = {query: keys(query) for query in SHAPE_QUERIES}
-    point_id = (answers.get("point") or {}).get("id")
+    point_id = optional_int(_answer(answers, "point").get("id"), "point id")
     if point_id is None:
         paths["point"] = None
-    return ShapeTargets(paths, point_id, int((answers.get("varying_filter") or {}).get("threshold", 500_000)))
+    threshold = _to_int(_answer(answers, "varying_filter").get("threshold", 500_000), "threshold")
+    return ShapeTargets(paths, point_id, threshold)
 
 
-def lookup(document: Any, keys: Iterable[str]) -> Any:
+def lookup(document: JsonValue, keys: Iterable[str]) -> JsonValue:
     """The value at the path, or None where the document lacks it (the generator never
     writes a JSON null)."""
     for key in keys:
@@ -59,66 +90,88 @@ def lookup(document: Any, keys: Iterable[str]) -> Any:
     return document
 
 
-def answers_without(data_file: Path, answers: dict[str, Any], refused_lines: set[int]) -> dict[str, Any]:
+@dataclass
+class _Found:
+    """The recomputed answers while the documents are read."""
+
+    point_id: JsonValue = None
+    point_value: str | None = None
+    rare_count: int = 0
+    rare_sum: int = 0
+    matches: int = 0
+    present: int = 0
+
+
+def answers_without(data_file: Path, answers: JsonMapping, refused_lines: set[int]) -> JsonObject:
     """The generator's answers recomputed over the documents of ``data_file`` whose line
     numbers (1-based) are not in ``refused_lines``: the same definitions as the generator's
     oracle (native/docbench-gen/src/shapes.rs, Oracle)."""
     targets = targets_from(answers)
-    point_from = int((answers.get("point") or {}).get("from") or 0)
-    found: dict[str, Any] = {
-        "point": {**answers.get("point", {}), "id": None, "value": None},
-        "rare_aggregate": {**answers.get("rare_aggregate", {}), "count": 0, "sum": 0},
-        "varying_filter": {**answers.get("varying_filter", {}), "matches": 0},
-        "presence": {**answers.get("presence", {}), "count": 0},
+    point_from = _to_int(_answer(answers, "point").get("from") or 0, "point from")
+    given = {
+        query: as_object(answers.get(query, {}), f"{query} answer")
+        for query in ("point", "rare_aggregate", "varying_filter", "presence")
     }
-    common = tuple(str(answers["point"]["path"]).split("."))
+    found = _Found()
+    common = tuple(str(as_object(answers["point"], "point answer")["path"]).split("."))
     with open(data_file, "rb") as lines:
         for number, line in enumerate(lines, start=1):
             if number in refused_lines or not line.strip():
                 continue
-            document = json.loads(line)
+            document: JsonValue = json.loads(line)
             value = lookup(document, common)
-            if found["point"]["id"] is None and document.get("id", -1) >= point_from and value is not None:
-                found["point"]["id"] = document["id"]
-                found["point"]["value"] = json.dumps(value, separators=(",", ":"))
+            if found.point_id is None:
+                read = as_object(document, f"document on line {number}")
+                if _number(read.get("id", -1), "id") >= point_from and value is not None:
+                    found.point_id = read["id"]
+                    found.point_value = json.dumps(value, separators=(",", ":"))
             _count(found, document, targets)
-    return found
+    return {
+        "point": {**given["point"], "id": found.point_id, "value": found.point_value},
+        "rare_aggregate": {**given["rare_aggregate"], "count": found.rare_count, "sum": found.rare_sum},
+        "varying_filter": {**given["varying_filter"], "matches": found.matches},
+        "presence": {**given["presence"], "count": found.present},
+    }
 
 
-def _count(found: dict[str, Any], document: Any, targets: ShapeTargets) -> None:
+def _count(found: _Found, document: JsonValue, targets: ShapeTargets) -> None:
     rare = targets.paths.get("rare_aggregate")
     if rare is not None:
         value = lookup(document, rare)
         if value is not None:
-            found["rare_aggregate"]["count"] += 1
-            found["rare_aggregate"]["sum"] += int(value)
+            found.rare_count += 1
+            found.rare_sum += _to_int(value, "rare_aggregate value")
     varying = targets.paths.get("varying_filter")
     if varying is not None:
         value = lookup(document, varying)
         if _is_integer(value) and value > targets.threshold:
-            found["varying_filter"]["matches"] += 1
+            found.matches += 1
     present = targets.paths.get("presence")
     if present is not None and lookup(document, present) is not None:
-        found["presence"]["count"] += 1
+        found.present += 1
 
 
-def _is_integer(value: Any) -> bool:
+def _is_integer(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def expected_row(query: str, answers: dict[str, Any]) -> list[Any]:
+def expected_row(query: str, answers: JsonMapping) -> list[JsonValue]:
     """The canonical row the query must return (runner.shape_rows)."""
+
+    def answer(name: str) -> JsonObject:
+        return as_object(answers[name], f"{name} answer")
+
     if query == "point":
-        return [answers["point"]["value"]]
+        return [answer("point")["value"]]
     if query == "rare_aggregate":
-        return [answers["rare_aggregate"]["count"], answers["rare_aggregate"]["sum"]]
+        return [answer("rare_aggregate")["count"], answer("rare_aggregate")["sum"]]
     if query == "varying_filter":
-        return [answers["varying_filter"]["matches"]]
-    return [answers["presence"]["count"]]
+        return [answer("varying_filter")["matches"]]
+    return [answer("presence")["count"]]
 
 
 def check_rows(
-    query: str, rows: list[list[Any]] | None, answers: dict[str, Any], typed: bool = True
+    query: str, rows: list[list[Any]] | None, answers: JsonMapping, typed: bool = True
 ) -> ShapeCheck:
     """ok when the engine's one row equals the expected one: counts and sums exactly, the
     point's value as the same JSON value (numbers equal as numbers, a float within 1e-9).
@@ -133,8 +186,9 @@ def check_rows(
     row = list(rows[0])
     if query == "point":
         got = row[0] if row else None
-        same = _same_json(got, expected[0])
-        if not same and not typed and isinstance(got, str) and got == _as_text(expected[0]):
+        expected_text = optional_str(expected[0], "the point's expected value")
+        same = _same_json(got, expected_text)
+        if not same and not typed and isinstance(got, str) and got == _as_text(expected_text):
             return ShapeCheck("ok", "as text: the representation keeps no JSON types")
     else:
         same = len(row) == len(expected) and all(

@@ -5,15 +5,15 @@ system/variant, its break point marked with a red ring -- the dashboard's charts
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from docbench.core.jsontypes import JsonObject
 from docbench.workloads.shapes.report import charts, sweeps
 
 
-def write_plots(documents: list[dict[str, Any]], out_dir: Path) -> list[Path]:
+def write_plots(documents: list[JsonObject], out_dir: Path) -> list[Path]:
     """One PNG per sweep and metric; returns the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []

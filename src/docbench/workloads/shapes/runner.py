@@ -27,6 +27,16 @@ from docbench import results
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.common import NotSupported, Variant
 from docbench.core import paths, procstats
+from docbench.core.jsontypes import (
+    JsonArray,
+    JsonMapping,
+    JsonObject,
+    as_array,
+    as_object,
+    as_str,
+    object_or_empty,
+    optional_str,
+)
 from docbench.core.units import count_label
 from docbench.dataset.shapes import DATA_NAME, Shape, generate_shapes, preset_knobs
 from docbench.queries.shapes import shape_queries
@@ -46,7 +56,7 @@ from docbench.workloads.shapes.expected import answers_without, check_rows, targ
 WORKLOAD = "shapes"
 ADAPTER_MODULE = "analytics"
 # The knobs a sweep can vary (Shape's fields but the preset) and how a value is read.
-KNOBS: dict[str, Callable[[str], Any]] = {
+KNOBS: dict[str, Callable[[str], int | float]] = {
     "paths": int,
     "per_doc": int,
     "depth": int,
@@ -89,14 +99,15 @@ class ShapePoint:
     docs: int
     seed: int
     data_file: Path
-    summary: dict[str, Any]
+    # The generator's summary (shapes.json): its knobs, the data's sha256, the queries' answers.
+    summary: JsonObject
 
     @property
     def label(self) -> str:
         value = str(self.value).replace(".", "p")
         return f"{self.shape.preset}-{self.knob.replace('_', '')}{value}-{count_label(self.docs)}"
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         return {
             "preset": self.shape.preset,
             "knob": self.knob,
@@ -168,10 +179,10 @@ def prepare_point(request: ShapesRequest, value: Any) -> ShapePoint:
     return ShapePoint(request.knob, value, shape, request.docs, request.seed, directory / DATA_NAME, summary)
 
 
-def run_or_record(name: str, variant: Variant, point: ShapePoint, request: ShapesRequest) -> dict[str, Any]:
+def run_or_record(name: str, variant: Variant, point: ShapePoint, request: ShapesRequest) -> JsonObject:
     url = request.urls.get(name)
     if request.resume:
-        fingerprint = point.summary.get("sha256")
+        fingerprint = optional_str(point.summary.get("sha256"), "the data's sha256")
         latest = results.latest_run(
             request.results_dir, WORKLOAD, name, variant.name, point.label, fingerprint
         )
@@ -192,12 +203,12 @@ def run_or_record(name: str, variant: Variant, point: ShapePoint, request: Shape
 
 def run_point(
     name: str, variant: Variant, point: ShapePoint, request: ShapesRequest, result_path: Path
-) -> dict[str, Any]:
+) -> JsonObject:
     url = request.urls.get(name)
     workdir = runloop.claim_workdir(paths.work_dir() / f"shapes-{name}-{variant.name}", fresh=True)
     engine = open_engine(name, workdir, url)
     system: AnalyticsAdapter = required_adapter_class(name, ADAPTER_MODULE)(engine, variant)
-    document: dict[str, Any] = {
+    document: JsonObject = {
         **results.result_header(WORKLOAD, engine, variant, point.label),
         "representation": system.representation_labels(),
         "shape": point.record(),
@@ -209,8 +220,8 @@ def run_point(
     with runloop.engine_running(engine, document, release=system.release):
         document["version"] = engine.version() or "unknown"
         expected = load_phase(system, point, document, result_path, request.load_limit_s)
-        query_phase(system, expected, document, request)
-        document["complete"] = not any(q.get("crashed") for q in document["queries"].values())
+        queries = query_phase(system, expected, document, request)
+        document["complete"] = not any(as_object(q, "query").get("crashed") for q in queries.values())
     return document
 
 
@@ -221,10 +232,10 @@ class LoadStopped(RuntimeError):
 def load_phase(
     system: AnalyticsAdapter,
     point: ShapePoint,
-    document: dict[str, Any],
+    document: JsonObject,
     result_path: Path,
     limit_s: float | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Load the point's documents; the oracle's answers for what was loaded. A load that
     runs past ``limit_s`` is stopped between two batches (LoadStopped)."""
     system.create()
@@ -258,6 +269,11 @@ def load_phase(
     count, storage, finish_seconds = end.count, end.storage, end.finish_seconds
     load_time = report.seconds + finish_seconds
     loaded = max(count, 1)
+    first_refused: JsonArray = [
+        {"file": r.file, "line": r.line, "reason": r.reason} for r in report.refused[:20]
+    ]
+    reasons: JsonObject = dict(reason_counts(report))
+    finish_steps: JsonArray = list(system.finish_steps)
     document.update(
         {
             "offered": report.offered,
@@ -266,13 +282,13 @@ def load_phase(
             "load": {
                 "insert_seconds": round(report.seconds, 3),
                 "finish_seconds": round(finish_seconds, 3),
-                "finish_steps": system.finish_steps,
+                "finish_steps": finish_steps,
                 "documents_per_second": round(report.offered / load_time, 1) if load_time else None,
             },
             "refused": {
                 "count": report.refused_count,
-                "first": [vars(r) for r in report.refused[:20]],
-                "reasons": reason_counts(report),
+                "first": first_refused,
+                "reasons": reasons,
                 "log": log_path.name if report.refused_count else None,
             },
             "storage": {
@@ -284,8 +300,8 @@ def load_phase(
         }
     )
     if end.warning:
-        document.setdefault("warnings", []).append(end.warning)
-    answers = dict(point.summary["answers"])
+        as_array(document.setdefault("warnings", []), "warnings").append(end.warning)
+    answers = dict(as_object(point.summary["answers"], "the generator's answers"))
     refused_lines = report.refused_lines.get(point.data_file.name, set())
     if refused_lines:
         answers = answers_without(point.data_file, answers, refused_lines)
@@ -311,17 +327,19 @@ def reason_counts(report: LoadReport) -> dict[str, int]:
 
 
 def query_phase(
-    system: AnalyticsAdapter, expected: dict[str, Any], document: dict[str, Any], request: ShapesRequest
-) -> None:
+    system: AnalyticsAdapter, expected: JsonMapping, document: JsonObject, request: ShapesRequest
+) -> JsonObject:
     """The shape queries (portable queries, docbench.queries.shapes), each compiled by the
-    system's portable compiler and run cold and hot like any query."""
-    document["queries"] = {}
+    system's portable compiler and run cold and hot like any query; returns the document's
+    ``queries`` (each query's record by its name)."""
+    queries: JsonObject = {}
+    document["queries"] = queries
     targets = targets_from(expected)
     query_set = shape_queries(targets.paths, targets.point_id, targets.threshold)
     compiler_class = adapter_class(system.name, "portable")
     if compiler_class is None:
         document["queries_not_supported"] = f"{system.name} has no portable-query compiler"
-        return
+        return queries
     compiler = compiler_class(system.engine, system.variant)
     engine = system.engine
     can_drop = procstats.can_drop_page_cache()
@@ -338,7 +356,7 @@ def query_phase(
         try:
             compiled = compiler.compile(query)
         except NotSupported as reason:
-            document["queries"][query.name] = {"status": "not_run", "detail": str(reason)}
+            queries[query.name] = {"status": "not_run", "detail": str(reason)}
             continue
         if can_restart:
             engine.restart()
@@ -354,9 +372,8 @@ def query_phase(
         for attempt in run.tries:  # the canonical rows the shape checks read
             if attempt.rows is not None:
                 attempt.rows = shape_rows(query.name, compiled.decode(attempt.rows), typed)
-        document["queries"][query.name] = record_query(
-            query.name, compiled.text, run, expected, crashed, typed
-        )
+        queries[query.name] = record_query(query.name, compiled.text, run, expected, crashed, typed)
+    return queries
 
 
 def shape_rows(name: str, rows: list[list[Any]], typed: bool) -> list[list[Any]]:
@@ -379,8 +396,8 @@ def shape_rows(name: str, rows: list[list[Any]], typed: bool) -> list[list[Any]]
 
 
 def record_query(
-    query: str, text: str, run: QueryRun, expected: dict[str, Any], crashed: bool, typed: bool = True
-) -> dict[str, Any]:
+    query: str, text: str, run: QueryRun, expected: JsonMapping, crashed: bool, typed: bool = True
+) -> JsonObject:
     answered = [t for t in run.tries if t.rows is not None and t.error is None]
     if answered:
         check = check_rows(query, answered[0].rows, expected, typed)
@@ -388,6 +405,7 @@ def record_query(
     else:
         status = "error"
         detail = next((t.error for t in run.tries if t.error), None) or run.worker_error or "no result"
+    rows = answered[0].rows if answered else None
     return {
         "text": text,
         "result": [None if t.seconds is None else round(t.seconds, 6) for t in run.tries],
@@ -396,19 +414,20 @@ def record_query(
         "errors": [t.error for t in run.tries],
         "status": status,
         "detail": detail,
-        "rows": answered[0].rows if answered else None,
+        "rows": None if rows is None else list(rows),
         "plan": run.plan,
         "crashed": crashed,
     }
 
 
-def summary_line(document: dict[str, Any]) -> str:
-    if document.get("error"):
-        return f"FAILED: {document['error'][:200]}"
-    refused = (document.get("refused") or {}).get("count", 0)
-    storage = document.get("storage") or {}
-    queries = document.get("queries") or {}
-    answers = " ".join(f"{q}:{v['status']}" for q, v in queries.items()) or document.get(
+def summary_line(document: JsonMapping) -> str:
+    error = document.get("error")
+    if error:
+        return f"FAILED: {as_str(error, 'error')[:200]}"
+    refused = object_or_empty(document.get("refused") or None).get("count", 0)
+    storage = object_or_empty(document.get("storage") or None)
+    queries = object_or_empty(document.get("queries") or None)
+    answers = " ".join(f"{q}:{as_object(v, q)['status']}" for q, v in queries.items()) or document.get(
         "queries_not_supported", "no queries"
     )
     return (

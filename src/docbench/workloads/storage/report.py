@@ -11,29 +11,50 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from docbench.core.console import report_console
+from docbench.core.jsontypes import (
+    JsonMapping,
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_int,
+    as_object,
+    as_str,
+    object_or_empty,
+)
 from docbench.results import load_results
 
 MiB = 1 << 20
 
 
-def _order(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _order(documents: list[JsonObject]) -> list[JsonObject]:
     from docbench.systems import REGISTERED
 
-    def key(d: dict[str, Any]) -> tuple:
-        system = d.get("system", "")
+    def key(d: JsonObject) -> tuple[int, str, int, str]:
+        system = as_str(d.get("system", ""), "system")
         rank = REGISTERED.index(system) if system in REGISTERED else len(REGISTERED)
-        return (rank, system, d.get("rows", 0), d.get("variant", ""))
+        return (rank, system, as_int(d.get("rows", 0), "rows"), as_str(d.get("variant", ""), "variant"))
 
     return sorted(documents, key=key)
 
 
-def _mib(value: int | None) -> str:
+def _number(value: JsonValue, what: str) -> int | float | None:
+    """A JSON number as it is (an integer stays one), None for null; a TypeError naming
+    ``what`` for anything else."""
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return value
+    raise TypeError(f"{what}: expected a number, got {type(value).__name__}")
+
+
+def _cells(document: JsonMapping) -> list[JsonObject]:
+    return [as_object(cell, "cell") for cell in as_array(document["cells"], "cells")]
+
+
+def _mib(value: int | float | None) -> str:
     return "-" if value is None else f"{value / MiB:,.1f}"
 
 
@@ -41,33 +62,41 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:,.2f}"
 
 
-def _cell_text(cell: dict[str, Any] | None) -> tuple[str, str]:
+def _cell_text(cell: JsonMapping | None) -> tuple[str, str]:
     if cell is None:
         return "", ""
     failure = cell.get("failure")
     if failure and not cell.get("rows_loaded"):
-        message = failure.get("message", "")
+        message = as_str(as_object(failure, "failure").get("message", ""), "failure message")
         short = message.split("|")[0].split(":")[0][:30]
         return "[red]FAILED[/red]", f"[red]{short}[/red]"
-    size = _mib(cell.get("total_size"))
-    seconds = _seconds(cell.get("insert_seconds"))
+    size = _mib(_number(cell.get("total_size"), "total_size"))
+    seconds = _seconds(_number(cell.get("insert_seconds"), "insert_seconds"))
     if failure:
         size += f" [red]({cell['rows_loaded']}/{cell['rows']} rows)[/red]"
     return seconds, size
 
 
-def experiment_tables(documents: list[dict[str, Any]]) -> list[Table]:
+def _entropies(documents: list[JsonObject]) -> list[str]:
+    """The cells' entropies, in the order they first come."""
+    entropies: list[str] = []
+    for document in documents:
+        for cell in _cells(document):
+            entropy = as_str(cell["entropy"], "entropy")
+            if entropy not in entropies:
+                entropies.append(entropy)
+    return entropies
+
+
+def experiment_tables(documents: list[JsonObject]) -> list[Table]:
     """The original experiment's table, one per (system, row count)."""
     tables = []
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, int], list[JsonObject]] = {}
     for document in _order(documents):
-        groups.setdefault((document["system"], document.get("rows", 0)), []).append(document)
+        key = (as_str(document["system"], "system"), as_int(document.get("rows", 0), "rows"))
+        groups.setdefault(key, []).append(document)
     for (system, rows), docs in groups.items():
-        entropies: list[str] = []
-        for document in docs:
-            for cell in document["cells"]:
-                if cell["entropy"] not in entropies:
-                    entropies.append(cell["entropy"])
+        entropies = _entropies(docs)
         version = docs[0].get("version") or ""
         table = Table(
             title=f"Storage: {docs[0].get('display_name', system)} {version} -- "
@@ -80,10 +109,12 @@ def experiment_tables(documents: list[dict[str, Any]]) -> list[Table]:
             table.add_column(f"{entropy} s", justify="right")
             table.add_column(f"{entropy} MiB", justify="right")
         for document in docs:
-            cells = {(c["size"], c["entropy"]): c for c in document["cells"]}
-            sizes = sorted({c["size"] for c in document["cells"]})
+            cells = {
+                (as_int(c["size"], "size"), as_str(c["entropy"], "entropy")): c for c in _cells(document)
+            }
+            sizes = sorted({size for size, _entropy in cells})
             for index, size in enumerate(sizes):
-                row = [document["variant"] if index == 0 else "", f"{size:,}"]
+                row = [as_str(document["variant"], "variant") if index == 0 else "", f"{size:,}"]
                 for entropy in entropies:
                     row.extend(_cell_text(cells.get((size, entropy))))
                 table.add_row(*row, end_section=index == len(sizes) - 1)
@@ -91,19 +122,19 @@ def experiment_tables(documents: list[dict[str, Any]]) -> list[Table]:
     return tables
 
 
-def _ratio(cells: list[dict[str, Any]]) -> float | None:
-    stored = sum(c["total_size"] for c in cells if c.get("total_size") and c.get("input_bytes"))
-    offered = sum(c["input_bytes"] for c in cells if c.get("total_size") and c.get("input_bytes"))
+def _ratio(cells: list[JsonObject]) -> float | None:
+    measured = [
+        (_number(c.get("total_size"), "total_size"), _number(c.get("input_bytes"), "input_bytes"))
+        for c in cells
+    ]
+    stored = sum(size for size, given in measured if size and given)
+    offered = sum(given for size, given in measured if size and given)
     return stored / offered if offered else None
 
 
-def cross_system_table(documents: list[dict[str, Any]]) -> Table:
+def cross_system_table(documents: list[JsonObject]) -> Table:
     """Bytes stored per byte of input (JSON documents), by entropy."""
-    entropies: list[str] = []
-    for document in documents:
-        for cell in document["cells"]:
-            if cell["entropy"] not in entropies:
-                entropies.append(cell["entropy"])
+    entropies = _entropies(documents)
     table = Table(
         title="Storage: bytes on disk per byte of input, by entropy "
         "(all sizes together / at the largest size; failed cells left out)",
@@ -117,14 +148,15 @@ def cross_system_table(documents: list[dict[str, Any]]) -> Table:
     table.add_column("failed cells", justify="right")
     previous = None
     for document in _order(documents):
-        cells = document["cells"]
-        largest = max((c["size"] for c in cells), default=None)
+        cells = _cells(document)
+        largest = max((as_int(c["size"], "size") for c in cells), default=None)
+        system = as_str(document["system"], "system")
         row = [
-            document["system"] if document["system"] != previous else "",
-            document["variant"],
+            system if system != previous else "",
+            as_str(document["variant"], "variant"),
             f"{document.get('rows', 0):,}",
         ]
-        previous = document["system"]
+        previous = system
         for entropy in entropies:
             mine = [c for c in cells if c["entropy"] == entropy]
             overall = _ratio(mine)
@@ -139,17 +171,18 @@ def cross_system_table(documents: list[dict[str, Any]]) -> Table:
     return table
 
 
-def bluesky_table(analytics: list[dict[str, Any]]) -> Table | None:
+def bluesky_table(analytics: list[JsonObject]) -> Table | None:
     """Default vs best compression of each system on the Bluesky documents, next to the
     dataset's file baselines (raw ndjson, gzip, zstd, lz4)."""
-    rows = []
+    rows: list[tuple[str, str, JsonObject]] = []
     for document in analytics:
         if document.get("variant_role") not in {"default", "best"}:
             continue
         if not document.get("total_size"):
             continue
-        dataset = document.get("dataset") or {}
-        rows.append((dataset.get("label", "?"), document.get("system_name") or document["system"], document))
+        dataset = object_or_empty(document.get("dataset") or None)
+        label = as_str(dataset.get("label", "?"), "dataset label")
+        rows.append((label, as_str(document.get("system_name") or document["system"], "system"), document))
     if not rows:
         return None
     table = Table(
@@ -164,17 +197,18 @@ def bluesky_table(analytics: list[dict[str, Any]]) -> Table | None:
     table.add_column("best MiB", justify="right")
     table.add_column("B/raw B", justify="right")
     table.add_column("best/default", justify="right")
-    by_dataset: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
-    baselines: dict[str, dict[str, int]] = {}
+    by_dataset: dict[str, dict[str, dict[str, JsonObject]]] = {}
+    baselines: dict[str, JsonObject] = {}
     for label, system, document in rows:
-        by_dataset.setdefault(label, {}).setdefault(system, {})[document["variant_role"]] = document
-        found = (document.get("dataset") or {}).get("baselines")
+        role = as_str(document["variant_role"], "variant_role")
+        by_dataset.setdefault(label, {}).setdefault(system, {})[role] = document
+        found = object_or_empty(document.get("dataset") or None).get("baselines")
         if found and label not in baselines:
-            baselines[label] = found
+            baselines[label] = as_object(found, "baselines")
     for label in sorted(by_dataset):
-        raw = (baselines.get(label) or {}).get("raw")
+        raw = _number((baselines.get(label) or {}).get("raw"), "raw bytes")
         for name in ("raw", "gzip", "zstd", "lz4"):
-            size = (baselines.get(label) or {}).get(name)
+            size = _number((baselines.get(label) or {}).get(name), f"{name} bytes")
             if size is None:
                 continue
             table.add_row(
@@ -185,8 +219,8 @@ def bluesky_table(analytics: list[dict[str, Any]]) -> Table | None:
         for index, system in enumerate(names):
             default = systems[system].get("default")
             best = systems[system].get("best")
-            d_size = default.get("total_size") if default else None
-            b_size = best.get("total_size") if best else None
+            d_size = _number(default.get("total_size"), "total_size") if default else None
+            b_size = _number(best.get("total_size"), "total_size") if best else None
             table.add_row(
                 "",
                 system,
@@ -215,9 +249,7 @@ def print_storage_report(results_dirs: list[Path], console: Console | None = Non
     return bool(storage)
 
 
-def print_report(
-    documents: list[dict[str, Any]], console: Console, all_documents: list[dict[str, Any]]
-) -> None:
+def print_report(documents: list[JsonObject], console: Console, all_documents: list[JsonObject]) -> None:
     """The storage tables; the Bluesky default-vs-best table too when analytics results exist."""
     documents = [d for d in documents if isinstance(d.get("cells"), list)]
     if not documents:
@@ -233,8 +265,6 @@ def print_report(
         console.print(f"Not supported by the storage workload yet: {', '.join(missing)}.")
 
 
-def dashboard_section(
-    documents: list[dict[str, Any]], all_documents: list[dict[str, Any]] | None = None
-) -> dict[str, Any] | None:
+def dashboard_section(documents: list[JsonObject], all_documents: list[JsonObject] | None = None) -> None:
     """No view of its own: the dashboard shows the generic table of the documents' fields."""
     return None

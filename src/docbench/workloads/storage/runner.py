@@ -22,14 +22,13 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from docbench import results
 from docbench.contracts import storage_documents as documents
 from docbench.contracts.common import BatchRejected, Variant
 from docbench.contracts.storage import StorageMatrixTarget
 from docbench.core import paths
-from docbench.core.jsontypes import as_array, as_int, as_object, as_str
+from docbench.core.jsontypes import JsonMapping, JsonObject, as_array, as_int, as_object, as_str, is_object
 from docbench.core.ownership import remove_owned_tree
 from docbench.core.redact import redact_text
 from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
@@ -112,7 +111,7 @@ def run_storage(request: StorageRequest) -> int:
     return 1 if failed else 0
 
 
-def _header(target: StorageMatrixTarget, request: StorageRequest, version: str | None) -> dict[str, Any]:
+def _header(target: StorageMatrixTarget, request: StorageRequest, version: str | None) -> JsonObject:
     return {
         **results.result_header(WORKLOAD, target.engine, target.variant, f"r{request.rows}", version),
         "tags": ["storage"],
@@ -124,7 +123,7 @@ def _header(target: StorageMatrixTarget, request: StorageRequest, version: str |
     }
 
 
-def run_variant(name: str, variant: Variant, request: StorageRequest, version: str | None) -> dict[str, Any]:
+def run_variant(name: str, variant: Variant, request: StorageRequest, version: str | None) -> JsonObject:
     """One variant's matrix; with --resume the latest incomplete run of it is continued (its
     finished cells kept), the latest complete one skipped."""
     label = f"r{request.rows}"
@@ -136,10 +135,11 @@ def run_variant(name: str, variant: Variant, request: StorageRequest, version: s
     if latest and latest[1].get("complete"):
         _say(f"{name}/{variant.name}: complete result exists, skipped ({latest[0].name})")
         return latest[1]
-    done: dict[tuple[int, str], dict[str, Any]] = {}
+    done: dict[tuple[int, str], JsonObject] = {}
     if latest:
-        cells = [as_object(c, "cell") for c in as_array(latest[1].get("cells", []), "cells")]
-        done = {(as_int(c["size"], "size"), as_str(c["entropy"], "entropy")): c for c in cells}
+        for found in as_array(latest[1].get("cells", []), "cells"):
+            cell = as_object(found, "cell")
+            done[(as_int(cell["size"], "cell size"), as_str(cell["entropy"], "cell entropy"))] = cell
     workdir = runloop.claim_workdir(
         (request.work_dir or paths.work_dir()) / f"storage-{name}-{variant.name}", fresh=True
     )
@@ -157,10 +157,10 @@ def _measure_variant(
     target: StorageMatrixTarget,
     request: StorageRequest,
     version: str | None,
-    document: dict[str, Any],
-    done: dict[tuple[int, str], dict[str, Any]],
+    document: JsonObject,
+    done: dict[tuple[int, str], JsonObject],
     path: Path,
-) -> dict[str, Any]:
+) -> JsonObject:
     with runloop.engine_running(
         target.engine,
         document,
@@ -171,16 +171,18 @@ def _measure_variant(
     ):
         with contextlib.suppress(Exception):  # the installed version stands
             document["version"] = target.version() or version
+        cells = as_array(document["cells"], "cells")
         for size in request.sizes:
             for entropy in request.entropies:
                 if (size, entropy) in done:
-                    document["cells"].append(done[(size, entropy)])
+                    cells.append(done[(size, entropy)])
                     continue
-                cell = results.scrub(run_cell(target, size, entropy, request), target.engine.url)
-                document["cells"].append(cell)
+                cell = as_object(results.scrub(run_cell(target, size, entropy, request), target.engine.url))
+                cells.append(cell)
                 _say("  " + describe_cell(cell))
                 path = runloop.save(path, document, target.engine.url) or path
-                if cell.get("failure") and cell["failure"].get("kind") == "error":
+                failure = cell.get("failure")
+                if is_object(failure) and failure.get("kind") == "error":
                     _restart(target)
     document["complete"] = True
     saved = runloop.save(path, document, target.engine.url)
@@ -189,14 +191,14 @@ def _measure_variant(
     return document
 
 
-def _restart(target: Any) -> None:
+def _restart(target: StorageMatrixTarget) -> None:
     with contextlib.suppress(Exception):
         target.stop()
     target.start()
 
 
-def run_cell(target: Any, size: int, entropy: str, request: StorageRequest) -> dict[str, Any]:
-    cell: dict[str, Any] = {
+def run_cell(target: StorageMatrixTarget, size: int, entropy: str, request: StorageRequest) -> JsonObject:
+    cell: JsonObject = {
         "size": size,
         "entropy": entropy,
         "rows": request.rows,
@@ -252,13 +254,15 @@ def run_cell(target: Any, size: int, entropy: str, request: StorageRequest) -> d
         cell["insert_seconds"] = cell["insert_seconds"] or round(inserted_seconds, 4)
         with contextlib.suppress(Exception):
             cell["rows_loaded"] = int(target.count())
-    loaded = cell["rows_loaded"] or 0
+    loaded = as_int(cell["rows_loaded"] or 0, "rows_loaded")
     if loaded:
         key = documents.key_of(0)
-        cell["input_bytes"] = loaded * documents.document_bytes(key, "x" * size)
+        input_bytes = loaded * documents.document_bytes(key, "x" * size)
+        cell["input_bytes"] = input_bytes
         cell["payload_bytes"] = loaded * size
-        if cell["total_size"]:
-            cell["bytes_per_input_byte"] = round(cell["total_size"] / cell["input_bytes"], 4)
+        total_size = cell["total_size"]
+        if total_size:
+            cell["bytes_per_input_byte"] = round(_number(total_size, "total_size") / input_bytes, 4)
     return cell
 
 
@@ -303,17 +307,28 @@ def _short(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def describe_cell(cell: dict[str, Any]) -> str:
+def _number(value: object, what: str) -> int | float:
+    """A JSON number as it is (an integer stays one), or a TypeError naming ``what``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"{what}: expected a number, got {type(value).__name__}")
+
+
+def describe_cell(cell: JsonMapping) -> str:
     head = f"{cell['size']:>6} B {cell['entropy']:<10}"
     failure = cell.get("failure")
     if failure and not cell.get("total_size"):
-        return f"{head} FAILED ({failure['kind']}): {failure['message'][:160]}"
-    size = cell["total_size"] / 2**20 if cell["total_size"] else 0.0
+        failed = as_object(failure, "failure")
+        return f"{head} FAILED ({failed['kind']}): {as_str(failed['message'], 'failure message')[:160]}"
+    total_size = cell["total_size"]
+    size = _number(total_size, "total_size") / 2**20 if total_size else 0.0
     ratio = cell.get("bytes_per_input_byte")
     text = (
         f"{head} {cell['rows_loaded']:>7} rows  insert {cell['insert_seconds']:8.2f} s  "
         f"size {size:9.1f} MiB  {ratio if ratio is not None else '-'} B/B"
     )
     if failure:
-        text += f"  [{failure['kind']} after {cell['rows_loaded']} rows: {failure['message'][:120]}]"
+        failed = as_object(failure, "failure")
+        message = as_str(failed["message"], "failure message")
+        text += f"  [{failed['kind']} after {cell['rows_loaded']} rows: {message[:120]}]"
     return text
