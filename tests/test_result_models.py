@@ -104,3 +104,18 @@ def test_a_result_that_does_not_read_is_left_out_and_said(
     assert result_models([broken, analytics]) == [result_model(analytics)]
     assert f"left out {tmp_path / 'broken.json'}, which does not read: tries:" in capsys.readouterr().err
     assert result_models([broken], quiet=True) == [] and capsys.readouterr().err == ""
+
+
+def test_a_shape_query_the_representation_cannot_express_is_a_valid_not_run() -> None:
+    """The shapes runner writes {"status": "not_run", "detail": why} for a query its compiler
+    refuses (NotSupported): the model and the schema take it, and nothing else without a status."""
+    shapes = next(d for d in PUBLISHED if d.get("workload") == "shapes")
+    document = copy.deepcopy(body(shapes))
+    name = next(iter(document["queries"]))
+    document["queries"][name] = {"status": "not_run", "detail": "victorialogs: no field holds it"}
+    parsed = RESULT_MODELS["shapes"].model_validate(document)
+    assert parsed.queries[name].status.value == "not_run"
+    jsonschema.validate(document, schema_for("shapes"))
+    document["queries"][name] = {"detail": "no status"}
+    with pytest.raises(pydantic.ValidationError):
+        RESULT_MODELS["shapes"].model_validate(document)

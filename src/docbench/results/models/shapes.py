@@ -44,20 +44,25 @@ class Storage(StorageBytes):
 
 class Status(Enum):
     """
-    The answer against the oracle's
+    The answer against the oracle's (not_run: the representation cannot express the query; detail says why)
     """
 
     ok = "ok"
     wrong = "wrong"
     error = "error"
+    not_run = "not_run"
 
 
 class Queries(Model):
-    text: Annotated[str, Field(description="The query as sent, in the engine's language")]
+    text: Annotated[
+        str | None, Field(description="The query as sent, in the engine's language (absent: not run)")
+    ] = None
     result: Annotated[
-        list[float | None],
-        Field(description="Wall seconds per try (the first cold, the others hot); null: the try failed"),
-    ]
+        list[float | None] | None,
+        Field(
+            description="Wall seconds per try (the first cold, the others hot); null: the try failed (absent: not run)"
+        ),
+    ] = None
     engine_time: list[float | None] | None = None
     memory: list[int | None] | None = None
     errors: list[str | None] | None = None
