@@ -12,17 +12,47 @@ result files are kept like any run's.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 from rich.console import Console
 from rich.table import Table
 
 from docbench import results
+from docbench.core.jsontypes import (
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_float,
+    as_int,
+    as_object,
+    as_str,
+    object_or_empty,
+    optional_float,
+    optional_str,
+)
 from docbench.workloads.throughput.runner import ThroughputRequest, run_throughput
 
 FLOOR = 0.9
 CEILING_FACTOR = 3.0
+
+# (system/variant, scenario, mix, clients)
+CellKey: TypeAlias = tuple[str, str, str, int]
+
+
+@dataclass
+class Cell:
+    """One cell's figures, one per round (None: not measured in that round)."""
+
+    tps: list[float] = field(default_factory=list)
+    native_tps: list[float] = field(default_factory=list)
+    ratio: list[float] = field(default_factory=list)
+    cpu: list[float | None] = field(default_factory=list)
+    native_cpu: list[float | None] = field(default_factory=list)
+    ceiling: list[float | None] = field(default_factory=list)
+    tool: list[str | None] = field(default_factory=list)
 
 
 def bench_throughput(request: ThroughputRequest, repeat: int, console: Console) -> int:
@@ -52,40 +82,53 @@ def _result_files(folder: Path) -> list[Path]:
     )
 
 
-def collect(documents: list[dict[str, Any]]) -> dict[tuple, dict[str, list]]:
+def _object(value: JsonValue) -> JsonObject:
+    """An optional part of a result: ``{}`` when absent (or empty, null, false, 0)."""
+    return object_or_empty(value or None)
+
+
+def collect(documents: Sequence[JsonObject]) -> dict[CellKey, Cell]:
     """Per (system/variant, scenario, mix, clients): the figures of every round."""
-    cells: dict[tuple, dict[str, list]] = {}
+    cells: dict[CellKey, Cell] = {}
     for document in documents:
         label = f"{document['system']}/{document['variant']}"
-        for run in document.get("runs", []):
+        for item in as_array(document.get("runs", []), "runs"):
+            run = as_object(item, "a run")
             if "summary" not in run:
                 continue
-            key = (label, run["scenario"], run["mix"], run["clients"])
-            cell = cells.setdefault(
-                key, {k: [] for k in ("tps", "native_tps", "ratio", "cpu", "native_cpu", "ceiling", "tool")}
+            key = (
+                label,
+                as_str(run["scenario"], "scenario"),
+                as_str(run["mix"], "mix"),
+                as_int(run["clients"]),
             )
-            summary, native = run["summary"], run.get("native_reference") or {}
-            cell["tps"].append(summary["tps"])
-            cell["cpu"].append((summary.get("driver") or {}).get("cpu_us_per_op"))
-            cell["ceiling"].append((run.get("ceiling") or {}).get("tps"))
+            cell = cells.setdefault(key, Cell())
+            summary, native = as_object(run["summary"], "summary"), _object(run.get("native_reference"))
+            cell.tps.append(as_float(summary["tps"], "tps"))
+            cell.cpu.append(
+                optional_float(_object(summary.get("driver")).get("cpu_us_per_op"), "cpu_us_per_op")
+            )
+            cell.ceiling.append(optional_float(_object(run.get("ceiling")).get("tps"), "ceiling tps"))
             if native.get("tps"):
-                cell["native_tps"].append(native["tps"])
-                cell["ratio"].append(native["ratio"])
-                cell["native_cpu"].append((native.get("custom") or {}).get("cpu_us_per_op"))
-                cell["tool"].append(native.get("tool"))
+                cell.native_tps.append(as_float(native["tps"], "native tps"))
+                cell.ratio.append(as_float(native["ratio"], "ratio"))
+                cell.native_cpu.append(
+                    optional_float(_object(native.get("custom")).get("cpu_us_per_op"), "native cpu_us_per_op")
+                )
+                cell.tool.append(optional_str(native.get("tool"), "tool"))
     return cells
 
 
-def _median(values: list) -> float | None:
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
+def _median(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
 
 
 def _number(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def print_table(cells: dict[tuple, dict[str, list]], request: ThroughputRequest, console: Console) -> None:
+def print_table(cells: dict[CellKey, Cell], request: ThroughputRequest, console: Console) -> None:
     table = Table(
         title=f"docbench driver vs native tool ({request.docs:,} documents, "
         f"{request.duration_s:g} s runs, client loop: {request.client_loop}; "
@@ -113,7 +156,7 @@ def print_table(cells: dict[tuple, dict[str, list]], request: ThroughputRequest,
         )
     low = []
     for key, cell in sorted(cells.items()):
-        ratios = cell["ratio"]
+        ratios = cell.ratio
         ratio = "-"
         if ratios:
             ratio = f"{statistics.median(ratios):.2f}"
@@ -127,11 +170,11 @@ def print_table(cells: dict[tuple, dict[str, list]], request: ThroughputRequest,
             key[1],
             key[2],
             str(key[3]),
-            _number(_median(cell["tps"])),
-            _number(_median(cell["native_tps"])),
+            _number(_median(cell.tps)),
+            _number(_median(cell.native_tps)),
             ratio,
-            _number(_median(cell["cpu"]), 1),
-            _number(_median(cell["native_cpu"]), 1),
+            _number(_median(cell.cpu), 1),
+            _number(_median(cell.native_cpu), 1),
         )
     console.print(table)
     _print_ceiling(cells, console)
@@ -143,13 +186,13 @@ def print_table(cells: dict[tuple, dict[str, list]], request: ThroughputRequest,
         )
 
 
-def _print_ceiling(cells: dict[tuple, dict[str, list]], console: Console) -> None:
+def _print_ceiling(cells: dict[CellKey, Cell], console: Console) -> None:
     most = max((key[3] for key in cells), default=None)
     if most is None:
         return
     at_most = {key: cell for key, cell in cells.items() if key[3] == most}
-    ceiling = _median([v for cell in at_most.values() for v in cell["ceiling"]])
-    best = max((_median(cell["tps"]) or 0.0 for cell in at_most.values()), default=0.0)
+    ceiling = _median([v for cell in at_most.values() for v in cell.ceiling])
+    best = max((_median(cell.tps) or 0.0 for cell in at_most.values()), default=0.0)
     if ceiling is None or not best:
         return
     factor = ceiling / best

@@ -25,14 +25,42 @@ import resource
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from docbench.contracts import ycsb
 from docbench.contracts.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.core import histograms
+from docbench.core.jsontypes import JsonObject
 
 # How long after an interval's end the worker waits for operations still finishing in it.
 INTERVAL_GRACE_S = 0.05
+
+
+class OperationMessage(TypedDict):
+    """One operation kind's measured-window figures in one client (or one loop), as a worker
+    sends them to the driver: counts and the encoded service and response histograms."""
+
+    ok: int
+    failed: int
+    rows_changed: int
+    not_found: int
+    first_error: str | None
+    service: str
+    response: str
+
+
+class FinalMessage(TypedDict):
+    """What a worker sends the driver when its clients are done (the ``final`` event)."""
+
+    operations: dict[str, list[OperationMessage]]
+    lag: str  # the encoded schedule-lag histogram
+    connect_ns: list[int]
+    inserted: int
+    cpu_ns: int
+    operations_done: int
+    loop: str
+    # Clients that stopped because their connection was gone (the event loops only).
+    aborted_clients: NotRequired[int]
 
 
 @dataclass
@@ -41,7 +69,7 @@ class WorkerConfig:
     client_ids: list[int]
     total_clients: int
     target_module: str
-    session_spec: dict[str, Any]
+    session_spec: JsonObject
     mix: str
     distribution: str
     docs: int
@@ -77,7 +105,7 @@ class OperationStats:
         self.service = histograms.new_histogram()
         self.response = histograms.new_histogram() if scheduled else self.service
 
-    def as_message(self) -> dict[str, Any]:
+    def as_message(self) -> OperationMessage:
         return {
             "ok": self.ok,
             "failed": self.failed,
@@ -225,8 +253,8 @@ def _report_intervals(
         events.put(("interval", config.worker_id, slot, merged.encode().decode("ascii"), failed))
 
 
-def final_message(clients: list[Client], connect_ns: list[int], cpu_used_ns: int) -> dict:
-    per_op: dict[str, list[dict[str, Any]]] = {}
+def final_message(clients: list[Client], connect_ns: list[int], cpu_used_ns: int) -> FinalMessage:
+    per_op: dict[str, list[OperationMessage]] = {}
     for client in clients:
         for operation, stats in client.stats.items():
             per_op.setdefault(operation, []).append(stats.as_message())

@@ -25,8 +25,17 @@ import subprocess
 from pathlib import Path
 from typing import IO, Any
 
+from docbench.core.jsontypes import (
+    JsonMapping,
+    JsonObject,
+    JsonValue,
+    as_int,
+    as_object,
+    object_or_empty,
+    optional_str,
+)
 from docbench.dataset.native_scan import find_native
-from docbench.workloads.throughput.clients import WorkerConfig, cpu_ns
+from docbench.workloads.throughput.clients import FinalMessage, WorkerConfig, cpu_ns
 from docbench.workloads.throughput.recorder import IntervalRecorder, operation_weights
 
 BINARY = "docbench-client"
@@ -41,7 +50,7 @@ def find_client() -> Path | None:
     return find_native(BINARY)
 
 
-def client_configuration(config: WorkerConfig, compiled: dict[str, Any]) -> dict[str, Any]:
+def client_configuration(config: WorkerConfig, compiled: JsonMapping) -> JsonObject:
     """What docbench-client reads on its first line: the system's part (protocol, library,
     conninfo, statements) and the run's."""
     return {
@@ -63,13 +72,14 @@ def client_configuration(config: WorkerConfig, compiled: dict[str, Any]) -> dict
 class CompiledWorker:
     """One docbench-client for the worker's clients: :meth:`connect`, then :meth:`run`."""
 
-    def __init__(self, config: WorkerConfig, compiled: dict[str, Any], events: Any, binary: Path) -> None:
+    def __init__(self, config: WorkerConfig, compiled: JsonMapping, events: Any, binary: Path) -> None:
         self.config = config
         self.compiled = compiled
         self.binary = binary
         self.recorder = IntervalRecorder(config, events)
         self.process: subprocess.Popen[bytes] | None = None
-        self.final: dict[str, Any] = {}
+        # The program's closing block (its counts, its CPU time): a JSON object.
+        self.final: JsonObject = {}
         self.cpu_ns = 0
 
     def connect(self) -> list[int]:
@@ -98,7 +108,7 @@ class CompiledWorker:
         self._read_blocks(self.process.stdout)
         self.process.wait(timeout=60)
         # The driver's CPU: the program's own (its loop) and this worker's (the histograms).
-        self.cpu_ns = int(self.final.get("cpu_ns", 0)) + cpu_ns() - cpu_before
+        self.cpu_ns = _integer(self.final.get("cpu_ns", 0), "cpu_ns") + cpu_ns() - cpu_before
         if self.process.returncode:
             raise CompiledClientError(f"{BINARY} exited with {self.process.returncode}: {self._stderr()}")
 
@@ -111,7 +121,7 @@ class CompiledWorker:
             kind = stream.read(1)
             if kind == b"F":
                 (length,) = struct.unpack("<I", _exactly(stream, 4))
-                self.final = json.loads(_exactly(stream, length))
+                self.final = as_object(json.loads(_exactly(stream, length)), f"{BINARY}'s final block")
                 return
             if kind != b"I":
                 raise CompiledClientError(f"{BINARY} stopped before its end ({self._stderr()})")
@@ -136,18 +146,20 @@ class CompiledWorker:
             )
         return ""
 
-    def final_message(self, connect_ns: list[int]) -> dict[str, Any]:
-        for name, failed in (self.final.get("failed") or {}).items():
+    def final_message(self, connect_ns: list[int]) -> FinalMessage:
+        for name, failed in object_or_empty(self.final.get("failed") or None).items():
             stats = self.recorder.stats[name]
-            stats.failed += int(failed)
-            stats.first_error = stats.first_error or (self.final.get("first_error") or {}).get(name)
+            stats.failed += _integer(failed, f"failed[{name}]")
+            stats.first_error = stats.first_error or optional_str(
+                object_or_empty(self.final.get("first_error") or None).get(name), f"first_error[{name}]"
+            )
         return self.recorder.final_message(
             connect_ns,
-            inserted=int(self.final.get("inserted", 0)),
+            inserted=_integer(self.final.get("inserted", 0), "inserted"),
             cpu_ns=self.cpu_ns,
-            operations_done=int(self.final.get("operations_done", 0)),
+            operations_done=_integer(self.final.get("operations_done", 0), "operations_done"),
             loop="compiled",
-            aborted=int(self.final.get("aborted", 0)),
+            aborted=_integer(self.final.get("aborted", 0), "aborted"),
         )
 
     def close(self) -> None:
@@ -161,6 +173,11 @@ class CompiledWorker:
             with contextlib.suppress(Exception):
                 if stream is not None:
                     stream.close()
+
+
+def _integer(value: JsonValue, what: str) -> int:
+    """A count of docbench-client's closing block (a whole number; a float is truncated)."""
+    return int(value) if isinstance(value, float) else as_int(value, what)
 
 
 def _exactly(stream: IO[bytes], size: int) -> bytes:

@@ -16,8 +16,9 @@ from typing import Any
 
 from docbench.contracts.mixes import WRITES
 from docbench.core import histograms, procstats
+from docbench.core.jsontypes import JsonObject
 from docbench.workloads import fresh_process
-from docbench.workloads.throughput.clients import WorkerConfig
+from docbench.workloads.throughput.clients import FinalMessage, OperationMessage, WorkerConfig
 from docbench.workloads.throughput.worker import worker_main
 
 READY_TIMEOUT_S = 300.0
@@ -27,7 +28,7 @@ START_DELAY_S = 0.2
 @dataclass
 class DriveRequest:
     target_module: str
-    session_spec: dict[str, Any]
+    session_spec: JsonObject
     mix: str
     distribution: str
     docs: int
@@ -143,7 +144,7 @@ def drive(
     during: Callable[[float], None] | None = None,
     on_ready: Callable[[], None] | None = None,
     watch: ServerWatch | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Run the clients; the merged figures (see ``summarize``). ``on_ready()`` runs once every
     client has connected, before the start; ``during(t)`` is called from the driver's own
     loop about every 0.1 s with the seconds since start (tests use it to inject a stall).
@@ -198,7 +199,7 @@ def _collect(events, workers, configs, request, start_ns, on_progress, during):
     slots = configs[0].intervals
     pending: dict[int, list[tuple[str, int]]] = {}
     intervals: list[Interval] = []
-    finals: dict[int, dict[str, Any]] = {}
+    finals: dict[int, FinalMessage] = {}
     deadline = time.monotonic() + START_DELAY_S + request.warmup_s + request.duration_s + 120
     while len(finals) < len(workers):
         if during is not None:
@@ -244,40 +245,46 @@ def _merge_interval(slot: int, parts: list[tuple[str, int]], request: DriveReque
 
 
 def summarize(
-    request: DriveRequest, intervals: list[Interval], finals: dict[int, dict], connect_ns: list[int]
-) -> dict[str, Any]:
-    per_op: dict[str, list[dict[str, Any]]] = {}
+    request: DriveRequest, intervals: list[Interval], finals: dict[int, FinalMessage], connect_ns: list[int]
+) -> JsonObject:
+    """The run's figures, as a result's ``summary`` keeps them (and the interval series and
+    histograms, which go beside the result)."""
+    per_op: dict[str, list[OperationMessage]] = {}
     service_all, response_all = histograms.new_histogram(), histograms.new_histogram()
     for final in finals.values():
         for operation, parts in final["operations"].items():
             per_op.setdefault(operation, []).extend(parts)
-    operations = {}
+    operations: JsonObject = {}
+    ok_total = failed_total = writes = 0
     for operation, parts in sorted(per_op.items()):
         service = histograms.merge([p["service"] for p in parts])
         response = histograms.merge([p["response"] for p in parts])
         service_all.add(service)
         response_all.add(response)
         ok = sum(p["ok"] for p in parts)
-        operations[operation] = {
+        failed = sum(p["failed"] for p in parts)
+        ok_total += ok
+        failed_total += failed
+        writes += ok if operation in WRITES else 0
+        entry: JsonObject = {
             "ok": ok,
-            "failed": sum(p["failed"] for p in parts),
+            "failed": failed,
             "rows_changed": sum(p["rows_changed"] for p in parts),
             "not_found": sum(p["not_found"] for p in parts),
             "first_error": next((p["first_error"] for p in parts if p["first_error"]), None),
             "tps": ok / request.duration_s,
-            "service": histograms.latency_summary(service),
-            "response": histograms.latency_summary(response),
+            "service": _latency(service),
+            "response": _latency(response),
             "histogram_service": service.encode().decode("ascii"),
             "histogram_response": response.encode().decode("ascii"),
         }
-    ok = sum(op["ok"] for op in operations.values())
-    failed = sum(op["failed"] for op in operations.values())
+        operations[operation] = entry
     lag = histograms.merge([final["lag"] for final in finals.values()])
     latency = response_all if request.rate else service_all
     return {
-        "transactions": ok,
-        "failed": failed,
-        "tps": ok / request.duration_s,
+        "transactions": ok_total,
+        "failed": failed_total,
+        "tps": ok_total / request.duration_s,
         "latency": histograms.latency_summary(latency),
         "service": histograms.latency_summary(service_all),
         "response": histograms.latency_summary(response_all),
@@ -287,7 +294,7 @@ def summarize(
             "max": max(connect_ns) / 1e6 if connect_ns else None,
         },
         "operations": operations,
-        "writes": sum(op["ok"] for name, op in operations.items() if name in WRITES),
+        "writes": writes,
         "inserted_total": sum(final["inserted"] for final in finals.values()),
         "driver": driver_cost(finals),
         # Clients that stopped because their connection was gone (multiplexed loop).
@@ -311,7 +318,7 @@ def summarize(
     }
 
 
-def driver_cost(finals: dict[int, dict]) -> dict[str, Any]:
+def driver_cost(finals: dict[int, FinalMessage]) -> JsonObject:
     """The CPU the client worker processes used from the start to their last operation's end
     (warm-up included), per operation they completed in that time (warm-up included too)."""
     cpu_ns = sum(final.get("cpu_ns", 0) for final in finals.values())
@@ -323,3 +330,8 @@ def driver_cost(finals: dict[int, dict]) -> dict[str, Any]:
         "operations": done,
         "cpu_us_per_op": cpu_ns / 1e3 / done if done else None,
     }
+
+
+def _latency(histogram: Any) -> JsonObject:
+    """histograms.latency_summary as a JSON object (its figures are floats or null)."""
+    return {**histograms.latency_summary(histogram)}

@@ -28,12 +28,38 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from docbench.core import iolimit
 
 BLOCK = 4096
 KINDS = ("read-direct", "write-direct", "write-fsync", "write-flusher")
+
+
+class ProbeRecord(TypedDict):
+    """One probe as the figures' JSON holds it: the fields of :class:`Probe`, then its rates."""
+
+    kind: str
+    limit: int | None
+    blocks: int
+    seconds: float
+    requests: int
+    cgroup_requests: int | None
+    expected_s: float | None
+    observed_iops: float
+    block_rate: float
+
+
+class ProbeReport(TypedDict):
+    """What :func:`run_probes` measured (``bench io-limit --json``)."""
+
+    device: str
+    device_name: str
+    cgroup: str
+    kernel: str
+    block_bytes: int
+    seconds_asked: float
+    probes: list[ProbeRecord]
 
 
 @dataclasses.dataclass
@@ -58,8 +84,14 @@ class Probe:
         """4 KiB blocks moved per second (what the limit asked, for every kind)."""
         return self.blocks / self.seconds if self.seconds else 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self) | {
+    def as_dict(self) -> ProbeRecord:
+        return {
+            "kind": self.kind,
+            "limit": self.limit,
+            "blocks": self.blocks,
+            "seconds": self.seconds,
+            "requests": self.requests,
+            "cgroup_requests": self.cgroup_requests,
             "expected_s": self.expected_s,
             "observed_iops": self.observed_iops,
             "block_rate": self.block_rate,
@@ -161,7 +193,7 @@ def run_probes(
     kinds: tuple[str, ...] = KINDS,
     say: Callable[[str], None] = print,
     file_bytes: int = 1 << 30,
-) -> dict[str, Any]:
+) -> ProbeReport:
     """Every kind without a limit, then under each limit: the figures, as a document."""
     version = iolimit.cgroup_version()
     problem = iolimit.refusal(directory)

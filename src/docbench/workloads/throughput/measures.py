@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
+from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue, as_array, object_or_empty
 from docbench.workloads.measures import Measure
 
 PERCENTILES = (("p50_ms", "p50"), ("p95_ms", "p95"), ("p99_ms", "p99"), ("p999_ms", "p99.9"))
 
 
-def _number(value: Any) -> float | None:
+def _number(value: JsonValue) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def intervals(document: dict[str, Any], run_id: str) -> list[dict[str, Any]]:
+def intervals(document: JsonMapping, run_id: str) -> list[JsonObject]:
     """The run's progress intervals after the warm-up ([] when the file is not there)."""
     path = document.get("_path")
     if not path:
@@ -29,23 +29,23 @@ def intervals(document: dict[str, Any], run_id: str) -> list[dict[str, Any]]:
     result = Path(str(path))
     series = result.with_name(f"{result.name.removesuffix('.json')}.{run_id}.intervals.json")
     try:
-        loaded = json.loads(series.read_text())
+        loaded: JsonValue = json.loads(series.read_text())
     except (OSError, ValueError):
         return []
     found = loaded.get("intervals") if isinstance(loaded, dict) else None
-    return [i for i in found or [] if isinstance(i, dict) and not i.get("warmup")]
+    return [i for i in as_array(found or [], "intervals") if isinstance(i, dict) and not i.get("warmup")]
 
 
-def _samples(series: list[dict[str, Any]], key: str) -> tuple[float, ...]:
+def _samples(series: list[JsonObject], key: str) -> tuple[float, ...]:
     values = [_number(i.get(key)) for i in series]
     return tuple(v for v in values if v is not None)
 
 
-def run_measures(document: dict[str, Any], run: dict[str, Any]) -> list[Measure]:
+def run_measures(document: JsonMapping, run: JsonMapping) -> list[Measure]:
     """A run in error has its figures, without values (a failure), and the error as note."""
     run_id = str(run.get("run_id"))
-    summary = run.get("summary") or {}
-    latency = summary.get("latency") or {}
+    summary = object_or_empty(run.get("summary") or None)
+    latency = object_or_empty(summary.get("latency") or None)
     series = intervals(document, run_id)
     note = f"run error: {str(run['error'])[:80]}" if run.get("error") else ""
     found = [
@@ -75,9 +75,9 @@ def run_measures(document: dict[str, Any], run: dict[str, Any]) -> list[Measure]
     return found
 
 
-def measures(document: dict[str, Any]) -> list[Measure]:
+def measures(document: JsonMapping) -> list[Measure]:
     found: list[Measure] = []
-    for run in document.get("runs") or []:
+    for run in as_array(document.get("runs") or [], "runs"):
         if isinstance(run, dict) and run.get("run_id"):
             found.extend(run_measures(document, run))
     return found

@@ -23,9 +23,9 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
 
 from docbench.core.cgroups import CGROUP_ROOT, RunCgroup, descendants
+from docbench.core.jsontypes import JsonObject
 
 __all__ = ["CGROUP_ROOT", "MemoryCap", "availability", "block_sectors_read", "descendants", "drop_page_cache"]
 
@@ -110,7 +110,8 @@ class MemoryCap(RunCgroup):
         self.limit_bytes = limit
         return True
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> JsonObject:
+        """The cap's figures as a run's ``memory_cap`` keeps them."""
         memory = self.dirs["memory"]
         stat = dict(line.split() for line in (memory / "memory.stat").read_text().splitlines())
         return {

@@ -33,7 +33,7 @@ from typing import Any
 from docbench.contracts import ycsb
 from docbench.contracts.mixes import INSERT, READ, READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.updates import NonBlockingSession
-from docbench.workloads.throughput.clients import WorkerConfig, cpu_ns
+from docbench.workloads.throughput.clients import FinalMessage, WorkerConfig, cpu_ns
 from docbench.workloads.throughput.recorder import IntervalRecorder
 
 key_of = ycsb.key_of
@@ -347,7 +347,7 @@ class MultiplexedWorker:
         self.operations_done += taken
         self.recorder.record(slot, ends, begins, intendeds, codes, counts, self.interval_failed[slot])
 
-    def final_message(self, connect_ns: list[int]) -> dict[str, Any]:
+    def final_message(self, connect_ns: list[int]) -> FinalMessage:
         return self.recorder.final_message(
             connect_ns,
             inserted=sum(client.inserted_ok for client in self.clients),

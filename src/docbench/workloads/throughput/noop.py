@@ -14,11 +14,11 @@ for the thread path).
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from docbench.contracts.updates import CompiledClient, NonBlockingSession
+from docbench.core.jsontypes import JsonMapping, JsonObject
 
-DOCUMENT = {"ycsb_key": "user00000000000000000000", "field1": "x" * 160}
+DOCUMENT: JsonObject = {"ycsb_key": "user00000000000000000000", "field1": "x" * 160}
 
 
 class NoOpSession(NonBlockingSession):
@@ -26,13 +26,13 @@ class NoOpSession(NonBlockingSession):
         self.fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self.answer = 0
 
-    def read(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: str) -> JsonObject | None:
         return DOCUMENT
 
     def update_field(self, key: str, field: str, value: str) -> int:
         return 1
 
-    def insert(self, doc: dict[str, Any]) -> None:
+    def insert(self, doc: JsonMapping) -> None:
         return None
 
     def fileno(self) -> int:
@@ -48,7 +48,7 @@ class NoOpSession(NonBlockingSession):
     def send_update(self, key: str, field: str, value: str) -> None:
         self._request(1)
 
-    def send_insert(self, doc: dict[str, Any]) -> None:
+    def send_insert(self, doc: JsonMapping) -> None:
         self._request(1)
 
     def receive(self) -> int | None:
@@ -61,11 +61,11 @@ class NoOpSession(NonBlockingSession):
 
 class NoOpTarget(CompiledClient):
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> NoOpSession:
+    def open_session(cls, spec: JsonMapping) -> NoOpSession:
         return NoOpSession()
 
     @classmethod
-    def compiled_client(cls, spec: dict[str, Any]) -> dict[str, Any]:
+    def compiled_client(cls, spec: JsonMapping) -> JsonObject:
         """docbench-client's own no-op session (an eventfd too): the compiled loop's ceiling."""
         return {"protocol": "noop"}
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from docbench.contracts.mixes import READ, mix_named
 from docbench.core import histograms
-from docbench.workloads.throughput.clients import OperationStats, WorkerConfig
+from docbench.workloads.throughput.clients import FinalMessage, OperationStats, WorkerConfig
 
 
 def operation_weights(config: WorkerConfig) -> list[tuple[str, float]]:
@@ -74,7 +74,7 @@ class IntervalRecorder:
         operations_done: int,
         loop: str,
         aborted: int,
-    ) -> dict[str, Any]:
+    ) -> FinalMessage:
         return {
             "operations": {name: [stats.as_message()] for name, stats in self.stats.items()},
             "lag": self.lag.encode().decode("ascii"),

@@ -3,8 +3,9 @@ ceiling, the native tool's ratio, the count check) from ``throughput.*.json`` re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -12,6 +13,16 @@ if TYPE_CHECKING:
 from rich.table import Table
 
 from docbench.core.console import report_console
+from docbench.core.jsontypes import (
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_float,
+    as_int,
+    as_object,
+    as_str,
+    object_or_empty,
+)
 from docbench.results import load_results, run_name
 
 COLUMNS = (
@@ -30,35 +41,48 @@ COLUMNS = (
 )
 
 
-def _ms(value: Any) -> str:
+class DashboardTable(TypedDict):
+    """The dashboard's throughput view: the report's rows, and each result's details."""
+
+    columns: list[str]
+    rows: list[list[str]]
+    docs: list[JsonObject]
+
+
+def _ms(value: JsonValue) -> str:
     return f"{value:.3f}" if isinstance(value, (int, float)) else "-"
 
 
-def run_row(document: dict[str, Any], run: dict[str, Any]) -> list[str]:
+def _object(value: JsonValue) -> JsonObject:
+    """An optional part of a result: ``{}`` when absent (or empty, null, false, 0)."""
+    return object_or_empty(value or None)
+
+
+def run_row(document: JsonObject, run: JsonObject) -> list[str]:
     head = [
         run_name(document),
-        run["scenario"],
-        run["mix"],
+        as_str(run["scenario"], "scenario"),
+        as_str(run["mix"], "mix"),
         str(run["clients"]),
         str(run.get("processes", "-")),
     ]
     if "error" in run:
-        return [*head, "error", "-", "-", "-", "-", "-", run["error"][:60]]
-    summary = run["summary"]
-    latency = summary["latency"]
-    ceiling = run.get("ceiling") or {}
-    native = run.get("native_reference") or {}
+        return [*head, "error", "-", "-", "-", "-", "-", as_str(run["error"], "error")[:60]]
+    summary = as_object(run["summary"], "summary")
+    latency = as_object(summary["latency"], "summary.latency")
+    ceiling = _object(run.get("ceiling"))
+    native = _object(run.get("native_reference"))
     notes = []
     if run.get("ceiling_warning"):
         notes.append("near driver ceiling")
     if run.get("memory_cap"):
-        paged_in = run["memory_cap"].get("pages_in_bytes")
+        paged_in = as_object(run["memory_cap"], "memory_cap").get("pages_in_bytes")
         if paged_in is not None:
-            notes.append(f"paged in {paged_in / 1e6:,.0f} MB")
+            notes.append(f"paged in {as_float(paged_in, 'pages_in_bytes') / 1e6:,.0f} MB")
     if document.get("io_limit"):
-        notes.append(f"io-limit {document['io_limit']['asked']}")
+        notes.append(f"io-limit {as_object(document['io_limit'], 'io_limit')['asked']}")
     if summary.get("schedule_lag"):
-        notes.append(f"lag p99 {_ms(summary['schedule_lag']['p99_ms'])} ms")
+        notes.append(f"lag p99 {_ms(as_object(summary['schedule_lag'], 'schedule_lag')['p99_ms'])} ms")
     ratio = native.get("ratio")
     return [
         *head,
@@ -68,7 +92,7 @@ def run_row(document: dict[str, Any], run: dict[str, Any]) -> list[str]:
         str(summary["failed"]),
         f"{ceiling['tps']:,.0f}" if ceiling.get("tps") else "-",
         f"{ratio:.2f}" if isinstance(ratio, (int, float)) else "-",
-        f"{run['check']['verdict']}{'; ' + '; '.join(notes) if notes else ''}",
+        f"{as_object(run['check'], 'check')['verdict']}{'; ' + '; '.join(notes) if notes else ''}",
     ]
 
 
@@ -78,7 +102,7 @@ def print_throughput_report(sources: list[Path], console: Console | None = None)
 
 
 def print_report(
-    documents: list[dict[str, Any]], console: Console, _all_documents: list[dict[str, Any]]
+    documents: Sequence[JsonObject], console: Console, _all_documents: Sequence[JsonObject]
 ) -> None:
     if not documents:
         return
@@ -88,13 +112,14 @@ def print_report(
             column,
             justify="right" if column in {"clients", "procs", "TPS", "p50", "p99", "failed"} else "left",
         )
-    for document in sorted(documents, key=lambda d: (d["system"], d["variant"])):
-        for run in document.get("runs", []):
-            table.add_row(*run_row(document, run))
-        for skipped in document.get("skipped", []):
+    for document in sorted(documents, key=lambda d: (as_str(d["system"]), as_str(d["variant"]))):
+        for run in as_array(document.get("runs", []), "runs"):
+            table.add_row(*run_row(document, as_object(run, "a run")))
+        for item in as_array(document.get("skipped", []), "skipped"):
+            skipped = as_object(item, "a skipped scenario")
             table.add_row(
                 run_name(document),
-                skipped["scenario"],
+                as_str(skipped["scenario"], "scenario"),
                 "-",
                 "-",
                 "-",
@@ -104,7 +129,7 @@ def print_report(
                 "-",
                 "-",
                 "-",
-                skipped["reason"][:80],
+                as_str(skipped["reason"], "reason")[:80],
             )
     console.print(table)
     for document in documents:
@@ -112,7 +137,8 @@ def print_report(
             console.print(f"{document['system']}: {document.get('concurrency')}")
 
 
-def _latency_line(label: str, latency: dict[str, Any]) -> str:
+def _latency_line(label: str, figures: JsonValue) -> str:
+    latency = as_object(figures, label)
     return (
         f"{label} = avg {_ms(latency['avg_ms'])} ms, stddev {_ms(latency['stddev_ms'])}, "
         f"p50 {_ms(latency['p50_ms'])}, p95 {_ms(latency['p95_ms'])}, p99 {_ms(latency['p99_ms'])}, "
@@ -120,21 +146,22 @@ def _latency_line(label: str, latency: dict[str, Any]) -> str:
     )
 
 
-def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
+def final_report(document: JsonObject, entry: JsonObject) -> list[str]:
     """pgbench's closing block for one run, plus what pgbench does not say."""
     if "error" in entry:
-        return [f"run {entry['run_id']} failed: {entry['error'][:300]}"]
-    summary = entry["summary"]
-    total = summary["transactions"] + summary["failed"]
+        return [f"run {entry['run_id']} failed: {as_str(entry['error'], 'error')[:300]}"]
+    summary = as_object(entry["summary"], "summary")
+    transactions = as_int(summary["transactions"], "transactions")
+    failed = as_int(summary["failed"], "failed")
+    total = transactions + failed
     lines = [
         f"transaction type: {entry['mix']} ({entry.get('mix_description', '')})",
-        f"documents: {document['dataset']['docs']:,}, keys {entry['distribution']}; "
+        f"documents: {as_object(document['dataset'], 'dataset')['docs']:,}, keys {entry['distribution']}; "
         f"scenario {entry['scenario']}",
         f"number of clients: {entry['clients']}, worker processes: {entry['processes']}",
         f"duration: {entry['duration_s']:g} s (after {entry['warmup_s']:g} s of warm-up)",
-        f"number of transactions actually processed: {summary['transactions']:,}",
-        f"number of failed transactions: {summary['failed']:,} "
-        f"({100 * summary['failed'] / total if total else 0:.3f}%)",
+        f"number of transactions actually processed: {transactions:,}",
+        f"number of failed transactions: {failed:,} ({100 * failed / total if total else 0:.3f}%)",
     ]
     if entry.get("rate"):
         lines.append(f"rate: {entry['rate']:g} ops/s scheduled (Poisson)")
@@ -145,48 +172,55 @@ def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
         lines.append(_latency_line("latency", summary["latency"]))
     if summary.get("aborted_clients"):
         lines.append(f"clients aborted (connection gone): {summary['aborted_clients']}")
-    lines.append(f"initial connection time = {_ms(summary['connection_ms']['avg'])} ms (avg)")
-    driver = summary.get("driver") or {}
+    connection = as_object(summary["connection_ms"], "connection_ms")
+    lines.append(f"initial connection time = {_ms(connection['avg'])} ms (avg)")
+    driver = _object(summary.get("driver"))
     if driver.get("cpu_us_per_op"):
         lines.append(
             f"driver: {driver['loop']} client loop, {driver['cpu_us_per_op']:.1f} µs of CPU per operation"
         )
     lines.append(f"tps = {summary['tps']:.6f} (without initial connection time)")
-    for name, op in summary["operations"].items():
+    for name, figures in as_object(summary["operations"], "operations").items():
+        op = as_object(figures, name)
+        response = as_object(op["response"], f"{name}.response")
         lines.append(
             f"  {name}: {op['ok']:,} ok, {op['failed']:,} failed, {op['tps']:,.1f} tps, "
-            f"p50 {_ms(op['response']['p50_ms'])} ms, "
-            f"p99 {_ms(op['response']['p99_ms'])} ms"
-            + (f"; first error: {op['first_error'][:120]}" if op.get("first_error") else "")
+            f"p50 {_ms(response['p50_ms'])} ms, "
+            f"p99 {_ms(response['p99_ms'])} ms"
+            + (
+                f"; first error: {as_str(op['first_error'], 'first_error')[:120]}"
+                if op.get("first_error")
+                else ""
+            )
         )
-    check = entry["check"]
+    check = as_object(entry["check"], "check")
     lines.append(
         f"counts: {check['verdict']} ({check['operations']:,} operations = "
         f"{check['histogram_values']:,} histogram values; {check['rows_changed']:,} rows "
         f"changed by {check['updates']:,} updates; {check['count_before']:,} + "
         f"{check['inserts']:,} inserts = {check['count_after']:,} documents)"
-        + ("".join(f"; {p}" for p in check["problems"]))
+        + ("".join(f"; {p}" for p in as_array(check["problems"], "problems")))
     )
-    ceiling = entry.get("ceiling")
-    if ceiling:
+    if entry.get("ceiling"):
+        ceiling = as_object(entry["ceiling"], "ceiling")
         lines.append(
             f"driver ceiling (no-op target, same clients and processes): {ceiling['tps']:,.0f} ops/s"
             + (f" -- WARNING: {entry['ceiling_warning']}" if entry.get("ceiling_warning") else "")
         )
     if entry.get("memory_cap"):
-        cap = entry["memory_cap"]
+        cap = as_object(entry["memory_cap"], "memory_cap")
         lines.append(
-            f"io: cgroup limit {cap['limit_bytes'] / 1e6:,.0f} MB, paged in "
-            f"{cap['pages_in_bytes'] / 1e6:,.0f} MB, machine disk reads "
-            f"{cap['machine_disk_read_bytes'] / 1e6:,.0f} MB"
+            f"io: cgroup limit {_mb(cap['limit_bytes'])} MB, paged in "
+            f"{_mb(cap['pages_in_bytes'])} MB, machine disk reads "
+            f"{_mb(cap['machine_disk_read_bytes'])} MB"
         )
-    limit = document.get("io_limit")
-    if limit:
-        served = entry.get("io_served") or {}
+    if document.get("io_limit"):
+        limit = as_object(document["io_limit"], "io_limit")
+        served = _object(entry.get("io_served"))
         seconds = entry.get("wall_seconds") or 0
         rates = (
-            f"; the engine issued {served.get('read_ios', 0) / seconds:,.0f} reads/s, "
-            f"{served.get('write_ios', 0) / seconds:,.0f} writes/s over warm-up and run"
+            f"; the engine issued {as_float(served.get('read_ios', 0)) / as_float(seconds):,.0f} reads/s, "
+            f"{as_float(served.get('write_ios', 0)) / as_float(seconds):,.0f} writes/s over warm-up and run"
             if served and seconds
             else ""
         )
@@ -194,9 +228,9 @@ def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
             f"io limit: {limit['asked']} on {limit.get('device_name')} ({limit.get('device')}, "
             f"cgroup {limit.get('cgroup')}){rates}"
         )
-    native = entry.get("native_reference") or {}
+    native = _object(entry.get("native_reference"))
     if native.get("tps"):
-        custom = native.get("custom") or {}
+        custom = _object(native.get("custom"))
         cpu = (
             f"; its CPU {custom['cpu_us_per_op']:.1f} µs per operation" if custom.get("cpu_us_per_op") else ""
         )
@@ -205,19 +239,25 @@ def final_report(document: dict[str, Any], entry: dict[str, Any]) -> list[str]:
             f"{native['tool']} with the same statements{order}: tps = {native['tps']:,.1f}; "
             f"docbench / {native['tool']} = {native['ratio']:.2f}{cpu}"
         )
-    builtin = native.get("builtin") or {}
+    builtin = _object(native.get("builtin"))
     if builtin.get("tps"):
         lines.append(f"{native['tool']} built-in {builtin['script']}: tps = {builtin['tps']:,.1f}")
     return lines
 
 
+def _mb(value: JsonValue) -> str:
+    return f"{as_float(value, 'a byte count') / 1e6:,.0f}"
+
+
 def dashboard_section(
-    documents: list[dict[str, Any]], all_documents: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
+    documents: Sequence[JsonObject], all_documents: Sequence[JsonObject] | None = None
+) -> DashboardTable:
     """The throughput runs, one row each, as the terminal report prints them."""
     from docbench.results.files import trimmed_document
 
-    rows = [run_row(d, run) for d in documents for run in d.get("runs", [])]
+    rows = [
+        run_row(d, as_object(run, "a run")) for d in documents for run in as_array(d.get("runs", []), "runs")
+    ]
     return {
         "columns": list(COLUMNS),
         "rows": rows,

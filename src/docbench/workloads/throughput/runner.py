@@ -46,6 +46,17 @@ from docbench.contracts.mixes import READ_MODIFY_WRITE, UPDATE, mix_named
 from docbench.contracts.throughput import NativeReference, ThroughputRun
 from docbench.contracts.updates import UpdatesTarget
 from docbench.core import iolimit, paths
+from docbench.core.jsontypes import (
+    JsonArray,
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_float,
+    as_int,
+    as_object,
+    as_str,
+    object_or_empty,
+)
 from docbench.core.units import count_label
 from docbench.systems import (
     REGISTERED,
@@ -154,20 +165,26 @@ def default_processes(clients: int, limit: int | None) -> int:
 # ----- checks --------------------------------------------------------------------------------
 
 
-def check_counts(summary: dict[str, Any], count_before: int, count_after: int) -> dict[str, Any]:
+def _updates_figure(operations: JsonObject, key: str) -> int:
+    """The sum of an operation figure over the update operations (0 where absent)."""
+    return sum(
+        as_int(object_or_empty(operations.get(name)).get(key, 0), f"{name}.{key}")
+        for name in (UPDATE, READ_MODIFY_WRITE)
+    )
+
+
+def check_counts(summary: JsonObject, count_before: int, count_after: int) -> JsonObject:
     """Do the counts add up? operations = histogram values; rows changed = updates;
     documents after = before + inserts (warm-up inserts included)."""
-    operations = summary["operations"]
-    recorded = sum(op["service"]["count"] for op in operations.values())
-    updates = sum(operations.get(name, {}).get("ok", 0) for name in (UPDATE, READ_MODIFY_WRITE))
-    updates_found = updates - sum(
-        operations.get(name, {}).get("not_found", 0) for name in (UPDATE, READ_MODIFY_WRITE)
+    operations = as_object(summary["operations"], "summary.operations")
+    recorded = sum(
+        as_int(as_object(as_object(op)["service"])["count"], "service count") for op in operations.values()
     )
-    rows_changed = sum(
-        operations.get(name, {}).get("rows_changed", 0) for name in (UPDATE, READ_MODIFY_WRITE)
-    )
-    expected_after = count_before + summary["inserted_total"]
-    problems = []
+    updates = _updates_figure(operations, "ok")
+    updates_found = updates - _updates_figure(operations, "not_found")
+    rows_changed = _updates_figure(operations, "rows_changed")
+    expected_after = count_before + as_int(summary["inserted_total"], "inserted_total")
+    problems: JsonArray = []
     if recorded != summary["transactions"]:
         problems.append(f"histograms hold {recorded} values for {summary['transactions']} operations")
     if rows_changed != updates_found:
@@ -195,9 +212,9 @@ class Ceilings:
 
     def __init__(self, request: ThroughputRequest) -> None:
         self.request = request
-        self.measured: dict[tuple[str, int, int], dict[str, Any]] = {}
+        self.measured: dict[tuple[str, int, int], JsonObject] = {}
 
-    def get(self, run: Run) -> dict[str, Any] | None:
+    def get(self, run: Run) -> JsonObject | None:
         if not self.request.ceiling:
             return None
         key = (run.mix, run.clients, run.processes)
@@ -230,7 +247,7 @@ class Ceilings:
         )
 
 
-def _drive_request(run: Run, module_name: str, spec: dict[str, Any], cgroup_files: list[str]) -> DriveRequest:
+def _drive_request(run: Run, module_name: str, spec: JsonObject, cgroup_files: list[str]) -> DriveRequest:
     request = run.request
     return DriveRequest(
         module_name,
@@ -311,12 +328,12 @@ def run_once(
     native: NativeReference | None,
     out_stem: Path,
     watch: ServerWatch | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """One run; ``watch``: the server's process (None: embedded), whose death ends the run
     at once (ServerDied)."""
     if watch is not None:
         watch.check()
-    entry: dict[str, Any] = {
+    entry: JsonObject = {
         "run_id": run.run_id,
         "scenario": run.scenario,
         "mix": run.mix,
@@ -340,7 +357,7 @@ def run_once(
             if cap is not None and not tightened and seconds >= run.request.warmup_s * 0.8:
                 tightened.append(cap.tighten(IO_PAGE_CACHE_BYTES))
 
-        reference: dict[str, Any] | None = None
+        reference: JsonObject | None = None
         native_tool = native if run.request.native else None
         if native_tool is not None and run.request.native_first:
             # The native tool first (bench rounds alternate the order, so neither tool always
@@ -373,16 +390,20 @@ def run_once(
                 reference["io_served"] = {key: after[key] - served[key] for key in after}
         if reference is not None:
             if reference.get("tps"):
-                reference["ratio"] = summary["tps"] / reference["tps"]
+                reference["ratio"] = as_float(summary["tps"], "tps") / as_float(
+                    reference["tps"], "native tps"
+                )
             reference["order"] = "native first" if run.request.native_first else "docbench first"
             entry["native_reference"] = reference
     _write_series(out_stem, run, summary)
     entry["summary"] = {k: v for k, v in summary.items() if k not in ("intervals", "interval_histograms")}
-    entry["ceiling"] = ceilings.get(run)
-    if entry["ceiling"] and entry["ceiling"]["tps"] < CEILING_WARNING_FACTOR * summary["tps"]:
+    ceiling = entry["ceiling"] = ceilings.get(run)
+    if ceiling and as_float(ceiling["tps"], "ceiling tps") < CEILING_WARNING_FACTOR * as_float(
+        summary["tps"], "tps"
+    ):
         entry["ceiling_warning"] = (
             f"within {CEILING_WARNING_FACTOR:g}x of the driver's own "
-            f"ceiling ({entry['ceiling']['tps']:,.0f} ops/s): the "
+            f"ceiling ({ceiling['tps']:,.0f} ops/s): the "
             "driver may be the bottleneck"
         )
     return entry
@@ -420,7 +441,7 @@ def _budget(run: Run, embedded: bool) -> int:
 
 def _native_under_cap(
     native: NativeReference, run: Run, cap: memcap.MemoryCap | None, budget: int
-) -> dict[str, Any]:
+) -> JsonObject:
     """The native tool's run, under the same cap as docbench's clients (page cache dropped
     again, capped, tightened at the same moment of its warm-up), so that both are IO-bound
     alike."""
@@ -433,7 +454,7 @@ def _native_under_cap(
         )
         timer.start()
     try:
-        reference = native.measure(run.contract())
+        reference: JsonObject = native.measure(run.contract())
     except Exception as error:  # noqa: BLE001 - a reference failure is recorded
         return {"error": f"{type(error).__name__}: {error}"}
     finally:
@@ -444,7 +465,7 @@ def _native_under_cap(
     return reference
 
 
-def _write_series(out_stem: Path, run: Run, summary: dict[str, Any]) -> None:
+def _write_series(out_stem: Path, run: Run, summary: JsonObject) -> None:
     """The interval series (JSON) and an HdrHistogram interval log of response times."""
     from hdrh.log import HistogramLogWriter
 
@@ -462,8 +483,8 @@ def _write_series(out_stem: Path, run: Run, summary: dict[str, Any]) -> None:
         writer.output_comment(f"docbench throughput {run.run_id}: response times in ns")
         # (hdrh's own output_start_time is broken: it calls datetime.iso_format.)
         handle.write("#[StartTime: 0.000 (seconds since the run's start)]\n")
-        for number, encoded in enumerate(summary["interval_histograms"]):
-            histogram = histograms.decode(encoded)
+        for number, encoded in enumerate(as_array(summary["interval_histograms"], "interval_histograms")):
+            histogram = histograms.decode(as_str(encoded, "an interval histogram"))
             histogram.set_start_time_stamp(int(number * run.request.interval_s * 1000))
             histogram.set_end_time_stamp(int((number + 1) * run.request.interval_s * 1000))
             writer.output_interval_histogram(histogram)
@@ -498,7 +519,7 @@ def scenario_setup(target: Any, scenario: str):
         target.restore_cache()
 
 
-def _header(target: UpdatesTarget, request: ThroughputRequest, version: str | None) -> dict[str, Any]:
+def _header(target: UpdatesTarget, request: ThroughputRequest, version: str | None) -> JsonObject:
     document = results.result_header(
         WORKLOAD, target.engine, target.variant, count_label(request.docs), version
     )
@@ -548,9 +569,9 @@ def _plan(request: ThroughputRequest, target: UpdatesTarget) -> list[tuple[str, 
 
 def run_variant(
     name: str, variant: Any, request: ThroughputRequest, ceilings: Ceilings, version: str | None
-) -> dict[str, Any]:
+) -> JsonObject:
     label = count_label(request.docs)
-    previous: dict[str, Any] | None = None
+    previous: JsonObject | None = None
     path: Path | None = None
     if request.resume:
         latest = results.latest_run(request.results_dir, WORKLOAD, name, variant.name, label)
@@ -564,7 +585,7 @@ def run_variant(
         open_engine(name, workdir, request.urls.get(name)), variant
     )
     document = _header(target, request, version)
-    done = {run["run_id"]: run for run in (previous or {}).get("runs", [])}
+    done = _runs_by_id(previous)
     native_class = adapter_class(name, "throughput")
     native = native_class(target) if native_class is not None else None
     with runloop.result_slot(request.results_dir, WORKLOAD, name, variant.name, label, path) as reserved:
@@ -577,10 +598,10 @@ def _measure_variant(
     request: ThroughputRequest,
     ceilings: Ceilings,
     native: NativeReference | None,
-    document: dict[str, Any],
-    done: dict[str, Any],
+    document: JsonObject,
+    done: dict[str, JsonObject],
     path: Path,
-) -> dict[str, Any]:
+) -> JsonObject:
     with runloop.engine_running(target.engine, document):
         try:
             document["engine"] = target.engine_info()
@@ -591,11 +612,11 @@ def _measure_variant(
             document["load_seconds"] = time.perf_counter() - started
             _run_plan(name, target, request, ceilings, native, document, done, path)
         except Exception as error:  # noqa: BLE001 - recorded (this result's list); the next system runs
-            document["errors"].append(
+            as_array(document["errors"]).append(
                 {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
             )
-    document["complete"] = not document["errors"] and all(
-        run.get("check", {}).get("verdict") == "ok" for run in document["runs"]
+    document["complete"] = not as_array(document["errors"]) and all(
+        _verdict(run) == "ok" for run in as_array(document["runs"])
     )
     document = results.scrub(document, target.engine.url)
     kept = runloop.save(path, document, target.engine.url)
@@ -611,16 +632,17 @@ def _run_plan(
     request: ThroughputRequest,
     ceilings: Ceilings,
     native: NativeReference | None,
-    document: dict[str, Any],
-    done: dict[str, Any],
+    document: JsonObject,
+    done: dict[str, JsonObject],
     path: Path,
 ) -> None:
     module_name = type(target).__module__
     plan = _plan(request, target)
+    runs, skipped = as_array(document["runs"]), as_array(document["skipped"])
     for scenario in request.scenarios:
         problem = scenario_problem(target, scenario, request.urls.get(name))
         if problem:
-            document["skipped"].append({"scenario": scenario, "reason": problem})
+            skipped.append({"scenario": scenario, "reason": problem})
             _say(request, f"  {scenario}: not run ({problem})")
             continue
         try:
@@ -630,10 +652,10 @@ def _run_plan(
                 watch = _watch(name, target)  # (the scenario's setup may have restarted it)
                 for _, mix, clients, processes in (p for p in plan if p[0] == scenario):
                     run = Run(scenario, mix, clients, processes, request)
-                    if run.run_id in done and done[run.run_id].get("check", {}).get("verdict") == "ok":
-                        document["runs"].append(done[run.run_id])
+                    if run.run_id in done and _verdict(done[run.run_id]) == "ok":
+                        runs.append(done[run.run_id])
                         continue
-                    if document["runs"] and document["runs"][-1].get("server_died"):
+                    if runs and as_object(runs[-1]).get("server_died"):
                         target.engine.start()  # a new server (its data recovered) for this run
                         watch = _watch(name, target)
                     _say(
@@ -647,12 +669,12 @@ def _run_plan(
                         )
                     except Exception as error:  # noqa: BLE001 - recorded; the next run goes on
                         entry = _failed_run(run, error)
-                    document["runs"].append(results.scrub(entry, target.engine.url))
+                    runs.append(results.scrub(entry, target.engine.url))
                     for line in final_report(document, entry):
                         _say(request, "  " + line)
                     results.write_atomically(path, document)
         except NotSupported as reason:
-            document["skipped"].append({"scenario": scenario, "reason": str(reason)})
+            skipped.append({"scenario": scenario, "reason": str(reason)})
             _say(request, f"  {scenario}: not run ({reason})")
 
 
@@ -661,9 +683,20 @@ def _watch(name: str, target: UpdatesTarget) -> ServerWatch | None:
     return ServerWatch.of(name, main_pid(target.engine))
 
 
-def _failed_run(run: Run, error: Exception) -> dict[str, Any]:
+def _runs_by_id(previous: JsonObject | None) -> dict[str, JsonObject]:
+    """The runs of the result being resumed, by their ``run_id``."""
+    runs = (as_object(run, "a run") for run in as_array((previous or {}).get("runs", []), "runs"))
+    return {as_str(run["run_id"], "run_id"): run for run in runs}
+
+
+def _verdict(run: JsonValue) -> JsonValue:
+    """The verdict of a run's count check (None: not checked)."""
+    return object_or_empty(as_object(run, "a run").get("check")).get("verdict")
+
+
+def _failed_run(run: Run, error: Exception) -> JsonObject:
     """The entry of a run that ended in ``error``; a server that died is said as it is."""
-    entry = {
+    entry: JsonObject = {
         "run_id": run.run_id,
         "scenario": run.scenario,
         "mix": run.mix,
@@ -704,10 +737,10 @@ def run_throughput(request: ThroughputRequest) -> int:
         for variant in variants:
             _say(request, f"{name}/{variant.name}: {request.docs:,} documents")
             document = run_variant(name, variant, request, ceilings, availability.version)
-            written.append(Path(document["_path"]))
+            written.append(Path(as_str(document["_path"], "_path")))
             failures += 0 if document["complete"] else 1
-            for error in document["errors"]:
-                _say(request, f"  error: {error['error']}")
+            for error in as_array(document["errors"]):
+                _say(request, f"  error: {as_object(error)['error']}")
     written = [p for p in written if p.is_file()]
     if written:
         from docbench.workloads.throughput.report import print_throughput_report

@@ -7,60 +7,83 @@ update style -> seconds, ops/s, p50/p99, size before / after / maintained.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from docbench.core.console import report_console
+from docbench.core.jsontypes import (
+    JsonMapping,
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_int,
+    as_object,
+    as_str,
+    object_or_empty,
+)
 from docbench.results import load_results, run_name
 
 
-def _mb(value: Any) -> str:
+def _mb(value: JsonValue) -> str:
     return f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "-"
 
 
-def _size(sizes: dict[str, Any] | None) -> Any:
-    if not sizes or "error" in sizes:
+def _object(value: JsonValue) -> JsonObject:
+    """An optional part of a result: ``{}`` when absent (or empty, null, false, 0)."""
+    return object_or_empty(value or None)
+
+
+def _size(sizes: JsonValue) -> JsonValue:
+    """The total bytes of a sizes record (None: none, or its measurement failed)."""
+    if not sizes:
         return None
-    return sizes.get("total") if sizes.get("total") is not None else sizes.get("on_disk")
+    figures = as_object(sizes, "sizes")
+    if "error" in figures:
+        return None
+    return figures.get("total") if figures.get("total") is not None else figures.get("on_disk")
 
 
-def _seconds(value: Any) -> str:
+def _seconds(value: JsonValue) -> str:
     return f"{value:,.2f}" if isinstance(value, (int, float)) else "-"
 
 
-def _us(value: Any) -> str:
+def _us(value: JsonValue) -> str:
     if not isinstance(value, (int, float)):
         return "-"
     return f"{value / 1000:,.2f} ms" if value >= 1000 else f"{value:,.0f} µs"
 
 
-def _type_index(document: dict[str, Any]) -> tuple[str, str]:
-    settings = document.get("variant_settings") or {}
+def _type_index(document: JsonMapping) -> tuple[str, str]:
+    settings = _object(document.get("variant_settings"))
     return str(settings.get("type", "-")), str(settings.get("index", "-"))
 
 
-def bulk_rows(documents: list[dict[str, Any]]) -> list[list[str]]:
+def _display_name(document: JsonMapping) -> str:
+    return as_str(document.get("display_name", document["system"]), "display_name")
+
+
+def bulk_rows(documents: Sequence[JsonObject]) -> list[list[str]]:
     rows = []
     for doc in documents:
         kind, index = _type_index(doc)
-        for style in doc.get("styles", []):
-            check = style.get("check") or {}
-            stats = style.get("stats_after") or {}
+        for item in as_array(doc.get("styles", []), "styles"):
+            style = as_object(item, "a style")
+            check = _object(style.get("check"))
+            stats = _object(style.get("stats_after"))
             hot = stats.get("hot_share")
             verdict = style.get("error") and "error" or check.get("verdict", "-")
+            rows_changed = style.get("rows_changed")
             rows.append(
                 [
-                    doc.get("display_name", doc["system"]),
+                    _display_name(doc),
                     kind,
                     index,
-                    style["style"],
+                    as_str(style["style"], "style"),
                     _seconds(style.get("update_seconds")),
-                    f"{style['rows_changed']:,}"
-                    if isinstance(style.get("rows_changed"), int) and style["rows_changed"] >= 0
-                    else "-",
+                    f"{rows_changed:,}" if isinstance(rows_changed, int) and rows_changed >= 0 else "-",
                     _seconds(style.get("load_seconds")),
                     _mb(_size(style.get("sizes_before"))),
                     _mb(_size(style.get("sizes_after"))),
@@ -73,22 +96,23 @@ def bulk_rows(documents: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
-def point_rows(documents: list[dict[str, Any]]) -> list[list[str]]:
+def point_rows(documents: Sequence[JsonObject]) -> list[list[str]]:
     rows = []
     for doc in documents:
         kind, index = _type_index(doc)
-        point = doc.get("point") or {}
-        for distribution in doc.get("distributions", []):
-            per = point.get(distribution) or {}
+        point = _object(doc.get("point"))
+        for name in as_array(doc.get("distributions", []), "distributions"):
+            distribution = as_str(name, "a distribution")
+            per = _object(point.get(distribution))
             for operation in ("read", "update"):
-                s = per.get(operation)
+                s = _object(per.get(operation))
                 if not s:
                     continue
                 ops = s.get("ops_per_second")
                 rows.append(
                     [
-                        doc.get("display_name", doc["system"]),
-                        doc["variant"],
+                        _display_name(doc),
+                        as_str(doc["variant"], "variant"),
                         distribution,
                         operation,
                         f"{ops:,.0f}" if ops else "-",
@@ -96,10 +120,12 @@ def point_rows(documents: list[dict[str, Any]]) -> list[list[str]]:
                         _us(s.get("p99_us")),
                         _us(s.get("p999_us")),
                         _us(s.get("max_us")),
-                        str(s.get("errors", 0) + s.get("not_found", 0)),
+                        str(
+                            as_int(s.get("errors", 0), "errors") + as_int(s.get("not_found", 0), "not_found")
+                        ),
                     ]
                 )
-        verify = point.get("verify") or {}
+        verify = _object(point.get("verify"))
         if verify and rows:
             rows[-1][-1] += f" ({verify.get('verdict')})"
     return rows
@@ -115,12 +141,12 @@ def print_updates_report(results_dirs: list[Path], console: Console | None = Non
 
 
 def print_report(
-    documents: list[dict[str, Any]], console: Console, _all_documents: list[dict[str, Any]]
+    documents: Sequence[JsonObject], console: Console, _all_documents: Sequence[JsonObject]
 ) -> None:
     if not documents:
         console.print("no updates results")
         return
-    docs = sorted({d["dataset"]["docs"] for d in documents})
+    docs = sorted({as_int(as_object(d["dataset"], "dataset")["docs"], "docs") for d in documents})
     table = Table(
         title=f"Bulk partial update: add field11 (32 chars) to every document "
         f"({', '.join(f'{n:,}' for n in docs)} YCSB documents)"
@@ -146,7 +172,7 @@ def print_report(
     for row in bulk_rows(documents):
         table.add_row(*row)
     console.print(table)
-    ops = sorted({ops for d in documents if (ops := d.get("ops"))})
+    ops = sorted({as_int(ops, "ops") for d in documents if (ops := d.get("ops"))})
     table = Table(
         title=f"Point operations by key, one client ({', '.join(map(str, ops))} ops "
         "per distribution; zipfian theta 0.99, scrambled)"
@@ -171,12 +197,12 @@ def print_report(
     console.print(table)
     incomplete = [d for d in documents if not d.get("complete")]
     for doc in incomplete:
-        for error in doc.get("errors", []):
-            console.print(f"[red]{run_name(doc)}: {error['error']}[/red]")
+        for error in as_array(doc.get("errors", []), "errors"):
+            console.print(f"[red]{run_name(doc)}: {as_object(error, 'an error')['error']}[/red]")
 
 
 def dashboard_section(
-    documents: list[dict[str, Any]], all_documents: list[dict[str, Any]] | None = None
-) -> dict[str, Any] | None:
+    documents: Sequence[JsonObject], all_documents: Sequence[JsonObject] | None = None
+) -> None:
     """No view of its own: the dashboard shows the generic table of the documents' fields."""
     return None

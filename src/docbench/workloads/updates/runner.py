@@ -22,14 +22,15 @@ import logging
 import random
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from docbench import results
 from docbench.contracts import ycsb
 from docbench.contracts.updates import UpdatesTarget
 from docbench.core import paths
-from docbench.core.jsontypes import as_array, as_object
+from docbench.core.jsontypes import JsonArray, JsonMapping, JsonObject, as_array, as_object
 from docbench.core.units import count_label, parse_count
 from docbench.servers.managed import clear_work_directory
 from docbench.systems import REGISTERED, adapter_module, engine_class, open_engine, required_adapter_class
@@ -44,6 +45,8 @@ HIST_DIGITS = 3
 SAMPLE_SIZE = 100
 DISTRIBUTIONS = ("uniform", "zipfian")
 
+T = TypeVar("T")
+
 
 def _histogram():
     from hdrh.histogram import HdrHistogram
@@ -51,7 +54,7 @@ def _histogram():
     return HdrHistogram(HIST_LOWEST_NS, HIST_HIGHEST_NS, HIST_DIGITS)
 
 
-def summarize(hist, seconds: float, ops: int, errors: int) -> dict[str, Any]:
+def summarize(hist, seconds: float, ops: int, errors: int) -> JsonObject:
     us = 1000.0
     return {
         "ops": ops,
@@ -69,37 +72,37 @@ def summarize(hist, seconds: float, ops: int, errors: int) -> dict[str, Any]:
     }
 
 
-def _sizes(target) -> dict[str, Any] | None:
+def _sizes(target: UpdatesTarget) -> JsonObject:
     try:
         return dataclasses.asdict(target.sizes())
     except Exception as error:  # noqa: BLE001 - a size figure is not worth the run
         return {"error": f"{type(error).__name__}: {error}"}
 
 
-def _stats(target) -> dict[str, Any]:
+def _stats(target: UpdatesTarget) -> JsonObject:
     try:
         return target.extra_stats()
     except Exception as error:  # noqa: BLE001
         return {"error": f"{type(error).__name__}: {error}"}
 
 
-def _timed(fn, *args):
+def _timed(fn: Callable[..., T], *args: object) -> tuple[T, float]:
     started = time.perf_counter()
     value = fn(*args)
     return value, time.perf_counter() - started
 
 
-def _same(got: dict[str, Any] | None, expected: dict[str, Any]) -> bool:
+def _same(got: JsonMapping | None, expected: JsonMapping) -> bool:
     if got is None:
         return False
     return {k: v for k, v in got.items() if k != "_id"} == expected
 
 
-def check_bulk(target, docs: int, seed: int, rng: random.Random) -> dict[str, Any]:
+def check_bulk(target: UpdatesTarget, docs: int, seed: int, rng: random.Random) -> JsonObject:
     count = target.count()
     with_field = target.count_field(ycsb.NEW_FIELD, ycsb.NEW_FIELD_VALUE)
     sample = rng.sample(range(docs), min(SAMPLE_SIZE, docs))
-    mismatches: list[dict[str, Any]] = []
+    mismatches: JsonArray = []
     session = target.open_session(target.session_spec())
     try:
         for i in sample:
@@ -107,7 +110,9 @@ def check_bulk(target, docs: int, seed: int, rng: random.Random) -> dict[str, An
             expected[ycsb.NEW_FIELD] = ycsb.NEW_FIELD_VALUE
             got = session.read(expected["ycsb_key"])
             if not _same(got, expected):
-                mismatches.append({"key": expected["ycsb_key"], "got": None if got is None else sorted(got)})
+                mismatches.append(
+                    {"key": expected["ycsb_key"], "got": None if got is None else [*sorted(got)]}
+                )
     finally:
         session.close()
     verdict = "ok"
@@ -128,14 +133,16 @@ def check_bulk(target, docs: int, seed: int, rng: random.Random) -> dict[str, An
     }
 
 
-def point_operations(target, docs: int, seed: int, ops: int, distributions: list[str]) -> dict[str, Any]:
+def point_operations(
+    target: UpdatesTarget, docs: int, seed: int, ops: int, distributions: list[str]
+) -> JsonObject:
     """Point reads then point updates of one random field, per distribution, one client."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     session = target.open_session(target.session_spec())
     written: dict[str, tuple[str, str]] = {}
     try:
         for distribution in distributions:
-            per: dict[str, Any] = {}
+            per: JsonObject = {}
             for operation in ("read", "update"):
                 pick = ycsb.chooser(distribution, docs, seed=seed * 31 + len(operation))
                 rng = random.Random(seed * 17 + len(distribution) + len(operation))
@@ -173,7 +180,7 @@ def point_operations(target, docs: int, seed: int, ops: int, distributions: list
         # Read back what the point updates wrote (a sample of the keys).
         rng = random.Random(seed + 99)
         keys = rng.sample(sorted(written), min(SAMPLE_SIZE, len(written)))
-        wrong = [k for k in keys if (session.read(k) or {}).get(written[k][0]) != written[k][1]]
+        wrong: JsonArray = [k for k in keys if (session.read(k) or {}).get(written[k][0]) != written[k][1]]
         out["verify"] = {
             "keys_updated": len(written),
             "checked": len(keys),
@@ -194,17 +201,18 @@ def run_variant(
     ops: int,
     distributions: list[str],
     lines: list[bytes],
-) -> dict[str, Any]:
+) -> JsonObject:
     variant = target.variant
     rng = random.Random(seed)
-    styles: list[dict[str, Any]] = []
-    document: dict[str, Any] = {"styles": styles, "errors": []}
+    styles: JsonArray = []
+    errors: JsonArray = []
+    document: JsonObject = {"styles": styles, "errors": errors}
     # the work directory is the caller's to clear (--keep-workdir)
     with runloop.engine_running(target.engine, document, keep_workdir=lambda: True):
         try:
             style_names = target.bulk_update_styles()
             for number, style in enumerate(style_names):
-                entry: dict[str, Any] = {"style": style}
+                entry: JsonObject = {"style": style}
                 styles.append(entry)
                 log.info("%s/%s: load %d documents (style %s)", name, variant.name, docs, style)
                 try:
@@ -223,14 +231,14 @@ def run_variant(
                     what, entry["maintain_seconds"] = _timed(target.maintain)
                     entry["maintenance"] = what
                     entry["sizes_maintained"] = _sizes(target)
-                    entry["check"] = check_bulk(target, docs, seed, rng)
+                    entry["check"] = check = check_bulk(target, docs, seed, rng)
                     log.info(
                         "%s/%s/%s: update %.2f s, check %s",
                         name,
                         variant.name,
                         style,
                         entry["update_seconds"],
-                        entry["check"]["verdict"],
+                        check["verdict"],
                     )
                 except Exception as error:  # noqa: BLE001 - next style
                     entry["error"] = f"{type(error).__name__}: {error}"
@@ -244,19 +252,19 @@ def run_variant(
             document["point_stats_after"] = _stats(target)
             document["point_sizes_after"] = _sizes(target)
         except Exception as error:  # noqa: BLE001 - recorded (this result's list); the next system runs
-            document["errors"].append(
+            errors.append(
                 {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
             )
         finally:
             with contextlib.suppress(Exception):
                 document["engine"] = target.engine_info()
-    document["complete"] = not document["errors"] and all("error" not in s for s in styles)
+    document["complete"] = not errors and all("error" not in as_object(s, "a style") for s in styles)
     return document
 
 
 def _finish(
-    document: dict[str, Any],
-    body: dict[str, Any],
+    document: JsonObject,
+    body: JsonObject,
     engine: Any,
     url: str | None,
     path: Path,
@@ -267,25 +275,24 @@ def _finish(
     started: float,
 ) -> Path | None:
     """The variant's result, written."""
-    document.update(
-        {
-            "dataset": {
-                "kind": "ycsb",
-                "docs": docs,
-                "seed": seed,
-                "fields": ycsb.FIELD_COUNT,
-                "field_length": ycsb.FIELD_LENGTH,
-                "new_field": ycsb.NEW_FIELD,
-                "new_field_length": len(ycsb.NEW_FIELD_VALUE),
-            },
-            "ops": ops,
-            "distributions": distributions,
-            "zipfian": {"theta": ycsb.ZIPFIAN_THETA, "scrambled": True},
-            "wall_seconds": time.perf_counter() - started,
-            **body,
-            "finished_at": results.now_iso(),
-        }
-    )
+    ending: JsonObject = {
+        "dataset": {
+            "kind": "ycsb",
+            "docs": docs,
+            "seed": seed,
+            "fields": ycsb.FIELD_COUNT,
+            "field_length": ycsb.FIELD_LENGTH,
+            "new_field": ycsb.NEW_FIELD,
+            "new_field_length": len(ycsb.NEW_FIELD_VALUE),
+        },
+        "ops": ops,
+        "distributions": [*distributions],
+        "zipfian": {"theta": ycsb.ZIPFIAN_THETA, "scrambled": True},
+        "wall_seconds": time.perf_counter() - started,
+        **body,
+        "finished_at": results.now_iso(),
+    }
+    document.update(ending)
     with contextlib.suppress(Exception):
         document["versions"] = engine.versions()
     return runloop.save(path, document, url)
