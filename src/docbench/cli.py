@@ -16,7 +16,7 @@ import click
 from docbench.core import paths
 from docbench.core.units import parse_count
 from docbench.workloads import DEFAULT, all_workloads
-from docbench.workloads.options import verify_option
+from docbench.workloads.options import directory_option, file_option, verify_option
 
 
 def _count(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
@@ -216,20 +216,8 @@ for _workload in all_workloads():
     help="A results directory or result file; repeat it to read several together (e.g. analytics "
     "results and fidelity results, whose `lossless` labels join them) [results/].",
 )
-@click.option(
-    "--html",
-    "html_file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Write the dashboard: one self-contained HTML file (works offline).",
-)
-@click.option(
-    "--plots",
-    "plots_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Write the charts as PNG files into this directory.",
-)
+@file_option("--html", "html_file", help="Write the dashboard: one self-contained HTML file (works offline).")
+@directory_option("--plots", "plots_dir", help="Write the charts as PNG files into this directory.")
 @click.option(
     "--markdown",
     is_flag=True,
@@ -300,11 +288,8 @@ def site(results_root: Path, out: Path) -> None:
 
 @main.command()
 @click.argument("data_dir", metavar="DATA", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Write the proposed query set here [DATA's name + .queries.yaml in the current directory].",
+@file_option(
+    "--out", help="Write the proposed query set here [DATA's name + .queries.yaml in the current directory]."
 )
 @click.option(
     "--sample",
@@ -338,12 +323,8 @@ def profile(data_dir: Path, out: Path | None, sample: int) -> None:
 
 @main.command("import-jsonbench")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Where to write the docbench result files (default: results/imported/).",
+@directory_option(
+    "--out", "out_dir", help="Where to write the docbench result files (default: results/imported/)."
 )
 def import_jsonbench(sources: tuple[Path, ...], out_dir: Path | None) -> None:
     """Import JSONBench result files (or directories of them) as docbench results.
@@ -406,12 +387,8 @@ def _threshold(_ctx: click.Context, _param: click.Parameter, value: str) -> floa
     "measures it on a machine from A/A pairs of runs.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (docs/compare.md).")
-@click.option(
-    "--html",
-    "html_file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Also write it as a self-contained HTML page (the dashboard's Compare view).",
+@file_option(
+    "--html", "html_file", help="Also write it as a self-contained HTML page (the dashboard's Compare view)."
 )
 @click.option(
     "--fail-on-regression",

@@ -263,12 +263,8 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
         help="Continue the latest run of each (system, variant, data) on this "
         "machine: skip it when complete, finish it when not.",
     )(command)
-    command = click.option(
-        "--results",
-        "results_dir",
-        type=click.Path(path_type=Path, file_okay=False),
-        default=None,
-        help="Results directory, not inside docbench's work directory [results/].",
+    command = directory_option(
+        "--results", "results_dir", help="Results directory, not inside docbench's work directory [results/]."
     )(command)
     command = click.option(
         "--variants",
@@ -397,3 +393,17 @@ def io_limit_option(command: Callable[..., Any]) -> Callable[..., Any]:
         "disk of its data directory. Needs root; recorded in the result. Buffered writes the "
         "kernel writes back later are not throttled under cgroup v1.",
     )(command)
+
+
+def directory_option(*names: str, help: str, required: bool = False) -> Callable[[Any], Any]:
+    """An option naming a directory (e.g. `--results`, `--dir`, `--plots`): a Path, None when
+    not given. Every command declares its directories with it, so they parse alike."""
+    return click.option(
+        *names, type=click.Path(path_type=Path, file_okay=False), default=None, required=required, help=help
+    )
+
+
+def file_option(*names: str, help: str) -> Callable[[Any], Any]:
+    """An option naming a file docbench writes (e.g. `--json`, `--html`): a Path, None when not
+    given."""
+    return click.option(*names, type=click.Path(path_type=Path, dir_okay=False), default=None, help=help)

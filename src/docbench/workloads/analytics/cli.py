@@ -14,6 +14,7 @@ from docbench.workloads.options import (
     check_variants,
     count_list,
     data_dir_callback,
+    directory_option,
     list_callback,
     results_dir_or_default,
     split_list,
@@ -346,12 +347,8 @@ def top_commands() -> list[click.Command]:
         show_default=True,
         help="The dataset's form when it still has to be generated.",
     )
-    @click.option(
-        "--results",
-        "results_dir",
-        type=click.Path(path_type=Path, file_okay=False),
-        default=None,
-        help="Where earlier results are (the rates to extrapolate) [results/].",
+    @directory_option(
+        "--results", "results_dir", help="Where earlier results are (the rates to extrapolate) [results/]."
     )
     def plan(
         scale: str,

@@ -14,6 +14,8 @@ from docbench.workloads.options import (
     choices,
     count_list,
     count_type,
+    directory_option,
+    file_option,
     io_limit_option,
     list_callback,
     results_dir_or_default,
@@ -222,13 +224,7 @@ def bench_commands() -> list[click.Command]:
         show_default=True,
         help="The driver's client loop (see `docbench run throughput --help`).",
     )
-    @click.option(
-        "--results",
-        "results_dir",
-        type=click.Path(path_type=Path, file_okay=False),
-        default=None,
-        help="Where the runs' result files go [results/].",
-    )
+    @directory_option("--results", "results_dir", help="Where the runs' result files go [results/].")
     def bench_throughput(
         system_names: list[str],
         variants: list[str] | None,
@@ -295,20 +291,12 @@ def bench_io_limit() -> click.Command:
         callback=choices(list(IO_PROBE_KINDS)),
         help="Kinds of IO measured.",
     )
-    @click.option(
+    @directory_option(
         "--dir",
         "directory",
-        type=click.Path(path_type=Path, file_okay=False),
-        default=None,
         help="Where the 1 GiB probe file goes (its disk is the one measured) [the work directory].",
     )
-    @click.option(
-        "--json",
-        "json_path",
-        type=click.Path(path_type=Path, dir_okay=False),
-        default=None,
-        help="Also write the figures there as JSON.",
-    )
+    @file_option("--json", "json_path", help="Also write the figures there as JSON.")
     def bench_io_limit_command(
         limits: list[int], seconds: float, kinds: list[str], directory: Path | None, json_path: Path | None
     ) -> None:
