@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from docbench import __version__
+from docbench.core.jsontypes import as_object
 from docbench.results import load_results, now_iso
 from docbench.results.files import latest_documents, trimmed_document
 from docbench.workloads import all_workloads
@@ -75,7 +76,7 @@ def build_payload(documents: list[dict[str, Any]]) -> dict[str, Any]:
             continue
         section = workload.dashboard_section(docs, documents) or generic_table(workload.name, docs)
         if "main" in section:
-            payload.update(section["main"])
+            payload.update(as_object(section["main"], "the dashboard's main view"))
             payload["workloads"].extend(section.get("extra", []))
         else:
             payload["workloads"].append(

@@ -127,4 +127,10 @@ def engine_running(
 __all__ = [
     "RunDocument",
     "RunRecord",
-    "claim_workdir", "engine_running", "record_failure", "result_slot", "save", "stop"]
+    "claim_workdir",
+    "engine_running",
+    "record_failure",
+    "result_slot",
+    "save",
+    "stop",
+]

@@ -232,7 +232,10 @@ def _checked_state(state: object) -> CheckpointState:
             }
         )
     refused_lines = {
-        name: [_count(line, f"a line of 'report.refused_lines.{name}'") for line in _list(lines, f"'report.refused_lines.{name}'")]
+        name: [
+            _count(line, f"a line of 'report.refused_lines.{name}'")
+            for line in _list(lines, f"'report.refused_lines.{name}'")
+        ]
         for name, lines in _object(report.get("refused_lines"), "'report.refused_lines'").items()
     }
     return {
