@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+
 from docbench.core.jsontypes import JsonObject, as_array, as_object
 from docbench.dataset.oracle import Partial, finalize, scan_batches
 from docbench.dataset.reader import iter_lines
