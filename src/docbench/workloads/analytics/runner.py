@@ -129,8 +129,8 @@ class Dataset:
     def bluesky_shaped(self) -> bool:
         """Whether JSONBench's queries find anything here (Q1 counts Bluesky's commit events
         by collection): on other documents they would all be empty."""
-        rows = as_array(self.answers.get("q1") or [], "the oracle's q1")
-        return any(as_array(row, "a row of the oracle's q1") and as_array(row)[0] is not None for row in rows)
+        rows = [as_array(row, "a row of the oracle's q1") for row in as_array(self.answers.get("q1") or [])]
+        return any(row and row[0] is not None for row in rows)
 
     @property
     def fingerprint(self) -> str:
