@@ -17,13 +17,14 @@ from typing import Any
 import click
 from rich.console import Console
 
+from docbench.core.jsontypes import JsonObject
 from docbench.results.files import result_models
 from docbench.workloads.measures import ComparedData, Measure
 
 REGISTERED: list[str] = ["analytics", "updates", "storage", "throughput", "fidelity", "shapes"]
 DEFAULT = "analytics"
 
-Documents = list[dict[str, Any]]
+Documents = list[JsonObject]
 
 
 @dataclass(frozen=True)
@@ -71,9 +72,12 @@ class Workload:
         module = importlib.import_module(self.report)
         module.print_report(self._given(documents), console, self._given(all_documents, quiet=True))
 
-    def dashboard_section(self, documents: Documents, all_documents: Documents) -> dict[str, Any] | None:
+    def dashboard_section(self, documents: Documents, all_documents: Documents) -> JsonObject | None:
         module = importlib.import_module(self.dashboard or self.report)
-        return module.dashboard_section(self._given(documents), self._given(all_documents, quiet=True))
+        section: JsonObject | None = module.dashboard_section(
+            self._given(documents), self._given(all_documents, quiet=True)
+        )
+        return section
 
     def write_plots(self, documents: Documents, out_dir: Path) -> list[Path]:
         if self.plots is None:
@@ -84,13 +88,13 @@ class Workload:
         """What its modules read: the documents, or (reads_models) their models."""
         return result_models(documents, quiet) if self.reads_models else documents
 
-    def measures(self, document: dict[str, Any]) -> list[Measure] | None:
+    def measures(self, document: JsonObject) -> list[Measure] | None:
         """The figures of one of its results, or None when the workload has no comparison."""
         if self.compare is None:
             return None
         return list(importlib.import_module(self.compare).measures(document))
 
-    def compared_data(self, document: dict[str, Any]) -> ComparedData:
+    def compared_data(self, document: JsonObject) -> ComparedData:
         """The data ``docbench compare`` matches one of its results on (workloads/measures.py)."""
         module = importlib.import_module(self.compare) if self.compare else None
         if module is not None and hasattr(module, "data"):

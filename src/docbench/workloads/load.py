@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader
 from docbench.contracts.common import BatchRejected, StorageSize
@@ -53,6 +53,29 @@ class RefusedDocument:
     reason: str
 
 
+class RefusedState(TypedDict):
+    """A refused document as a checkpoint keeps it (a :class:`RefusedDocument`'s fields)."""
+
+    file: str
+    line: int
+    reason: str
+
+
+class LoadState(TypedDict):
+    """A :class:`LoadReport` as JSON, its log handle left out (a resumable load's checkpoint)."""
+
+    offered: int
+    empty_lines: int
+    refused: list[RefusedState]
+    refused_count: int
+    not_objects: int
+    refused_lines: dict[str, list[int]]
+    seconds: float
+    batches: int
+    retried_batches: int
+    whole_file_refusals: int
+
+
 @dataclass
 class LoadReport:
     offered: int = 0
@@ -72,12 +95,12 @@ class LoadReport:
     # Where every refusal is written as "file<TAB>line<TAB>reason" (None: nowhere).
     refusal_log: TextSink | None = None
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> LoadState:
         """Everything but the log handle, as JSON (a resumable load's checkpoint)."""
         return {
             "offered": self.offered,
             "empty_lines": self.empty_lines,
-            "refused": [vars(r) for r in self.refused],
+            "refused": [{"file": r.file, "line": r.line, "reason": r.reason} for r in self.refused],
             "refused_count": self.refused_count,
             "not_objects": self.not_objects,
             "refused_lines": {name: sorted(lines) for name, lines in self.refused_lines.items()},
@@ -88,21 +111,16 @@ class LoadReport:
         }
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> LoadReport:
+    def from_state(cls, state: LoadState) -> LoadReport:
         report = cls(
-            **{
-                key: state[key]
-                for key in (
-                    "offered",
-                    "empty_lines",
-                    "refused_count",
-                    "not_objects",
-                    "seconds",
-                    "batches",
-                    "retried_batches",
-                    "whole_file_refusals",
-                )
-            }
+            offered=state["offered"],
+            empty_lines=state["empty_lines"],
+            refused_count=state["refused_count"],
+            not_objects=state["not_objects"],
+            seconds=state["seconds"],
+            batches=state["batches"],
+            retried_batches=state["retried_batches"],
+            whole_file_refusals=state["whole_file_refusals"],
         )
         report.refused = [RefusedDocument(**r) for r in state["refused"]]
         report.refused_lines = {name: set(lines) for name, lines in state["refused_lines"].items()}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from docbench.contracts.cluster import (
     requested_shape,
 )
 from docbench.core import paths
+from docbench.core.jsontypes import as_str
 from docbench.core.ownership import protect_directory
 from docbench.core.units import parse_count
 from docbench.systems import REGISTERED, UnknownSystem, all_engines, check_names
@@ -283,10 +284,12 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return cluster_options(command)
 
 
-def urls_from(options: dict[str, Any]) -> dict[str, str]:
+def urls_from(options: Mapping[str, object]) -> dict[str, str]:
     """The --<system>-url values given, by system name."""
     return {
-        key.removesuffix("_url"): value for key, value in options.items() if key.endswith("_url") and value
+        key.removesuffix("_url"): as_str(value, f"--{key.replace('_', '-')}")
+        for key, value in options.items()
+        if key.endswith("_url") and value
     }
 
 

@@ -18,9 +18,10 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypedDict
 
 from docbench.contracts.analytics import QuerySession
+from docbench.core.jsontypes import JsonObject
 from docbench.core.procstats import QueryMeter
 from docbench.workloads import fresh_process
 
@@ -28,9 +29,20 @@ from docbench.workloads import fresh_process
 # its text as it runs any query of its language, with no alternative forms beside it.
 
 
+class AlternativeRun(TypedDict, total=False):
+    """One alternative form of a query, run once after the main try: its time and rows, or
+    its error (``approximate``: the form's answer may differ by the system's declared error)."""
+
+    seconds: float
+    approximate: bool
+    engine_seconds: float | None
+    rows: list[list[Any]]
+    error: str
+
+
 def worker_main(
     system_name: str,
-    spec: dict[str, Any],
+    spec: JsonObject,
     query_number: int,
     text: str,
     tries: int,
@@ -79,9 +91,9 @@ def worker_main(
     session.close()
 
 
-def run_alternatives(session: QuerySession, query_number: int, text: str) -> dict[str, Any]:
+def run_alternatives(session: QuerySession, query_number: int, text: str) -> dict[str, AlternativeRun]:
     """Run each alternative form of the query once, timed on its own (after the main try)."""
-    results: dict[str, Any] = {}
+    results: dict[str, AlternativeRun] = {}
     for name, approximate in session.alternatives(query_number, text).items():
         try:
             t0 = time.perf_counter()
@@ -112,8 +124,8 @@ class TryResult:
     read_bytes: int | None = None
     error: str | None = None
     rows: list[list[Any]] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    alternatives: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
+    alternatives: dict[str, AlternativeRun] = field(default_factory=dict)
 
 
 @dataclass
@@ -128,7 +140,7 @@ class QueryRun:
 
 def run_query_in_worker(
     system_name: str,
-    spec: dict[str, Any],
+    spec: JsonObject,
     query_number: int,
     text: str,
     tries: int,

@@ -15,16 +15,34 @@ import contextlib
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias, TypedDict
 
 from docbench import results
 from docbench.contracts.engine import Engine
 from docbench.core import paths
+from docbench.core.jsontypes import JsonObject, as_array
 from docbench.core.ownership import claim_directory
 from docbench.core.redact import redact_text
 from docbench.servers.managed import clear_work_directory
 
 UNSAVED = "unsaved-results"
+
+
+class RunRecord(TypedDict, total=False):
+    """The keys of a result this loop writes (every workload's result has them: its header's
+    ``finished_at`` and ``complete``; ``error``, its traceback and ``warnings`` when they occur).
+    A workload's own TypedDict of its result extends it; a result still built as a JSON object
+    is taken too."""
+
+    finished_at: str | None
+    complete: bool
+    error: str
+    error_traceback: str
+    warnings: list[str]
+
+
+# A result as the loop takes it: a workload's typed result, or a JSON object.
+RunDocument: TypeAlias = "RunRecord | JsonObject"
 
 
 def claim_workdir(path: Path, fresh: bool = False) -> Path:
@@ -47,13 +65,13 @@ def result_slot(
         yield path
 
 
-def save(path: Path, document: dict[str, Any], url: str | None) -> Path | None:
+def save(path: Path, document: RunDocument, url: str | None) -> Path | None:
     """The result written without the URL's password; kept in docbench's work directory when
     the results directory fails (None when it could be written nowhere)."""
     return results.write_or_keep(path, results.scrub(document, url), paths.work_dir() / UNSAVED)
 
 
-def record_failure(document: dict[str, Any], engine: Engine, error: BaseException) -> str:
+def record_failure(document: RunDocument, engine: Engine, error: BaseException) -> str:
     """A failure while measuring, in the result (the URL's password never written)."""
     document["error"] = redact_text(f"{type(error).__name__}: {error}", engine.url)[:2000]
     document["error_traceback"] = redact_text(traceback.format_exc(limit=8), engine.url)
@@ -61,22 +79,21 @@ def record_failure(document: dict[str, Any], engine: Engine, error: BaseExceptio
     return str(document["error"])
 
 
-def stop(engine: Engine, document: dict[str, Any], release: Callable[[], None] | None = None) -> None:
+def stop(engine: Engine, document: RunDocument, release: Callable[[], None] | None = None) -> None:
     """Release the process's handles and stop the engine; a failure is a warning in the
     result, never silence."""
     for step, action in (("release", release or engine.release), ("stop", engine.stop)):
         try:
             action()
         except Exception as error:  # noqa: BLE001 - recorded: the run's figures stand
-            document.setdefault("warnings", []).append(
-                redact_text(f"{step} failed: {type(error).__name__}: {error}", engine.url)
-            )
+            warnings = as_array(document.setdefault("warnings", []), "the result's warnings")
+            warnings.append(redact_text(f"{step} failed: {type(error).__name__}: {error}", engine.url))
 
 
 @contextlib.contextmanager
 def engine_running(
     engine: Engine,
-    document: dict[str, Any],
+    document: RunDocument,
     release: Callable[[], None] | None = None,
     keep_workdir: Callable[[], bool] = lambda: False,
     start: Callable[[], None] | None = None,
@@ -107,4 +124,13 @@ def engine_running(
         document["finished_at"] = results.now_iso()
 
 
-__all__ = ["claim_workdir", "engine_running", "record_failure", "result_slot", "save", "stop"]
+__all__ = [
+    "RunDocument",
+    "RunRecord",
+    "claim_workdir",
+    "engine_running",
+    "record_failure",
+    "result_slot",
+    "save",
+    "stop",
+]

@@ -21,15 +21,28 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
-from docbench.workloads.load import LoadReport
+from docbench.core.jsontypes import JsonArray, JsonObject
+from docbench.workloads.load import LoadReport, LoadState, RefusedState
 
 CHECKPOINT_NAME = "load-checkpoint.json"
 REFUSALS_NAME = "load-refusals.tsv"
 FORMAT = 1
+
+
+class CheckpointState(TypedDict):
+    """A checkpoint as written, once every field is checked."""
+
+    format: int
+    dataset_fingerprint: str
+    system: str
+    variant: str
+    committed: list[str]
+    expected_count: int
+    report: LoadState
 
 
 @dataclass
@@ -100,9 +113,14 @@ class LoadCheckpoint:
             )
         if state["format"] != FORMAT:
             return None, f"{self.path} is of format {state['format']}, not {FORMAT}: the load starts over"
-        if any(state[k] != v for k, v in self.identity.items()):
+        identity = {
+            "dataset_fingerprint": state["dataset_fingerprint"],
+            "system": state["system"],
+            "variant": state["variant"],
+        }
+        if any(identity[k] != v for k, v in self.identity.items()):
             return None, "the load checkpoint is for other data or another variant: the load starts over"
-        committed: list[str] = state["committed"]
+        committed = state["committed"]
         report = LoadReport.from_state(state["report"])
         disagreement = _disagreement(committed, report, files)
         if disagreement is not None:
@@ -174,46 +192,72 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-def _object(value: object, where: str) -> dict[str, Any]:
+def _object(value: object, where: str) -> JsonObject:
     if not isinstance(value, dict):
         raise MalformedCheckpoint(f"{where} is {_shown(value)}, not an object")
     return value
 
 
-def _list(value: object, where: str) -> list[Any]:
+def _list(value: object, where: str) -> JsonArray:
     if not isinstance(value, list):
         raise MalformedCheckpoint(f"{where} is {_shown(value)}, not a list")
     return value
 
 
-def _checked_state(state: object) -> dict[str, Any]:
+def _checked_state(state: object) -> CheckpointState:
     """The checkpoint's state when every field has the type docbench writes; otherwise
     :class:`MalformedCheckpoint` naming the first field that has not."""
     top = _object(state, "its content")
-    _count(top.get("format"), "'format'")
-    for key in ("dataset_fingerprint", "system", "variant"):
-        _text(top.get(key), f"'{key}'")
+    format_ = _count(top.get("format"), "'format'")
+    identity = {key: _text(top.get(key), f"'{key}'") for key in ("dataset_fingerprint", "system", "variant")}
     committed = [_text(name, "a name in 'committed'") for name in _list(top.get("committed"), "'committed'")]
     if len(set(committed)) != len(committed):
         raise MalformedCheckpoint("'committed' names a file twice")
-    _count(top.get("expected_count"), "'expected_count'")
+    expected_count = _count(top.get("expected_count"), "'expected_count'")
     report = _object(top.get("report"), "'report'")
-    for key in _REPORT_COUNTS:
-        _count(report.get(key), f"'report.{key}'")
+    counts = {key: _count(report.get(key), f"'report.{key}'") for key in _REPORT_COUNTS}
     seconds = report.get("seconds")
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
         raise MalformedCheckpoint(f"'report.seconds' is {_shown(seconds)}, not a duration")
-    for refused in _list(report.get("refused"), "'report.refused'"):
-        entry = _object(refused, "an entry of 'report.refused'")
+    refused: list[RefusedState] = []
+    for item in _list(report.get("refused"), "'report.refused'"):
+        entry = _object(item, "an entry of 'report.refused'")
         if set(entry) != {"file", "line", "reason"}:
             raise MalformedCheckpoint(f"an entry of 'report.refused' has the keys {sorted(entry)}")
-        _text(entry["file"], "'report.refused[].file'")
-        _count(entry["line"], "'report.refused[].line'")
-        _text(entry["reason"], "'report.refused[].reason'")
-    for name, lines in _object(report.get("refused_lines"), "'report.refused_lines'").items():
-        for line in _list(lines, f"'report.refused_lines.{name}'"):
+        refused.append(
+            {
+                "file": _text(entry["file"], "'report.refused[].file'"),
+                "line": _count(entry["line"], "'report.refused[].line'"),
+                "reason": _text(entry["reason"], "'report.refused[].reason'"),
+            }
+        )
+    refused_lines = {
+        name: [
             _count(line, f"a line of 'report.refused_lines.{name}'")
-    return top
+            for line in _list(lines, f"'report.refused_lines.{name}'")
+        ]
+        for name, lines in _object(report.get("refused_lines"), "'report.refused_lines'").items()
+    }
+    return {
+        "format": format_,
+        "dataset_fingerprint": identity["dataset_fingerprint"],
+        "system": identity["system"],
+        "variant": identity["variant"],
+        "committed": committed,
+        "expected_count": expected_count,
+        "report": {
+            "offered": counts["offered"],
+            "empty_lines": counts["empty_lines"],
+            "refused": refused,
+            "refused_count": counts["refused_count"],
+            "not_objects": counts["not_objects"],
+            "refused_lines": refused_lines,
+            "seconds": seconds,
+            "batches": counts["batches"],
+            "retried_batches": counts["retried_batches"],
+            "whole_file_refusals": counts["whole_file_refusals"],
+        },
+    }
 
 
 def _disagreement(committed: list[str], report: LoadReport, files: list[Path]) -> str | None:

@@ -21,20 +21,22 @@ import contextlib
 import dataclasses
 import queue as queue_module
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.capabilities import BlueskyQueries, capability
 from docbench.contracts.portable import CompiledQuery
 from docbench.core import histograms, procstats
+from docbench.core.jsontypes import JsonObject
 from docbench.queries.spec import Query
 from docbench.workloads import fresh_process
 from docbench.workloads.analytics.concurrent_clients import (
     OUTCOMES,
     QUERY_NUMBERS,
     ClientsConfig,
+    FinalMessage,
     process_main,
 )
 
@@ -64,15 +66,72 @@ class ConcurrencyRequest:
     progress: bool = True
 
 
+# Latency figures in ms (histograms.latency_summary's, rounded): count, avg_ms, p50_ms...
+Latency = dict[str, float | None]
+# The engine's processes over the window (procstats.TreeMonitor.record): CPU seconds, cores...
+EngineFigures = dict[str, float | int | None]
+
+
+class QuerySummary(TypedDict):
+    """One query's figures at a level (the result's ``per_query``)."""
+
+    query: int
+    queries: int
+    qps: float | None
+    outcomes: dict[str, int]
+    error_ratio: float | None
+    latency_ms: Latency
+    first_problem: str | None
+
+
+class LevelSummary(TypedDict):
+    """A level's figures as the result keeps them (``levels`` and ``ceiling``)."""
+
+    clients: int
+    processes: int
+    error: str | None
+    warning: str | None
+    partial: bool
+    queries: int
+    qps: float | None
+    missed: int
+    outcomes: dict[str, int]
+    error_ratio: float | None
+    latency_ms: Latency
+    histogram: str
+    warmup_queries: int
+    client_cpu_seconds: float
+    engine: EngineFigures | None
+    per_query: list[QuerySummary]
+
+
+class ConcurrencyRecord(TypedDict):
+    """The result's ``concurrency``."""
+
+    mode: str
+    rate: float | None
+    duration_s: float
+    warmup_s: float
+    seed: int
+    timeout_s: float
+    clients_in: str
+    engine_measured: str
+    levels: list[LevelSummary]
+    ceiling: list[LevelSummary]
+    queries: NotRequired[list[str]]  # a portable query set's names
+    ceiling_duration_s: NotRequired[float]
+    ceiling_warmup_s: NotRequired[float]
+
+
 @dataclass
 class Level:
     """One number of clients: who runs where, and what came back."""
 
     clients: int
     processes: int
-    finals: dict[int, dict[str, Any]] = field(default_factory=dict)
+    finals: dict[int, FinalMessage] = field(default_factory=dict)
     error: str | None = None
-    engine: dict[str, Any] | None = None
+    engine: EngineFigures | None = None
 
 
 def spread(clients: int, processes: int) -> list[list[int]]:
@@ -95,11 +154,11 @@ def engine_measured(system: AnalyticsAdapter) -> str:
 
 def run_concurrency(
     system: AnalyticsAdapter,
-    expected: dict[str, Any],
+    expected: JsonObject,
     request: ConcurrencyRequest,
     say: Any = print,
     portable: list[tuple[Query, CompiledQuery, list[list[Any]]]] | None = None,
-) -> dict[str, Any]:
+) -> ConcurrencyRecord:
     """Every level on the engine, then (when asked) on the echo: the result's ``concurrency``.
     ``portable``: a compiled query set's queries instead of Q1-Q5 (each with its answer)."""
     texts = (
@@ -109,8 +168,8 @@ def run_concurrency(
     )
     system.release()  # an embedded engine's file is opened by the client processes
     # A connection of its own for each client, also where clients share a process (chDB).
-    spec = {**system.session_spec(), "timeout": request.timeout_s, "own_connection": True}
-    record: dict[str, Any] = {
+    spec: JsonObject = {**system.session_spec(), "timeout": request.timeout_s, "own_connection": True}
+    record: ConcurrencyRecord = {
         "mode": "open loop" if request.rate else "closed loop",
         "rate": request.rate,
         "duration_s": request.duration_s,
@@ -153,9 +212,9 @@ def run_concurrency(
 
 def run_level(
     system: AnalyticsAdapter | None,
-    spec: dict[str, Any],
+    spec: JsonObject,
     texts: list[str],
-    expected: dict[str, Any],
+    expected: JsonObject,
     clients: int,
     request: ConcurrencyRequest,
     layout: str | None = None,
@@ -216,7 +275,7 @@ def measure(
     go: Any,
     start_at: Any,
     request: ConcurrencyRequest,
-) -> tuple[dict[str, Any] | None, dict[int, dict[str, Any]], str | None]:
+) -> tuple[EngineFigures | None, dict[int, FinalMessage], str | None]:
     """Start the clients; the engine's CPU over exactly the measured window and its memory
     sampled meanwhile; the clients' finals."""
     by_url = system is not None and system.engine.url is not None
@@ -292,11 +351,11 @@ def level_progress(label: str, run_s: float, shown: bool) -> Iterator[Callable[[
 
 def collect_finals(
     events: Any, processes: list[Any], within_s: float, tick: Callable[[], Any] = lambda: None
-) -> tuple[dict[int, dict[str, Any]], str | None]:
+) -> tuple[dict[int, FinalMessage], str | None]:
     """Every process's final, or the reason some are missing: a process that died (its
     clients' queries are lost, said so) or that did not report in time (killed)."""
     deadline = time.monotonic() + within_s + FINISH_GRACE_S
-    finals: dict[int, dict[str, Any]] = {}
+    finals: dict[int, FinalMessage] = {}
     while len(finals) < len(processes):
         tick()
         try:
@@ -318,9 +377,9 @@ def collect_finals(
     return finals, None
 
 
-def summarize(level: Level, request: ConcurrencyRequest) -> dict[str, Any]:
+def summarize(level: Level, request: ConcurrencyRequest) -> LevelSummary:
     """The level's figures: QPS, latency percentiles, outcome counts, overall and per query."""
-    per_query = []
+    per_query: list[QuerySummary] = []
     # Some processes' queries missing: the figures are not the level's (QPS left out).
     partial = len(level.finals) < level.processes
     overall = histograms.new_histogram()
@@ -398,11 +457,11 @@ def short_window(completed: int, clients: int, mean_ms: float | None, duration_s
     )
 
 
-def _rounded(summary: dict[str, Any]) -> dict[str, Any]:
+def _rounded(summary: Mapping[str, float | None]) -> Latency:
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in summary.items()}
 
 
-def level_line(name: str, level: dict[str, Any]) -> str:
+def level_line(name: str, level: LevelSummary) -> str:
     if level["qps"] is None:
         return f"{name}: {level['clients']} clients: not measured: {level['error']}"
     latency = level["latency_ms"]

@@ -22,17 +22,37 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
 from docbench.contracts.portable import CompiledQuery
 from docbench.core import histograms
 from docbench.core.answers import check_answer, expected_display_rows
+from docbench.core.jsontypes import JsonObject
 from docbench.queries.oracle import check_rows
 from docbench.queries.spec import Query
 
 QUERY_NUMBERS = (1, 2, 3, 4, 5)
 OUTCOMES = ("ok", "wrong", "error", "timeout")
+
+
+class TallyMessage(TypedDict):
+    """One query's outcomes in one process, as its final message carries them."""
+
+    histogram: str  # encoded (empty when no correct answer was timed)
+    counts: dict[str, int]  # by outcome
+    first_problem: str | None
+    completed: int
+
+
+class FinalMessage(TypedDict):
+    """A client process's final report to the driver."""
+
+    queries: dict[int, TallyMessage]
+    warmup_queries: int
+    missed: int
+    cpu_seconds: float
+    peak_rss_bytes: int
 
 
 @dataclass
@@ -43,9 +63,10 @@ class ClientsConfig:
     client_ids: list[int]
     # None: the driver's own ceiling, measured against OracleEcho (no engine at all).
     system_name: str | None
-    spec: dict[str, Any]
+    spec: JsonObject
     texts: list[str]
-    expected: dict[str, Any]
+    # The oracle's answer document (Q1-Q5's answers; unused with a portable set).
+    expected: JsonObject
     seed: int
     warmup_s: float
     duration_s: float
@@ -106,7 +127,7 @@ class QueryTally:
     # scheduled: the throughput (a backlog from the warm-up still counts when it is answered).
     completed: int = 0
 
-    def message(self) -> dict[str, Any]:
+    def message(self) -> TallyMessage:
         encoded = self.histogram.encode().decode() if self.histogram.get_total_count() else ""
         return {
             "histogram": encoded,
@@ -301,7 +322,7 @@ def process_main(config: ClientsConfig, events: Any, go: Any, start_at: Any, rel
         _close(clients)
 
 
-def final_message(clients: list[Client], numbers: tuple[int, ...] = QUERY_NUMBERS) -> dict[str, Any]:
+def final_message(clients: list[Client], numbers: tuple[int, ...] = QUERY_NUMBERS) -> FinalMessage:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     merged = {q: QueryTally() for q in numbers}
     for client in clients:

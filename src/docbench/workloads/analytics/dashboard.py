@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, NotRequired, TypedDict
 
-from docbench.core.jsontypes import as_object
+from docbench.core.jsontypes import JsonObject, as_object
 from docbench.results import cluster_label
 from docbench.results.files import trimmed_document
 from docbench.results.models import AnalyticsResult, RunHeader
@@ -122,7 +122,7 @@ class RunView(TypedDict):
 
     key: str
     system: str
-    cluster: dict[str, Any] | None
+    cluster: JsonObject | None
     system_name: str
     variant: str
     role: str
@@ -150,15 +150,40 @@ class RunView(TypedDict):
     refused: int | None
     first_refusal: str | None
     load_time: float | None
-    load: dict[str, Any]
+    load: JsonObject
     baselines: dict[str, int | None]
     path: str | None
-    doc: dict[str, Any]
+    doc: JsonObject
 
 
 class DatasetView(TypedDict):
     label: str
     size: int | None
+
+
+class MainView(TypedDict):
+    """The dashboard's main view: the analytics runs and what the page needs to show them."""
+
+    shift: float
+    trusted: list[str]
+    queries: list[str]
+    datasets: list[DatasetView]
+    runs: list[RunView]
+
+
+class QuerySetTable(TypedDict):
+    """A query set's tab: per system/variant, each query's check and its cold and hot seconds."""
+
+    workload: str
+    label: str
+    columns: list[str]
+    rows: list[list[Any]]
+    docs: list[JsonObject]
+
+
+class DashboardSection(TypedDict):
+    main: MainView
+    extra: list[QuerySetTable]
 
 
 # ----- the figures of one run ---------------------------------------------------------------
@@ -398,7 +423,7 @@ def datasets(runs: Sequence[AnalyticsResult]) -> list[DatasetView]:
 
 def dashboard_section(
     results: Sequence[RunHeader], all_results: Sequence[RunHeader] | None = None
-) -> dict[str, Any]:
+) -> DashboardSection:
     """The dashboard's main view: every analytics run with its figures."""
     runs = sort_runs(analytics_only(results))
     keys = unique_keys(runs)
@@ -418,11 +443,11 @@ def dashboard_section(
     }
 
 
-def query_set_tables(runs: Sequence[AnalyticsResult]) -> list[dict[str, Any]]:
+def query_set_tables(runs: Sequence[AnalyticsResult]) -> list[QuerySetTable]:
     """A table per query set run with --queries (a tab of its own): per system/variant and
     query, the answer's check and the cold and hot seconds, named as the set names them."""
     with_sets = [(r, r.portable) for r in runs if r.portable is not None]
-    tables = []
+    tables: list[QuerySetTable] = []
     for name in sorted({query_set_name(portable) for _, portable in with_sets}):
         group = [(r, portable) for r, portable in with_sets if query_set_name(portable) == name]
         queries = [q.name for q in group[0][1].queries]

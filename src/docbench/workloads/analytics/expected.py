@@ -12,22 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from docbench.core.jsontypes import JsonObject, as_array, as_object
 from docbench.dataset.oracle import Partial, finalize, scan_batches
 from docbench.dataset.reader import iter_lines
 
 BATCH = 10_000
 
 
-def answers_without(
-    files: list[Path], refused: dict[str, set[int]], full_answers: dict[str, Any]
-) -> dict[str, Any]:
+def answers_without(files: list[Path], refused: dict[str, set[int]], full_answers: JsonObject) -> JsonObject:
     """The oracle's answer document for `files` without the refused (file, line) pairs."""
     part = Partial()
     for path in files:
         scan_batches(_kept_lines(path, refused.get(path.name, set())), part)
-    answers = finalize(part, full_answers.get("files", []))
+    answers: JsonObject = finalize(part, [as_object(f) for f in as_array(full_answers.get("files", []))])
     answers["excluded_lines"] = sum(len(lines) for lines in refused.values())
     return answers
 

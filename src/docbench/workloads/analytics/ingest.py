@@ -33,11 +33,12 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, capability
 from docbench.core import histograms
+from docbench.core.jsontypes import JsonObject
 from docbench.dataset.generate import ensure_binary
 from docbench.workloads.analytics.concurrent_clients import client_order
 from docbench.workloads.analytics.markers import (
@@ -45,6 +46,7 @@ from docbench.workloads.analytics.markers import (
     MARKER_ID_BASE,
     Marker,
     Markers,
+    MarkersFreshness,
     percentile,
     poll_markers,
     stop_polling,
@@ -58,6 +60,94 @@ FIRST_FILE = 900_000
 DOCS_PER_FILE = 100_000
 # How long the end waits for every acknowledged document to become visible.
 SETTLE_S = 60.0
+
+
+# The query clients' latency figures in one phase (ms, histograms.latency_summary's, rounded)
+# with their errors and the first error's text.
+QueryFigures = dict[str, float | str | None]
+
+
+class Settled(TypedDict):
+    """What the end of a level found: the visible count when the wait ended, the count."""
+
+    visible_before_settle_end: int | None
+    final_count: int | None
+    restarted: bool
+
+
+class CountFreshnessFigures(TypedDict):
+    """Every batch's time from acknowledgement until a probe of the visible count saw it."""
+
+    p50: float | None
+    p99: float | None
+    max: float | None
+    batches: int
+    unseen_batches: int
+    probe_ms_p50: float | None
+
+
+class CountFreshness(CountFreshnessFigures):
+    """The freshness by count as a level's ``freshness_ms`` (no point lookup: method "count")."""
+
+    method: str
+
+
+class Second(TypedDict):
+    """One second of a level: documents acknowledged in it, their batches' median freshness."""
+
+    second: int
+    acknowledged: int
+    freshness_p50_ms: float | None
+
+
+class Lag(TypedDict):
+    max: float | None
+    last: float | None
+
+
+class IngestLevel(TypedDict):
+    """One target rate's figures, as the result's ``ingest.levels`` keeps them."""
+
+    target_rate: float | None
+    offered: int
+    acknowledged: int
+    refused: int
+    refused_first: list[JsonObject]
+    offered_rate: float | None
+    sustained_rate: float | None
+    lag_s: Lag
+    freshness_ms: MarkersFreshness | CountFreshness
+    freshness_by_count_ms: CountFreshnessFigures
+    count_before: int
+    expected_count: int
+    visible_before_settle_end: int | None
+    final_count: int | None
+    restarted: bool
+    exact: bool
+    elapsed_s: float
+    timeline: list[Second]
+    queries_idle: QueryFigures
+    queries_during: QueryFigures
+    error: str | None
+
+
+class IngestRecord(TypedDict):
+    """The result's ``ingest``: the levels and how they ran."""
+
+    duration_s: float
+    clients: int
+    seed: int
+    probe_interval_s: float
+    settings: JsonObject
+    source: str
+    hard_rate: float | None
+    levels: list[IngestLevel]
+
+
+class IngestNotSupported(TypedDict):
+    """The result's ``ingest`` for a system without live ingest: why."""
+
+    not_supported: str
 
 
 @dataclass
@@ -96,8 +186,8 @@ class QueryLog:
                 self.errors += 1
                 self.first_error = self.first_error or error
 
-    def summary(self) -> dict[str, Any]:
-        figures = {
+    def summary(self) -> QueryFigures:
+        figures: QueryFigures = {
             k: v if v is None else round(v, 3) for k, v in histograms.latency_summary(self.histogram).items()
         }
         return {**figures, "errors": self.errors, "first_error": self.first_error}
@@ -143,9 +233,7 @@ def generated_lines(
         number += 1
 
 
-def run_ingest(
-    system: AnalyticsAdapter, request: IngestRequest, say: Callable[[str], None]
-) -> dict[str, Any]:
+def run_ingest(system: AnalyticsAdapter, request: IngestRequest, say: Callable[[str], None]) -> IngestRecord:
     """Every rate level on the loaded table; the record the result keeps."""
     live = capability(
         system,
@@ -159,7 +247,7 @@ def run_ingest(
     lines = generated_lines(request.seed, request.hard_rate)
     # The markers' bodies: no hard documents, so none is refused for its content.
     bodies = generated_lines(request.seed, 0.0, MARKER_FILE)
-    levels = []
+    levels: list[IngestLevel] = []
     try:
         for rate in request.rates:
             level = run_level(store, texts, lines, bodies, rate, request)
@@ -187,7 +275,7 @@ def run_level(
     bodies: Iterator[bytes],
     rate: float,
     request: IngestRequest,
-) -> dict[str, Any]:
+) -> IngestLevel:
     # The count to start from, by the count that makes everything visible (the end's), then
     # seen by the probe too: an earlier level's last documents are not counted as this one's.
     base = system.count()
@@ -365,7 +453,7 @@ def run_clients(
 
 def settle(
     system: LiveStore, expected: int, probes: list[tuple[float, float, int]], failure: list[str]
-) -> dict[str, Any]:
+) -> Settled:
     """Wait until the visible count reaches what was acknowledged (at most SETTLE_S); after a
     failure, restart a server that died and count what it kept."""
     engine = system.engine
@@ -417,7 +505,7 @@ def freshness_ms(
     return values, unseen
 
 
-def per_second(acks: list[Ack], probes: list[tuple[float, float, int]], base: int) -> list[dict[str, Any]]:
+def per_second(acks: list[Ack], probes: list[tuple[float, float, int]], base: int) -> list[Second]:
     """Second by second from the first batch: documents acknowledged in that second, and the
     median freshness of the batches acknowledged in it (the dashboard's curves)."""
     if not acks:
@@ -430,7 +518,7 @@ def per_second(acks: list[Ack], probes: list[tuple[float, float, int]], base: in
         documents, batches = seconds.get(second, (0, []))
         seconds[second] = (documents + ack.total - before, [*batches, ack])
         before = ack.total
-    timeline = []
+    timeline: list[Second] = []
     for second in range(1, max(seconds) + 1):
         documents, batches = seconds.get(second, (0, []))
         fresh, _ = freshness_ms(batches, probes, base)
@@ -447,19 +535,19 @@ def summarize_level(
     acks: list[Ack],
     probes: list[tuple[float, float, int]],
     base: int,
-    settled: dict[str, Any],
+    settled: Settled,
     elapsed: float,
     idle: QueryLog,
     during: QueryLog,
     failure: list[str],
-    marked: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    marked: MarkersFreshness | None = None,
+) -> IngestLevel:
     acknowledged = acks[-1].total if acks else 0
     span = (acks[-1].acknowledged - acks[0].intended) if acks else 0.0
     fresh, unseen = freshness_ms(acks, probes, base)
     timeline = per_second(acks, probes, base)
     lags = [ack.acknowledged - ack.intended for ack in acks]
-    by_count = {
+    by_count: CountFreshnessFigures = {
         "p50": percentile(fresh, 0.5),
         "p99": percentile(fresh, 0.99),
         "max": round(max(fresh), 1) if fresh else None,
@@ -494,7 +582,7 @@ def summarize_level(
     }
 
 
-def level_line(name: str, level: dict[str, Any]) -> str:
+def level_line(name: str, level: IngestLevel) -> str:
     target = f"{level['target_rate']:g}/s" if level["target_rate"] else "max"
     fresh = level["freshness_ms"]
     return (

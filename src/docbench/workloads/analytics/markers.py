@@ -22,12 +22,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.common import NotSupported
+from docbench.core.jsontypes import JsonObject
 from docbench.queries.shapes import point_lookup
 from docbench.systems import adapter_class
 
@@ -39,6 +40,23 @@ MARKER_ID_BASE = 10_000_000_000
 # The generator's file for the markers' bodies (before the stream's, after any dataset's).
 MARKER_FILE = 899_999
 POLL_S = 0.05
+
+
+class MarkersFreshness(TypedDict):
+    """The markers' freshness, as a level's ``freshness_ms`` keeps it (method "markers")."""
+
+    method: str
+    p50: float | None
+    p99: float | None
+    max: float | None
+    markers: int
+    seen: int
+    unseen_markers: int
+    lost_markers: int
+    every_s: float
+    poll_ms_p50: float | None
+    error: str | None
+    points: list[list[float]]  # [second of its acknowledgement, freshness ms] per seen marker
 
 
 def percentile(values: list[float], share: float) -> float | None:
@@ -117,7 +135,7 @@ class Markers:
         with self.lock:
             return sum(1 for m in self.items if m.seen is None and not m.lost)
 
-    def summary(self, start: float | None = None) -> dict[str, Any]:
+    def summary(self, start: float | None = None) -> MarkersFreshness:
         """The markers' freshness; with ``start`` (the stream's), each seen marker as
         [second of its acknowledgement, freshness ms] (the dashboard's curve)."""
         seen = [m for m in self.items if m.seen is not None and m.acknowledged is not None]
@@ -144,7 +162,7 @@ class Markers:
         }
 
 
-def poll_markers(markers: Markers, spec: dict[str, Any], finished: threading.Event) -> None:
+def poll_markers(markers: Markers, spec: JsonObject, finished: threading.Event) -> None:
     """Look for the oldest acknowledged marker not yet seen, every POLL_S (at once after one
     is seen: the next may be visible too), until ``finished``. The session is opened in this
     thread (SQLite's connections belong to their thread)."""

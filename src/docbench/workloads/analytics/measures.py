@@ -14,8 +14,7 @@ JSONBench's ``1m``, whatever its seed or directory), else on its dataset label.
 
 from __future__ import annotations
 
-from typing import Any
-
+from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue, as_array
 from docbench.core.units import count_label
 from docbench.workloads.analytics.report import TRUSTED, cold_of, hot_of, per_query_row
 from docbench.workloads.measures import ComparedData, Measure
@@ -28,15 +27,15 @@ SIZES = (("total", "total_size"), ("data", "data_size"), ("index", "index_size")
 BLUESKY_GENERATOR = "docbench-gen"
 
 
-def _count(value: Any) -> int | None:
+def _count(value: JsonValue) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def _number(value: Any) -> float | None:
+def _number(value: JsonValue) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def storage_measures(document: dict[str, Any]) -> list[Measure]:
+def storage_measures(document: JsonMapping) -> list[Measure]:
     loaded = _number(document.get("num_loaded_documents"))
     measures = [
         Measure("documents_loaded", "documents loaded", "documents", loaded, (), True, False),
@@ -61,17 +60,26 @@ def storage_measures(document: dict[str, Any]) -> list[Measure]:
     return measures
 
 
-def _answer_note(document: dict[str, Any], q: int) -> str:
+def _answer_note(document: JsonMapping, q: int) -> str:
     """The note of a query whose time is not a result ("answer wrong", "answer error")."""
     answers = document.get("answers")
-    if not isinstance(answers, list) or q >= len(answers) or not isinstance(answers[q], dict):
+    answer = answers[q] if isinstance(answers, list) and q < len(answers) else None
+    if not isinstance(answer, dict):
         return ""  # unchecked (imported results): nothing known against it
-    status = str(answers[q].get("status", "error"))
+    status = str(answer.get("status", "error"))
     return "" if status in TRUSTED else f"answer {status}"
 
 
-def query_measures(document: dict[str, Any], q: int) -> list[Measure]:
-    row = per_query_row(document.get("result"), q)
+def _per_query(value: JsonValue) -> list[list[float | None] | None] | None:
+    """A per-query table (a row of figures per query, one per try) with its figures as
+    numbers (anything else: none)."""
+    if not isinstance(value, list):
+        return None
+    return [[_number(v) for v in row] if isinstance(row, list) else None for row in value]
+
+
+def query_measures(document: JsonMapping, q: int) -> list[Measure]:
+    row = per_query_row(_per_query(document.get("result")), q)
     hot_tries = tuple(n for v in row[1:] if (n := _number(v)) is not None)
     cold = _number(cold_of(row))
     note = _answer_note(document, q)
@@ -97,7 +105,7 @@ def query_measures(document: dict[str, Any], q: int) -> list[Measure]:
     ]
 
 
-def measures(document: dict[str, Any]) -> list[Measure]:
+def measures(document: JsonMapping) -> list[Measure]:
     found = storage_measures(document)
     found.append(Measure("load_time", "load time", "s", _number(document.get("load_time"))))
     for q in range(QUERY_COUNT):
@@ -105,16 +113,16 @@ def measures(document: dict[str, Any]) -> list[Measure]:
     return found
 
 
-def _ran_bluesky_queries(document: dict[str, Any]) -> bool:
+def _ran_bluesky_queries(document: JsonMapping) -> bool:
     """Q1-Q5 ran on the data (the runner runs them only on Bluesky events; data() has left out
     a portable query set's result already)."""
-    if any("not Bluesky events" in str(w) for w in document.get("warnings") or []):
+    if any("not Bluesky events" in str(w) for w in as_array(document.get("warnings") or [], "warnings")):
         return False
     answers = document.get("answers")
     return isinstance(answers, list) and bool(answers)
 
 
-def data(document: dict[str, Any]) -> ComparedData:
+def data(document: JsonMapping) -> ComparedData:
     """The data an analytics result is matched on: Bluesky events of N documents are the scale
     count_label(N), whatever their seed or directory; any other data keeps its dataset label.
 
@@ -124,13 +132,13 @@ def data(document: dict[str, Any]) -> ComparedData:
     directory Q1-Q5 ran on. A portable query set (``portable``) is another set of figures: its
     label is the identity."""
     label = str(document.get("dataset_label"))
-    dataset: dict[str, Any] = document.get("dataset") or {}
-    dataset = dataset if isinstance(dataset, dict) else {}
+    found = document.get("dataset") or {}
+    dataset: JsonObject = found if isinstance(found, dict) else {}
     kind = str(dataset["kind"]) if dataset.get("kind") else None
     if document.get("portable") is not None or kind not in (None, "bluesky"):
         return ComparedData(scale=label, kind=kind)
-    manifest: dict[str, Any] = dataset.get("manifest") or {}
-    manifest = manifest if isinstance(manifest, dict) else {}
+    given = dataset.get("manifest") or {}
+    manifest: JsonObject = given if isinstance(given, dict) else {}
     provenance: tuple[tuple[str, str], ...] = ()
     directory = str(dataset.get("label") or label)
     documents = (
@@ -144,7 +152,9 @@ def data(document: dict[str, Any]) -> ComparedData:
     elif manifest.get("generator") == BLUESKY_GENERATOR:
         seed = manifest.get("seed")
         source = f"generated, seed {seed}"
-        if len(dataset.get("files") or []) == manifest.get("files_total"):  # every file: its count
+        if len(as_array(dataset.get("files") or [], "dataset.files")) == manifest.get(
+            "files_total"
+        ):  # every file: its count
             documents = _count(manifest.get("docs")) or documents
         provenance = (("seed", str(seed)), ("directory", directory))
     elif kind == "bluesky" or _ran_bluesky_queries(document):

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import math
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from docbench.core import paths
+from docbench.core.jsontypes import JsonObject, as_array, as_float, as_int, object_or_empty, optional_float
 from docbench.core.units import count_label, parse_count
 from docbench.results import load_results
 from docbench.results.environment import machine_slug
@@ -84,7 +86,17 @@ class Plan:
         return self.disk_needed <= self.disk_free
 
 
-def _measured_runs(documents: list[dict[str, Any]], system: str, variant: str) -> list[dict[str, Any]]:
+def _loaded(document: JsonObject) -> int:
+    """The documents a result's system counted (its runs to scale from all have them)."""
+    return as_int(document["num_loaded_documents"], "num_loaded_documents")
+
+
+def _figure(value: object, what: str) -> float:
+    """A figure of a result, 0 when absent."""
+    return as_float(value or 0, what)
+
+
+def _measured_runs(documents: list[JsonObject], system: str, variant: str) -> list[JsonObject]:
     """The complete local results of this system/variant, the latest per scale, smallest
     scale first (the bases to scale from)."""
     mine = [
@@ -98,32 +110,39 @@ def _measured_runs(documents: list[dict[str, Any]], system: str, variant: str) -
         and not d.get("imported")
         and d.get("machine_slug", machine_slug()) == machine_slug()
     ]
-    latest: dict[float, dict[str, Any]] = {}
+    latest: dict[float, JsonObject] = {}
     for document in sorted(mine, key=lambda d: str(d.get("started_at") or d.get("date") or "")):
-        latest[round(math.log10(document["num_loaded_documents"]), 1)] = document
-    return sorted(latest.values(), key=lambda d: d["num_loaded_documents"])
+        latest[round(math.log10(_loaded(document)), 1)] = document
+    return sorted(latest.values(), key=_loaded)
 
 
-def _query_seconds(document: dict[str, Any]) -> float:
-    return sum(t for row in document.get("result") or [] for t in row or [] if t is not None)
+def _tries(document: JsonObject, key: str) -> list[float]:
+    """Every try's figure of a per-query table (``result``, ``memory_usage``), failed ones left out."""
+    rows = as_array(document.get(key) or [], key)
+    return [as_float(t, key) for row in rows for t in as_array(row or [], key) if t is not None]
 
 
-def _peak_memory(document: dict[str, Any]) -> int | None:
-    memory = [m for row in document.get("memory_usage") or [] for m in row or [] if m]
+def _query_seconds(document: JsonObject) -> float:
+    return sum(_tries(document, "result"))
+
+
+def _peak_memory(document: JsonObject) -> float | None:
+    memory = [m for m in _tries(document, "memory_usage") if m]
     return max(memory) if memory else None
 
 
-def _size(document: dict[str, Any]) -> int:
-    storage = document.get("storage") or {}
-    return max(document.get("total_size") or 0, storage.get("on_disk") or 0)
+def _size(document: JsonObject) -> float:
+    storage = object_or_empty(document.get("storage") or None)
+    return max(_figure(document.get("total_size"), "total_size"), _figure(storage.get("on_disk"), "on_disk"))
 
 
-def _wal(document: dict[str, Any]) -> int:
-    return ((document.get("storage") or {}).get("detail") or {}).get("wal_bytes") or 0
+def _wal(document: JsonObject) -> float:
+    detail = object_or_empty(object_or_empty(document.get("storage") or None).get("detail") or None)
+    return _figure(detail.get("wal_bytes"), "wal_bytes")
 
 
-def _label(document: dict[str, Any]) -> str:
-    return count_label(document.get("dataset_size") or document["num_loaded_documents"])
+def _label(document: JsonObject) -> str:
+    return count_label(as_int(document.get("dataset_size") or _loaded(document), "dataset_size"))
 
 
 class Scaler:
@@ -132,24 +151,24 @@ class Scaler:
     query memory grows with distinct users, far slower than documents; a merge can grow
     faster); with one scale, linearly (and says so)."""
 
-    def __init__(self, runs: list[dict[str, Any]], documents: int) -> None:
+    def __init__(self, runs: list[JsonObject], documents: int) -> None:
         self.runs = runs
         self.documents = documents
         self.last = runs[-1]
         self.pair = None
-        if len(runs) >= 2 and runs[-1]["num_loaded_documents"] >= 3 * runs[-2]["num_loaded_documents"]:
+        if len(runs) >= 2 and _loaded(runs[-1]) >= 3 * _loaded(runs[-2]):
             self.pair = (runs[-2], runs[-1])
 
-    def scale(self, figure: Any) -> float | None:
+    def scale(self, figure: Callable[[JsonObject], float | None]) -> float | None:
         last = figure(self.last)
         if last is None:
             return None
-        n_last = self.last["num_loaded_documents"]
+        n_last = _loaded(self.last)
         exponent = 1.0
         if self.pair is not None:
             first = figure(self.pair[0])
             if first and last:
-                ratio = self.pair[1]["num_loaded_documents"] / self.pair[0]["num_loaded_documents"]
+                ratio = _loaded(self.pair[1]) / _loaded(self.pair[0])
                 exponent = min(2.0, max(0.0, math.log(last / first) / math.log(ratio)))
         return last * (self.documents / n_last) ** exponent
 
@@ -160,12 +179,12 @@ class Scaler:
                 f"power law through the {_label(self.pair[0])} and {_label(self.pair[1])} "
                 f"runs (latest {date})"
             )
-        factor = self.documents / self.last["num_loaded_documents"]
+        factor = self.documents / _loaded(self.last)
         return f"x{factor:,.1f} of the {_label(self.last)} run of {date} (linear: one scale measured)"
 
 
 def system_need(
-    system: str, variant: str, documents: int, raw_bytes: int, runs: list[dict[str, Any]]
+    system: str, variant: str, documents: int, raw_bytes: int, runs: list[JsonObject]
 ) -> SystemNeed:
     if not runs:
         return SystemNeed(
@@ -185,7 +204,7 @@ def system_need(
         variant,
         int(scaler.scale(_size) or 0),
         int(scaler.scale(_wal) or 0),
-        scaler.scale(lambda d: d.get("load_time") or None),
+        scaler.scale(lambda d: optional_float(d.get("load_time") or None, "load_time")),
         scaler.scale(_query_seconds),
         int(memory) if memory is not None else None,
         scaler.basis(),

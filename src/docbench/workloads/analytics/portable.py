@@ -10,7 +10,7 @@ zero counts) is marked so: it proves little, and a run whose answers are all emp
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 from docbench.contracts.analytics import AnalyticsAdapter
 from docbench.contracts.common import NotSupported
@@ -26,6 +26,42 @@ RunQuery = Callable[[str, QueryRun | None], QueryRun]
 def compiler_for(system: AnalyticsAdapter) -> PortableQueries | None:
     cls = adapter_class(system.name, "portable")
     return None if cls is None else cls(system.engine, system.variant)
+
+
+class PortableQueryRecord(TypedDict, total=False):
+    """One query of the set as the result's ``portable.queries`` keeps it: its name and
+    columns, then why it could not run (status "not_expressible") or its tries and check."""
+
+    name: str
+    columns: list[str]
+    text: str
+    result: list[float | None]
+    memory_usage: list[int | None]
+    engine_time: list[float | None]
+    bytes_read: list[int | None]
+    errors: list[str | None]
+    plan: str | None
+    status: str
+    detail: str
+    rows: int | None
+    expected_rows: int
+    empty: bool
+    crashed: bool
+
+
+class PortableRecord(TypedDict):
+    """The result's ``portable``: the set, each query's record, and the counts by status."""
+
+    set: str
+    differs_from_json: str | None
+    source: str
+    sha256: str
+    queries: list[PortableQueryRecord]
+    correct: int
+    wrong: int
+    errors: int
+    not_expressible: int
+    all_empty: bool
 
 
 def compiled_queries(system: AnalyticsAdapter, query_set: QuerySet) -> list[tuple[Query, CompiledQuery]]:
@@ -47,10 +83,10 @@ def run_portable_queries(
     expected: dict[str, list[list[Any]]],
     run_text: Callable[[str], QueryRun],
     on_done: Callable[[], None] = lambda: None,
-) -> dict[str, Any]:
+) -> PortableRecord:
     """Every query of the set on this system: the record the result file keeps."""
     compiler = compiler_for(system)
-    records = []
+    records: list[PortableQueryRecord] = []
     for query in query_set.queries:
         records.append(_one_query(system, compiler, query, expected[query.name], run_text))
         on_done()
@@ -78,8 +114,8 @@ def _one_query(
     query: Query,
     expected: list[list[Any]],
     run_text: Callable[[str], QueryRun],
-) -> dict[str, Any]:
-    record: dict[str, Any] = {"name": query.name, "columns": query.columns}
+) -> PortableQueryRecord:
+    record: PortableQueryRecord = {"name": query.name, "columns": query.columns}
     if compiler is None:
         return {
             **record,

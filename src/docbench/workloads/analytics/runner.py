@@ -44,6 +44,7 @@ from docbench.contracts.common import NotSupported, Variant
 from docbench.contracts.engine import Engine
 from docbench.core import paths, procstats
 from docbench.core.answers import AnswerCheck, check_answer
+from docbench.core.jsontypes import JsonObject, as_array, as_int, as_object, as_str
 from docbench.core.ownership import protect_directory
 from docbench.core.redact import redact_text
 from docbench.core.units import parse_count
@@ -59,8 +60,15 @@ from docbench.workloads import runloop
 from docbench.workloads.analytics.checkpoint import CHECKPOINT_NAME, LoadCheckpoint, TeeLog
 from docbench.workloads.analytics.concurrency import ConcurrencyRequest, run_concurrency
 from docbench.workloads.analytics.expected import answers_without
-from docbench.workloads.analytics.ingest import IngestRequest, run_ingest
+from docbench.workloads.analytics.ingest import IngestNotSupported, IngestRecord, IngestRequest, run_ingest
 from docbench.workloads.analytics.portable import compiled_queries, run_portable_queries
+from docbench.workloads.analytics.result import (
+    AlternativeRecord,
+    AnalyticsDocument,
+    AnswerRecord,
+    PerQueryRecords,
+    header_part,
+)
 from docbench.workloads.load import LoadReport, end_load, load_files, offered_lines
 from docbench.workloads.query_worker import QueryRun, run_query_in_worker
 
@@ -111,9 +119,9 @@ class Dataset:
     path: Path
     label: str
     files: list[Path]
-    answers: dict[str, Any]
+    answers: JsonObject  # the oracle's answer document
     baselines: dict[str, int]
-    manifest: dict[str, Any] | None
+    manifest: JsonObject | None
     # The portable query set's whole answers (before limits), by query name.
     portable_answers: dict[str, list[list[Any]]] | None = None
 
@@ -121,7 +129,8 @@ class Dataset:
     def bluesky_shaped(self) -> bool:
         """Whether JSONBench's queries find anything here (Q1 counts Bluesky's commit events
         by collection): on other documents they would all be empty."""
-        return any(row and row[0] is not None for row in self.answers.get("q1") or [])
+        rows = [as_array(row, "a row of the oracle's q1") for row in as_array(self.answers.get("q1") or [])]
+        return any(row and row[0] is not None for row in rows)
 
     @property
     def fingerprint(self) -> str:
@@ -129,8 +138,14 @@ class Dataset:
         reused by --resume only for exactly these files, whatever the directory is called."""
         import hashlib
 
-        entries = sorted((f.get("name", ""), f.get("sha256", "")) for f in self.answers.get("files", []))
+        entries = sorted(file_hashes(self.answers))
         return hashlib.sha256(repr(entries).encode()).hexdigest()[:16]
+
+
+def file_hashes(answers: JsonObject) -> list[tuple[str, str]]:
+    """The data files the oracle read: (name, SHA-256) each, as its answer document lists them."""
+    entries = [as_object(f, "a file of the oracle's answers") for f in as_array(answers.get("files", []))]
+    return [(as_str(f.get("name", "")), as_str(f.get("sha256", ""))) for f in entries]
 
 
 def run_analytics(request: RunRequest) -> int:
@@ -158,7 +173,7 @@ def run_analytics(request: RunRequest) -> int:
     written = []
     for name, variant in runs:
         document = run_or_skip(name, variant, dataset, request)
-        written.append(Path(document["_path"]))
+        written.append(Path(as_str(document["_path"], "the result's path")))
         # A result kept elsewhere (the results directory failed: said on stderr) is a failure.
         failures += 0 if document.get("complete") and written[-1].parent == request.results_dir else 1
     from docbench.workloads.analytics.report import print_analytics_report
@@ -167,7 +182,7 @@ def run_analytics(request: RunRequest) -> int:
     return 1 if failures else 0
 
 
-def run_or_skip(name: str, variant: Variant, dataset: Dataset, request: RunRequest) -> dict[str, Any]:
+def run_or_skip(name: str, variant: Variant, dataset: Dataset, request: RunRequest) -> JsonObject:
     """With --resume, the latest complete run on the same data is reused (its file is
     reported, nothing runs); otherwise a new run writes a new file."""
     if request.resume:
@@ -178,7 +193,9 @@ def run_or_skip(name: str, variant: Variant, dataset: Dataset, request: RunReque
             console.print(f"[dim]skip {name}/{variant.name}: {latest[0].name} is complete[/dim]")
             return {**latest[1], "_path": str(latest[0])}
     with runloop.result_slot(request.results_dir, WORKLOAD, name, variant.name, dataset.label) as path:
-        document = results.scrub(run_system(name, variant, dataset, request, path), request.urls.get(name))
+        document: JsonObject = results.scrub(
+            run_system(name, variant, dataset, request, path), request.urls.get(name)
+        )
         kept = runloop.save(path, document, request.urls.get(name))
     if kept is None:  # printed on stderr (runloop.save says why)
         document["complete"] = False
@@ -236,7 +253,7 @@ def attach_portable_answers(dataset: Dataset, request: RunRequest) -> None:
     if request.query_set is None:
         return
     console.print(f"Query set {request.query_set.name}: computing/reading the oracle's answers")
-    hashes = [(f.get("name", ""), f.get("sha256", "")) for f in dataset.answers.get("files", [])]
+    hashes = file_hashes(dataset.answers)
     cache = paths.cache_dir_for(dataset.path)
     portable = answers_for(request.query_set, dataset.files, hashes, cache, jobs=_cpu_count())
     dataset.portable_answers = portable["queries"]
@@ -275,10 +292,10 @@ def verify_before_use(path: Path, files: list[Path], full: bool = False) -> None
     console.print(verified.summary(path), style="dim", markup=False, highlight=False)
 
 
-def _manifest_summary(manifest: Any) -> dict[str, Any]:
+def _manifest_summary(manifest: Any) -> JsonObject:
     """The manifest's provenance fields (seed, generator version...) for the result file."""
     data = manifest if isinstance(manifest, dict) else getattr(manifest, "__dict__", {})
-    keep = {k: v for k, v in data.items() if k not in ("files", "hard_documents", "dirty_lines")}
+    keep: JsonObject = {k: v for k, v in data.items() if k not in ("files", "hard_documents", "dirty_lines")}
     for key in ("hard_documents", "dirty_lines"):
         if key in data and isinstance(data[key], list):
             keep[f"{key}_count"] = len(data[key])
@@ -338,7 +355,7 @@ def plan_runs(request: RunRequest) -> tuple[list[tuple[str, Variant]], int]:
 
 def run_system(
     name: str, variant: Variant, dataset: Dataset, request: RunRequest, path: Path
-) -> dict[str, Any]:
+) -> AnalyticsDocument:
     engine = open_engine(name, paths.work_dir() / f"{name}-{variant.name}", request.urls.get(name))
     system: AnalyticsAdapter = required_adapter_class(name, WORKLOAD)(engine, variant)
     document = base_document(system, dataset, request)
@@ -362,7 +379,8 @@ def run_system(
     ):
         try:
             document["version"] = engine.version() or "unknown"
-            document["environment"]["versions"] = engine.versions()
+            versions: JsonObject = {**engine.versions()}
+            document["environment"]["versions"] = versions
             refused: dict[str, set[int]] = {}
             expected = load_phase(system, dataset, document, request, path, refused)
             phase_ended(engine, "load")
@@ -385,9 +403,8 @@ def run_system(
                 document["ingest"] = ingest_phase(system, request.ingest)
                 phase_ended(engine, "ingest")
             crashed = [f"Q{a['query']}" for a in document.get("answers", []) if a.get("crashed")]
-            crashed += [
-                q["name"] for q in (document.get("portable") or {}).get("queries", []) if q.get("crashed")
-            ]
+            portable = document.get("portable")
+            crashed += [q["name"] for q in (portable["queries"] if portable else []) if q.get("crashed")]
             document["complete"] = not crashed
             if crashed:
                 document.setdefault("warnings", []).append(
@@ -399,12 +416,13 @@ def run_system(
                 document["cluster"] = cluster_record(engine)
             lost = (document.get("cluster") or {}).get("lost")
             if lost:
-                document.setdefault("warnings", []).append(f"lost data: {lost['note']}")
+                note = as_object(lost, "the cluster's lost data")["note"]
+                document.setdefault("warnings", []).append(f"lost data: {note}")
     document["docbench_peak_rss_bytes"] = procstats.own_peak_rss()
     return document
 
 
-def ingest_phase(system: AnalyticsAdapter, request: IngestRequest) -> dict[str, Any]:
+def ingest_phase(system: AnalyticsAdapter, request: IngestRequest) -> IngestRecord | IngestNotSupported:
     """The live-ingest levels, or why the system has none (recorded, the run goes on)."""
     try:
         return run_ingest(system, request, console.print)
@@ -421,12 +439,13 @@ def generated_documents(dataset: Dataset) -> dict[str, int]:
     return generated_line_counts(dataset.path, dataset.answers)
 
 
-def generated_line_counts(data_dir: Path, answers: dict[str, Any]) -> dict[str, int]:
+def generated_line_counts(data_dir: Path, answers: JsonObject) -> dict[str, int]:
     """:func:`generated_documents` for a directory and its oracle answers."""
     manifest = read_manifest(data_dir) if data_dir.is_dir() else None
     if manifest is None:
         return {}
-    found = {f.get("name"): f.get("sha256") for f in answers.get("files", [])}
+    files = [as_object(f, "a file of the oracle's answers") for f in as_array(answers.get("files", []))]
+    found = {f.get("name"): f.get("sha256") for f in files}
     dirty = {line.file for line in manifest.dirty_lines}
     return {
         entry.name: entry.lines
@@ -445,7 +464,7 @@ def offered_counter(dataset: Dataset) -> Callable[[Path], int]:
     return lambda path: known[path.name] if path.name in known else offered_lines(path)
 
 
-def keep_for_resume(engine: Engine, document: dict[str, Any]) -> bool:
+def keep_for_resume(engine: Engine, document: AnalyticsDocument) -> bool:
     """A load that was interrupted after committing files keeps its database, so that
     --resume continues it (a multi-hour load is not started over for one kill)."""
     return document.get("load_time") is None and (engine.workdir / CHECKPOINT_NAME).exists()
@@ -473,11 +492,11 @@ def results_text(engine: Engine, text: str) -> str:
     return redact_text(text, engine.url)
 
 
-def base_document(system: AnalyticsAdapter, dataset: Dataset, request: RunRequest) -> dict[str, Any]:
+def base_document(system: AnalyticsAdapter, dataset: Dataset, request: RunRequest) -> AnalyticsDocument:
     engine = system.engine
     header = results.result_header(WORKLOAD, engine, system.variant, dataset.label)
     return {
-        **header,
+        **header_part(header),
         # JSONBench's keys (its `system` is docbench's `display_name`)
         "retains_structure": "yes" if system.keeps_structure() else "no",
         "representation": system.representation_labels(),
@@ -514,11 +533,11 @@ def base_document(system: AnalyticsAdapter, dataset: Dataset, request: RunReques
 def load_phase(
     system: AnalyticsAdapter,
     dataset: Dataset,
-    document: dict[str, Any],
+    document: AnalyticsDocument,
     request: RunRequest,
     result_path: Path,
     refused: dict[str, set[int]] | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Load, finish, count and size; return the oracle answers for what was loaded (and fill
     ``refused`` with the refused documents' lines, by file).
 
@@ -534,7 +553,9 @@ def load_phase(
         checkpoint.clear()
     phase_started(system.engine, "load")
     files = [f for f in dataset.files if resumed is None or f.name not in resumed.committed]
-    lines_offered = (dataset.answers.get("documents") or 0) + (dataset.answers.get("invalid_lines") or 0)
+    lines_offered = as_int(dataset.answers.get("documents") or 0, "the oracle's documents") + as_int(
+        dataset.answers.get("invalid_lines") or 0, "the oracle's invalid lines"
+    )
     log_path = result_path.with_suffix(".refused.tsv")
     checkpoint.refusals_path.parent.mkdir(parents=True, exist_ok=True)
     with (
@@ -629,7 +650,7 @@ def load_phase(
 
 
 def query_phase(
-    system: AnalyticsAdapter, expected: dict[str, Any], document: dict[str, Any], request: RunRequest
+    system: AnalyticsAdapter, expected: JsonObject, document: AnalyticsDocument, request: RunRequest
 ) -> None:
     engine = system.engine
     bluesky = capability(system, BlueskyQueries, "JSONBench's queries are not written for it")
@@ -641,17 +662,14 @@ def query_phase(
     if not engine.embedded and not can_restart:
         document["tags"].append("no-restart-cold-run")
     document["cold_method"] = _cold_method(engine.embedded, can_restart, can_drop)
-    per_query: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "answers",
-            "engine_time",
-            "bytes_read",
-            "plans",
-            "plan_warnings",
-            "query_errors",
-            "query_extra",
-        )
+    per_query: PerQueryRecords = {
+        "answers": [],
+        "engine_time": [],
+        "bytes_read": [],
+        "plans": [],
+        "plan_warnings": [],
+        "query_errors": [],
+        "query_extra": [],
     }
     with _progress(request) as progress:
         task = progress.add_task(f"queries {system.name}/{system.variant.name}", total=QUERY_COUNT)
@@ -692,7 +710,7 @@ def portable_expected(
 def portable_phase(
     system: AnalyticsAdapter,
     expected: dict[str, list[list[Any]]],
-    document: dict[str, Any],
+    document: AnalyticsDocument,
     request: RunRequest,
 ) -> None:
     """The user's query set instead of Q1-Q5, cold and hot as they are, answers checked."""
@@ -766,12 +784,12 @@ def run_one_query(
 
 
 def record_query(
-    document: dict[str, Any],
-    per_query: dict[str, list[Any]],
+    document: AnalyticsDocument,
+    per_query: PerQueryRecords,
     system: AnalyticsAdapter,
     number: int,
     run: QueryRun,
-    expected: dict[str, Any],
+    expected: JsonObject,
 ) -> None:
     index = number - 1
     document["result"][index] = [_round(t.seconds) for t in run.tries]
@@ -794,11 +812,11 @@ def record_query(
 
 
 def alternatives_for(
-    number: int, run: QueryRun, expected: dict[str, Any], time_precision_us: int
-) -> dict[str, Any]:
+    number: int, run: QueryRun, expected: JsonObject, time_precision_us: int
+) -> dict[str, AlternativeRecord]:
     """Each alternative form's times per try and its own answer check."""
     names = {name for t in run.tries for name in t.alternatives}
-    report: dict[str, Any] = {}
+    report: dict[str, AlternativeRecord] = {}
     for name in sorted(names):
         forms = [t.alternatives.get(name, {}) for t in run.tries]
         answered = [f for f in forms if f.get("rows") is not None]
@@ -822,9 +840,7 @@ def alternatives_for(
     return report
 
 
-def answer_for(
-    system: AnalyticsAdapter, number: int, run: QueryRun, expected: dict[str, Any]
-) -> dict[str, Any]:
+def answer_for(system: AnalyticsAdapter, number: int, run: QueryRun, expected: JsonObject) -> AnswerRecord:
     answered = [t for t in run.tries if t.rows is not None and t.error is None]
     if not answered:
         errors = [t.error for t in run.tries if t.error] or [run.worker_error or "no result"]
