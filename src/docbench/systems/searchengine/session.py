@@ -334,8 +334,8 @@ class SearchSession(QuerySession):
         # by its min sub-aggregation would pick each shard's top users only), ranked here.
         limit = to_int(query.get("limit", 3))
         unit = _time_unit_us(query)
-        firsts: list[tuple[int, Any]] = [
-            (_integer(member(b, "first", "value")) * unit, member(b, "key", "did"))
+        firsts = [
+            (_integer(member(b, "first", "value")) * unit, as_str(member(b, "key", "did"), "did"))
             for b in self._composite(member_object(query, "request"), stats)
             if member(b, "first", "value") is not None
         ]
@@ -346,13 +346,13 @@ class SearchSession(QuerySession):
         # No bucket_script without scripting: page through (did -> min, max) and rank here.
         limit = to_int(query.get("limit", 3))
         unit = _time_unit_us(query)
-        spans: list[tuple[int, Any]] = []
+        spans: list[tuple[int, str]] = []
         for bucket in self._composite(member_object(query, "request"), stats):
             first = member(bucket, "first", "value")
             if first is None:
                 continue
             span = (_integer(member(bucket, "last", "value")) - _integer(first)) * unit
-            spans.append((span, member(bucket, "key", "did")))
+            spans.append((span, as_str(member(bucket, "key", "did"), "did")))
         spans.sort(key=lambda s: (-s[0], s[1]))
         return [(did, span // 1000) for span, did in spans[:limit]]
 
