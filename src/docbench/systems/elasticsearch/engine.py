@@ -8,8 +8,9 @@ aggregation requests (``queries.json``) are plain files next to this module.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from docbench.core.jsontypes import JsonObject
 from docbench.systems.searchengine.engine import SearchEngineBase
 
 
@@ -30,7 +31,7 @@ class ElasticsearchEngine(SearchEngineBase):
     # 8.19 runs on Java 17 (the machine's JDK) and 21.
     java_versions = (17, 21)
     distribution = None
-    server_settings: ClassVar[dict[str, Any]] = {
+    server_settings: ClassVar[JsonObject] = {
         # Loopback-only test node: no TLS, no users (the x-pack-security module is present).
         "xpack.security.enabled": False,
     }

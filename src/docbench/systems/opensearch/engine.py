@@ -9,8 +9,9 @@ the ``opensearch2`` system (its engine subclasses this one).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from docbench.core.jsontypes import JsonObject
 from docbench.systems.searchengine.engine import SearchEngineBase
 
 
@@ -35,7 +36,7 @@ class OpenSearchEngine(SearchEngineBase):
     java_versions = (25, 21)
     distribution = "opensearch"
     # The integ-test-zip has no security plugin: plain HTTP on 127.0.0.1.
-    server_settings: ClassVar[dict[str, Any]] = {}
+    server_settings: ClassVar[JsonObject] = {}
     notes = (
         "OpenSearch 3 integ-test-zip (its bundled modules, lang-painless/reindex used by the "
         "updates workload only; no SQL/PPL plugins), on Java 21+: aggregation API; "

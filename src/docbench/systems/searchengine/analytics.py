@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import NotSupported, StorageSize, Variant
 from docbench.contracts.engine import system_file
+from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue, as_object
 from docbench.core.rawjson import raw_values_of
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.engine import SearchEngineBase
@@ -107,7 +108,7 @@ def jsonbench_variants() -> list[Variant]:
     ]
 
 
-def substitute(value: Any, settings: dict[str, Any]) -> Any:
+def substitute(value: JsonValue, settings: JsonMapping) -> JsonValue:
     """Replace strings "{name}" in a JSON template by the variant's (typed) setting."""
     if isinstance(value, dict):
         return {k: substitute(v, settings) for k, v in value.items()}
@@ -125,7 +126,7 @@ class SearchAnalyticsBase(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
     engine: SearchEngineBase
     retains_structure = True
     representation = "_source with dynamic mapping"
-    engine_defaults: ClassVar[dict[str, Any]] = {"source": True, "codec": "default"}
+    engine_defaults: ClassVar[JsonObject] = {"source": True, "codec": "default"}
     # ~5 MB bulk requests (480 B per document): the engines' recommended bulk size.
     load_batch_size = 10_000
     # time_us is mapped as a long: exact microseconds (min/max come back as exact doubles).
@@ -146,10 +147,12 @@ class SearchAnalyticsBase(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
         self.time_precision_us = int(settings.get("time_precision_us", type(self).time_precision_us))
 
     # ----- loading -----------------------------------------------------------------------
-    def index_definition(self) -> dict[str, Any]:
-        template = json.loads(system_file(self.engine, self.index_file).read_text())
+    def index_definition(self) -> JsonObject:
+        template = as_object(
+            json.loads(system_file(self.engine, self.index_file).read_text()), self.index_file
+        )
         template.pop("_comment", None)
-        return substitute(template, dict(self.variant.settings))
+        return as_object(substitute(template, dict(self.variant.settings)), self.index_file)
 
     def create(self) -> None:
         """Drop and create docbench's own index (and nothing else)."""
@@ -168,8 +171,9 @@ class SearchAnalyticsBase(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
         """Refresh on again, then merge into one segment (like JSONBench) and refresh."""
         # Refresh back on: the definition's own interval (JSONBench's template: 30 s), or the
         # server's default where the definition turned it off for the load (docbench's: -1).
-        interval = self.index_definition().get("settings", {}).get("index", {}).get("refresh_interval")
-        interval = None if interval in (None, "-1", -1) else str(interval)
+        settings = as_object(self.index_definition().get("settings", {}), "settings")
+        defined = as_object(settings.get("index", {}), "settings.index").get("refresh_interval")
+        interval = None if defined in (None, "-1", -1) else str(defined)
         self.finish_step(
             "refresh and force-merge to one segment",
             lambda: search_index.merge_to_one_segment(self.engine, self.index, interval),
@@ -206,7 +210,7 @@ class SearchAnalyticsBase(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
     # The refresh interval while documents arrive (the load runs without refreshes).
     LIVE_REFRESH_INTERVAL = "1s"
 
-    def begin_live_ingest(self) -> dict[str, Any]:
+    def begin_live_ingest(self) -> JsonObject:
         self.engine.client().request(
             "PUT",
             f"{search_index.index_path(self.index)}/_settings",
@@ -245,17 +249,17 @@ class SearchAnalyticsBase(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
         document = json.loads(system_file(self.engine, self.queries_file).read_text())
         return [json.dumps(document[f"q{n}"]) for n in range(1, 6)]
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {
             "url": self.engine.base_url,
             "index": self.index,
             "server_pid": self.engine.node_pid(),
-            "server_pids": self.engine.serving_pids(),
+            "server_pids": [*self.engine.serving_pids()],
             "local": self.engine.is_local,
         }
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonMapping) -> QuerySession:
         return SearchSession(spec)
 
     def check_plan(self, query_number: int, plan: str | None) -> str | None:

@@ -23,23 +23,30 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 from docbench.contracts.cluster import ClusterPhases, ClusterShape, requested_kill, requested_shape
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
 from docbench.core import paths
+from docbench.core.jsontypes import JsonArray, JsonObject, JsonValue, as_object, as_str, object_or_empty
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.faults import FaultInjector, HealthMonitor
 from docbench.systems.searchengine.http import (
     REQUEST_TIMEOUT,
+    Failover,
     HttpClient,
     SearchEngineError,
+    failover_record,
+    first_value,
+    member,
     node_process_id,
+    objects,
     server_version,
     split_urls,
+    to_int,
 )
 from docbench.systems.searchengine.jvm import find_java_home
 from docbench.systems.searchengine.node import SearchCluster, SearchNode
@@ -68,7 +75,8 @@ class SearchEngineBase(Engine, ClusterPhases):
     path_conf_env: ClassVar[str]
     tmpdir_env: ClassVar[str]
     java_versions: ClassVar[tuple[int, ...]] = (17, 21)
-    server_settings: ClassVar[dict[str, Any]] = {}
+    # Node settings of the distribution (elasticsearch.yml / opensearch.yml, values as JSON).
+    server_settings: ClassVar[JsonObject] = {}
     distribution: ClassVar[str | None] = None  # version.distribution in GET / (OpenSearch)
 
     def __init__(self, workdir: Path, url: str | None = None) -> None:
@@ -84,7 +92,7 @@ class SearchEngineBase(Engine, ClusterPhases):
             )
         self._client: HttpClient | None = None
         # Every request that went to another node because one did not answer (all clients).
-        self.failovers: list[dict[str, Any]] = []
+        self.failovers: list[Failover] = []
         self.monitor: HealthMonitor | None = None
         self.versions_seen: dict[str, str] = {}  # every node's version, killed ones too
         kill = requested_kill()
@@ -169,8 +177,9 @@ class SearchEngineBase(Engine, ClusterPhases):
     # ----- the cluster ---------------------------------------------------------------------
     def node_versions(self) -> dict[str, str]:
         """Every node's name and version, as the cluster says."""
-        answer = self.client().request("GET", "/_nodes?filter_path=nodes.*.name,nodes.*.version")
-        return {node["name"]: str(node["version"]) for node in (answer.get("nodes") or {}).values()}
+        answer = self.client().request_object("GET", "/_nodes?filter_path=nodes.*.name,nodes.*.version")
+        nodes = [as_object(node, "node") for node in object_or_empty(answer.get("nodes") or None).values()]
+        return {as_str(node["name"], "node name"): str(node["version"]) for node in nodes}
 
     def cluster_shape(self) -> ClusterShape:
         """Managed: the nodes docbench started. URL: the nodes the cluster has now."""
@@ -180,21 +189,21 @@ class SearchEngineBase(Engine, ClusterPhases):
                 nodes = len(self.node_versions()) or 1
         return ClusterShape(nodes, self.shape.index_shards, self.shape.index_replicas)
 
-    def cluster_record(self) -> dict[str, Any]:
+    def cluster_record(self) -> JsonObject:
         """What a result says about the cluster: its shape, every node's version, whether
         docbench managed it, and what happened to it (faults, failovers, health)."""
-        record: dict[str, Any] = {**self.cluster_shape().to_record(), "managed": self.node is not None}
+        record: JsonObject = {**self.cluster_shape().to_record(), "managed": self.node is not None}
         with contextlib.suppress(Exception):
             self.versions_seen.update(self.node_versions())
         if self.versions_seen:
             record["node_versions"] = dict(sorted(self.versions_seen.items()))
         if self.failovers:
-            record["failovers"] = [dict(event) for event in self.failovers]
+            record["failovers"] = [failover_record(event) for event in self.failovers]
         with contextlib.suppress(Exception):
             lost = self.lost_shards()
             if lost:
                 record["lost"] = {
-                    "primary_shards": lost,
+                    "primary_shards": [*lost],
                     "note": f"{len(lost)} primary shard(s) of docbench's indexes have no live "
                     "copy (their node is down and they had no replica): the documents "
                     "in them are lost to this run",
@@ -205,19 +214,19 @@ class SearchEngineBase(Engine, ClusterPhases):
             record["faults"] = self.faults.record()
         return record
 
-    def lost_shards(self) -> list[dict[str, Any]]:
+    def lost_shards(self) -> list[JsonObject]:
         """Primary shards of docbench's indexes that no live node holds (lost data)."""
         rows = self.client().request(
             "GET", "/_cat/shards?format=json&h=index,shard,prirep,state,unassigned.reason"
         )
-        lost = [
-            {"index": row["index"], "shard": int(row["shard"]), "reason": row.get("unassigned.reason")}
-            for row in rows or []
+        lost: list[JsonObject] = [
+            {"index": row["index"], "shard": to_int(row["shard"]), "reason": row.get("unassigned.reason")}
+            for row in objects(rows or [], "_cat/shards")
             if row.get("prirep") == "p" and row.get("state") == "UNASSIGNED"
         ]
         ours = {
             name
-            for name in {row["index"] for row in lost}
+            for name in {as_str(row["index"], "index") for row in lost}
             if search_index.state(self.client(), name) == "docbench"
         }
         return [row for row in lost if row["index"] in ours]
@@ -241,9 +250,9 @@ class SearchEngineBase(Engine, ClusterPhases):
         """Shards and replicas of every index docbench creates here."""
         return {"number_of_shards": self.shape.index_shards, "number_of_replicas": self.shape.index_replicas}
 
-    def create_index(self, index: str, definition: dict[str, Any]) -> None:
+    def create_index(self, index: str, definition: JsonObject) -> None:
         """Drop docbench's own ``index`` and create it with the run's shards and replicas."""
-        settings = definition.setdefault("settings", {}).setdefault("index", {})
+        settings = as_object(as_object(definition.setdefault("settings", {})).setdefault("index", {}))
         settings.update(self.index_settings())
         if self.monitor is not None:
             self.monitor.pause()  # a new index is yellow until its copies are allocated
@@ -252,7 +261,7 @@ class SearchEngineBase(Engine, ClusterPhases):
             if self.shape.distributed:
                 # Every copy allocated before the load starts (green, not initialising); a
                 # cluster short of a node stays yellow, which still takes writes.
-                health = self.client().request(
+                health = self.client().request_object(
                     "GET",
                     "/_cluster/health"
                     + search_index.index_path(index)
@@ -311,12 +320,21 @@ class SearchEngineBase(Engine, ClusterPhases):
             self._client = self.connect()
         return self._client
 
-    def long_request(self, method: str, path: str, body: Any = None, *, timeout: float, **kwargs: Any) -> Any:
+    def long_request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | JsonObject | JsonArray | None = None,
+        *,
+        timeout: float,
+        content_type: str | None = None,
+        what: str | None = None,
+    ) -> JsonValue:
         """One request that may run for long, on its own connection with its own socket
         timeout, so the ordinary one stays short."""
         client = self.connect(timeout)
         try:
-            return client.request(method, path, body, **kwargs)
+            return client.request(method, path, body, content_type=content_type, what=what)
         finally:
             client.close()
 
@@ -400,5 +418,9 @@ class SearchEngineBase(Engine, ClusterPhases):
         answer = self.client().request(
             "GET", "/_nodes/_local/plugins?filter_path=nodes.*.modules.name,nodes.*.plugins.name"
         )
-        node = next(iter(answer["nodes"].values()))
-        return {entry["name"] for key in ("modules", "plugins") for entry in node.get(key) or []}
+        node = first_value(member(answer, "nodes"), "nodes")
+        return {
+            as_str(entry["name"], "module name")
+            for key in ("modules", "plugins")
+            for entry in objects(node.get(key) or [], key)
+        }

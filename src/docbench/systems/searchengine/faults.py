@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from docbench.contracts.cluster import NodeKill
-from docbench.systems.searchengine.http import HttpClient
+from docbench.core.jsontypes import JsonObject
+from docbench.systems.searchengine.http import HttpClient, to_int
 
 if TYPE_CHECKING:
     from docbench.systems.searchengine.engine import SearchEngineBase
@@ -24,12 +25,21 @@ if TYPE_CHECKING:
 POLL_SECONDS = 0.5
 
 
+class HealthChange(TypedDict):
+    """The cluster's status from ``at`` (epoch seconds) on."""
+
+    at: float
+    status: str
+    nodes: int
+    unassigned_shards: int
+
+
 class HealthMonitor:
     """The cluster's status (green/yellow/red/unreachable) over time, from a thread."""
 
     def __init__(self, urls: str) -> None:
         self.urls = urls
-        self.changes: list[dict[str, Any]] = []  # {"at", "status", "unassigned_shards", ...}
+        self.changes: list[HealthChange] = []
         self.worst_unassigned = 0
         self._paused = threading.Event()
         self._stopped = threading.Event()
@@ -71,10 +81,10 @@ class HealthMonitor:
                 client_urls = self.urls
                 client = HttpClient(client_urls, timeout=2)
             try:
-                health = client.request("GET", "/_cluster/health?timeout=1s", ok=(200, 408))
+                health = client.request_object("GET", "/_cluster/health?timeout=1s", ok=(200, 408))
                 status = str(health.get("status", "unknown"))
-                unassigned = int(health.get("unassigned_shards", 0))
-                nodes = int(health.get("number_of_nodes", 0))
+                unassigned = to_int(health.get("unassigned_shards", 0))
+                nodes = to_int(health.get("number_of_nodes", 0))
             except Exception:  # noqa: BLE001 - no node answered: that is a status too
                 status, unassigned, nodes = "unreachable", 0, 0
             self._record(status, unassigned, nodes)
@@ -92,7 +102,7 @@ class HealthMonitor:
                     {"at": time.time(), "status": status, "nodes": nodes, "unassigned_shards": unassigned}
                 )
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonObject:
         """Seconds in each status (pauses for docbench's own restarts left out), the changes
         with their time from the start of monitoring."""
         with self._lock:
@@ -110,7 +120,16 @@ class HealthMonitor:
             "poll_seconds": POLL_SECONDS,
             "seconds": {status: round(value, 1) for status, value in seconds.items()},
             "worst_unassigned_shards": self.worst_unassigned,
-            "changes": [{**c, "after_s": round(c["at"] - self._started, 1)} for c in changes],
+            "changes": [
+                {
+                    "at": c["at"],
+                    "status": c["status"],
+                    "nodes": c["nodes"],
+                    "unassigned_shards": c["unassigned_shards"],
+                    "after_s": round(c["at"] - self._started, 1),
+                }
+                for c in changes
+            ],
             "paused_for_restarts": len(pauses),
         }
 
@@ -122,7 +141,7 @@ class FaultInjector:
     def __init__(self, engine: SearchEngineBase, kill: NodeKill) -> None:
         self.engine = engine
         self.kill = kill
-        self.events: list[dict[str, Any]] = []
+        self.events: list[JsonObject] = []
         self._timer: threading.Timer | None = None
         self._phase_started: float | None = None
 
@@ -162,7 +181,7 @@ class FaultInjector:
                 "phase": self.kill.phase,
                 "killed": name,
                 "signal": "SIGKILL",
-                "pids": pids,
+                "pids": [*pids],
                 "at": time.time(),
                 "after_phase_start_s": round(time.time() - started, 1),
             }
@@ -173,7 +192,7 @@ class FaultInjector:
             with contextlib.suppress(Exception):
                 self._timer.cancel()
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         return {
             "planned": {"phase": self.kill.phase, "delay_s": self.kill.delay},
             "events": list(self.events),

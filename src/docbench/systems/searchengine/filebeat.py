@@ -29,9 +29,10 @@ import random
 import re
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
 
 import orjson
+
+from docbench.core.jsontypes import JsonObject, JsonValue, as_object
 
 # Filebeat's own fields, dropped by JSONBench's drop_fields processor.
 DROPPED = ("log", "agent", "ecs", "host", "input")
@@ -63,14 +64,14 @@ class FilebeatEvents:
         stamp = now_timestamp()  # one read time per batch: Filebeat's clock in milliseconds
         return [self.event(line, stamp) for line in lines]
 
-    def reordered_event(self, document: dict[str, Any]) -> dict[str, Any]:
+    def reordered_event(self, document: JsonObject) -> JsonObject:
         """The event's keys in Go's order: the decoded line's keys (in its map's order) were
         put into the event's map between Filebeat's own fields (``log`` before them, ``input``,
         ``agent``, ``ecs``, ``host`` after), which JSONBench's drop_fields deleted again."""
         keys = go_map_order(go_map_order(list(document), self.random), self.random, 1, len(DROPPED) - 1)
         return {key: self.reordered(document[key]) for key in keys}
 
-    def reordered(self, value: Any) -> Any:
+    def reordered(self, value: JsonValue) -> JsonValue:
         """``value`` with every object's keys in an order Go's map iteration gives."""
         if isinstance(value, dict):
             return {key: self.reordered(value[key]) for key in go_map_order(list(value), self.random)}
@@ -79,7 +80,7 @@ class FilebeatEvents:
         return value
 
 
-def process(document: dict[str, Any]) -> None:
+def process(document: JsonObject) -> None:
     """JSONBench's Filebeat processors, in their order, on the decoded event."""
     if has_field(document, "commit.record.subject") and not has_field(document, "commit.record.subject.cid"):
         rename(document, "commit.record.subject", "commit.record.subject.value")
@@ -92,9 +93,9 @@ def process(document: dict[str, Any]) -> None:
     milliseconds(document)
 
 
-def has_field(document: dict[str, Any], path: str) -> bool:
+def has_field(document: JsonObject, path: str) -> bool:
     """Filebeat's ``has_fields``: the dotted path leads through objects to a value."""
-    value: Any = document
+    value: JsonValue = document
     for part in path.split("."):
         if not isinstance(value, dict) or part not in value:
             return False
@@ -102,17 +103,17 @@ def has_field(document: dict[str, Any], path: str) -> bool:
     return True
 
 
-def rename(document: dict[str, Any], source: str, target: str) -> None:
+def rename(document: JsonObject, source: str, target: str) -> None:
     """Filebeat's ``rename``: take the value out, then put it at the target path. A target
     under the source (``a.b`` -> ``a.b.value``) makes ``a.b`` an object holding the value, in
     the slot ``a.b`` had (Go puts a key back into the first free slot of its bucket: the one
     the delete freed)."""
     *parents, last = source.split(".")
-    holder: Any = document
+    holder = document
     for part in parents:
-        holder = holder[part]
+        holder = as_object(holder[part], part)
     if target.startswith(source + "."):
-        nested: Any = holder[last]
+        nested: JsonValue = holder[last]
         for part in reversed(target[len(source) + 1 :].split(".")):
             nested = {part: nested}
         holder[last] = nested
@@ -121,11 +122,11 @@ def rename(document: dict[str, Any], source: str, target: str) -> None:
     holder = document
     *parents, last = target.split(".")
     for part in parents:
-        holder = holder.setdefault(part, {})
+        holder = as_object(holder.setdefault(part, {}), part)
     holder[last] = value
 
 
-def milliseconds(document: dict[str, Any]) -> None:
+def milliseconds(document: JsonObject) -> None:
     """JSONBench's script processor: a number ``time_us`` becomes the string of the JavaScript
     number ``time_us / 1000``; a string one makes the script throw (``BigInt(s) / 1000`` mixes
     types), which Filebeat marks with its ``_js_exception`` tag; any other value stays."""
@@ -133,7 +134,10 @@ def milliseconds(document: dict[str, Any]) -> None:
     if isinstance(time_us, bool) or time_us is None:
         return
     if isinstance(time_us, str):
-        document["tags"] = [*document.get("tags", []), "_js_exception"]
+        tags = document.get("tags", [])
+        if not isinstance(tags, list | str | dict):  # what unpacking [*tags] refuses
+            raise TypeError(f"tags: cannot add a tag to a {'null' if tags is None else type(tags).__name__}")
+        document["tags"] = [*tags, "_js_exception"]
         return
     if isinstance(time_us, int | float):
         document["time_us"] = js_number_string(float(time_us) / 1000)
@@ -189,7 +193,7 @@ def now_timestamp() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _decode(line: bytes) -> Any:
+def _decode(line: bytes) -> JsonValue:
     """The line decoded as Filebeat's JSON decoder does: orjson, else (an integer beyond 64 bits,
     which Go decodes as a float64; a lone surrogate, which Go replaces by U+FFFD) Python's."""
     try:
@@ -206,12 +210,12 @@ def _go_integer(text: str) -> int | float:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _replaced_surrogates(value: Any) -> Any:
+def _replaced_surrogates(value: JsonValue) -> JsonValue:
     """Every lone surrogate (which Python's decoder keeps) as U+FFFD, as Go decodes it."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, dict):
-        return {_replaced_surrogates(k): _replaced_surrogates(v) for k, v in value.items()}
+        return {_SURROGATE.sub("\ufffd", k): _replaced_surrogates(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_replaced_surrogates(item) for item in value]
     return value

@@ -14,10 +14,12 @@ import select
 import socket
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 from urllib.parse import unquote, urlsplit
 
 import orjson
+
+from docbench.core.jsontypes import JsonArray, JsonObject, JsonValue, as_array, as_object
 
 # Socket timeouts (seconds): any request, one _bulk batch, the force-merge of a whole index.
 REQUEST_TIMEOUT = 600.0
@@ -26,21 +28,86 @@ MERGE_TIMEOUT = 6 * 3600.0
 NDJSON = "application/x-ndjson"
 
 
+class Failover(TypedDict):
+    """A request sent again to another node because its node did not answer."""
+
+    at: float
+    node: str
+    request: str
+    error: str
+    sent_to: str
+
+
+def failover_record(event: Failover) -> JsonObject:
+    """The event as the result records it (the same keys, in the same order)."""
+    return {
+        "at": event["at"],
+        "node": event["node"],
+        "request": event["request"],
+        "error": event["error"],
+        "sent_to": event["sent_to"],
+    }
+
+
+def member(value: JsonValue, *keys: str) -> JsonValue:
+    """``value[k1][k2]...`` of a JSON answer: each step must be an object (a TypeError naming
+    the path otherwise), a missing key is a KeyError as with plain subscripts."""
+    for depth, key in enumerate(keys):
+        value = as_object(value, ".".join(keys[:depth]) or "answer")[key]
+    return value
+
+
+def member_object(value: JsonValue, *keys: str) -> JsonObject:
+    """:func:`member`, which must be an object."""
+    return as_object(member(value, *keys), ".".join(keys) or "answer")
+
+
+def member_array(value: JsonValue, *keys: str) -> JsonArray:
+    """:func:`member`, which must be an array."""
+    return as_array(member(value, *keys), ".".join(keys) or "answer")
+
+
+def to_int(value: JsonValue, what: str = "value") -> int:
+    """``int(value)`` of a JSON scalar, as int() reads it (a number, a string of digits); a
+    TypeError for null, an object or an array, as int() raises."""
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"{what}: expected a number, got {type(value).__name__ if value is not None else 'null'}")
+
+
+def to_float(value: JsonValue, what: str = "value") -> float:
+    """``float(value)`` of a JSON scalar, as float() reads it."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"{what}: expected a number, got {type(value).__name__ if value is not None else 'null'}")
+
+
+def objects(value: JsonValue, what: str = "answer") -> list[JsonObject]:
+    """An array of objects (a list of buckets, hits, bulk items...)."""
+    return [as_object(item, what) for item in as_array(value, what)]
+
+
+def first_value(value: JsonValue, what: str = "answer") -> JsonObject:
+    """The value of an object's first key, itself an object (one node's entry under
+    ``nodes``, a bulk item's action)."""
+    return as_object(next(iter(as_object(value, what).values())), what)
+
+
 class SearchEngineError(RuntimeError):
     """An HTTP error answer of the engine (status and its JSON error)."""
 
-    def __init__(self, status: int, body: Any, what: str) -> None:
+    def __init__(self, status: int, body: JsonValue, what: str) -> None:
         self.status = status
         self.body = body
         super().__init__(f"{what}: HTTP {status}: {error_text(body)}")
 
 
-def error_text(body: Any) -> str:
+def error_text(body: JsonValue) -> str:
     """One line saying what an error answer (or a bulk item's ``{"error": ...}``) says."""
     if isinstance(body, dict) and "error" in body:
         error = body["error"]
         if isinstance(error, dict):
-            cause = error.get("caused_by") or {}
+            cause = as_object(error.get("caused_by") or {}, "caused_by")
             text = f"{error.get('type')}: {error.get('reason')}"
             if cause:
                 text += f" (caused by {cause.get('type')}: {cause.get('reason')})"
@@ -114,7 +181,7 @@ class HttpClient:
         # Clients of one process start on different nodes, so that sessions spread.
         self._current = next(_rotation) % len(self.endpoints)
         self._conns: dict[int, http.client.HTTPConnection] = {}
-        self.failovers: list[dict[str, Any]] = []
+        self.failovers: list[Failover] = []
         self._down_until: dict[int, float] = {}
 
     # The node the next request goes to (one URL: always that one).
@@ -177,13 +244,14 @@ class HttpClient:
         self,
         method: str,
         path: str,
-        body: bytes | dict | list | None = None,
+        body: bytes | JsonObject | JsonArray | None = None,
         *,
         ok: tuple[int, ...] = (200, 201),
         content_type: str | None = None,
         what: str | None = None,
-    ) -> Any:
-        """Send one request and return its decoded JSON answer (raises on other statuses)."""
+    ) -> JsonValue:
+        """Send one request and return its decoded JSON answer (raises on other statuses):
+        None for an empty answer, the text of one that is not JSON."""
         if body is not None and not isinstance(body, bytes | bytearray):
             body = orjson.dumps(body)
         tried = 0
@@ -210,6 +278,7 @@ class HttpClient:
                 )
         if len(self.endpoints) > 1:
             self._current = (self._current + 1) % len(self.endpoints)
+        decoded: JsonValue
         try:
             decoded = orjson.loads(data) if data else None
         except orjson.JSONDecodeError:
@@ -217,6 +286,20 @@ class HttpClient:
         if status not in ok:
             raise SearchEngineError(status, decoded, what or f"{method} {path}")
         return decoded
+
+    def request_object(
+        self,
+        method: str,
+        path: str,
+        body: bytes | JsonObject | JsonArray | None = None,
+        *,
+        ok: tuple[int, ...] = (200, 201),
+        content_type: str | None = None,
+        what: str | None = None,
+    ) -> JsonObject:
+        """:meth:`request` of an answer that is a JSON object (a TypeError otherwise)."""
+        answer = self.request(method, path, body, ok=ok, content_type=content_type, what=what)
+        return as_object(answer, what or f"the answer to {method} {path}")
 
     def request_raw(self, method: str, path: str, *, ok: tuple[int, ...] = (200,)) -> bytes:
         """One request; the answer's bytes as the engine sent them (a _source in it is the
@@ -246,19 +329,20 @@ def server_version(client: HttpClient) -> tuple[str | None, str]:
     or the nodes info API where ``GET /`` is missing (Elasticsearch 8.19's integ-test-zip has
     no rest-root module; OpenSearch always serves ``GET /``)."""
     try:
-        version = client.request("GET", "/")["version"]
-        return version.get("distribution"), str(version["number"])
+        version = member_object(client.request("GET", "/"), "version")
+        distribution = version.get("distribution")
+        return (None if distribution is None else str(distribution)), str(version["number"])
     except SearchEngineError as error:
         if error.status not in (400, 404, 405):
             raise
     info = client.request("GET", "/_nodes/_local?filter_path=nodes.*.version")
-    return None, str(next(iter(info["nodes"].values()))["version"])
+    return None, str(first_value(member(info, "nodes"), "nodes")["version"])
 
 
 def node_process_id(client: HttpClient) -> int:
     """The PID the node reports for itself (the JVM that serves requests)."""
     info = client.request("GET", "/_nodes/_local/process?filter_path=nodes.*.process.id")
-    return int(next(iter(info["nodes"].values()))["process"]["id"])
+    return to_int(member(first_value(member(info, "nodes"), "nodes"), "process", "id"), "process.id")
 
 
 class NonBlockingHttp:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from docbench.core.jsontypes import JsonObject, as_object, as_str
 from docbench.core.ownership import MARKER_TEXT, ForeignDatabase, foreign_message, is_marked
-from docbench.systems.searchengine.http import MERGE_TIMEOUT, HttpClient
+from docbench.systems.searchengine.http import MERGE_TIMEOUT, HttpClient, member, objects, to_int
 
 META_KEY = "created_by"
 
@@ -27,11 +28,11 @@ def index_path(index: str) -> str:
     return f"/{quote(index)}"
 
 
-def marked(definition: dict[str, Any]) -> dict[str, Any]:
+def marked(definition: JsonObject) -> JsonObject:
     """The index definition with docbench's mark in its mapping's ``_meta``."""
     definition = copy.deepcopy(definition)
-    mappings = definition.setdefault("mappings", {})
-    mappings["_meta"] = {**(mappings.get("_meta") or {}), META_KEY: MARKER_TEXT}
+    mappings = as_object(definition.setdefault("mappings", {}), "mappings")
+    mappings["_meta"] = {**as_object(mappings.get("_meta") or {}, "_meta"), META_KEY: MARKER_TEXT}
     return definition
 
 
@@ -41,7 +42,8 @@ def state(client: HttpClient, index: str) -> str:
     answer = client.request("GET", f"{index_path(index)}/_mapping", ok=(200, 404))
     if isinstance(answer, dict) and "error" in answer:
         return "absent"
-    meta = ((answer or {}).get(index) or {}).get("mappings", {}).get("_meta") or {}
+    mapping = as_object(as_object(answer or {}, "mapping").get(index) or {}, index)
+    meta = as_object(as_object(mapping.get("mappings", {}), "mappings").get("_meta") or {}, "_meta")
     return "docbench" if is_marked(meta.get(META_KEY)) else "foreign"
 
 
@@ -54,7 +56,7 @@ def foreign_index_message(client: HttpClient, index: str) -> str:
     )
 
 
-def recreate(client: HttpClient, index: str, definition: dict[str, Any]) -> None:
+def recreate(client: HttpClient, index: str, definition: JsonObject) -> None:
     """Drop docbench's index (if there) and create it empty and marked: nothing else is
     touched, and an index of that name docbench did not create is not dropped."""
     found = state(client, index)
@@ -67,8 +69,9 @@ def recreate(client: HttpClient, index: str, definition: dict[str, Any]) -> None
 
 def mark(client: HttpClient, index: str) -> None:
     """Add docbench's mark to an index's mapping (``_meta`` is replaced whole: keep the rest)."""
-    answer = client.request("GET", f"{index_path(index)}/_mapping")
-    meta = ((answer.get(index) or {}).get("mappings") or {}).get("_meta") or {}
+    answer = client.request_object("GET", f"{index_path(index)}/_mapping")
+    mapping = as_object(answer.get(index) or {}, index)
+    meta = as_object(as_object(mapping.get("mappings") or {}, "mappings").get("_meta") or {}, "_meta")
     client.request(
         "PUT",
         f"{index_path(index)}/_mapping",
@@ -82,7 +85,7 @@ def mark_all(client: HttpClient) -> list[str]:
     are docbench's, those of a docbench before the mark too); the names marked."""
     rows = client.request("GET", "/_cat/indices?format=json&h=index&expand_wildcards=open")
     done = []
-    for name in sorted(row["index"] for row in rows or []):
+    for name in sorted(as_str(row["index"], "index") for row in objects(rows or [], "_cat/indices")):
         if not name.startswith(".") and state(client, name) == "foreign":
             mark(client, name)
             done.append(name)
@@ -113,23 +116,23 @@ def count(client: HttpClient, index: str, refreshed: bool = True) -> int:
     if refreshed:
         with contextlib.suppress(Exception):  # a red index refreshes what it can; counted below
             refresh(client, index)
-    answer = client.request("GET", f"{index_path(index)}/_count")
-    shards = answer.get("_shards") or {}
-    failed = int(shards.get("failed", 0) or 0) + max(
+    answer = client.request_object("GET", f"{index_path(index)}/_count")
+    shards = as_object(answer.get("_shards") or {}, "_shards")
+    failed = to_int(shards.get("failed", 0) or 0) + max(
         0,
-        int(shards.get("total", 0) or 0)
-        - int(shards.get("successful", 0) or 0)
-        - int(shards.get("skipped", 0) or 0)
-        - int(shards.get("failed", 0) or 0),
+        to_int(shards.get("total", 0) or 0)
+        - to_int(shards.get("successful", 0) or 0)
+        - to_int(shards.get("skipped", 0) or 0)
+        - to_int(shards.get("failed", 0) or 0),
     )
     if failed:
-        raise ShardsLost(index, int(answer["count"]), failed, int(shards.get("total", 0) or 0))
-    return int(answer["count"])
+        raise ShardsLost(index, to_int(answer["count"]), failed, to_int(shards.get("total", 0) or 0))
+    return to_int(answer["count"])
 
 
 def index_uuid(client: HttpClient, index: str) -> str:
     answer = client.request("GET", f"{index_path(index)}/_settings/index.uuid")
-    return answer[index]["settings"]["index"]["uuid"]
+    return as_str(member(answer, index, "settings", "index", "uuid"), "index.uuid")
 
 
 def merge_to_one_segment(engine: SearchEngineBase, index: str, refresh_interval: str | None = None) -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 from urllib.parse import quote
 
-from docbench.systems.searchengine.http import HttpClient
+from docbench.core.jsontypes import as_object
+from docbench.systems.searchengine.http import HttpClient, member_object, objects, to_int
 
 # The background sync renews the leases every 30 s: a wait for one, with a margin.
 LEASE_TIMEOUT = 90.0
@@ -21,13 +22,18 @@ LEASE_TIMEOUT = 90.0
 def retention(client: HttpClient, index: str) -> tuple[int, int | None]:
     """(max seq_no of the index's shard copies, lowest seq_no their retention leases retain)."""
     answer = client.request("GET", f"/{quote(index)}/_stats/docs?level=shards")
-    copies = [shard for group in answer["indices"][index]["shards"].values() for shard in group]
+    groups = member_object(answer, "indices", index, "shards").values()
+    copies = [shard for group in groups for shard in objects(group, "shard copies")]
     leases = [
-        int(lease["retaining_seq_no"])
+        to_int(lease["retaining_seq_no"])
         for shard in copies
-        for lease in (shard.get("retention_leases") or {}).get("leases") or []
+        for lease in objects(
+            as_object(shard.get("retention_leases") or {}, "retention_leases").get("leases") or [], "leases"
+        )
     ]
-    return max(int(c["seq_no"]["max_seq_no"]) for c in copies), min(leases) if leases else None
+    return max(to_int(member_object(c, "seq_no")["max_seq_no"]) for c in copies), min(
+        leases
+    ) if leases else None
 
 
 def wait_for_retention_leases(client: HttpClient, index: str, timeout: float = LEASE_TIMEOUT) -> float | None:

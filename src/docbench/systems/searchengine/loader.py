@@ -6,14 +6,14 @@ import os
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
 from urllib.parse import quote
 
 import orjson
 
 from docbench.contracts.analytics import Loader
 from docbench.contracts.common import BatchRejected
-from docbench.systems.searchengine.http import NDJSON, HttpClient, SearchEngineError, error_text
+from docbench.core.jsontypes import JsonObject, as_array, as_str
+from docbench.systems.searchengine.http import NDJSON, HttpClient, SearchEngineError, error_text, first_value
 
 # Bulk item statuses that mean "try again later", not "this document is refused".
 RETRYABLE_STATUSES = {429, 500, 502, 503, 504}
@@ -77,8 +77,8 @@ class BulkLoader(Loader):
             answer = self._send(body)
             if not answer.get("errors"):
                 return
-            items = [next(iter(item.values())) for item in answer["items"]]
-            kept = [item["_id"] for item in items if "error" not in item and item.get("_id")]
+            items = [first_value(item, "bulk item") for item in as_array(answer["items"], "items")]
+            kept = [as_str(item["_id"], "_id") for item in items if "error" not in item and item.get("_id")]
             failed = [item for item in items if "error" in item]
             self._delete(kept)
             content = [item for item in failed if item.get("status") not in RETRYABLE_STATUSES]
@@ -102,9 +102,9 @@ class BulkLoader(Loader):
             f"as overloaded after {BULK_RETRIES} tries"
         )
 
-    def _send(self, body: bytes) -> dict[str, Any]:
+    def _send(self, body: bytes) -> JsonObject:
         try:
-            return self.client.request("POST", self.path, body, content_type=NDJSON, what="_bulk")
+            return self.client.request_object("POST", self.path, body, content_type=NDJSON, what="_bulk")
         except SearchEngineError as error:
             # A whole request refused for its content (the engine could not read it at all).
             if error.status == 400:
@@ -115,7 +115,7 @@ class BulkLoader(Loader):
         if not ids:
             return
         body = b"".join(b'{"delete":{"_id":' + orjson.dumps(i) + b"}}\n" for i in ids)
-        answer = self.client.request(
+        answer = self.client.request_object(
             "POST",
             f"/{quote(self.index)}/_bulk?refresh=false&filter_path=errors,items.*.error",
             body,
@@ -125,7 +125,7 @@ class BulkLoader(Loader):
         if answer.get("errors"):
             raise RuntimeError(
                 f"could not delete the indexed part of a refused batch from "
-                f"{self.index}: {answer.get('items', [])[:1]}"
+                f"{self.index}: {as_array(answer.get('items', []), 'items')[:1]}"
             )
 
     def close(self) -> None:

@@ -26,8 +26,9 @@ import signal
 import stat
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from docbench.core.jsontypes import JsonObject
 from docbench.core.ownership import claim_directory, remove_owned_directory
 from docbench.servers import managed as server
 from docbench.systems.searchengine.http import HttpClient, node_process_id
@@ -80,7 +81,7 @@ class SearchNode(server.ManagedServer):
         self.node_name = node_name
         self.heap_bytes = heap_bytes
         # Discovery: single-node, unless a SearchCluster sets its seed hosts and masters.
-        self.discovery: dict[str, Any] = {"discovery.type": "single-node"}
+        self.discovery: JsonObject = {"discovery.type": "single-node"}
         # The nodes its cluster has: the readiness wait waits for all of them.
         self.cluster_size = 1
         self.install_dir = install_dir
@@ -144,8 +145,8 @@ class SearchNode(server.ManagedServer):
         kept.append(f"-XX:ErrorFile={self.logs_dir}/hs_err_pid%p.log")
         options.write_text("\n".join(kept) + "\n")
 
-    def settings(self, http_port: int, transport_port: int) -> dict[str, Any]:
-        values: dict[str, Any] = {
+    def settings(self, http_port: int, transport_port: int) -> JsonObject:
+        values: JsonObject = {
             "cluster.name": f"docbench-{self.distribution.name}",
             "node.name": self.node_name,
             "network.host": "127.0.0.1",
@@ -365,7 +366,7 @@ class SearchCluster(server.PortedServer):
     def boot(self, ports: tuple[int, ...], timeout: float) -> None:
         """Launch every node on its pair of ``ports``, then wait for all of them together."""
         pairs = list(zip(ports[::2], ports[1::2], strict=True))
-        discovery: dict[str, Any] = {"discovery.seed_hosts": [f"127.0.0.1:{t}" for _, t in pairs]}
+        discovery: JsonObject = {"discovery.seed_hosts": [f"127.0.0.1:{t}" for _, t in pairs]}
         if not self.bootstrapped.exists():
             discovery["cluster.initial_master_nodes"] = [node.node_name for node in self.nodes]
         try:

@@ -17,10 +17,10 @@ skips a null), the answer is judged as it comes and shows as wrong.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from docbench.contracts.engine import system_file
 from docbench.contracts.portable import CompiledQuery, NotExpressible, PortableQueries
+from docbench.core.jsontypes import JsonObject, JsonValue, as_object
 from docbench.queries.spec import (
     BUCKET_CYCLES,
     BUCKET_UNITS,
@@ -28,6 +28,7 @@ from docbench.queries.spec import (
     Combined,
     Condition,
     Filter,
+    GroupKey,
     Query,
 )
 
@@ -66,7 +67,7 @@ class SearchPortable(PortableQueries):
                 f"{self.engine.name}: no unnest: an array is a multi-valued field (each distinct "
                 "element once per document), not rows"
             )
-        plan: dict[str, Any] = {
+        plan: JsonObject = {
             "query": self.filter(query.where) if query.where is not None else {"match_all": {}},
             "order": [[query.columns.index(o.column), o.desc] for o in query.order_by],
             "limit": query.limit,
@@ -84,19 +85,18 @@ class SearchPortable(PortableQueries):
     def mapped_paths(self) -> set[str] | None:
         """The paths an index with ``dynamic: false`` maps (None: every path is mapped as
         it first comes)."""
-        index = json.loads(
-            system_file(self.engine, str(self.variant.settings.get("index", "index.json"))).read_text()
-        )
-        mappings = index.get("mappings", {})
+        file_name = str(self.variant.settings.get("index", "index.json"))
+        index = as_object(json.loads(system_file(self.engine, file_name).read_text()), file_name)
+        mappings = as_object(index.get("mappings", {}), "mappings")
         if mappings.get("dynamic") not in (False, "false", "strict"):
             return None
         found: set[str] = set()
 
-        def walk(properties: dict[str, Any], prefix: str) -> None:
-            for name, spec in properties.items():
+        def walk(properties: JsonValue, prefix: str) -> None:
+            for name, spec in as_object(properties, "properties").items():
                 path = f"{prefix}{name}"
                 found.add(path)
-                walk(spec.get("properties", {}), path + ".")
+                walk(as_object(spec, path).get("properties", {}), path + ".")
 
         walk(mappings.get("properties", {}), "")
         return found
@@ -105,7 +105,7 @@ class SearchPortable(PortableQueries):
     def field(keys: tuple[str, ...]) -> str:
         return ".".join(keys)
 
-    def key_source(self, key: Any) -> dict[str, Any]:
+    def key_source(self, key: GroupKey) -> JsonObject:
         field = self.field(key.path.keys)
         if key.unit is None:
             return {"terms": {"field": field, "missing_bucket": True}}
@@ -125,9 +125,9 @@ class SearchPortable(PortableQueries):
             "divisor": divisor,
         }
 
-    def filter(self, where: Filter) -> dict[str, Any]:
+    def filter(self, where: Filter) -> JsonObject:
         if isinstance(where, Combined):
-            parts = [self.filter(p) for p in where.parts]
+            parts: list[JsonValue] = [self.filter(p) for p in where.parts]
             if where.op == "and":
                 return {"bool": {"filter": parts}}
             if where.op == "or":
@@ -135,10 +135,10 @@ class SearchPortable(PortableQueries):
             return {"bool": {"must_not": parts}}
         return self.condition(where)
 
-    def condition(self, condition: Condition) -> dict[str, Any]:
+    def condition(self, condition: Condition) -> JsonObject:
         field, op, value = self.field(condition.path.keys), condition.op, condition.value
         if op == "exists":
-            exists = {"exists": {"field": field}}
+            exists: JsonObject = {"exists": {"field": field}}
             return exists if value else {"bool": {"must_not": [exists]}}
         if value is None or (op == "in" and None in value):
             raise NotExpressible(f"{self.engine.name}: null is not indexed: no query finds it")

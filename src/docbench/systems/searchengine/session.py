@@ -12,56 +12,86 @@ import copy
 import json
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
-from docbench.systems.searchengine.http import HttpClient
+from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue, as_array, as_object, as_str
+from docbench.systems.searchengine.http import (
+    HttpClient,
+    failover_record,
+    first_value,
+    member,
+    member_object,
+    objects,
+    to_float,
+    to_int,
+)
 
 HOUR_US = 3_600_000_000
 
 
-def _page_size(body: dict[str, Any]) -> int:
-    return int(body["aggs"]["pairs"]["composite"].get("size", 10000))
+@dataclass
+class SearchStats:
+    """What the search requests of one query added up to."""
+
+    requests: int = 0
+    took_ms: int = 0  # the sum of their ``took``
+    truncated: int | None = None  # documents in groups beyond a terms aggregation's size
+
+
+def _page_size(body: JsonObject) -> int:
+    return to_int(member_object(body, "aggs", "pairs", "composite").get("size", 10000))
+
+
+def _number(value: JsonValue, what: str = "value") -> int | float:
+    """A JSON number as it came (an integer stays one): what arithmetic on it needs."""
+    if isinstance(value, int | float):
+        return value
+    raise TypeError(f"{what}: expected a number, got {'null' if value is None else type(value).__name__}")
 
 
 class SearchSession(QuerySession):
     """One keep-alive connection in the query worker; ``spec`` is the analytics adapter's
     ``session_spec()`` (url, index, server_pid, local, optional timeout)."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: JsonMapping) -> None:
         self.spec = spec
         timeout = spec.get("timeout")
-        self.client = HttpClient(spec["url"], timeout=float(timeout) + 30 if timeout else None)
-        self.index = spec["index"]
+        self.client = HttpClient(
+            as_str(spec["url"], "url"), timeout=to_float(timeout) + 30 if timeout else None
+        )
+        self.index = as_str(spec["index"], "index")
         self.search_path = f"/{quote(self.index)}/_search?request_cache=false"
         self.cancelled = False
 
     # the HTTP side ------------------------------------------------------------------------
-    def _search(self, body: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+    def _search(self, body: JsonObject, stats: SearchStats) -> JsonObject:
         if self.cancelled:
             raise RuntimeError("cancelled")
-        answer = self.client.request("POST", self.search_path, body, what="search")
-        stats["requests"] = stats.get("requests", 0) + 1
-        stats["took_ms"] = stats.get("took_ms", 0) + int(answer.get("took", 0))
+        answer = self.client.request_object("POST", self.search_path, body, what="search")
+        stats.requests += 1
+        stats.took_ms += to_int(answer.get("took", 0))
         if answer.get("timed_out"):
             raise RuntimeError("the search timed out")
-        shards = answer.get("_shards", {})
+        shards = as_object(answer.get("_shards", {}), "_shards")
         if shards.get("failed"):
             raise RuntimeError(
-                f"search failed on {shards['failed']} shard(s): {shards.get('failures', [])[:1]}"
+                f"search failed on {shards['failed']} shard(s): "
+                f"{as_array(shards.get('failures', []), 'failures')[:1]}"
             )
         return answer
 
-    def _composite(self, body: dict[str, Any], stats: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def _composite(self, body: JsonObject, stats: SearchStats) -> Iterator[JsonObject]:
         """Every bucket of the composite aggregation ``pairs`` of body, page by page."""
         body = copy.deepcopy(body)
-        composite = body["aggs"]["pairs"]["composite"]
+        composite = member_object(body, "aggs", "pairs", "composite")
         while True:
             answer = self._search(body, stats)
-            aggregation = answer["aggregations"]["pairs"]
-            buckets = aggregation["buckets"]
+            aggregation = member_object(answer, "aggregations", "pairs")
+            buckets = objects(aggregation["buckets"], "buckets")
             yield from buckets
             after = aggregation.get("after_key")
             if not buckets or after is None or len(buckets) < _page_size(body):
@@ -70,68 +100,75 @@ class SearchSession(QuerySession):
 
     # QuerySession -------------------------------------------------------------------------
     def execute(self, query_number: int, text: str) -> QueryOutcome:
-        query = json.loads(text)
-        stats: dict[str, Any] = {}
+        query = as_object(json.loads(text), "query")
+        stats = SearchStats()
         rows = getattr(self, f"_q{query_number}")(query, stats)
-        outcome = QueryOutcome(rows=rows, engine_seconds=stats.get("took_ms", 0) / 1000.0)
-        outcome.extra["search_requests"] = stats.get("requests", 0)
+        outcome = QueryOutcome(rows=rows, engine_seconds=stats.took_ms / 1000.0)
+        outcome.extra["search_requests"] = stats.requests
         if self.client.failovers:
             # Requests sent again to another node because one did not answer (a node died).
-            outcome.extra["failovers"] = [dict(event) for event in self.client.failovers]
+            outcome.extra["failovers"] = [failover_record(event) for event in self.client.failovers]
             self.client.failovers.clear()
-        if "truncated" in stats:
-            outcome.extra["truncated_groups"] = stats["truncated"]
+        if stats.truncated is not None:
+            outcome.extra["truncated_groups"] = stats.truncated
         return outcome
 
     # A portable query (systems/searchengine/portable.py): the plan its compiler wrote.
-    def _q0(self, query: dict[str, Any], stats: dict[str, Any]) -> list[list[Any]]:
+    def _q0(self, query: JsonObject, stats: SearchStats) -> list[list[JsonValue]]:
         from docbench.queries.semantics import sort_by_columns
 
-        plan = query["portable"]
+        plan = member_object(query, "portable")
         select = "select" in plan
         rows = self._portable_select(plan, stats) if select else self._portable_groups(plan, stats)
-        rows = sort_by_columns(rows, [(int(i), bool(desc)) for i, desc in plan["order"]])
-        return rows[: plan["limit"]] if plan.get("limit") else rows
+        order = [as_array(column, "order") for column in as_array(plan["order"], "order")]
+        rows = sort_by_columns(rows, [(to_int(i), bool(desc)) for i, desc in order])
+        return rows[: to_int(plan["limit"])] if plan.get("limit") else rows
 
-    def _portable_select(self, plan: dict[str, Any], stats: dict[str, Any]) -> list[list[Any]]:
+    def _portable_select(self, plan: JsonObject, stats: SearchStats) -> list[list[JsonValue]]:
         """The selected paths of every matching document, from its _source (as it was sent)."""
         size = 10_000
-        body = {"size": size, "query": plan["query"], "track_total_hits": True, "sort": ["_doc"]}
+        body: JsonObject = {"size": size, "query": plan["query"], "track_total_hits": True, "sort": ["_doc"]}
         answer = self._search(body, stats)
-        hits = answer["hits"]["hits"]
-        if int(answer["hits"]["total"]["value"]) > size:
+        hits = objects(member(answer, "hits", "hits"), "hits")
+        if to_int(member(answer, "hits", "total", "value")) > size:
             raise RuntimeError(f"more than {size} documents match: a projection reads at most {size}")
+        paths = [
+            [as_str(key, "select") for key in as_array(keys, "select")] for keys in as_array(plan["select"])
+        ]
         rows = []
         for hit in hits:
-            row = []
-            for keys in plan["select"]:
-                value: Any = hit.get("_source", {})
+            row: list[JsonValue] = []
+            for keys in paths:
+                value: JsonValue = hit.get("_source", {})
                 for key in keys:
                     value = value.get(key) if isinstance(value, dict) else None
                 row.append(value)
             rows.append(row)
         return rows
 
-    def _portable_groups(self, plan: dict[str, Any], stats: dict[str, Any]) -> list[list[Any]]:
+    def _portable_groups(self, plan: JsonObject, stats: SearchStats) -> list[list[JsonValue]]:
         """Group keys by composite aggregation (paged to the end), metrics per bucket; a
         distinct count from the (keys, value) pairs of a second composite."""
-        keys = plan["keys"]
-        metrics: dict[str, Any] = {}
-        for j, aggregate in enumerate(plan["aggregates"]):
+        keys = objects(plan["keys"], "keys")
+        aggregates = objects(plan["aggregates"], "aggregates")
+        metrics: JsonObject = {}
+        for j, aggregate in enumerate(aggregates):
             if aggregate["fn"] in ("sum", "min", "max", "avg", "span"):
                 if aggregate["fn"] == "span":
                     metrics[f"a{j}"] = {"max": {"field": aggregate["field"]}}
                     metrics[f"b{j}"] = {"min": {"field": aggregate["field"]}}
                 else:
-                    metrics[f"a{j}"] = {aggregate["fn"]: {"field": aggregate["field"]}}
+                    metrics[f"a{j}"] = {as_str(aggregate["fn"], "fn"): {"field": aggregate["field"]}}
                 metrics[f"n{j}"] = {"value_count": {"field": aggregate["field"]}}
-        sources = [{f"k{i}": {k: v for k, v in key.items() if k != "divisor"}} for i, key in enumerate(keys)]
-        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+        sources: list[JsonObject] = [
+            {f"k{i}": {k: v for k, v in key.items() if k != "divisor"}} for i, key in enumerate(keys)
+        ]
+        groups: dict[tuple[JsonValue, ...], JsonObject] = {}
         if keys:
-            body = {
+            body: JsonObject = {
                 "size": 0,
                 "query": plan["query"],
-                "aggs": {"pairs": {"composite": {"sources": sources, "size": 10000}, "aggs": metrics}},
+                "aggs": {"pairs": {"composite": {"sources": [*sources], "size": 10000}, "aggs": metrics}},
             }
             for bucket in self._composite(body, stats):
                 groups[self._key(bucket, keys)] = bucket
@@ -140,56 +177,59 @@ class SearchSession(QuerySession):
                 {"size": 0, "query": plan["query"], "track_total_hits": True, "aggs": metrics}, stats
             )
             groups[()] = {
-                "doc_count": int(answer["hits"]["total"]["value"]),
-                **answer.get("aggregations", {}),
+                "doc_count": to_int(member(answer, "hits", "total", "value")),
+                **as_object(answer.get("aggregations", {}), "aggregations"),
             }
-        distinct = self._portable_distinct(plan, sources, keys, stats)
+        distinct = self._portable_distinct(aggregates, plan["query"], sources, keys, stats)
         rows = []
         for group, bucket in groups.items():
             row = list(group)
-            for j, aggregate in enumerate(plan["aggregates"]):
+            for j, aggregate in enumerate(aggregates):
                 fn = aggregate["fn"]
                 if fn == "count":
-                    row.append(int(bucket["doc_count"]))
+                    row.append(to_int(bucket["doc_count"]))
                 elif fn == "count_distinct":
                     row.append(distinct.get(j, {}).get(group, 0))
-                elif int(bucket[f"n{j}"]["value"]) == 0:
+                elif to_int(member(bucket, f"n{j}", "value")) == 0:
                     row.append(None)
                 elif fn == "span":
-                    row.append(bucket[f"a{j}"]["value"] - bucket[f"b{j}"]["value"])
+                    row.append(
+                        _number(member(bucket, f"a{j}", "value")) - _number(member(bucket, f"b{j}", "value"))
+                    )
                 else:
-                    row.append(bucket[f"a{j}"]["value"])
+                    row.append(member(bucket, f"a{j}", "value"))
             rows.append(row)
         return rows
 
     @staticmethod
-    def _key(bucket: dict[str, Any], keys: list[dict[str, Any]]) -> tuple[Any, ...]:
-        values = []
+    def _key(bucket: JsonObject, keys: list[JsonObject]) -> tuple[JsonValue, ...]:
+        values: list[JsonValue] = []
         for i, key in enumerate(keys):
-            value = bucket["key"][f"k{i}"]
+            value = member(bucket, "key", f"k{i}")
             if "divisor" in key and value is not None:
-                value = int(value // key["divisor"])
+                value = int(_number(value, "key") // _number(key["divisor"], "divisor"))
             values.append(value)
         return tuple(values)
 
     def _portable_distinct(
         self,
-        plan: dict[str, Any],
-        sources: list[dict[str, Any]],
-        keys: list[dict[str, Any]],
-        stats: dict[str, Any],
-    ) -> dict[int, dict[tuple[Any, ...], int]]:
-        counts: dict[int, dict[tuple[Any, ...], int]] = {}
-        for j, aggregate in enumerate(plan["aggregates"]):
+        aggregates: list[JsonObject],
+        query: JsonValue,
+        sources: list[JsonObject],
+        keys: list[JsonObject],
+        stats: SearchStats,
+    ) -> dict[int, dict[tuple[JsonValue, ...], int]]:
+        counts: dict[int, dict[tuple[JsonValue, ...], int]] = {}
+        for j, aggregate in enumerate(aggregates):
             if aggregate["fn"] != "count_distinct":
                 continue
-            value = {"v": {"terms": {"field": aggregate["field"]}}}
-            body = {
+            value: JsonObject = {"v": {"terms": {"field": aggregate["field"]}}}
+            body: JsonObject = {
                 "size": 0,
-                "query": plan["query"],
+                "query": query,
                 "aggs": {"pairs": {"composite": {"sources": [*sources, value], "size": 10000}}},
             }
-            per_group: dict[tuple[Any, ...], int] = defaultdict(int)
+            per_group: dict[tuple[JsonValue, ...], int] = defaultdict(int)
             for bucket in self._composite(body, stats):
                 per_group[self._key(bucket, keys)] += 1
             counts[j] = per_group
@@ -200,11 +240,11 @@ class SearchSession(QuerySession):
         return {"cardinality": True} if query_number == 2 and "cardinality" in json.loads(text) else {}
 
     def execute_alternative(self, name: str, query_number: int, text: str) -> QueryOutcome:
-        stats: dict[str, Any] = {}
-        rows = self._q2_cardinality(json.loads(text)[name], stats)
-        return QueryOutcome(rows=rows, engine_seconds=stats.get("took_ms", 0) / 1000.0)
+        stats = SearchStats()
+        rows = self._q2_cardinality(member_object(json.loads(text), name), stats)
+        return QueryOutcome(rows=rows, engine_seconds=stats.took_ms / 1000.0)
 
-    def stats_after(self) -> dict[str, Any]:
+    def stats_after(self) -> JsonObject:
         with contextlib.suppress(Exception):
             return {"heap_used_bytes": self._heap_used()}
         return {}
@@ -213,120 +253,133 @@ class SearchSession(QuerySession):
         answer = self.client.request(
             "GET", "/_nodes/_local/stats/jvm?filter_path=nodes.*.jvm.mem.heap_used_in_bytes"
         )
-        return int(next(iter(answer["nodes"].values()))["jvm"]["mem"]["heap_used_in_bytes"])
+        node = first_value(member(answer, "nodes"), "nodes")
+        return to_int(member(node, "jvm", "mem", "heap_used_in_bytes"))
 
     @staticmethod
-    def _check_complete(aggregation: dict[str, Any], stats: dict[str, Any]) -> None:
-        other = int(aggregation.get("sum_other_doc_count", 0) or 0)
+    def _check_complete(aggregation: JsonObject, stats: SearchStats) -> None:
+        other = to_int(aggregation.get("sum_other_doc_count", 0) or 0)
         if other:
-            stats["truncated"] = stats.get("truncated", 0) + other
+            stats.truncated = (stats.truncated or 0) + other
             raise RuntimeError(
                 f"terms aggregation too small: {other} documents in groups "
                 f'beyond its size (raise "size" in queries.json)'
             )
         # On several shards each shard sends its top terms: a non-zero bound means a count may
         # be short (no approximate answer is passed off as exact).
-        error_bound = int(aggregation.get("doc_count_error_upper_bound", 0) or 0)
+        error_bound = to_int(aggregation.get("doc_count_error_upper_bound", 0) or 0)
         if error_bound:
             raise RuntimeError(
                 f"terms aggregation inexact across shards (counts may be short "
                 f'by up to {error_bound}): raise "size" in queries.json'
             )
 
-    def _q1(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
-        answer = self._search(query["request"], stats)
-        aggs = answer["aggregations"]
-        self._check_complete(aggs["collections"], stats)
+    def _q1(self, query: JsonObject, stats: SearchStats) -> list[tuple[Any, ...]]:
+        answer = self._search(member_object(query, "request"), stats)
+        aggs = member_object(answer, "aggregations")
+        collections = member_object(aggs, "collections")
+        self._check_complete(collections, stats)
         rows: list[tuple[Any, ...]] = [
-            (b["key"], int(b["doc_count"])) for b in aggs["collections"]["buckets"]
+            (b["key"], to_int(b["doc_count"])) for b in objects(collections["buckets"], "buckets")
         ]
-        missing = int(aggs["no_collection"]["doc_count"])
+        missing = to_int(member(aggs, "no_collection", "doc_count"))
         if missing:
             rows.append((None, missing))
         rows.sort(key=lambda r: -r[1])
         return rows
 
-    def _q2(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
+    def _q2(self, query: JsonObject, stats: SearchStats) -> list[tuple[Any, ...]]:
         counts: dict[Any, int] = defaultdict(int)
         distinct: dict[Any, int] = defaultdict(int)
-        for bucket in self._composite(query["request"], stats):
-            collection, did = bucket["key"]["collection"], bucket["key"]["did"]
-            counts[collection] += int(bucket["doc_count"])
+        for bucket in self._composite(member_object(query, "request"), stats):
+            key = member_object(bucket, "key")
+            collection, did = key["collection"], key["did"]
+            counts[collection] += to_int(bucket["doc_count"])
             if did is not None:  # a document without did is counted but has no did to count
                 distinct[collection] += 1
         rows = [(c, n, distinct[c]) for c, n in counts.items()]
         rows.sort(key=lambda r: -r[1])
         return rows
 
-    def _q2_cardinality(self, request: dict[str, Any], stats: dict[str, Any]) -> list[list[Any]]:
+    def _q2_cardinality(self, request: JsonObject, stats: SearchStats) -> list[list[Any]]:
         answer = self._search(request, stats)
-        aggregation = answer["aggregations"]["collections"]
-        rows = [[b["key"], int(b["doc_count"]), int(b["users"]["value"])] for b in aggregation["buckets"]]
+        aggregation = member_object(answer, "aggregations", "collections")
+        rows: list[list[Any]] = [
+            [b["key"], to_int(b["doc_count"]), to_int(member(b, "users", "value"))]
+            for b in objects(aggregation["buckets"], "buckets")
+        ]
         rows.sort(key=lambda r: -r[1])
         return rows
 
-    def _q3(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
+    def _q3(self, query: JsonObject, stats: SearchStats) -> list[tuple[Any, ...]]:
         # No scripting (Elasticsearch's test distribution has no painless; OpenSearch's gets it
         # for updates only, so both answer alike): buckets of one hour of time_us
         # (microseconds), folded into hours of the day here.
-        answer = self._search(query["request"], stats)
-        aggregation = answer["aggregations"]["collections"]
+        answer = self._search(member_object(query, "request"), stats)
+        aggregation = member_object(answer, "aggregations", "collections")
         self._check_complete(aggregation, stats)
-        interval = int(query.get("hour_us", HOUR_US))
+        interval = to_int(query.get("hour_us", HOUR_US))
         unit = _time_unit_us(query)
         counts: dict[tuple[Any, int], int] = defaultdict(int)
-        for bucket in aggregation["buckets"]:
-            for hour in bucket["hours"]["buckets"]:
+        for bucket in objects(aggregation["buckets"], "buckets"):
+            for hour in objects(member(bucket, "hours", "buckets"), "hours"):
                 hour_of_day = (_integer(hour["key"]) * unit // interval) % 24
-                counts[(bucket["key"], hour_of_day)] += int(hour["doc_count"])
+                counts[(bucket["key"], hour_of_day)] += to_int(hour["doc_count"])
         rows = [(c, h, n) for (c, h), n in counts.items() if n]
         rows.sort(key=lambda r: (r[1], r[0]))
         return rows
 
-    def _q4(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
+    def _q4(self, query: JsonObject, stats: SearchStats) -> list[tuple[Any, ...]]:
         # Every user's first post, paged (exact on several shards: a terms aggregation ordered
         # by its min sub-aggregation would pick each shard's top users only), ranked here.
-        limit = int(query.get("limit", 3))
+        limit = to_int(query.get("limit", 3))
         unit = _time_unit_us(query)
         firsts = [
-            (_integer(b["first"]["value"]) * unit, b["key"]["did"])
-            for b in self._composite(query["request"], stats)
-            if b["first"]["value"] is not None
+            (_integer(member(b, "first", "value")) * unit, as_str(member(b, "key", "did"), "did"))
+            for b in self._composite(member_object(query, "request"), stats)
+            if member(b, "first", "value") is not None
         ]
         firsts.sort()
         return [(did, first) for first, did in firsts[:limit]]
 
-    def _q5(self, query: dict[str, Any], stats: dict[str, Any]) -> list[tuple[Any, ...]]:
+    def _q5(self, query: JsonObject, stats: SearchStats) -> list[tuple[Any, ...]]:
         # No bucket_script without scripting: page through (did -> min, max) and rank here.
-        limit = int(query.get("limit", 3))
+        limit = to_int(query.get("limit", 3))
         unit = _time_unit_us(query)
         spans: list[tuple[int, str]] = []
-        for bucket in self._composite(query["request"], stats):
-            if bucket["first"]["value"] is None:
+        for bucket in self._composite(member_object(query, "request"), stats):
+            first = member(bucket, "first", "value")
+            if first is None:
                 continue
-            span = (_integer(bucket["last"]["value"]) - _integer(bucket["first"]["value"])) * unit
-            spans.append((span, bucket["key"]["did"]))
+            span = (_integer(member(bucket, "last", "value")) - _integer(first)) * unit
+            spans.append((span, as_str(member(bucket, "key", "did"), "did")))
         spans.sort(key=lambda s: (-s[0], s[1]))
         return [(did, span // 1000) for span, did in spans[:limit]]
 
     def explain(self, query_number: int, text: str) -> str | None:
         """The search profile of the query's (first) request: Lucene queries and collectors."""
-        query = json.loads(text)
-        body = copy.deepcopy(query["request"])
+        query = as_object(json.loads(text), "query")
+        body = copy.deepcopy(member_object(query, "request"))
         body["profile"] = True
-        answer = self.client.request("POST", self.search_path, body, what="profile")
-        profile = answer.get("profile", {})
-        shards = profile.get("shards", [])
-        summary = []
+        answer = self.client.request_object("POST", self.search_path, body, what="profile")
+        profile = as_object(answer.get("profile", {}), "profile")
+        shards = objects(profile.get("shards", []), "shards")
+        summary: list[JsonValue] = []
         for shard in shards:
-            for search in shard.get("searches", []):
+            for search in objects(shard.get("searches", []), "searches"):
                 summary.append(
                     {
-                        "query": [_profile_tree(q) for q in search.get("query", [])],
-                        "collector": search.get("collector", [])[:1],
+                        "query": [_profile_tree(q) for q in objects(search.get("query", []), "query")],
+                        "collector": as_array(search.get("collector", []), "collector")[:1],
                     }
                 )
-            summary.append({"aggregations": [_profile_tree(a) for a in shard.get("aggregations", [])]})
+            summary.append(
+                {
+                    "aggregations": [
+                        _profile_tree(a) for a in objects(shard.get("aggregations", []), "aggregations")
+                    ]
+                }
+            )
         return json.dumps({"request": query["request"], "profile": summary}, indent=1)
 
     def engine_pids(self) -> list[int]:
@@ -334,13 +387,13 @@ class SearchSession(QuerySession):
         if not self.spec.get("local", True):
             return []
         found = []
-        for pid in self.spec.get("server_pids") or [self.spec.get("server_pid")]:
+        for pid in as_array(self.spec.get("server_pids") or [self.spec.get("server_pid")], "server_pids"):
             try:
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes() if pid else b""
             except OSError:
                 continue
             if b"java" in cmdline:
-                found.append(int(pid))
+                found.append(to_int(pid))
         return found
 
     def cancel(self) -> None:
@@ -351,24 +404,24 @@ class SearchSession(QuerySession):
         self.client.close()
 
 
-def _integer(value: Any) -> int:
+def _integer(value: JsonValue) -> int:
     """A min/max of a long field comes as a double; time_us (< 2^53) is exact in it."""
-    return int(round(float(value)))
+    return int(round(to_float(value)))
 
 
-def _time_unit_us(query: dict[str, Any]) -> int:
+def _time_unit_us(query: JsonObject) -> int:
     """Microseconds per unit of the query's time_us field: 1, or 1000 where the field is a
     millisecond date (JSONBench's Filebeat documents, ``queries-jsonbench.json``)."""
-    return int(query.get("time_unit_us", 1))
+    return to_int(query.get("time_unit_us", 1))
 
 
-def _profile_tree(node: dict[str, Any]) -> dict[str, Any]:
-    out = {
+def _profile_tree(node: JsonObject) -> JsonObject:
+    out: JsonObject = {
         "type": node.get("type"),
         "description": node.get("description"),
-        "time_ms": round(int(node.get("time_in_nanos", 0)) / 1e6, 3),
+        "time_ms": round(to_int(node.get("time_in_nanos", 0)) / 1e6, 3),
     }
-    children = [_profile_tree(c) for c in node.get("children", [])]
+    children = [_profile_tree(c) for c in objects(node.get("children", []), "children")]
     if children:
-        out["children"] = children
+        out["children"] = [*children]
     return out

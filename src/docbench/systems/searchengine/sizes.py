@@ -6,11 +6,13 @@ extensions on the managed node's disk; ``on_disk`` = the managed node's data dir
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from docbench.contracts.common import StorageSize, directory_size
+from docbench.core.jsontypes import JsonMapping, JsonObject, as_object
 from docbench.systems.searchengine import lucene
-from docbench.systems.searchengine.http import HttpClient, SearchEngineError
+from docbench.systems.searchengine.http import HttpClient, SearchEngineError, member, member_object, to_int
 from docbench.systems.searchengine.index import index_path, index_uuid, refresh
 
 if TYPE_CHECKING:
@@ -27,33 +29,42 @@ _DISK_USAGE_PARTS = (
 )
 
 
-def index_storage(engine: SearchEngineBase, index: str, detail: dict[str, Any] | None = None) -> StorageSize:
+class DiskUsage(TypedDict):
+    """What the _disk_usage API says of an index: its stored fields' bytes, the bytes of each
+    structure (``<part>_bytes``) and the ten largest fields (bytes)."""
+
+    stored_fields_bytes: int
+    disk_usage: JsonObject
+    largest_fields: JsonObject
+
+
+def index_storage(engine: SearchEngineBase, index: str, detail: JsonMapping | None = None) -> StorageSize:
     """Sizes of ``index``; ``detail`` adds to the docs/deleted/segments the answer carries."""
     client = engine.client()
     refresh(client, index)
     stats = client.request("GET", f"{index_path(index)}/_stats/store,docs,segments")
-    primaries = stats["indices"][index]["primaries"]
-    total = int(primaries["store"]["size_in_bytes"])
-    out: dict[str, Any] = {
-        "docs": primaries["docs"]["count"],
-        "deleted_docs": primaries["docs"]["deleted"],
-        "segments": primaries["segments"]["count"],
+    primaries = member_object(stats, "indices", index, "primaries")
+    total = to_int(member(primaries, "store", "size_in_bytes"))
+    out: JsonObject = {
+        "docs": member(primaries, "docs", "count"),
+        "deleted_docs": member(primaries, "docs", "deleted"),
+        "segments": member(primaries, "segments", "count"),
         **(detail or {}),
     }
     data = part_index = None
     usage = disk_usage(client, index)
     data_dir = engine.data_dir
     if usage is not None:
-        stored = usage.pop("stored_fields_bytes")
+        stored = usage["stored_fields_bytes"]
         data, part_index = stored, total - stored
-        out.update(usage)
+        out.update({"disk_usage": usage["disk_usage"], "largest_fields": usage["largest_fields"]})
         out["split_from"] = "_disk_usage API (stored fields = data, the rest = index)"
     elif data_dir is not None:
         files = _lucene_files(client, index, data_dir)
         if files:
             stored = lucene.stored_field_bytes(files)
             data, part_index = stored, total - stored
-            out["files_by_extension"] = files
+            out["files_by_extension"] = {**files}
             out["split_from"] = (
                 "Lucene files: stored fields .fdt/.fdx/.fdm (_source, _id) = data, the rest = index"
             )
@@ -61,28 +72,31 @@ def index_storage(engine: SearchEngineBase, index: str, detail: dict[str, Any] |
     return StorageSize(total=total, data=data, index=part_index, on_disk=on_disk, detail=out)
 
 
-def disk_usage(client: HttpClient, index: str) -> dict[str, Any] | None:
+def disk_usage(client: HttpClient, index: str) -> DiskUsage | None:
     """Elasticsearch's _disk_usage API: bytes per structure, per field (not in OpenSearch)."""
     try:
-        answer = client.request(
+        answer = client.request_object(
             "POST", f"{index_path(index)}/_disk_usage?run_expensive_tasks=true&flush=true"
         )
     except SearchEngineError:
         return None
-    usage = answer.get(index)
-    if not usage:
+    found = answer.get(index)
+    if not found:
         return None
+    usage = as_object(found, index)
     sums: dict[str, int] = defaultdict(int)
     per_field: dict[str, int] = {}
-    for name, field_usage in usage.get("fields", {}).items():
-        per_field[name] = int(field_usage.get("total_in_bytes", 0))
+    for name, field_value in as_object(usage.get("fields", {}), "fields").items():
+        field_usage = as_object(field_value, name)
+        per_field[name] = to_int(field_usage.get("total_in_bytes", 0))
         for part in _DISK_USAGE_PARTS:
             value = field_usage.get(f"{part}_in_bytes")
-            if value is None and isinstance(field_usage.get(part), dict):
-                value = field_usage[part].get("total_in_bytes")
+            structure = field_usage.get(part)
+            if value is None and isinstance(structure, dict):
+                value = structure.get("total_in_bytes")
             if value is not None:
-                sums[part] += int(value)
-    largest = dict(sorted(per_field.items(), key=lambda kv: -kv[1])[:10])
+                sums[part] += to_int(value)
+    largest: JsonObject = dict(sorted(per_field.items(), key=lambda kv: -kv[1])[:10])
     return {
         "stored_fields_bytes": sums.get("stored_fields", 0),
         "disk_usage": {f"{k}_bytes": v for k, v in sums.items()},
@@ -90,7 +104,7 @@ def disk_usage(client: HttpClient, index: str) -> dict[str, Any] | None:
     }
 
 
-def _lucene_files(client: HttpClient, index: str, data_dir: Any) -> dict[str, int]:
+def _lucene_files(client: HttpClient, index: str, data_dir: Path) -> dict[str, int]:
     try:
         uuid = index_uuid(client, index)
     except Exception:  # noqa: BLE001

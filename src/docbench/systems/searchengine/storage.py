@@ -52,15 +52,15 @@ the cross-check.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 from urllib.parse import quote
 
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.storage import TABLE, StorageMatrixTarget
 from docbench.contracts.storage_documents import document_json
+from docbench.core.jsontypes import JsonObject, as_str
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.engine import SearchEngineBase
-from docbench.systems.searchengine.http import BULK_TIMEOUT
+from docbench.systems.searchengine.http import BULK_TIMEOUT, member_array, objects
 from docbench.systems.searchengine.leases import LEASE_TIMEOUT, wait_for_retention_leases
 from docbench.systems.searchengine.loader import BulkLoader
 from docbench.systems.searchengine.sizes import index_storage
@@ -102,7 +102,7 @@ def variants() -> list[Variant]:
     ]
 
 
-def index_definition(variant: Variant) -> dict[str, Any]:
+def index_definition(variant: Variant) -> JsonObject:
     return {
         "settings": {
             "index": {
@@ -133,7 +133,7 @@ class SearchStorageBase(StorageMatrixTarget):
         self.loader: BulkLoader | None = None
         # The last document the index took (re-indexed to prune _recovery_source).
         self.last_row: tuple[str, str] | None = None
-        self.recovery_source: dict[str, Any] | None = None
+        self.recovery_source: JsonObject | None = None
 
     # ----- lifecycle -----------------------------------------------------------------------
     def stop(self) -> None:
@@ -189,7 +189,7 @@ class SearchStorageBase(StorageMatrixTarget):
         )
 
     # ----- _recovery_source (see the module docstring) -------------------------------------
-    def _prepare_recovery_source_pruning(self) -> dict[str, Any]:
+    def _prepare_recovery_source_pruning(self) -> JsonObject:
         """Make the force-merge of finish() drop _recovery_source: a second segment and a
         deletion to merge, a commit, and the retention lease past every operation."""
         client = self.engine.client()
@@ -207,14 +207,15 @@ class SearchStorageBase(StorageMatrixTarget):
             return False
         key, payload = self.last_row
         client = self.engine.client()
-        hits = client.request(
+        answer = client.request(
             "POST", f"{_PATH}/_search", {"query": {"term": {"key": key}}, "size": 1, "_source": False}
-        )["hits"]["hits"]
+        )
+        hits = objects(member_array(answer, "hits", "hits"), "hits")
         if not hits:
             return False
         client.request(
             "PUT",
-            f"{_PATH}/_doc/{quote(hits[0]['_id'], safe='')}?refresh=true",
+            f"{_PATH}/_doc/{quote(as_str(hits[0]['_id'], '_id'), safe='')}?refresh=true",
             document_json(key, payload).encode(),
             what="re-index a document",
         )

@@ -53,7 +53,6 @@ import contextlib
 import itertools
 import time
 from collections.abc import Iterator
-from typing import Any
 from urllib.parse import quote
 
 import orjson
@@ -61,6 +60,7 @@ import orjson
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.updates import KeyValueSession, NonBlockingSession, UpdatesTarget
 from docbench.contracts.ycsb import FIELDS
+from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue, as_array, as_object, as_str
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.engine import SearchEngineBase
 from docbench.systems.searchengine.http import (
@@ -70,7 +70,12 @@ from docbench.systems.searchengine.http import (
     HttpClient,
     NonBlockingHttp,
     SearchEngineError,
+    first_value,
+    member,
+    member_object,
+    objects,
     server_version,
+    to_int,
 )
 from docbench.systems.searchengine.leases import LEASE_TIMEOUT, wait_for_retention_leases
 from docbench.systems.searchengine.sizes import index_storage
@@ -100,8 +105,8 @@ def variants() -> list[Variant]:
     ]
 
 
-def index_definition() -> dict[str, Any]:
-    payload = {"type": "keyword", "index": False, "doc_values": False}
+def index_definition() -> JsonObject:
+    payload: JsonObject = {"type": "keyword", "index": False, "doc_values": False}
     return {
         "settings": {
             "index": {
@@ -137,16 +142,16 @@ def _not_found(error: SearchEngineError) -> bool:
 class SearchKeyValueSession(KeyValueSession):
     """Point operations by ``_id`` over one keep-alive connection."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.client = HttpClient(spec["url"])
-        self.prefix = f"/{quote(spec['index'])}"
+    def __init__(self, spec: JsonMapping) -> None:
+        self.client = HttpClient(as_str(spec["url"], "url"))
+        self.prefix = f"/{quote(as_str(spec['index'], 'index'))}"
 
-    def read(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: str) -> JsonObject | None:
         answer = self.client.request(
             "GET", f"{self.prefix}/_doc/{quote(key, safe='')}?filter_path=found,_source,error", ok=(200, 404)
         )
         if isinstance(answer, dict) and answer.get("found"):
-            return answer["_source"]
+            return as_object(answer["_source"], "_source")
         if isinstance(answer, dict) and "error" in answer:
             raise SearchEngineError(404, answer, f"GET {key}")
         return None
@@ -160,17 +165,18 @@ class SearchKeyValueSession(KeyValueSession):
             f"?retry_on_conflict={RETRY_ON_CONFLICT}&filter_path=result,error.type"
         )
         try:
-            answer = self.client.request("POST", path, {"doc": {field: value}})
+            answer = self.client.request_object("POST", path, {"doc": {field: value}})
         except SearchEngineError as error:
             if _not_found(error):
                 return 0
             raise
         return 1 if answer.get("result") in ("updated", "noop") else 0
 
-    def insert(self, doc: dict[str, Any]) -> None:
+    def insert(self, doc: JsonMapping) -> None:
         # _create: a second document with the same key is refused, like a unique index.
+        key = as_str(doc["ycsb_key"], "ycsb_key")
         self.client.request(
-            "PUT", f"{self.prefix}/_create/{quote(doc['ycsb_key'], safe='')}?filter_path=result", doc
+            "PUT", f"{self.prefix}/_create/{quote(key, safe='')}?filter_path=result", dict(doc)
         )
 
     def close(self) -> None:
@@ -185,9 +191,9 @@ class NonBlockingSearchSession(SearchKeyValueSession, NonBlockingSession):
     """The same requests on a second, non-blocking connection of its own (the throughput
     driver's multiplexed loop; plain http only, https nodes get the blocking session)."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: JsonMapping) -> None:
         super().__init__(spec)
-        self.url = spec["url"]
+        self.url = as_str(spec["url"], "url")
         self._http: NonBlockingHttp | None = None
         self.index_path = self.prefix.encode()
         self.kind = ""
@@ -224,14 +230,11 @@ class NonBlockingSearchSession(SearchKeyValueSession, NonBlockingSession):
             orjson.dumps({"doc": {field: value}}),
         )
 
-    def send_insert(self, doc: dict[str, Any]) -> None:
-        self.kind, self.key = "insert", doc["ycsb_key"]
+    def send_insert(self, doc: JsonMapping) -> None:
+        self.kind, self.key = "insert", as_str(doc["ycsb_key"], "ycsb_key")
         self.http.send(
             b"PUT",
-            self.index_path
-            + b"/_create/"
-            + quote(doc["ycsb_key"], safe="").encode()
-            + b"?filter_path=result",
+            self.index_path + b"/_create/" + quote(self.key, safe="").encode() + b"?filter_path=result",
             orjson.dumps(doc),
         )
 
@@ -240,14 +243,14 @@ class NonBlockingSearchSession(SearchKeyValueSession, NonBlockingSession):
         if answer is None:
             return None
         status, body = answer
-        decoded = orjson.loads(body) if body else {}
+        decoded: JsonValue = orjson.loads(body) if body else {}
         error = SearchEngineError(status, decoded, f"{self.kind} {self.key}")
         if self.kind == "read":
             if status in (200, 404) and isinstance(decoded, dict) and "error" not in decoded:
                 return 1 if decoded.get("found") else 0
         elif self.kind == "update":
             if status == 200:
-                return 1 if decoded.get("result") in ("updated", "noop") else 0
+                return 1 if as_object(decoded, "update answer").get("result") in ("updated", "noop") else 0
             if _not_found(error):
                 return 0
         elif status in (200, 201):
@@ -260,11 +263,11 @@ class NonBlockingSearchSession(SearchKeyValueSession, NonBlockingSession):
         super().close()
 
 
-def _bulk_errors(answer: dict[str, Any]) -> str | None:
+def _bulk_errors(answer: JsonObject) -> str | None:
     if not answer.get("errors"):
         return None
-    for item in answer.get("items", []):
-        result = next(iter(item.values()))
+    for item in as_array(answer.get("items", []), "items"):
+        result = first_value(item, "bulk item")
         if "error" in result:
             return f"HTTP {result.get('status')}: {result['error']}"
     return "errors"
@@ -279,17 +282,17 @@ class SearchUpdatesBase(UpdatesTarget):
     def __init__(self, engine: SearchEngineBase, variant: Variant) -> None:
         super().__init__(engine, variant)
         self.prefix = f"/{quote(INDEX)}"
-        self._last_bulk: dict[str, Any] = {}
+        self._last_bulk: JsonObject = {}
 
     def client(self) -> HttpClient:
         return self.engine.client()
 
-    def engine_info(self) -> dict[str, Any]:
+    def engine_info(self) -> JsonObject:
         modules = self.engine.modules()
         missing = sorted(UPDATE_BY_QUERY_MODULES - modules)
         return {
             "version": server_version(self.client())[1],
-            "modules": sorted(modules),
+            "modules": [*sorted(modules)],
             UPDATE_BY_QUERY: "available"
             if not missing
             else f"not measured: the node lacks the module(s) {', '.join(missing)}",
@@ -308,15 +311,18 @@ class SearchUpdatesBase(UpdatesTarget):
             )
             self._bulk(body)
 
-    def _bulk(self, body: bytes) -> dict[str, Any]:
-        answer = self.engine.long_request(
-            "POST",
-            f"{self.prefix}/_bulk?refresh=false"
-            "&filter_path=errors,items.*.result,items.*.status,items.*.error",
-            body,
-            timeout=BULK_TIMEOUT,
-            content_type=NDJSON,
-            what="_bulk",
+    def _bulk(self, body: bytes) -> JsonObject:
+        answer = as_object(
+            self.engine.long_request(
+                "POST",
+                f"{self.prefix}/_bulk?refresh=false"
+                "&filter_path=errors,items.*.result,items.*.status,items.*.error",
+                body,
+                timeout=BULK_TIMEOUT,
+                content_type=NDJSON,
+                what="_bulk",
+            ),
+            "_bulk answer",
         )
         error = _bulk_errors(answer)
         if error:
@@ -334,8 +340,8 @@ class SearchUpdatesBase(UpdatesTarget):
     def count_field(self, field: str, value: str) -> int:
         client = self.client()
         search_index.refresh(client, INDEX)
-        answer = client.request("POST", f"{self.prefix}/_count", {"query": {"term": {field: value}}})
-        return int(answer["count"])
+        answer = client.request_object("POST", f"{self.prefix}/_count", {"query": {"term": {field: value}}})
+        return to_int(answer["count"])
 
     # the bulk update --------------------------------------------------------------------
     def bulk_update_styles(self) -> list[str]:
@@ -351,13 +357,20 @@ class SearchUpdatesBase(UpdatesTarget):
         raise ValueError(f"unknown style {style!r}")
 
     def _update_by_query(self, field: str, value: str) -> int:
-        script = {"lang": "painless", "source": SCRIPT, "params": {"field": field, "value": value}}
-        answer = self.engine.long_request(
-            "POST",
-            f"{self.prefix}/_update_by_query?wait_for_completion=true&refresh=true&conflicts=abort",
-            {"script": script},
-            timeout=MERGE_TIMEOUT,
-            what="_update_by_query",
+        script: JsonObject = {
+            "lang": "painless",
+            "source": SCRIPT,
+            "params": {"field": field, "value": value},
+        }
+        answer = as_object(
+            self.engine.long_request(
+                "POST",
+                f"{self.prefix}/_update_by_query?wait_for_completion=true&refresh=true&conflicts=abort",
+                {"script": script},
+                timeout=MERGE_TIMEOUT,
+                what="_update_by_query",
+            ),
+            "_update_by_query answer",
         )
         if answer.get("failures") or answer.get("timed_out"):
             raise RuntimeError(f"_update_by_query failed: {str(answer.get('failures'))[:500]}")
@@ -365,22 +378,22 @@ class SearchUpdatesBase(UpdatesTarget):
             key: answer.get(key)
             for key in ("took", "total", "updated", "noops", "version_conflicts", "batches")
         }
-        return int(answer["updated"])
+        return to_int(answer["updated"])
 
     def _scroll_ids(self) -> Iterator[list[str]]:
         """Every document's _id, a page at a time, from one scroll (a point-in-time view:
         the updates made meanwhile do not move documents between pages)."""
         client = self.client()
-        answer = client.request(
+        answer = client.request_object(
             "POST",
             f"{self.prefix}/_search?scroll={SCROLL_KEEP_ALIVE}&filter_path=_scroll_id,hits.hits._id",
             {"size": SCROLL_PAGE, "sort": ["_doc"], "_source": False},
         )
         scroll_id = answer["_scroll_id"]
         try:
-            while hits := (answer.get("hits") or {}).get("hits"):
-                yield [hit["_id"] for hit in hits]
-                answer = client.request(
+            while hits := as_object(answer.get("hits") or {}, "hits").get("hits"):
+                yield [as_str(hit["_id"], "_id") for hit in objects(hits, "hits")]
+                answer = client.request_object(
                     "POST",
                     "/_search/scroll?filter_path=_scroll_id,hits.hits._id",
                     {"scroll": SCROLL_KEEP_ALIVE, "scroll_id": scroll_id},
@@ -396,7 +409,9 @@ class SearchUpdatesBase(UpdatesTarget):
         for ids in self._scroll_ids():
             body = b"".join(b'{"update":{"_id":' + orjson.dumps(i) + b"}}\n" + partial for i in ids)
             answer = self._bulk(body)
-            results = [next(iter(item.values())).get("result") for item in answer["items"]]
+            results = [
+                first_value(item, "bulk item").get("result") for item in as_array(answer["items"], "items")
+            ]
             updated += results.count("updated")
             noops += results.count("noop")
             pages += 1
@@ -439,29 +454,29 @@ class SearchUpdatesBase(UpdatesTarget):
         # The detail names the codec and _source as the analytics default variant's does.
         return index_storage(self.engine, INDEX, {"codec": "default", "source": True})
 
-    def extra_stats(self) -> dict[str, Any]:
+    def extra_stats(self) -> JsonObject:
         answer = self.client().request("GET", f"{self.prefix}/_stats/docs,segments,indexing,merge,refresh")
-        primaries = answer["indices"][INDEX]["primaries"]
-        stats = {
-            "docs": primaries["docs"]["count"],
-            "deleted_docs": primaries["docs"]["deleted"],
-            "segments": primaries["segments"]["count"],
-            "index_total": primaries["indexing"]["index_total"],
-            "noop_update_total": primaries["indexing"].get("noop_update_total"),
-            "merges": primaries["merges"]["total"],
-            "merged_bytes": primaries["merges"]["total_size_in_bytes"],
-            "refreshes": primaries["refresh"]["total"],
+        primaries = member_object(answer, "indices", INDEX, "primaries")
+        stats: JsonObject = {
+            "docs": member(primaries, "docs", "count"),
+            "deleted_docs": member(primaries, "docs", "deleted"),
+            "segments": member(primaries, "segments", "count"),
+            "index_total": member(primaries, "indexing", "index_total"),
+            "noop_update_total": member_object(primaries, "indexing").get("noop_update_total"),
+            "merges": member(primaries, "merges", "total"),
+            "merged_bytes": member(primaries, "merges", "total_size_in_bytes"),
+            "refreshes": member(primaries, "refresh", "total"),
         }
         if self._last_bulk:
             stats["bulk"] = dict(self._last_bulk)
         return stats
 
     # point operations -------------------------------------------------------------------
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"url": self.engine.base_url, "index": INDEX}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> SearchKeyValueSession:
-        if spec["url"].startswith("https://"):
+    def open_session(cls, spec: JsonMapping) -> SearchKeyValueSession:
+        if as_str(spec["url"], "url").startswith("https://"):
             return SearchKeyValueSession(spec)
         return NonBlockingSearchSession(spec)

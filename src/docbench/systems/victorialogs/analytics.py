@@ -9,7 +9,7 @@ The server (managed or the user's, by URL) is the engine's (``engine.py``); the 
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import orjson
 
@@ -17,6 +17,7 @@ from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.engine import main_pid, system_file
+from docbench.core.jsontypes import JsonMapping, JsonObject
 from docbench.systems.victorialogs.engine import VictoriaLogsEngine
 from docbench.systems.victorialogs.loader import VictoriaLogsLoader
 from docbench.systems.victorialogs.session import VictoriaLogsSession
@@ -113,7 +114,7 @@ class VictoriaLogsAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBa
             self._persisted()  # not load time: VictoriaLogs writes them within 5 s by itself
         row = client.query(_BLOCK_STATS)[0]
         values, dicts, bloom = (int(row.get(k) or 0) for k in ("values_bytes", "dict_bytes", "bloom_bytes"))
-        detail: dict[str, Any] = {
+        detail: JsonObject = {
             "block_stats": {k: int(v or 0) for k, v in row.items()},
             "jsonbench_total": values + dicts + bloom,
         }
@@ -141,11 +142,11 @@ class VictoriaLogsAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBa
         text = system_file(self.engine, "queries.logsql").read_text()
         return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
-    def session_spec(self) -> dict[str, Any]:
+    def session_spec(self) -> JsonObject:
         return {"url": self.engine.base_url(), "server_pid": main_pid(self.engine)}
 
     @classmethod
-    def open_session(cls, spec: dict[str, Any]) -> QuerySession:
+    def open_session(cls, spec: JsonMapping) -> QuerySession:
         return VictoriaLogsSession(spec)
 
 

@@ -20,13 +20,13 @@ import http.client
 import re
 import time
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
 
 import orjson
 
 from docbench.contracts.common import Availability, NotSupported, command_version
 from docbench.contracts.engine import CacheLimits, Engine
+from docbench.core.jsontypes import as_object, as_str
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.victorialogs import server as vlserver
 
@@ -42,6 +42,11 @@ class VictoriaLogsError(RuntimeError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def _row(decoded: object) -> dict[str, str]:
+    """One row of a query's answer: an object of strings (a TypeError otherwise)."""
+    return {name: as_str(value, name) for name, value in as_object(decoded, "row").items()}
 
 
 class VLClient:
@@ -109,8 +114,9 @@ class VLClient:
             return data
         raise AssertionError("unreachable")
 
-    def query(self, logsql: str, timeout: float | None = None) -> list[dict[str, Any]]:
-        """The rows of a LogsQL query (one JSON object per line)."""
+    def query(self, logsql: str, timeout: float | None = None) -> list[dict[str, str]]:
+        """The rows of a LogsQL query (one JSON object per line; every value a string: that is
+        how VictoriaLogs keeps and returns fields, stats results too)."""
         form = {"query": logsql}
         if timeout:
             form["timeout"] = f"{max(1, int(timeout))}s"
@@ -121,7 +127,7 @@ class VLClient:
             "application/x-www-form-urlencoded",
             idempotent=True,
         )
-        return [orjson.loads(line) for line in data.splitlines() if line.strip()]
+        return [_row(orjson.loads(line)) for line in data.splitlines() if line.strip()]
 
     def metrics(self) -> dict[str, float]:
         """The server's /metrics: ``name{labels}`` -> value."""
