@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import re
 import shutil
 import subprocess
 import sys
@@ -237,3 +238,40 @@ def test_one_module_runs_a_system_variant() -> None:
     assert not elsewhere, elsewhere
     runners = sorted(p.parent.name for p in workloads.glob("*/runner.py") if "runloop." in p.read_text())
     assert runners == sorted(p.parent.name for p in workloads.glob("*/runner.py"))
+
+
+# Mappings whose values the type checker cannot see into. `dict[str, Any]` is counted against
+# a ratchet (issue 44 asked for at most 100; 645 became 2, both keyword arguments passed on to
+# a signature that takes Any: pymongo.MongoClient's, dataclasses.replace's): raise it only for
+# another such case. Its other spellings would only hide one from the count.
+ANY_MAPPING = re.compile(r"\bdict\[str, Any\]")
+ANY_MAPPING_IN_DISGUISE = re.compile(
+    r"\b(?:Mutable)?Mapping\[str, Any\]|\bdict\[Any, Any\]|\bDict\[|\w+: TypeAlias = \"?dict\[str, Any\]"
+)
+ANY_MAPPING_CEILING = 2
+
+
+def any_mappings(text: str) -> tuple[int, list[str]]:
+    """The `dict[str, Any]` of a source text, and its other spellings."""
+    return len(ANY_MAPPING.findall(text)), ANY_MAPPING_IN_DISGUISE.findall(text)
+
+
+def test_json_is_typed_not_any() -> None:
+    counted, disguised = 0, {}
+    for path in sorted((ROOT / "src" / "docbench").rglob("*.py")):
+        count, others = any_mappings(path.read_text())
+        counted += count
+        if others:
+            disguised[str(path.relative_to(ROOT))] = others
+    assert counted <= ANY_MAPPING_CEILING, f"{counted} dict[str, Any] in src: type them (core/jsontypes.py)"
+    assert not disguised, disguised
+
+
+def test_the_any_mapping_check_sees_every_spelling() -> None:
+    sample = (
+        "a: dict[str, Any]\nb: Mapping[str, Any]\nc: MutableMapping[str, Any]\nd: dict[Any, Any]\n"
+        "e: Dict[str, int]\nDoc: TypeAlias = dict[str, Any]\nf: JsonObject\ng: Mapping[str, JsonValue]\n"
+    )
+    count, others = any_mappings(sample)
+    assert count == 2  # a and the alias's right-hand side
+    assert len(others) == 5

@@ -8,7 +8,6 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISLNK
-from typing import Any
 
 from docbench.core.jsontypes import JsonObject
 
@@ -40,7 +39,7 @@ class Variant:
     # "default" = the system's out-of-the-box storage, "best" = its best compression; the
     # storage report puts these two side by side as JSONBench does.
     role: str = "default"
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: JsonObject = field(default_factory=dict)
     # True when the variant reconfigures the server itself: it runs on docbench's own managed
     # server only, not on a server reached by URL (which is not docbench's to change).
     own_server_only: bool = False

@@ -19,7 +19,7 @@ from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import NotSupported, StorageSize, Variant
 from docbench.contracts.engine import system_file
-from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue, as_object
+from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue, as_int, as_object
 from docbench.core.rawjson import raw_values_of
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.engine import SearchEngineBase
@@ -30,7 +30,7 @@ from docbench.systems.searchengine.session import SearchSession
 from docbench.systems.searchengine.sizes import index_storage
 
 # Without _source only the indexed terms and doc values remain: the document cannot be read back.
-NO_SOURCE_SETTINGS = {
+NO_SOURCE_SETTINGS: JsonObject = {
     "retains_structure": False,
     "representation": "indexed fields and doc values only (no _source)",
 }
@@ -85,7 +85,7 @@ def jsonbench_variants() -> list[Variant]:
     ``_source``: its index template (``index-jsonbench.json``), the documents as its Filebeat
     sent them (``filebeat.py``: time_us a millisecond date, @timestamp, subject renamed, Go's
     key order), ``queries-jsonbench.json`` (time_us in milliseconds)."""
-    jsonbench = {
+    jsonbench: JsonObject = {
         "codec": "best_compression",
         "index": "index-jsonbench.json",
         "queries": "queries-jsonbench.json",
@@ -144,7 +144,7 @@ class SearchAnalyticsBase(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack
         self.queries_file = str(settings.get("queries", "queries.json"))
         self.filebeat = settings.get("documents") == "filebeat"
         # JSONBench's Filebeat makes time_us a millisecond date.
-        self.time_precision_us = int(settings.get("time_precision_us", type(self).time_precision_us))
+        self.time_precision_us = as_int(settings.get("time_precision_us", type(self).time_precision_us))
 
     # ----- loading -----------------------------------------------------------------------
     def index_definition(self) -> JsonObject:

@@ -15,7 +15,7 @@ from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
 from docbench.contracts.engine import system_folder
-from docbench.core.jsontypes import JsonMapping, JsonObject
+from docbench.core.jsontypes import JsonMapping, JsonObject, as_str
 from docbench.core.sqlfiles import read_sql_statements, render, step_name
 from docbench.systems.sqlite.engine import SQLiteEngine
 from docbench.systems.sqlite.loader import SQLiteLoader
@@ -63,7 +63,7 @@ class SQLiteAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, Na
     native_refusals = "skips"  # executemany goes on after the row it refuses
 
     def _sql(self, file: str) -> list[str]:
-        settings = self.variant.settings
+        settings = {name: as_str(value, name) for name, value in self.variant.settings.items()}
         return [render(s, **settings) for s in read_sql_statements(system_folder(self.engine) / file)]
 
     def insert_statement(self) -> str:
