@@ -107,6 +107,20 @@ def test_the_hot_spread_follows_the_times(tmp_path: Path, published: list[Findin
     assert doubled == pytest.approx(2 * spread, rel=0.02)
 
 
+def test_a_result_that_does_not_read_is_left_out_with_a_note(
+    tmp_path: Path, published: list[Finding], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A result its model refuses does not count in a finding, and the finding says nothing
+    silently: stderr names the file."""
+    shutil.copytree(RESULTS / "ingest", tmp_path / "ingest")
+    path = sorted((tmp_path / "ingest").glob("*.json"))[0]
+    document = json.loads(path.read_text())
+    document["tries"] = "three"  # not a count
+    path.write_text(json.dumps(document))
+    findings(tmp_path)
+    assert f"note: left out {path}" in capsys.readouterr().err
+
+
 def test_commands_are_read_from_the_readme(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text(
         "Made by `docbench run analytics --systems S\n--tries 3` and, in a block:\n\n"

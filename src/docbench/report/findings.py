@@ -132,9 +132,10 @@ def _names_one_of(command: str, results: list[AnalyticsResult]) -> bool:
 
 def _results(directory: Path, latest: bool = True) -> list[RunHeader]:
     """The results under ``directory`` read through their workloads' models (only the latest
-    run of each identity when ``latest``), in the order they were read."""
+    run of each identity when ``latest``), in the order they were read; one that does not read
+    is left out of the findings with a note on stderr, never silently."""
     documents = load_results([directory])
-    return result_models(latest_documents(documents) if latest else documents, quiet=True)
+    return result_models(latest_documents(documents) if latest else documents)
 
 
 def _analytics(directory: Path, latest: bool = True) -> list[AnalyticsResult]:
