@@ -30,3 +30,22 @@ def test_a_parsed_document_narrows_step_by_step() -> None:
 def test_the_wrong_shape_is_named(narrow, value, message) -> None:
     with pytest.raises(TypeError, match=message):
         narrow(value, "load")
+
+
+def test_a_typed_record_becomes_json_with_its_keys_in_order() -> None:
+    from typing import TypedDict
+
+    from docbench.core.jsontypes import json_record
+
+    class Event(TypedDict):
+        at: float
+        node: str
+        tags: list[str]
+
+    assert list(json_record(Event(at=1.5, node="n1", tags=["a"])).items()) == [
+        ("at", 1.5),
+        ("node", "n1"),
+        ("tags", ["a"]),
+    ]
+    with pytest.raises(TypeError, match=r"event.when: not a JSON value: object"):
+        json_record({"when": object()}, "event")

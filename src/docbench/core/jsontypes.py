@@ -74,3 +74,21 @@ def optional_int(value: object, what: str = "value") -> int | None:
 
 def optional_str(value: object, what: str = "value") -> str | None:
     return None if value is None else as_str(value, what)
+
+
+def as_json(value: object, what: str = "value") -> JsonValue:
+    """`value` when it is JSON all the way down (a TypeError naming the first part that is not)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, list):
+        return [as_json(item, f"{what}[{index}]") for index, item in enumerate(value)]
+    if isinstance(value, dict):
+        return {as_str(key, what): as_json(item, f"{what}.{key}") for key, item in value.items()}
+    raise TypeError(f"{what}: not a JSON value: {_kind(value)}")
+
+
+def json_record(record: Mapping[str, object], what: str = "record") -> JsonObject:
+    """A record of a fixed shape (a TypedDict) as the JSON object a result holds: the same keys
+    in the same order, each value checked (the type checker does not take a TypedDict for a
+    JsonObject, and a copy key by key would repeat the TypedDict)."""
+    return as_object(as_json(dict(record), what), what)

@@ -23,9 +23,9 @@ from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, LiveIngest, NativeLoad, ReadBack
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.engine import main_pid, system_folder
-from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue
+from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue, json_record
 from docbench.core.sqlfiles import read_ddl, step_name
-from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine, params_json
+from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine
 from docbench.systems.mariadb.loader import LOAD_OPTIONS, MariaDBLoader
 from docbench.systems.mariadb.session import MariaDBSession
 
@@ -162,7 +162,7 @@ class MariaDBAnalytics(AnalyticsAdapter, BlueskyQueries, LiveIngest, ReadBack, N
         return {"table": self.table, "documents": self.table}
 
     def session_spec(self) -> JsonObject:
-        params = params_json(self.engine.params())
+        params = json_record(self.engine.params(), "params")
         spec: JsonObject = {"table": self.table, "index": self.index, "local": self.engine.is_local()}
         password_file = self.engine.password_file
         if password_file is not None:

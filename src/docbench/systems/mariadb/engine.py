@@ -113,18 +113,8 @@ class ConnectParams(TypedDict):
     password: str
 
 
-def params_json(params: ConnectParams) -> JsonObject:
-    """The parameters as a session spec carries them (JSON)."""
-    return {
-        "host": params["host"],
-        "port": params["port"],
-        "user": params["user"],
-        "password": params["password"],
-    }
-
-
 def json_params(value: JsonValue, password: str | None = None) -> ConnectParams:
-    """The parameters from a session spec (:func:`params_json`); ``password`` (read from the
+    """The parameters from a session spec (``json_record(params)``); ``password`` (read from the
     spec's password file) instead of the spec's own, which it then need not carry."""
     params = as_object(value, "params")
     return {

@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 from docbench.contracts.common import StorageSize, Variant
 from docbench.contracts.updates import KeyValueSession, NonBlockingSession, UpdatesTarget
-from docbench.core.jsontypes import JsonMapping, JsonObject, as_object
-from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine, connect, json_params, params_json
+from docbench.core.jsontypes import JsonMapping, JsonObject, as_object, json_record
+from docbench.systems.mariadb.engine import DATABASE, MariaDBEngine, connect, json_params
 from docbench.systems.mariadb.loader import MariaDBLoader
 
 VARIANTS: list[Variant] = [
@@ -247,7 +247,7 @@ class MariaDBUpdates(UpdatesTarget):
         )
 
     def session_spec(self) -> JsonObject:
-        return {"params": params_json(self.engine.params())}
+        return {"params": json_record(self.engine.params(), "params")}
 
     @classmethod
     def open_session(cls, spec: JsonMapping) -> MariaDBKeyValueSession:

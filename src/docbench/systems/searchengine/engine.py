@@ -30,7 +30,15 @@ from docbench.contracts.cluster import ClusterPhases, ClusterShape, requested_ki
 from docbench.contracts.common import Availability
 from docbench.contracts.engine import Engine
 from docbench.core import paths
-from docbench.core.jsontypes import JsonArray, JsonObject, JsonValue, as_object, as_str, object_or_empty
+from docbench.core.jsontypes import (
+    JsonArray,
+    JsonObject,
+    JsonValue,
+    as_object,
+    as_str,
+    json_record,
+    object_or_empty,
+)
 from docbench.core.redact import redact_text, redact_url
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.faults import FaultInjector, HealthMonitor
@@ -39,7 +47,6 @@ from docbench.systems.searchengine.http import (
     Failover,
     HttpClient,
     SearchEngineError,
-    failover_record,
     first_value,
     member,
     node_process_id,
@@ -198,7 +205,7 @@ class SearchEngineBase(Engine, ClusterPhases):
         if self.versions_seen:
             record["node_versions"] = dict(sorted(self.versions_seen.items()))
         if self.failovers:
-            record["failovers"] = [failover_record(event) for event in self.failovers]
+            record["failovers"] = [json_record(event, "failover") for event in self.failovers]
         with contextlib.suppress(Exception):
             lost = self.lost_shards()
             if lost:

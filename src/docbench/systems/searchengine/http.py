@@ -38,17 +38,6 @@ class Failover(TypedDict):
     sent_to: str
 
 
-def failover_record(event: Failover) -> JsonObject:
-    """The event as the result records it (the same keys, in the same order)."""
-    return {
-        "at": event["at"],
-        "node": event["node"],
-        "request": event["request"],
-        "error": event["error"],
-        "sent_to": event["sent_to"],
-    }
-
-
 def member(value: JsonValue, *keys: str) -> JsonValue:
     """``value[k1][k2]...`` of a JSON answer: each step must be an object (a TypeError naming
     the path otherwise), a missing key is a KeyError as with plain subscripts."""

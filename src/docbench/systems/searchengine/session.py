@@ -18,10 +18,17 @@ from typing import Any
 from urllib.parse import quote
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
-from docbench.core.jsontypes import JsonMapping, JsonObject, JsonValue, as_array, as_object, as_str
+from docbench.core.jsontypes import (
+    JsonMapping,
+    JsonObject,
+    JsonValue,
+    as_array,
+    as_object,
+    as_str,
+    json_record,
+)
 from docbench.systems.searchengine.http import (
     HttpClient,
-    failover_record,
     first_value,
     member,
     member_object,
@@ -107,7 +114,7 @@ class SearchSession(QuerySession):
         outcome.extra["search_requests"] = stats.requests
         if self.client.failovers:
             # Requests sent again to another node because one did not answer (a node died).
-            outcome.extra["failovers"] = [failover_record(event) for event in self.client.failovers]
+            outcome.extra["failovers"] = [json_record(event, "failover") for event in self.client.failovers]
             self.client.failovers.clear()
         if stats.truncated is not None:
             outcome.extra["truncated_groups"] = stats.truncated
