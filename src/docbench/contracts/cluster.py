@@ -81,6 +81,13 @@ def requested_shape() -> ClusterShape:
     )
 
 
+def requested_nodes() -> int | None:
+    """The ``--nodes`` given, None when none was (an engine whose single node differs from a
+    cluster of one, such as Spark's local mode and a one-worker cluster, tells them apart)."""
+    value = os.environ.get(NODES_ENV, "").strip()
+    return int(value) if value else None
+
+
 @dataclass(frozen=True)
 class NodeKill:
     """SIGKILL one data node ``delay`` seconds after ``phase`` (``load`` or ``queries``)

@@ -40,6 +40,9 @@ class Engine(ABC):
     # True when docbench can start it as a cluster of several nodes (``--nodes N``) and give
     # its indexes shards and replicas (``--shards``/``--replicas``).
     runs_as_cluster: ClassVar[bool] = False
+    # A cluster reached by the URLs of several of its nodes (``--<name>-url a,b,c``: docbench
+    # fails over between them); else one URL (Spark's Connect endpoint).
+    several_urls: ClassVar[bool] = False
     # A server docbench can only reach by URL, never start itself (MongoDB: no server can be
     # installed here).
     url_only: ClassVar[bool] = False

@@ -203,6 +203,15 @@ def pid_file_in(workdir: Path) -> Path:
     return workdir / PID_FILE_NAME
 
 
+def recorded_pids(workdir: Path) -> list[int]:
+    """The live processes the pid file of ``workdir`` records (another process of the run --
+    a query worker -- asking which processes the server is)."""
+    record = _read_pid_file(pid_file_in(workdir))
+    entries = as_array(record["processes"], "processes") if record else []
+    pids = [as_object(entry, "process").get("pid") for entry in entries]
+    return [pid for pid in pids if isinstance(pid, int) and process_start_time(pid) is not None]
+
+
 def _say(message: str) -> None:
     print(f"docbench: {message}", file=sys.stderr, flush=True)
 

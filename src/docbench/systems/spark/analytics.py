@@ -1,0 +1,137 @@
+"""Spark in the analytics workload: one column holding the whole document in Parquet files, no
+index. DDL, load statements and queries are plain SQL files next to this module (``ddl.sql``,
+``load.sql``, ``queries.sql``, ``queries-json-string.sql``)."""
+
+from __future__ import annotations
+
+from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
+from docbench.contracts.capabilities import BlueskyQueries, ReadBack
+from docbench.contracts.common import StorageSize, Variant, directory_size
+from docbench.contracts.engine import system_folder
+from docbench.core.jsontypes import JsonMapping, JsonObject
+from docbench.core.sqlfiles import read_sql_statements, render
+from docbench.systems.spark.engine import TABLE, SparkEngine
+from docbench.systems.spark.loader import SparkLoader
+from docbench.systems.spark.session import SparkQuerySession
+
+SHREDDING = "spark.sql.variant.writeShredding.enabled"
+
+VARIANTS: list[Variant] = [
+    Variant(
+        "variant",
+        "VARIANT column (Spark's binary JSON) in Parquet, Spark 4.1's defaults: the writer "
+        "shreds the variant (the paths it finds in each file's first rows also become typed "
+        "Parquet columns), snappy, no index",
+        role="default",
+        settings={"column_type": "VARIANT", "shredding": "true"},
+    ),
+    Variant(
+        "variant_unshredded",
+        "VARIANT column in Parquet, not shredded (spark.sql.variant.writeShredding.enabled = "
+        "false: each document one binary value, as Spark 4.0 wrote them)",
+        role="alt",
+        settings={"column_type": "VARIANT", "shredding": "false"},
+    ),
+    Variant(
+        "json_string",
+        "the JSON text in a STRING column (Parquet, snappy), queried with get_json_object, "
+        "which parses each row's text for each path",
+        role="alt",
+        settings={
+            "column_type": "STRING",
+            "queries": "queries-json-string.sql",
+            "representation": "JSON text (STRING)",
+        },
+    ),
+]
+
+
+class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
+    engine: SparkEngine
+    variants = VARIANTS
+    retains_structure = True
+    representation = "VARIANT (Spark's binary JSON)"
+    engine_defaults = {"shredding": "true"}
+    load_batch_size = 100_000
+    # Spark's lines are found and named in one pass (load.sql), per batch.
+    native_refusals = "skips"
+    # parse_json refuses nesting beyond 1000 levels (the generator's deep document has 1001).
+    # It takes an escaped lone surrogate, but stores "?" in its place (fidelity shows it).
+    refused_hard_kinds = frozenset({"deep_nesting"})
+
+    # ----- loading -------------------------------------------------------------------------
+    def ddl(self) -> list[str]:
+        location = self.engine.table_location
+        return [
+            render(
+                statement,
+                column_type=str(self.variant.settings["column_type"]),
+                location=f"LOCATION '{location}'" if location is not None else "",
+            )
+            for statement in read_sql_statements(system_folder(self.engine) / "ddl.sql")
+        ]
+
+    def stored_document(self) -> str:
+        """What load.sql stores of a line: the parsed value, or the line's text."""
+        if self.variant.settings["column_type"] == "VARIANT":
+            return "CASE WHEN a IS NULL THEN parse_json(line) ELSE variant_get(a, '$[0]') END"
+        return "line"
+
+    def create(self) -> None:
+        spark = self.engine.session()
+        spark.sql(f"DROP TABLE IF EXISTS {TABLE}").collect()
+        self.engine.remove_table_files()
+        spark.conf.set(SHREDDING, str(self.variant.settings.get("shredding", "true")))
+        for statement in self.ddl():
+            spark.sql(statement).collect()
+
+    def loader(self) -> Loader:
+        spark = self.engine.session()
+        spark.conf.set(SHREDDING, str(self.variant.settings.get("shredding", "true")))
+        return SparkLoader(self)
+
+    def count(self) -> int:
+        return int(self.engine.session().sql(f"SELECT count(*) FROM {TABLE}").collect()[0][0])
+
+    def read_back(self) -> list[str]:
+        """Each document as Spark writes it back as JSON text (``to_json`` of the VARIANT;
+        the stored text of a STRING)."""
+        column = "to_json(doc)" if self.variant.settings["column_type"] == "VARIANT" else "doc"
+        return [str(row[0]) for row in self.engine.session().sql(f"SELECT {column} FROM {TABLE}").collect()]
+
+    def storage(self) -> StorageSize:
+        """The table's Parquet files (in docbench's warehouse; by URL, the size Spark's own
+        statistics give: ANALYZE TABLE)."""
+        location = self.engine.table_location
+        if location is not None:
+            files = [path for path in location.rglob("*.parquet")] if location.exists() else []
+            data = sum(path.stat().st_size for path in files)
+            detail: JsonObject = {"files": len(files), "compression": "snappy"}
+            return StorageSize(
+                total=data, data=data, index=0, on_disk=directory_size(location), detail=detail
+            )
+        spark = self.engine.session()
+        spark.sql(f"ANALYZE TABLE {TABLE} COMPUTE STATISTICS NOSCAN").collect()
+        rows = spark.sql(f"DESCRIBE TABLE EXTENDED {TABLE}").collect()
+        statistics = next((str(row[1]) for row in rows if str(row[0]) == "Statistics"), "0 bytes")
+        data = int(statistics.split()[0])
+        return StorageSize(total=data, data=data, index=0, on_disk=None, detail={"statistics": statistics})
+
+    # ----- queries -------------------------------------------------------------------------
+    def sql_names(self) -> dict[str, str]:
+        return {"table": TABLE}
+
+    def session_spec(self) -> JsonObject:
+        cluster = self.engine.cluster
+        return {
+            "url": self.engine.base_url(),
+            "ddl": list(self.ddl()),
+            "servers": [str(d) for d in cluster.directories()] if cluster is not None else [],
+        }
+
+    @classmethod
+    def open_session(cls, spec: JsonMapping) -> QuerySession:
+        return SparkQuerySession(spec)
+
+
+ADAPTER = SparkAnalytics

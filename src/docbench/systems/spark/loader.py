@@ -1,0 +1,170 @@
+"""Spark's analytics loader: each batch of lines goes to the server as an Arrow table through
+the Spark Connect session (so a cluster reached by URL needs no shared file system), and
+``load.sql`` finds the lines that are not one JSON object, then inserts the others."""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING
+
+import orjson
+
+from docbench.contracts.analytics import Loader
+from docbench.contracts.common import BatchRejected
+from docbench.contracts.engine import system_folder
+from docbench.core.sqlfiles import read_sql_statements, render
+
+if TYPE_CHECKING:
+    from docbench.systems.spark.analytics import SparkAnalytics
+
+BATCH_VIEW = "docbench_batch"
+WHY = {
+    "several": "more than one JSON value on the line (Spark's parse_json keeps the first one and "
+    "drops the rest without a word: docbench refuses the line)",
+    "not_object": "not a JSON object",
+}
+
+
+# Spark's message is asked for this many refused lines of a batch, one query each (its
+# try_parse_json, which finds them all in one pass, says only NULL).
+PROBED_PER_BATCH = 10
+UNPROBED = (
+    "Spark's parse_json refuses it (its message was asked for the first "
+    f"{PROBED_PER_BATCH} such lines of the batch only)"
+)
+
+
+def trailing_content(line: bytes) -> bool:
+    """Whether something follows the line's first JSON value (orjson's word)."""
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError as error:
+        message = str(error).lower()
+        return "after document" in message or "trailing" in message
+    return False
+
+
+def first_line(text: str) -> str:
+    """An error's first line, without the JVM's stack trace."""
+    return text.strip().splitlines()[0][:300] if text.strip() else text
+
+
+class SparkLoader(Loader):
+    """Every line Spark's parse_json takes as one JSON object is loaded; each other line is
+    named with Spark's reason, in the same pass (O(1) per refusal: nothing is sent twice).
+    Each batch is one INSERT (all of it or nothing); a file loaded in batches is committed
+    batch by batch."""
+
+    def __init__(self, adapter: SparkAnalytics) -> None:
+        self.adapter = adapter
+        self.spark = adapter.engine.session()
+        # A random sentinel per loader, so that no line can imitate it (load.sql).
+        self.sentinel = "docbench-end-" + secrets.token_hex(8)
+        self.check, self.insert = (
+            render(statement, sentinel=self.sentinel, document=adapter.stored_document())
+            for statement in read_sql_statements(system_folder(adapter.engine) / "load.sql")
+        )
+        # Lines of the current batch at Spark's depth limit, taken alone (load.sql).
+        self.rescued: list[int] = []
+
+    def load_batch(self, lines: list[bytes]) -> None:
+        """All the lines or none (one refused line: nothing is inserted)."""
+        refused = self._undecodable(lines)
+        if not refused:
+            self._view(lines, refused)
+            refused = self._refused_lines(lines)
+        if refused:
+            index, why = min(refused.items())
+            raise BatchRejected(f"line {index + 1} of the batch: {why}")
+        self._insert([])
+
+    def load_batch_skipping(self, lines: list[bytes]) -> dict[int, str] | None:
+        refused = self._undecodable(lines)
+        refused.update(self._send(lines, refused))
+        return refused
+
+    # ----- the steps ------------------------------------------------------------------------
+    @staticmethod
+    def _undecodable(lines: list[bytes]) -> dict[int, str]:
+        """Lines that are not UTF-8: Spark's strings are UTF-8, its text reader would put
+        U+FFFD in their place (a silent change), so they are refused here, with the reason."""
+        refused = {}
+        for index, line in enumerate(lines):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                refused[index] = (
+                    f"not UTF-8 ({error.reason} at byte {error.start}): Spark's strings are UTF-8"
+                )
+        return refused
+
+    def _view(self, lines: list[bytes], skip: dict[int, str]) -> None:
+        import pyarrow as pa
+
+        indexes = [index for index in range(len(lines)) if index not in skip]
+        texts = [lines[index].decode("utf-8") for index in indexes]
+        table = pa.table({"i": pa.array(indexes, pa.int64()), "line": pa.array(texts, pa.large_string())})
+        self.spark.createDataFrame(table).createOrReplaceTempView(BATCH_VIEW)
+
+    def _refused_lines(self, lines: list[bytes]) -> dict[int, str]:
+        found: dict[int, str] = {}
+        unparsed = []
+        for index, why in self.spark.sql(self.check).collect():
+            if str(why) in WHY:
+                found[int(index)] = WHY[str(why)]
+            else:
+                unparsed.append(int(index))
+        self.rescued = self._taken_alone(unparsed, lines)
+        probed = 0
+        for index in unparsed:
+            if index in self.rescued:
+                continue
+            if trailing_content(lines[index]):
+                found[index] = WHY["several"]
+                continue
+            probed += 1
+            found[index] = self._parse_error(lines[index]) if probed <= PROBED_PER_BATCH else UNPROBED
+        return found
+
+    def _taken_alone(self, indexes: list[int], lines: list[bytes]) -> list[int]:
+        """Of the lines that did not parse inside load.sql's array, those Spark takes alone as
+        one object (a line at its depth limit: the array adds a level) with nothing after the
+        value (orjson says: Spark ignores what follows), in one query."""
+        if not indexes:
+            return []
+        objects = self.spark.sql(
+            f"SELECT i FROM {BATCH_VIEW} WHERE i IN ({', '.join(map(str, indexes))}) "
+            "AND startswith(schema_of_variant(try_parse_json(line)), 'OBJECT')"
+        ).collect()
+        return [int(row[0]) for row in objects if not trailing_content(lines[int(row[0])])]
+
+    def _parse_error(self, line: bytes) -> str:
+        """Spark's own message for a line parse_json refuses (asked for that line alone)."""
+        try:
+            self.spark.createDataFrame([(line.decode("utf-8"),)], "line string").selectExpr(
+                "parse_json(line)"
+            ).collect()
+        except Exception as error:  # noqa: BLE001 - the engine's message is the reason
+            return first_line(str(error))
+        return "Spark's parse_json did not take it as one JSON value"
+
+    def _insert(self, refused: list[int]) -> None:
+        self.spark.sql(
+            render(
+                self.insert,
+                refused=", ".join(map(str, refused)) or "-1",
+                rescued=", ".join(map(str, self.rescued)) or "-1",
+            )
+        ).collect()
+
+    def _send(self, lines: list[bytes], skip: dict[int, str]) -> dict[int, str]:
+        if len(skip) == len(lines):
+            return {}
+        self._view(lines, skip)
+        found = self._refused_lines(lines)
+        if len(found) + len(skip) < len(lines):
+            self._insert(sorted(found))
+        return found
+
+    def close(self) -> None:
+        self.spark.catalog.dropTempView(BATCH_VIEW)

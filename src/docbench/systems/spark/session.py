@@ -1,0 +1,39 @@
+"""Spark's query session: a Spark Connect session of its own (in the query worker, or a thread
+of it for concurrent clients), which declares docbench's table over its files first (the
+catalog of docbench's own server is in memory, and a cold query follows a restart)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docbench.contracts.analytics import QueryOutcome, QuerySession
+from docbench.core.jsontypes import JsonMapping, as_array, as_str
+from docbench.systems.spark.engine import open_session
+from docbench.systems.spark.server import processes_in
+
+
+class SparkQuerySession(QuerySession):
+    def __init__(self, spec: JsonMapping) -> None:
+        self.spark = open_session(as_str(spec["url"], "url"))
+        for statement in as_array(spec["ddl"], "ddl"):
+            self.spark.sql(as_str(statement, "statement")).collect()
+        self.server_directories = [Path(as_str(d, "directory")) for d in as_array(spec["servers"], "servers")]
+
+    def execute(self, query_number: int, text: str) -> QueryOutcome:
+        rows = self.spark.sql(text).collect()
+        # Spark Connect reports no time of its own: the client's wall time is the figure.
+        return QueryOutcome(rows=[tuple(row) for row in rows], engine_seconds=None)
+
+    def explain(self, query_number: int, text: str) -> str | None:
+        return str(self.spark.sql(f"EXPLAIN FORMATTED {text}").collect()[0][0])
+
+    def engine_pids(self) -> list[int]:
+        """The Connect server (the driver), and a cluster's workers and executors; none for
+        a Spark reached by URL."""
+        return processes_in(self.server_directories)
+
+    def cancel(self) -> None:
+        self.spark.interruptAll()
+
+    def close(self) -> None:
+        self.spark.stop()
