@@ -36,6 +36,9 @@ os.environ.setdefault("DOCBENCH_SEARCH_HEAP", "512m")
 # ... and the JVM's quick compiler only: a node's start took 33 s of CPU with the optimizing
 # compiler and 19-20 s without it, and the suite starts dozens of nodes on 2 cores.
 os.environ.setdefault("DOCBENCH_SEARCH_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")
+# The same for Spark's JVMs, with 1 GiB each (a few thousand documents).
+os.environ.setdefault("DOCBENCH_SPARK_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")
+os.environ.setdefault("DOCBENCH_SPARK_MEMORY", "1g")
 
 
 def shared_dir() -> Path:
@@ -251,6 +254,7 @@ SLOWEST_MODULES = (
     "test_runner",
     "test_storage_workload",
     "test_native_refusals",
+    "test_system_spark",
     "test_updates_workload",
     "test_throughput_workload",
     "test_documents",

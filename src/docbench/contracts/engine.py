@@ -42,7 +42,9 @@ class Engine(ABC):
     runs_as_cluster: ClassVar[bool] = False
     # A cluster reached by the URLs of several of its nodes (``--<name>-url a,b,c``: docbench
     # fails over between them); else one URL (Spark's Connect endpoint).
-    several_urls: ClassVar[bool] = False
+    takes_node_urls: ClassVar[bool] = False
+    # A managed cluster whose nodes docbench can kill mid-phase (``--kill-node``).
+    kills_nodes: ClassVar[bool] = False
     # A server docbench can only reach by URL, never start itself (MongoDB: no server can be
     # installed here).
     url_only: ClassVar[bool] = False

@@ -23,7 +23,7 @@ from docbench.core import paths
 from docbench.core.jsontypes import as_str
 from docbench.core.ownership import protect_directory
 from docbench.core.units import parse_count
-from docbench.systems import REGISTERED, UnknownSystem, all_engines, check_names
+from docbench.systems import REGISTERED, UnknownSystem, all_engines, check_names, engine_class
 
 
 def split_list(value: str | None) -> list[str] | None:
@@ -101,6 +101,13 @@ def _check_cluster_systems(names: list[str] | None) -> None:
             f"--nodes/--shards/--replicas/--kill-node need --systems naming "
             f"systems that run as a cluster ({', '.join(clusters)})"
         )
+    if requested_kill() is not None:
+        unkillable = [name for name in names if not engine_class(name).kills_nodes]
+        if unkillable:
+            raise click.BadParameter(
+                f"--kill-node: docbench cannot kill a node of {', '.join(unkillable)} "
+                f"(it can for {', '.join(e.name for e in all_engines() if e.kills_nodes)})"
+            )
     single = [name for name in names if name not in clusters]
     if single:
         raise click.BadParameter(
@@ -175,7 +182,8 @@ def cluster_options(command: Callable[..., Any]) -> Callable[..., Any]:
         envvar=NODES_ENV,
         callback=_export(NODES_ENV),
         help="Start a cluster of this many nodes on 127.0.0.1 (systems that run as a "
-        "cluster: Elasticsearch, OpenSearch) [1].",
+        "cluster: Elasticsearch, OpenSearch; Spark: a standalone master and this many "
+        "workers, local mode without it) [1].",
     )(command)
     return command
 
@@ -252,10 +260,10 @@ def system_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 default=None,
                 metavar="URL",
                 show_envvar=True,
-                callback=url_callback(engine.several_urls),
+                callback=url_callback(engine.takes_node_urls),
                 envvar=f"DOCBENCH_{engine.name.upper()}_URL",
                 help=f"Run against this {engine.display_name} server (e.g. {engine.url_example}"
-                f"{'; several node URLs comma-separated' if engine.several_urls else ''}); "
+                f"{'; several node URLs comma-separated' if engine.takes_node_urls else ''}); "
                 "docbench only touches its own database/index there.",
             )(command)
     command = click.option(

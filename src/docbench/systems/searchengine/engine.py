@@ -67,7 +67,8 @@ class SearchEngineBase(Engine, ClusterPhases):
     embedded = False
     runs_by_default = False
     runs_as_cluster = True
-    several_urls = True
+    takes_node_urls = True
+    kills_nodes = True
     url_example: ClassVar[str | None] = "http://localhost:9200"
 
     # What a distribution names.

@@ -66,13 +66,34 @@ class SparkLoader(Loader):
         )
         # Lines of the current batch at Spark's depth limit, taken alone (load.sql).
         self.rescued: list[int] = []
+        # The lines Spark refused in this loader's batches, and why; the lines of the last
+        # refused batch (all checked) and those of them taken alone (load_batch): the driver
+        # bisects a refused batch, and its parts need no check again.
+        self.known_refused: dict[bytes, str] = {}
+        self.checked: set[bytes] = set()
+        self.checked_rescued: set[bytes] = set()
 
     def load_batch(self, lines: list[bytes]) -> None:
-        """All the lines or none (one refused line: nothing is inserted)."""
-        refused = self._undecodable(lines)
+        """All the lines or none (one refused line: nothing is inserted). A line refused
+        before is refused again without asking Spark (its parse is deterministic), and a part
+        of the last refused batch goes in unchecked: bisecting a refused batch then costs one
+        INSERT per good part."""
+        refused = {
+            index: self.known_refused[line] for index, line in enumerate(lines) if line in self.known_refused
+        }
+        if not refused:
+            refused = self._undecodable(lines)
         if not refused:
             self._view(lines, refused)
-            refused = self._refused_lines(lines)
+            if self.checked.issuperset(lines):
+                # every line was checked in the refused batch this one is a part of
+                self.rescued = [index for index, line in enumerate(lines) if line in self.checked_rescued]
+            else:
+                refused = self._refused_lines(lines)
+                self.known_refused.update((lines[index], why) for index, why in refused.items())
+                if refused:
+                    self.checked = set(lines)
+                    self.checked_rescued = {lines[index] for index in self.rescued}
         if refused:
             index, why = min(refused.items())
             raise BatchRejected(f"line {index + 1} of the batch: {why}")

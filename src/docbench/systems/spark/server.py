@@ -52,6 +52,12 @@ def memory_per_jvm(jvms: int) -> str:
     return f"{min(max(share // GiB, 1), 8)}g"
 
 
+def extra_jvm_options() -> str:
+    """JVM options for every Spark JVM (``DOCBENCH_SPARK_JVM_OPTIONS``); the tests set the
+    quick compiler only, as for the search engines' nodes (servers/jvm.py)."""
+    return os.environ.get("DOCBENCH_SPARK_JVM_OPTIONS", "").strip()
+
+
 def cores_per_worker(nodes: int) -> int:
     """The machine's cores shared by the workers, at least one each (3 workers on 2 cores
     get one each: the cluster is then as wide as the machine, plus one)."""
@@ -86,6 +92,9 @@ class SparkProcess(server.ManagedServer):
             SPARK_NO_DAEMONIZE="1",
         )
         env.pop("PYSPARK_PYTHON", None)
+        if extra_jvm_options():
+            # the master's and workers' own JVMs (the Connect server's: its --conf below)
+            env["SPARK_DAEMON_JAVA_OPTS"] = extra_jvm_options()
         return env
 
     def prepare(self) -> None:
@@ -189,6 +198,9 @@ class ConnectServer(SparkProcess):
             # Answers of up to a few hundred MB (read-back of a fidelity corpus, Q1's groups).
             "spark.connect.grpc.maxInboundMessageSize": str(256 << 20),
         }
+        if extra_jvm_options():
+            conf["spark.driver.extraJavaOptions"] = extra_jvm_options()
+            conf["spark.executor.extraJavaOptions"] = extra_jvm_options()
         options = [item for name, value in conf.items() for item in ("--conf", f"{name}={value}")]
         return [
             str(self.home / "bin" / "spark-submit"),
