@@ -23,6 +23,7 @@ from analytics_suite import (
     work_dir,
 )
 from hard_lines import NOT_JSON, ODD_BUT_VALID, pick
+from pyspark.sql.connect.client.reattach import ExecutePlanResponseReattachableIterator
 
 from docbench.contracts.cluster import NODES_ENV
 from docbench.contracts.common import BatchRejected
@@ -147,6 +148,10 @@ class TestSpark(AnalyticsAdapterSuite):
             with pytest.raises(Exception, match="(?i)cancel|interrupt"):
                 session.execute(0, "SELECT sum(id % 7) FROM range(1000000000000)")
             assert time.monotonic() - started < 20
+            # No reattachable execution: its shared release pool, shut down by a session's
+            # garbage collection inside a submit, deadlocked a test run (engine.open_session).
+            assert session.execute(0, "SELECT id FROM range(3)").rows == [(0,), (1,), (2,)]
+            assert ExecutePlanResponseReattachableIterator._release_thread_pool_instance is None
         finally:
             session.close()
 
@@ -195,3 +200,16 @@ def test_two_worker_cluster(installed, real_small: Path, monkeypatch):
         engine.stop()
         shutil.rmtree(base, ignore_errors=True)
     assert all(gone(pid) for pid in pids)
+
+
+def test_a_server_that_is_gone_fails_in_seconds():
+    """The Connect client's own retry policy waits 10 minutes for a server that is gone; a
+    session of docbench's gives up within seconds (engine.RETRY_POLICY), with the reason."""
+    from docbench.servers.managed import free_port
+    from docbench.systems.spark.engine import open_session
+
+    session = open_session(f"sc://127.0.0.1:{free_port()}")
+    started = time.monotonic()
+    with pytest.raises(Exception, match="(?i)unavailable|connect"):
+        session.sql("SELECT 1").collect()
+    assert time.monotonic() - started < 30
