@@ -36,6 +36,8 @@ import signal
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -91,6 +93,25 @@ def reload(system: AnalyticsAdapter, files: list[Path]) -> None:
     report = load_files(system.loader(), files, type(system).load_batch_size)
     assert report.refused_count == 0, report.refused
     system.finish_load()
+
+
+@contextmanager
+def query_session(system: AnalyticsAdapter) -> Iterator[Any]:
+    """A session opened as the query worker opens it (from the picklable spec, after the
+    adapter released the database), closed after."""
+    spec = json.loads(json.dumps({**system.session_spec(), "timeout": 30}))
+    system.release()
+    session = type(system).open_session(spec)
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def check_oracle_answer(system: AnalyticsAdapter, number: int, outcome: QueryOutcome, expected: dict) -> None:
+    check = check_answer(number, outcome.rows, expected, time_precision_us=type(system).time_precision_us)
+    assert check.status == "ok", (number, check.detail, outcome.rows[:5])
+    assert check.detail
 
 
 def processes_under(path: Path) -> list[int]:
@@ -272,22 +293,13 @@ class AnalyticsAdapterSuite:
         self.check_stored(system, real_lines)
 
     def test_queries_match_the_oracle(self, loaded, expected: dict[str, Any]):
-        spec = json.loads(json.dumps({**loaded.session_spec(), "timeout": 30}))  # picklable, plain
-        loaded.release()
-        session = self.adapter_type.open_session(spec)
-        try:
+        with query_session(loaded) as session:
             for number, text in enumerate(loaded.queries(), start=1):
                 outcome = session.execute(number, text)
-                check = check_answer(
-                    number, outcome.rows, expected, time_precision_us=self.adapter_type.time_precision_us
-                )
-                assert check.status == "ok", (number, check.detail, outcome.rows[:5])
-                assert check.detail
+                check_oracle_answer(loaded, number, outcome, expected)
                 self.check_outcome(number, outcome)
                 self.check_explain(loaded, number, session.explain(number, text))
             self.check_session(loaded, session)
-        finally:
-            session.close()
 
     def test_storage(self, storage_system):
         system = storage_system

@@ -16,8 +16,10 @@ from analytics_suite import (
     BACKSLASHES_TEXT,
     GOOD_LINE,
     AnalyticsAdapterSuite,
+    check_oracle_answer,
     gone,
     listening_addresses,
+    query_session,
     reload,
     same_documents,
     work_dir,
@@ -27,7 +29,6 @@ from pyspark.sql.connect.client.reattach import ExecutePlanResponseReattachableI
 
 from docbench.contracts.cluster import NODES_ENV
 from docbench.contracts.common import BatchRejected
-from docbench.core.answers import check_answer
 from docbench.dataset.oracle.compute import compute_answers
 from docbench.systems.spark.analytics import SparkAnalytics
 from docbench.systems.spark.engine import TABLE, SparkEngine
@@ -56,16 +57,9 @@ ACCEPTED = pick(*ODD_BUT_VALID, "lone_surrogate", "deep_999", "time_us_negative"
 
 
 def run_queries(system: SparkAnalytics, expected: dict) -> None:
-    spec = system.session_spec()
-    system.release()
-    session = SparkAnalytics.open_session(spec)
-    try:
+    with query_session(system) as session:
         for number, text in enumerate(system.queries(), start=1):
-            rows = session.execute(number, text).rows
-            check = check_answer(number, rows, expected)
-            assert check.status == "ok", (number, check.detail, rows[:5])
-    finally:
-        session.close()
+            check_oracle_answer(system, number, session.execute(number, text), expected)
 
 
 class TestSpark(AnalyticsAdapterSuite):
