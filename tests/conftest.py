@@ -103,12 +103,13 @@ def real_small(real_data_dir: Path, tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def generated_20k(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A generated dataset of 20,000 documents in two files (with its manifest and answers)."""
+def generated_6k(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated dataset of 6,000 documents in two files (with its manifest and answers);
+    file_0001 holds one hard document of each of the five kinds."""
     from docbench.dataset.generate import generate_dataset
 
-    out = tmp_path_factory.mktemp("bluesky-20k")
-    generate_dataset(20_000, out, seed=20, jobs=2, docs_per_file=10_000, quiet=True)
+    out = tmp_path_factory.mktemp("bluesky-6k")
+    generate_dataset(6_000, out, seed=20, jobs=2, docs_per_file=3_000, quiet=True)
     return out
 
 

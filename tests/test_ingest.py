@@ -115,9 +115,10 @@ def test_the_embedded_engines_ingest_beside_their_queries(real_data_dir: Path, t
         tries=1,
         quiet=True,
         restart_for_cold=False,
-        # 200/s: chDB's small inserts (a part each) kept 400/s on a quiet machine, not on a
-        # busy one (325/s with another run beside the tests).
-        ingest=IngestRequest(rates=[200.0, 0.0], duration_s=2.0, clients=2, hard_rate=0.0, timeout_s=60),
+        # 100/s: chDB's small inserts (a part each) kept 400/s on a quiet machine, not on a
+        # busy one (325/s with another run beside the tests, 148/s in the whole suite on a
+        # slower machine).
+        ingest=IngestRequest(rates=[100.0, 0.0], duration_s=2.0, clients=2, hard_rate=0.0, timeout_s=60),
     )
     run_and_check(request, systems, tmp_path)
 

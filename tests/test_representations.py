@@ -1,6 +1,6 @@
 """Every representation variant (role "representation": another way for an engine to hold the
 documents, e.g. PostgreSQL's json text or jsonb with generated columns, DuckDB's VARIANT)
-against its real engine: every real event loaded, 20,000 generated documents with their hard
+against its real engine: every real event loaded, 6,000 generated documents with their hard
 documents (a refusal only of a hard document), the five answers equal the oracle's, the plan
 uses the variant's index, and the result labels say what the representation is."""
 
@@ -37,12 +37,12 @@ def representation_variants() -> list[tuple[str, str]]:
     ]
 
 
-def gather_documents(real_data_dir: Path, generated_20k: Path, target: Path) -> tuple[list[Path], dict]:
-    """The real events and the generated 20k (hard documents included) in one directory; the
+def gather_documents(real_data_dir: Path, generated_6k: Path, target: Path) -> tuple[list[Path], dict]:
+    """The real events and the generated 6k (hard documents included) in one directory; the
     generated files' hard documents by (file name, line)."""
-    for path in real_files_of(real_data_dir) + dataset_files(generated_20k):
+    for path in real_files_of(real_data_dir) + dataset_files(generated_6k):
         shutil.copy(path, target / path.name)
-    manifest = read_manifest(generated_20k)
+    manifest = read_manifest(generated_6k)
     assert manifest is not None and manifest.hard_documents
     hard = {(h.file, h.line): h.kind for h in manifest.hard_documents}
     return dataset_files(target), hard
@@ -72,8 +72,8 @@ def loaded_variant(system_name: str, variant_name: str, url: str | None, documen
 
 
 @pytest.fixture(scope="module")
-def documents(real_data_dir: Path, generated_20k: Path, tmp_path_factory: pytest.TempPathFactory):
-    return gather_documents(real_data_dir, generated_20k, tmp_path_factory.mktemp("representations"))
+def documents(real_data_dir: Path, generated_6k: Path, tmp_path_factory: pytest.TempPathFactory):
+    return gather_documents(real_data_dir, generated_6k, tmp_path_factory.mktemp("representations"))
 
 
 @pytest.fixture(scope="module")

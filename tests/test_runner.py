@@ -108,10 +108,10 @@ def refusals_by_file(results_dir: Path, document: dict) -> dict[str, set[int]]:
 
 
 def test_every_system_answers_right_on_real_generated_and_dirty_events(
-    real_events: Path, real_data_dir: Path, generated_20k: Path, tmp_path: Path, own_home: Path, server_url
+    real_events: Path, real_data_dir: Path, generated_6k: Path, tmp_path: Path, own_home: Path, server_url
 ) -> None:
     """One pass over every system (default and best variants) on one dataset: the real events
-    (every one loaded), 20,000 generated documents with their hard documents (each engine
+    (every one loaded), 6,000 generated documents with their hard documents (each engine
     loads or refuses them, counted), and a file with lines that are not documents (each
     refused alone, nothing else lost). Every answer equals the oracle's. Servers by URL (the
     session's); a variant that reconfigures its server runs in the managed test below."""
@@ -121,7 +121,7 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
         assert set(managed_server_systems()) <= set(systems)
     data = real_events
     real_names = sorted(p.name for p in data.iterdir())
-    for path in dataset_files(generated_20k):
+    for path in dataset_files(generated_6k):
         shutil.copy(path, data / f"generated_{path.name}")
     lines, bad_line_numbers, good_count = dirty_lines(real_data_dir)
     (data / "dirty_0001.json").write_bytes(b"\n".join(lines) + b"\n")
@@ -159,7 +159,7 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
     real_count = sum(
         1 for name in real_names for line in (data / name).read_bytes().splitlines() if line.strip()
     )
-    generated_count = 20_000
+    generated_count = 6_000
     for document in documents:
         name = f"{document['system']}/{document['variant']}"
         assert document["complete"], name
@@ -171,7 +171,7 @@ def test_every_system_answers_right_on_real_generated_and_dirty_events(
         refused = refusals_by_file(tmp_path / "results", document)
         assert refused.pop("dirty_0001.json") == set(bad_line_numbers), (name, document["load_errors"])
         assert not set(refused) & set(real_names), (name, refused)  # every real event loaded
-        assert set(refused) <= {f"generated_{p.name}" for p in dataset_files(generated_20k)}
+        assert set(refused) <= {f"generated_{p.name}" for p in dataset_files(generated_6k)}
         assert (
             document["num_loaded_documents"] == document["dataset_size"] - document["load_errors"]["count"]
         ), name
@@ -216,9 +216,9 @@ def test_cold_runs_restart_each_managed_server_kind(
     assert processes_under(own_home) == []
 
 
-def test_query_timeout_is_recorded_and_the_run_goes_on(generated_20k: Path, tmp_path: Path) -> None:
+def test_query_timeout_is_recorded_and_the_run_goes_on(generated_6k: Path, tmp_path: Path) -> None:
     documents = run(
-        generated_20k,
+        generated_6k,
         tmp_path / "results",
         [QUICK.system, EMBEDDED.system],
         timeout=0.001,
