@@ -127,12 +127,12 @@ class TestDatabend(EmbeddedCases, SQLTableCases, AnalyticsAdapterSuite):
         finally:
             system.release()
 
-    def test_generated_20k(self, generated_20k: Path, tmp_path: Path):
-        """The generated 20k (its hard documents included) through the generic driver: the
+    def test_generated_6k(self, generated_6k: Path, tmp_path: Path):
+        """The generated 6k (its hard documents included) through the generic driver: the
         refused ones isolated with their line and Databend's reason, Q1-Q5 as the oracle's."""
         from docbench.dataset.reader import dataset_files
 
-        files = dataset_files(generated_20k)
+        files = dataset_files(generated_6k)
         system = DatabendAnalytics(
             DatabendEngine(tmp_path / "work"), DatabendAnalytics.variant_named("variant")
         )

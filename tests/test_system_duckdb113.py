@@ -259,10 +259,10 @@ def test_the_worker_ends_with_docbench(tmp_path: Path, sig: int):
 
 
 def test_a_run_checks_every_answer_and_leaves_no_worker(
-    real_data_dir: Path, generated_20k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    real_data_dir: Path, generated_6k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """`docbench run analytics --systems duckdb113` (the broad runner test runs the duckdb
-    system) on the real events, 20,000 generated documents with their hard documents and lines
+    system) on the real events, 6,000 generated documents with their hard documents and lines
     that are not documents: each refused line alone is lost, with DuckDB's reason, JSONBench's
     size, every answer the oracle's, the query workers' memory measured, no worker left after."""
     home = work_dir("duckdb113-home")
@@ -270,7 +270,7 @@ def test_a_run_checks_every_answer_and_leaves_no_worker(
     data.mkdir()
     for path in real_files_of(real_data_dir):
         (data / path.name).write_bytes(path.read_bytes())
-    for path in dataset_files(generated_20k):
+    for path in dataset_files(generated_6k):
         (data / f"generated_{path.name}").write_bytes(path.read_bytes())
     good = (real_data_dir / "jsonbench_file_0001_first1000.jsonl").read_bytes().splitlines()[:5]
     dirty = [
@@ -281,7 +281,7 @@ def test_a_run_checks_every_answer_and_leaves_no_worker(
         good[3].replace(b'"did"', b'"d\xffid"'),
     ]
     (data / "dirty_0001.json").write_bytes(b"\n".join(dirty) + b"\n")
-    manifest = read_manifest(generated_20k)
+    manifest = read_manifest(generated_6k)
     assert manifest is not None
     surrogates = {
         (f"generated_{h.file}", h.line) for h in manifest.hard_documents if h.kind == "lone_surrogate"

@@ -473,9 +473,9 @@ from test_representations import (  # noqa: E402
 
 @pytest.fixture(scope="module")
 def representation_documents(
-    real_data_dir: Path, generated_20k: Path, tmp_path_factory: pytest.TempPathFactory
+    real_data_dir: Path, generated_6k: Path, tmp_path_factory: pytest.TempPathFactory
 ):
-    return gather_documents(real_data_dir, generated_20k, tmp_path_factory.mktemp("representations"))
+    return gather_documents(real_data_dir, generated_6k, tmp_path_factory.mktemp("representations"))
 
 
 @pytest.fixture(scope="module")
