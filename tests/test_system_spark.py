@@ -198,7 +198,7 @@ def test_two_worker_cluster(installed, real_small: Path, monkeypatch):
 
 def test_a_server_that_is_gone_fails_in_seconds():
     """The Connect client's own retry policy waits 10 minutes for a server that is gone; a
-    session of docbench's gives up within seconds (engine.RETRY_POLICY), with the reason."""
+    session of docbench's gives up within seconds (engine.RETRY_TRIES), with the reason."""
     from docbench.servers.managed import free_port
     from docbench.systems.spark.engine import open_session
 

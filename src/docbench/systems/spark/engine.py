@@ -46,17 +46,19 @@ def client_version() -> str:
 # The client's own retry policy waits at least 10 minutes for a server that is gone (15 tries,
 # backoff to 60 s): each call to a crashed Connect server would stall a run that long. Five
 # tries with backoff to 2 s give up after 5 s of waiting (and their connection attempts).
-RETRY_POLICY = {"max_retries": 5, "max_backoff": 2000}
+RETRY_TRIES = 5
+RETRY_MAX_BACKOFF_MS = 2000
 
 
 def open_session(url: str) -> SparkSession:
     """A new Spark Connect session on the server at ``url`` (each its own SQL state), which
-    gives up on a server that is gone within seconds (``RETRY_POLICY``)."""
+    gives up on a server that is gone within seconds (``RETRY_TRIES``)."""
     from pyspark.sql.connect.client.retries import DefaultPolicy
     from pyspark.sql.connect.session import SparkSession
 
     session = SparkSession.builder.remote(url).create()  # no RPC yet: the policy covers them all
-    session.client.set_retry_policies([DefaultPolicy(**RETRY_POLICY)])
+    policy = DefaultPolicy(max_retries=RETRY_TRIES, max_backoff=RETRY_MAX_BACKOFF_MS)
+    session.client.set_retry_policies([policy])
     # Reattachable execution deadlocks the client: its iterators share one thread pool, and a
     # session garbage-collected while a query submits to that pool shuts the pool down from
     # inside submit() (SparkSession.__del__ -> client.close() -> pool.shutdown(), waiting on the
