@@ -177,6 +177,9 @@ class AnalyticsAdapterSuite:
     has_setup_script: ClassVar[bool] = False
     # True: the cases run once per variant of the adapter (else on the first only).
     every_variant: ClassVar[bool] = False
+    # With every_variant: the variants the cases run on (None: all of them); a variant left
+    # out is tested by the system's own tests.
+    suite_variants: ClassVar[list[str] | None] = None
 
     # ----- fixtures ----------------------------------------------------------------------
     @pytest.fixture(scope="class")
@@ -203,7 +206,7 @@ class AnalyticsAdapterSuite:
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if self.every_variant and "variant" in metafunc.fixturenames:
-            names = [variant.name for variant in self.adapter_type.variants]
+            names = self.suite_variants or [variant.name for variant in self.adapter_type.variants]
             metafunc.parametrize("variant", names, indirect=True, scope="class")
 
     @pytest.fixture(scope="class")

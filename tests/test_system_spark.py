@@ -19,7 +19,9 @@ from analytics_suite import (
     check_oracle_answer,
     gone,
     listening_addresses,
+    open_engine,
     query_session,
+    real_files_of,
     reload,
     same_documents,
     work_dir,
@@ -66,10 +68,18 @@ class TestSpark(AnalyticsAdapterSuite):
     system_name = "spark"
     engine_type = SparkEngine
     adapter_type = SparkAnalytics
-    variant_roles = [("variant", "default"), ("variant_unshredded", "alt"), ("json_string", "alt")]
+    variant_roles = [
+        ("variant", "default"),
+        ("variant_unshredded", "alt"),
+        ("struct", "representation"),
+        ("json_string", "alt"),
+    ]
     runs_by_default = False
     has_setup_script = True
     every_variant = True
+    # struct reads the documents back without their NULL fields, and refuses what does not fit
+    # its schema: its own test below.
+    suite_variants = ["variant", "variant_unshredded", "json_string"]
 
     def check_version(self, version):
         assert version.startswith("Spark 4.1.")
@@ -150,6 +160,49 @@ class TestSpark(AnalyticsAdapterSuite):
             assert ExecutePlanResponseReattachableIterator._release_thread_pool_instance is None
         finally:
             session.close()
+
+
+def test_struct_infers_columns_and_refuses_what_does_not_fit(server_url, real_data_dir: Path, tmp_path: Path):
+    """The variant struct: the columns spark.read.json infers from the first batch (the real
+    events); a later document whose values do not fit them (time_us a string, not a BIGINT)
+    is refused with the reason, a key they lack is dropped (the document taken), what
+    load.sql refuses is refused as in the other variants; Q1-Q5 are the oracle's over what
+    was taken, and no document column is left to the portable queries."""
+    from docbench.contracts.portable import NotExpressible
+    from docbench.systems.spark.loader import MISFIT
+    from docbench.systems.spark.portable import SparkPortable
+
+    files = real_files_of(real_data_dir)
+    base = work_dir("spark-struct")
+    engine = open_engine("spark", base / "work", server_url("spark"))
+    system = SparkAnalytics(engine, SparkAnalytics.variant_named("struct"))
+    extra = b'{"did":"did:plc:extra","time_us":1700000000000000,"kind":"commit","extra_key":[1,2]}'
+    misfit = b'{"did":"did:plc:misfit","time_us":"soon","kind":"commit"}'
+    later = tmp_path / "later.jsonl"
+    later.write_bytes(b"\n".join([GOOD_LINE, misfit, extra, REFUSED["not_an_object"]]) + b"\n")
+    try:
+        engine.start()
+        system.create()
+        assert load_files(system.loader(), files, SparkAnalytics.load_batch_size).refused_count == 0
+        columns = {row[0] for row in engine.session().sql(f"DESCRIBE TABLE {TABLE}").collect()}
+        assert {"did", "kind", "time_us", "commit"} <= columns and "doc" not in columns
+        report = load_files(system.loader(), [later], 100)
+        reasons = {r.line: r.reason for r in report.refused}
+        assert sorted(reasons) == [2, 4] and reasons[2] == MISFIT, reasons
+        assert reasons[4].startswith("not a JSON object")
+        taken = tmp_path / "taken.jsonl"
+        taken.write_bytes(b"\n".join([GOOD_LINE, extra]) + b"\n")
+        run_queries(system, compute_answers([*files, taken]))
+        stored = [json.loads(text) for text in system.read_back()]
+        extra_stored = next(doc for doc in stored if doc.get("did") == "did:plc:extra")
+        assert extra_stored == {"did": "did:plc:extra", "time_us": 1700000000000000, "kind": "commit"}
+        assert system.storage().total > 0
+        with pytest.raises(NotExpressible, match="inferred"):
+            SparkPortable(engine, system.variant).check_representation()
+    finally:
+        system.release()
+        engine.stop()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

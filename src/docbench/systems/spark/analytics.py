@@ -11,7 +11,7 @@ from docbench.contracts.engine import system_folder
 from docbench.core.jsontypes import JsonMapping, JsonObject
 from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.spark.engine import TABLE, SparkEngine
-from docbench.systems.spark.loader import SparkLoader
+from docbench.systems.spark.loader import InferredSchemaLoader, SparkLoader
 from docbench.systems.spark.session import SparkQuerySession
 
 SHREDDING = "spark.sql.variant.writeShredding.enabled"
@@ -31,6 +31,23 @@ VARIANTS: list[Variant] = [
         "false: each document one binary value, as Spark 4.0 wrote them)",
         role="alt",
         settings={"column_type": "VARIANT", "shredding": "false"},
+    ),
+    Variant(
+        "struct",
+        "the columns spark.read.json infers from the first batch loaded (STRUCTs, typed values, "
+        "a conflict of types widened to the value's JSON text) in Parquet: a key the schema "
+        "lacks is dropped, a document whose values do not fit it is refused (PERMISSIVE mode's "
+        "corrupt-record column); no VARIANT column, no index (queries-struct.sql)",
+        role="representation",
+        settings={
+            "inferred_schema": True,
+            "queries": "queries-struct.sql",
+            "representation": "columns inferred by spark.read.json (STRUCT)",
+            "retains_structure": False,
+        },
+        # The schema is inferred from a file the server reads (the loader writes it in
+        # docbench's own directory): a server reached by URL does not see it.
+        own_server_only=True,
     ),
     Variant(
         "json_string",
@@ -60,12 +77,18 @@ class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
     refused_hard_kinds = frozenset({"deep_nesting"})
 
     # ----- loading -------------------------------------------------------------------------
+    @property
+    def inferred_schema(self) -> bool:
+        """The variant ``struct``: columns spark.read.json infers, no document column."""
+        return bool(self.variant.settings.get("inferred_schema"))
+
     def ddl(self) -> list[str]:
         location = self.engine.table_location
+        column_type = self.variant.settings.get("column_type")
         return [
             render(
                 statement,
-                column_type=str(self.variant.settings["column_type"]),
+                columns=f"(doc {column_type})" if column_type else "",
                 location=f"LOCATION '{location}'" if location is not None else "",
             )
             for statement in read_sql_statements(system_folder(self.engine) / "ddl.sql")
@@ -73,7 +96,7 @@ class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
 
     def stored_document(self) -> str:
         """What load.sql stores of a line: the parsed value, or the line's text."""
-        if self.variant.settings["column_type"] == "VARIANT":
+        if self.variant.settings.get("column_type") == "VARIANT":
             return "CASE WHEN a IS NULL THEN parse_json(line) ELSE variant_get(a, '$[0]') END"
         return "line"
 
@@ -82,21 +105,28 @@ class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
         spark.sql(f"DROP TABLE IF EXISTS {TABLE}").collect()
         self.engine.remove_table_files()
         spark.conf.set(SHREDDING, str(self.variant.settings.get("shredding", "true")))
-        for statement in self.ddl():
+        # The inferred columns' table is made by the loader, from its first batch's schema.
+        statements = self.ddl()[:1] if self.inferred_schema else self.ddl()
+        for statement in statements:
             spark.sql(statement).collect()
 
     def loader(self) -> Loader:
         spark = self.engine.session()
         spark.conf.set(SHREDDING, str(self.variant.settings.get("shredding", "true")))
+        if self.inferred_schema:
+            return InferredSchemaLoader(self)
         return SparkLoader(self)
 
     def count(self) -> int:
         return int(self.engine.session().sql(f"SELECT count(*) FROM {TABLE}").collect()[0][0])
 
     def read_back(self) -> list[str]:
-        """Each document as Spark writes it back as JSON text (``to_json`` of the VARIANT;
-        the stored text of a STRING)."""
-        column = "to_json(doc)" if self.variant.settings["column_type"] == "VARIANT" else "doc"
+        """Each document as Spark writes it back as JSON text (``to_json`` of the VARIANT,
+        or of the row of inferred columns: a NULL field is left out; the stored text of a
+        STRING)."""
+        column = {"VARIANT": "to_json(doc)", "STRING": "doc"}.get(
+            str(self.variant.settings.get("column_type")), "to_json(struct(*))"
+        )
         return [str(row[0]) for row in self.engine.session().sql(f"SELECT {column} FROM {TABLE}").collect()]
 
     def storage(self) -> StorageSize:

@@ -11,6 +11,7 @@ EXISTS … LOCATION``): a restarted server (a cold query) finds the same files.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import shutil
 from pathlib import Path
@@ -48,6 +49,10 @@ def client_version() -> str:
 # tries with backoff to 2 s give up after 5 s of waiting (and their connection attempts).
 RETRY_TRIES = 5
 RETRY_MAX_BACKOFF_MS = 2000
+# A probe that has not answered in this long finds the server not alive. A server that is up
+# but busy (a query that outlived its cancel) queues the probe's job behind its tasks; without
+# a deadline the probe would wait as long as that query, and every run after it too.
+PROBE_SECONDS = 60.0
 
 
 def open_session(url: str) -> SparkSession:
@@ -180,16 +185,25 @@ class SparkEngine(Engine, ClusterPhases):
         self.cluster.restart_application()
 
     def is_alive(self) -> bool:
+        """The server answers ``SELECT 1`` within ``PROBE_SECONDS``."""
         if self.cluster is not None and not self.cluster.running():
             return False
         try:
             session = self.connect()
-            try:
-                return session.sql("SELECT 1").collect()[0][0] == 1
-            finally:
-                session.stop()
         except Exception:  # noqa: BLE001
             return False
+        probe = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="spark-probe")
+        answer = probe.submit(lambda: session.sql("SELECT 1").collect()[0][0] == 1)
+        try:
+            return bool(answer.result(timeout=PROBE_SECONDS))
+        except Exception:  # noqa: BLE001 - no answer in time, or an error: not alive
+            with contextlib.suppress(Exception):
+                session.interruptAll()
+            return False
+        finally:
+            probe.shutdown(wait=False)
+            with contextlib.suppress(Exception):
+                session.stop()
 
     def server_pids(self) -> list[int]:
         return self.cluster.pids() if self.cluster is not None else []

@@ -13,8 +13,12 @@ from docbench.contracts.analytics import Loader
 from docbench.contracts.common import BatchRejected
 from docbench.contracts.engine import system_folder
 from docbench.core.sqlfiles import read_sql_statements, render
+from docbench.systems.spark.engine import TABLE
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
     from docbench.systems.spark.analytics import SparkAnalytics
 
 BATCH_VIEW = "docbench_batch"
@@ -189,3 +193,88 @@ class SparkLoader(Loader):
 
     def close(self) -> None:
         self.spark.catalog.dropTempView(BATCH_VIEW)
+
+
+# The inferred columns' corrupt-record column (PERMISSIVE mode: a document whose values do not
+# fit the schema is held there, its fields NULL); a name no document's key should take.
+CORRUPT_COLUMN = "_docbench_corrupt_record"
+MISFIT = (
+    "its values do not fit the columns spark.read.json inferred from the first batch "
+    "(PERMISSIVE mode put it in the corrupt-record column)"
+)
+SAMPLE_FILE = "spark-inferred-schema-sample.json"
+
+
+class InferredSchemaLoader(SparkLoader):
+    """The variant ``struct``: no document column but the columns ``spark.read.json`` infers.
+
+    The first batch's good lines go to a file the server reads (docbench's own server: the
+    same machine), the schema is inferred from all of them (a conflict of types widens to a
+    string holding the value's JSON text) and the table is created with it. Every batch is
+    read with that schema by ``from_json`` in PERMISSIVE mode: a key the schema lacks is
+    dropped, and a document whose values do not fit it lands in the corrupt-record column and
+    is refused, with that reason, in the same pass as load.sql's refusals."""
+
+    def __init__(self, adapter: SparkAnalytics) -> None:
+        super().__init__(adapter)
+        self.sample_path = adapter.engine.workdir / SAMPLE_FILE
+        self.schema: StructType | None = None
+
+    def _refused_lines(self, lines: list[bytes]) -> dict[int, str]:
+        from pyspark.sql import functions as F
+
+        found = super()._refused_lines(lines)
+        if len(found) == len(lines):
+            return found
+        self._ensure_table(lines, found)
+        misfits = self._parsed(sorted(found)).where(F.col(f"d.{CORRUPT_COLUMN}").isNotNull()).select("i")
+        found.update((int(row[0]), MISFIT) for row in misfits.collect())
+        return found
+
+    def _ensure_table(self, lines: list[bytes], refused: dict[int, str]) -> None:
+        """The table's schema: the existing table's, or inferred from this batch's good lines
+        (and the table created with it)."""
+        if self.schema is not None:
+            return
+        if self.spark.catalog.tableExists(TABLE):
+            self.schema = self.spark.table(TABLE).schema
+            return
+        good = [line for index, line in enumerate(lines) if index not in refused]
+        self.sample_path.parent.mkdir(parents=True, exist_ok=True)
+        self.sample_path.write_bytes(b"\n".join(good) + b"\n")
+        try:
+            inferred = (
+                self.spark.read.option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
+                .json(str(self.sample_path))
+                .schema
+            )
+        finally:
+            self.sample_path.unlink(missing_ok=True)
+        from pyspark.sql.types import StructType
+
+        self.schema = StructType([field for field in inferred.fields if field.name != CORRUPT_COLUMN])
+        location = self.adapter.engine.table_location
+        writer = self.spark.createDataFrame([], self.schema).write.format("parquet")
+        if location is not None:
+            writer = writer.option("path", str(location))
+        writer.saveAsTable(TABLE)
+
+    def _parsed(self, refused: list[int]) -> DataFrame:
+        """The batch's lines but ``refused``: ``i``, and ``d``, the line read with the schema
+        and the corrupt-record column."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        assert self.schema is not None
+        schema = StructType([*self.schema.fields, StructField(CORRUPT_COLUMN, StringType())])
+        batch = self.spark.table(BATCH_VIEW)
+        if refused:
+            batch = batch.where(~F.col("i").isin(refused))
+        options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COLUMN}
+        return batch.select("i", F.from_json("line", schema, options).alias("d"))
+
+    def _insert(self, refused: list[int]) -> None:
+        from pyspark.sql import functions as F
+
+        rows = self._parsed(refused).where(F.col(f"d.{CORRUPT_COLUMN}").isNull()).select("d.*")
+        rows.drop(CORRUPT_COLUMN).write.insertInto(TABLE)

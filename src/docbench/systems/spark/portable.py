@@ -23,6 +23,13 @@ class SparkPortable(SqlDialect):
         # Spark's string literals read backslash escapes.
         return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
+    def check_representation(self) -> None:
+        if self.variant.settings.get("inferred_schema"):
+            raise NotExpressible(
+                f"spark/{self.variant.name}: the documents are columns inferred from the first batch, "
+                "not JSON: a path it did not see has no column"
+            )
+
     def source(self) -> str:
         if self.variant.settings.get("column_type") == "STRING":
             return f"(SELECT parse_json(doc) AS doc FROM {TABLE}) AS documents"
