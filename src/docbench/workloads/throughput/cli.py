@@ -224,6 +224,7 @@ def bench_commands() -> list[click.Command]:
         show_default=True,
         help="The driver's client loop (see `docbench run throughput --help`).",
     )
+    @io_limit_option
     @directory_option("--results", "results_dir", help="Where the runs' result files go [results/].")
     def bench_throughput(
         system_names: list[str],
@@ -236,11 +237,13 @@ def bench_commands() -> list[click.Command]:
         warmup: float,
         repeat: int,
         client_loop: str,
+        io_limit: Any,
         results_dir: Path | None,
     ) -> None:
         """docbench's throughput driver against the native tool (pgbench) cell by cell:
         TPS of both, their ratio and the CPU each spent per operation, and the driver's
-        no-op ceiling against the best engine figure."""
+        no-op ceiling against the best engine figure (under --io-limit, the throttle on the
+        server's processes, as in `docbench run throughput`)."""
         from docbench.core import paths, runlock
         from docbench.core.console import report_console
         from docbench.workloads.throughput.bench import bench_throughput as run_bench
@@ -260,6 +263,7 @@ def bench_commands() -> list[click.Command]:
             results_dir=results_dir_or_default(results_dir),
             client_loop=client_loop,
             native_builtin=False,
+            io_limit=io_limit,
         )
         with runlock.hold(paths.work_dir()):
             raise SystemExit(run_bench(request, repeat, report_console()))
