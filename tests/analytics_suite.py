@@ -96,10 +96,10 @@ def reload(system: AnalyticsAdapter, files: list[Path]) -> None:
 
 
 @contextmanager
-def query_session(system: AnalyticsAdapter) -> Iterator[Any]:
+def query_session(system: AnalyticsAdapter, timeout: float = 30) -> Iterator[Any]:
     """A session opened as the query worker opens it (from the picklable spec, after the
     adapter released the database), closed after."""
-    spec = json.loads(json.dumps({**system.session_spec(), "timeout": 30}))
+    spec = json.loads(json.dumps({**system.session_spec(), "timeout": timeout}))
     system.release()
     session = type(system).open_session(spec)
     try:

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from analytics_suite import query_session
 from click.testing import CliRunner
 
 from docbench.dataset.reader import dataset_files
@@ -153,22 +154,17 @@ def run_set_in_one_session(system, query_set, refused: dict[str, set[int]]) -> d
 
     # the answers over what the system took, as the runner's (portable_expected)
     expected = evaluate_set(query_set, dataset_files(DATA), skip=refused or None)["queries"]
-    spec = json.loads(json.dumps({**system.session_spec(), "timeout": 60}))  # picklable, plain
-    system.release()
-    session = type(system).open_session(spec)
+    with query_session(system, timeout=60) as session:
 
-    def run_text(text: str) -> QueryRun:
-        started = time.monotonic()
-        try:
-            rows = [list(row) for row in session.execute(0, text).rows]
-        except Exception as error:  # the runner records a failing query and goes on
-            return QueryRun(tries=[TryResult(error=f"{type(error).__name__}: {error}")])
-        return QueryRun(tries=[TryResult(seconds=time.monotonic() - started, rows=rows)])
+        def run_text(text: str) -> QueryRun:
+            started = time.monotonic()
+            try:
+                rows = [list(row) for row in session.execute(0, text).rows]
+            except Exception as error:  # the runner records a failing query and goes on
+                return QueryRun(tries=[TryResult(error=f"{type(error).__name__}: {error}")])
+            return QueryRun(tries=[TryResult(seconds=time.monotonic() - started, rows=rows)])
 
-    try:
         return run_portable_queries(system, query_set, dict(expected), run_text)
-    finally:
-        session.close()
 
 
 @pytest.mark.parametrize("name", portable_systems() + smoke_embedded_systems())

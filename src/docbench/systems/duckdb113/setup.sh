@@ -13,34 +13,6 @@ VERSION=1.1.3
 OPT="${DOCBENCH_OPT:-$PWD/.docbench/opt}"
 mkdir -p "$OPT"
 OPT="$(cd "$OPT" && pwd)"
-DIR="$OPT/duckdb-$VERSION"
-MARK="$DIR/.docbench-installed"
-PYTHON="${DOCBENCH_PYTHON:-python3}"
-CHECK="import duckdb, sys; sys.exit(duckdb.__version__ != '$VERSION')"
-
-if [ -f "$MARK" ] && "$DIR/bin/python" -I -c "$CHECK" 2>/dev/null; then
-    echo "duckdb113: DuckDB $VERSION already installed in $DIR"
-    exit 0
-fi
-command -v "$PYTHON" >/dev/null || { echo "duckdb113: $PYTHON is needed to make the venv (DOCBENCH_PYTHON)" >&2; exit 1; }
-
-rm -rf "$DIR"
-if ! "$PYTHON" -m venv "$DIR" 2>/dev/null; then
-    # Debian's own python3 makes venvs only with its python3-venv package.
-    rm -rf "$DIR"
-    if [ "$(command -v "$PYTHON")" = /usr/bin/python3 ]; then
-        . "$(dirname "${BASH_SOURCE[0]}")/../apt.sh"
-        docbench_apt_install duckdb113 python3-venv
-    fi
-    "$PYTHON" -m venv "$DIR" || { echo "duckdb113: $PYTHON -m venv $DIR failed" >&2; exit 1; }
-fi
-echo "duckdb113: fetching duckdb==$VERSION from PyPI into $DIR"
-if ! "$DIR/bin/python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-compile \
-        "duckdb==$VERSION"; then
-    echo "duckdb113: could not install duckdb==$VERSION into $DIR" >&2
-    exit 1
-fi
-"$DIR/bin/python" -I -c "$CHECK" || { echo "duckdb113: $DIR/bin/python does not import duckdb $VERSION" >&2; exit 1; }
-chmod -R a+rX "$DIR"
-touch "$MARK"
-echo "duckdb113: installed DuckDB $VERSION in $DIR"
+. "$(dirname "${BASH_SOURCE[0]}")/../pyvenv.sh"
+docbench_pip_venv duckdb113 "$OPT/duckdb-$VERSION" duckdb duckdb "$VERSION"
+echo "duckdb113: DuckDB $VERSION is in $OPT/duckdb-$VERSION"

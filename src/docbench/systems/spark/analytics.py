@@ -15,6 +15,15 @@ from docbench.systems.spark.loader import InferredSchemaLoader, SparkLoader
 from docbench.systems.spark.session import SparkQuerySession
 
 SHREDDING = "spark.sql.variant.writeShredding.enabled"
+# queries.sql's {time_us}: the document's time_us when Spark holds it as an integer (an integer
+# type, or a DECIMAL of scale 0: an integer beyond 64 bits, or a shredded 4.1 file's integer
+# column) that fits in a BIGINT; else NULL.
+TIME_US = (
+    "CASE WHEN schema_of_variant(variant_get(doc, '$.time_us')) IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT') "
+    "OR (startswith(schema_of_variant(variant_get(doc, '$.time_us')), 'DECIMAL(') "
+    "AND endswith(schema_of_variant(variant_get(doc, '$.time_us')), ',0)')) "
+    "THEN try_variant_get(doc, '$.time_us', 'bigint') END"
+)
 
 VARIANTS: list[Variant] = [
     Variant(
@@ -149,7 +158,7 @@ class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
 
     # ----- queries -------------------------------------------------------------------------
     def sql_names(self) -> dict[str, str]:
-        return {"table": TABLE}
+        return {"table": TABLE, "time_us": TIME_US}
 
     def session_spec(self) -> JsonObject:
         cluster = self.engine.cluster

@@ -7,8 +7,9 @@
 -- equals them). time_us counts only when Spark holds it as an integer: schema_of_variant is
 -- one of the integer types, or a decimal of scale 0 (parse_json keeps an integer beyond
 -- 64 bits as a decimal, and the shredded column of a Spark 4.1 file gives its integers as
--- DECIMAL(p,0)), and it fits in a BIGINT (try_variant_get is NULL beyond). Hours use integer
--- arithmetic on microseconds (UTC).
+-- DECIMAL(p,0)), and it fits in a BIGINT (try_variant_get is NULL beyond): {time_us}, one
+-- expression for the three queries (analytics.TIME_US). Hours use integer arithmetic on
+-- microseconds (UTC).
 
 -- Q1: events per collection (no collection = NULL, its own group).
 SELECT try_variant_get(doc, '$.commit.collection', 'string') AS collection, count(*) AS count
@@ -30,10 +31,7 @@ ORDER BY count DESC, collection NULLS FIRST;
 SELECT collection, CAST(pmod(time_us, 86400000000) DIV 3600000000 AS INT) AS hour_of_day, count(*) AS count
 FROM (
     SELECT try_variant_get(doc, '$.commit.collection', 'string') AS collection,
-           CASE WHEN schema_of_variant(variant_get(doc, '$.time_us')) IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
-                  OR (startswith(schema_of_variant(variant_get(doc, '$.time_us')), 'DECIMAL(')
-                      AND endswith(schema_of_variant(variant_get(doc, '$.time_us')), ',0)'))
-                THEN try_variant_get(doc, '$.time_us', 'bigint') END AS time_us
+           {time_us} AS time_us
     FROM {table}
     WHERE try_variant_get(doc, '$.kind', 'string') = 'commit'
       AND try_variant_get(doc, '$.commit.operation', 'string') = 'create'
@@ -46,10 +44,7 @@ ORDER BY hour_of_day NULLS LAST, collection;
 SELECT did, min(time_us) AS first_time_us
 FROM (
     SELECT try_variant_get(doc, '$.did', 'string') AS did,
-           CASE WHEN schema_of_variant(variant_get(doc, '$.time_us')) IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
-                  OR (startswith(schema_of_variant(variant_get(doc, '$.time_us')), 'DECIMAL(')
-                      AND endswith(schema_of_variant(variant_get(doc, '$.time_us')), ',0)'))
-                THEN try_variant_get(doc, '$.time_us', 'bigint') END AS time_us
+           {time_us} AS time_us
     FROM {table}
     WHERE try_variant_get(doc, '$.kind', 'string') = 'commit'
       AND try_variant_get(doc, '$.commit.operation', 'string') = 'create'
@@ -64,10 +59,7 @@ LIMIT 3;
 SELECT did, (max(time_us) - min(time_us)) DIV 1000 AS span_ms
 FROM (
     SELECT try_variant_get(doc, '$.did', 'string') AS did,
-           CASE WHEN schema_of_variant(variant_get(doc, '$.time_us')) IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT')
-                  OR (startswith(schema_of_variant(variant_get(doc, '$.time_us')), 'DECIMAL(')
-                      AND endswith(schema_of_variant(variant_get(doc, '$.time_us')), ',0)'))
-                THEN try_variant_get(doc, '$.time_us', 'bigint') END AS time_us
+           {time_us} AS time_us
     FROM {table}
     WHERE try_variant_get(doc, '$.kind', 'string') = 'commit'
       AND try_variant_get(doc, '$.commit.operation', 'string') = 'create'

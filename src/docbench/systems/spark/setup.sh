@@ -14,10 +14,6 @@ VERSION=4.1.3
 OPT="${DOCBENCH_OPT:-$PWD/.docbench/opt}"
 mkdir -p "$OPT"
 OPT="$(cd "$OPT" && pwd)"
-DIR="$OPT/spark-$VERSION"
-MARK="$DIR/.docbench-installed"
-PYTHON="${DOCBENCH_PYTHON:-python3}"
-CHECK="import pyspark, sys; sys.exit(pyspark.__version__ != '$VERSION')"
 START=$(date +%s)
 
 have_java() {
@@ -36,27 +32,6 @@ if ! have_java; then
     docbench_apt_install spark openjdk-17-jre-headless
 fi
 
-if [ -f "$MARK" ] && "$DIR/bin/python" -I -c "$CHECK" 2>/dev/null; then
-    echo "spark: Spark $VERSION already installed in $DIR"
-    exit 0
-fi
-command -v "$PYTHON" >/dev/null || { echo "spark: $PYTHON is needed to make the venv (DOCBENCH_PYTHON)" >&2; exit 1; }
-rm -rf "$DIR"
-if ! "$PYTHON" -m venv "$DIR" 2>/dev/null; then
-    rm -rf "$DIR"
-    if [ "$(command -v "$PYTHON")" = /usr/bin/python3 ]; then
-        . "$(dirname "${BASH_SOURCE[0]}")/../apt.sh"
-        docbench_apt_install spark python3-venv
-    fi
-    "$PYTHON" -m venv "$DIR" || { echo "spark: $PYTHON -m venv $DIR failed" >&2; exit 1; }
-fi
-echo "spark: fetching pyspark==$VERSION from PyPI into $DIR (about 450 MB)"
-if ! "$DIR/bin/python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-compile \
-        "pyspark==$VERSION"; then
-    echo "spark: could not install pyspark==$VERSION into $DIR" >&2
-    exit 1
-fi
-"$DIR/bin/python" -I -c "$CHECK" || { echo "spark: $DIR/bin/python does not import pyspark $VERSION" >&2; exit 1; }
-chmod -R a+rX "$DIR"
-touch "$MARK"
-echo "spark: installed Spark $VERSION in $DIR (setup took $(( $(date +%s) - START )) s)"
+. "$(dirname "${BASH_SOURCE[0]}")/../pyvenv.sh"
+docbench_pip_venv spark "$OPT/spark-$VERSION" pyspark pyspark "$VERSION" "about 450 MB"
+echo "spark: Spark $VERSION is in $OPT/spark-$VERSION (setup took $(( $(date +%s) - START )) s)"
