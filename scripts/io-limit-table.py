@@ -5,6 +5,11 @@ docs/results/io-limit/README.md.
 
 Usage: scripts/io-limit-table.py docs/results/io-limit/probe.json
        scripts/io-limit-table.py --runs docs/results/io-limit/seed-003/uncapped ...
+       scripts/io-limit-table.py --cells docs/results/io-limit/bench/uncapped ...
+
+--cells: the rounds of `docbench bench throughput` (each cell run --repeat times, the order of
+docbench and pgbench alternating) as one row per (io limit, mix, clients): each round's TPS of
+both, in the order they ran, and the ratio's spread.
 """
 
 from __future__ import annotations
@@ -86,9 +91,78 @@ def runs_table(directories: list[str]) -> None:
                 print("| " + " | ".join(cells) + " |")
 
 
+def runs_of(directories: list[str]):  # type: ignore[no-untyped-def]
+    """(io limit, run entry) of every throughput result in the directories, oldest first."""
+    for directory in directories:
+        for path in sorted(Path(directory).glob("throughput.*.json")):
+            if path.name.endswith(".intervals.json"):
+                continue
+            document = json.loads(path.read_text())
+            limit = (document.get("io_limit") or {}).get("asked", "none")
+            for run in document["runs"]:
+                yield limit, run
+
+
+def cells_table(directories: list[str]) -> None:
+    """One row per (io limit, mix, clients) over the rounds in the directories."""
+    import statistics
+
+    cells: dict[tuple[str, str, int], list[dict]] = {}
+    for limit, run in runs_of(directories):
+        cells.setdefault((limit, run["mix"], run["clients"]), []).append(run)
+    columns = (
+        "io limit",
+        "mix",
+        "clients",
+        "rounds",
+        "docbench TPS by round",
+        "pgbench TPS by round",
+        "docbench / pgbench by round",
+        "median ratio",
+        "docbench spread",
+        "pgbench spread",
+    )
+    print("| " + " | ".join(columns) + " |")
+    print("|---|---|" + "---:|" * (len(columns) - 2))
+    for (limit, mix, clients), runs in cells.items():
+        ours = [run["summary"]["tps"] for run in runs]
+        natives = [(run.get("native_reference") or {}).get("tps") for run in runs]
+        ratios = [(run.get("native_reference") or {}).get("ratio") for run in runs]
+        first = [
+            "(p)" if (run.get("native_reference") or {}).get("order") == "native first" else ""
+            for run in runs
+        ]
+        measured = [n for n in natives if n]
+        known = [r for r in ratios if r]
+
+        def spread(values: list[float]) -> str:
+            return (
+                f"{(max(values) - min(values)) / statistics.median(values):.0%}" if len(values) > 1 else "-"
+            )
+
+        cells_text = [
+            limit,
+            mix,
+            str(clients),
+            str(len(runs)),
+            " · ".join(f"{tps:,.0f}" for tps in ours),
+            " · ".join(f"{p}{n:,.0f}" if n else "-" for n, p in zip(natives, first, strict=True)),
+            " · ".join(f"{r:.2f}" if r else "-" for r in ratios),
+            f"{statistics.median(known):.2f}" if known else "-",
+            spread(ours),
+            spread(measured),
+        ]
+        print("| " + " | ".join(cells_text) + " |")
+    print()
+    print("(p): pgbench ran first in that round; spread: (max - min) / median of the rounds.")
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "--runs":
         runs_table(argv[1:])
+        return 0
+    if argv and argv[0] == "--cells":
+        cells_table(argv[1:])
         return 0
     document = json.loads(Path(argv[0]).read_text())
     print(
