@@ -251,14 +251,21 @@ def test_two_worker_cluster(installed, real_small: Path, monkeypatch):
     assert all(gone(pid) for pid in pids)
 
 
-def test_a_server_that_is_gone_fails_in_seconds():
+def test_a_server_that_is_gone_fails_in_seconds(tmp_path: Path, monkeypatch):
     """The Connect client's own retry policy waits 10 minutes for a server that is gone; a
-    session of docbench's gives up within seconds (engine.RETRY_TRIES), with the reason."""
+    session of docbench's gives up within seconds (engine.RETRY_TRIES), with the reason. The
+    liveness probe answers by its deadline (engine.PROBE_SECONDS) even while the client
+    still retries."""
     from docbench.servers.managed import free_port
-    from docbench.systems.spark.engine import open_session
+    from docbench.systems.spark import engine as spark_engine
 
-    session = open_session(f"sc://127.0.0.1:{free_port()}")
+    url = f"sc://127.0.0.1:{free_port()}"
+    session = spark_engine.open_session(url)
     started = time.monotonic()
     with pytest.raises(Exception, match="(?i)unavailable|connect"):
         session.sql("SELECT 1").collect()
     assert time.monotonic() - started < 30
+    monkeypatch.setattr(spark_engine, "PROBE_SECONDS", 1.0)
+    started = time.monotonic()
+    assert not SparkEngine(tmp_path / "work", url).is_alive()
+    assert time.monotonic() - started < 5

@@ -11,9 +11,9 @@ EXISTS … LOCATION``): a restarted server (a cold query) finds the same files.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import shutil
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -192,18 +192,30 @@ class SparkEngine(Engine, ClusterPhases):
             session = self.connect()
         except Exception:  # noqa: BLE001
             return False
-        probe = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="spark-probe")
-        answer = probe.submit(lambda: session.sql("SELECT 1").collect()[0][0] == 1)
-        try:
-            return bool(answer.result(timeout=PROBE_SECONDS))
-        except Exception:  # noqa: BLE001 - no answer in time, or an error: not alive
+        answers: list[bool] = []
+
+        def ask() -> None:
+            with contextlib.suppress(Exception):  # an error is no answer
+                answers.append(session.sql("SELECT 1").collect()[0][0] == 1)
+
+        # A daemon thread: one that never gets its answer must not hold the process at exit.
+        probe = threading.Thread(target=ask, name="spark-probe", daemon=True)
+        probe.start()
+        probe.join(PROBE_SECONDS)
+
+        def close() -> None:
             with contextlib.suppress(Exception):
                 session.interruptAll()
-            return False
-        finally:
-            probe.shutdown(wait=False)
             with contextlib.suppress(Exception):
                 session.stop()
+
+        if probe.is_alive():
+            # No answer in time: not alive. The probe is interrupted and its session closed
+            # in the background (calls to a server that is gone retry for seconds each).
+            threading.Thread(target=close, name="spark-probe-close", daemon=True).start()
+            return False
+        close()
+        return answers == [True]
 
     def server_pids(self) -> list[int]:
         return self.cluster.pids() if self.cluster is not None else []
