@@ -199,6 +199,15 @@ def test_struct_infers_columns_and_refuses_what_does_not_fit(server_url, real_da
         assert system.storage().total > 0
         with pytest.raises(NotExpressible, match="inferred"):
             SparkPortable(engine, system.variant).check_representation()
+        # A first batch whose schema the client cannot receive (about 30 levels: protobuf's
+        # recursion limit): the deeper lines refused, the schema inferred from the others.
+        system.create()
+        deep = b'{"did":"did:plc:deep","d":' + b'{"a":' * 40 + b"1" + b"}" * 40 + b"}"
+        first = tmp_path / "first.jsonl"
+        first.write_bytes(b"\n".join([GOOD_LINE, deep]) + b"\n")
+        report = load_files(system.loader(), [first], 100)
+        assert [(r.line, r.reason.split(":")[0]) for r in report.refused] == [(2, "nests 41 levels")]
+        assert system.count() == 1
     finally:
         system.release()
         engine.stop()
@@ -249,6 +258,13 @@ def test_two_worker_cluster(installed, real_small: Path, monkeypatch):
         engine.stop()
         shutil.rmtree(base, ignore_errors=True)
     assert all(gone(pid) for pid in pids)
+
+
+def test_nesting_depth():
+    from docbench.systems.spark.loader import nesting_depth
+
+    assert nesting_depth(b'{"a": [1, {"b": "}]]{{"}], "c": "\\"["}') == 3
+    assert nesting_depth(b"{}") == 1 and nesting_depth(b"1") == 0
 
 
 def test_a_server_that_is_gone_fails_in_seconds(tmp_path: Path, monkeypatch):

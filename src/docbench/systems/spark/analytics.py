@@ -4,6 +4,8 @@ index. DDL, load statements and queries are plain SQL files next to this module 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from docbench.contracts.analytics import AnalyticsAdapter, Loader, QuerySession
 from docbench.contracts.capabilities import BlueskyQueries, ReadBack
 from docbench.contracts.common import StorageSize, Variant, directory_size
@@ -13,6 +15,9 @@ from docbench.core.sqlfiles import read_sql_statements, render
 from docbench.systems.spark.engine import TABLE, SparkEngine
 from docbench.systems.spark.loader import InferredSchemaLoader, SparkLoader
 from docbench.systems.spark.session import SparkQuerySession
+
+if TYPE_CHECKING:
+    from pyspark.sql.connect.session import SparkSession
 
 SHREDDING = "spark.sql.variant.writeShredding.enabled"
 # queries.sql's {time_us}: the document's time_us when Spark holds it as an integer (an integer
@@ -53,6 +58,8 @@ VARIANTS: list[Variant] = [
             "queries": "queries-struct.sql",
             "representation": "columns inferred by spark.read.json (STRUCT)",
             "retains_structure": False,
+            # Keys that differ only in case ("key", "Key") are two columns, as in the JSON.
+            "session_conf": {"spark.sql.caseSensitive": "true"},
         },
         # The schema is inferred from a file the server reads (the loader writes it in
         # docbench's own directory): a server reached by URL does not see it.
@@ -91,6 +98,17 @@ class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
         """The variant ``struct``: columns spark.read.json infers, no document column."""
         return bool(self.variant.settings.get("inferred_schema"))
 
+    def session(self) -> SparkSession:
+        """The engine's shared session, with the variant's session settings."""
+        spark = self.engine.session()
+        for key, value in self.session_conf().items():
+            spark.conf.set(key, value)
+        return spark
+
+    def session_conf(self) -> dict[str, str]:
+        conf = self.variant.settings.get("session_conf") or {}
+        return {str(key): str(value) for key, value in dict(conf).items()}  # type: ignore[arg-type]
+
     def ddl(self) -> list[str]:
         location = self.engine.table_location
         column_type = self.variant.settings.get("column_type")
@@ -110,7 +128,7 @@ class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
         return "line"
 
     def create(self) -> None:
-        spark = self.engine.session()
+        spark = self.session()
         spark.sql(f"DROP TABLE IF EXISTS {TABLE}").collect()
         self.engine.remove_table_files()
         spark.conf.set(SHREDDING, str(self.variant.settings.get("shredding", "true")))
@@ -120,14 +138,14 @@ class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
             spark.sql(statement).collect()
 
     def loader(self) -> Loader:
-        spark = self.engine.session()
+        spark = self.session()
         spark.conf.set(SHREDDING, str(self.variant.settings.get("shredding", "true")))
         if self.inferred_schema:
             return InferredSchemaLoader(self)
         return SparkLoader(self)
 
     def count(self) -> int:
-        return int(self.engine.session().sql(f"SELECT count(*) FROM {TABLE}").collect()[0][0])
+        return int(self.session().sql(f"SELECT count(*) FROM {TABLE}").collect()[0][0])
 
     def read_back(self) -> list[str]:
         """Each document as Spark writes it back as JSON text (``to_json`` of the VARIANT,
@@ -136,7 +154,7 @@ class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
         column = {"VARIANT": "to_json(doc)", "STRING": "doc"}.get(
             str(self.variant.settings.get("column_type")), "to_json(struct(*))"
         )
-        return [str(row[0]) for row in self.engine.session().sql(f"SELECT {column} FROM {TABLE}").collect()]
+        return [str(row[0]) for row in self.session().sql(f"SELECT {column} FROM {TABLE}").collect()]
 
     def storage(self) -> StorageSize:
         """The table's Parquet files (in docbench's warehouse; by URL, the size Spark's own
@@ -149,7 +167,7 @@ class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
             return StorageSize(
                 total=data, data=data, index=0, on_disk=directory_size(location), detail=detail
             )
-        spark = self.engine.session()
+        spark = self.session()
         spark.sql(f"ANALYZE TABLE {TABLE} COMPUTE STATISTICS NOSCAN").collect()
         rows = spark.sql(f"DESCRIBE TABLE EXTENDED {TABLE}").collect()
         statistics = next((str(row[1]) for row in rows if str(row[0]) == "Statistics"), "0 bytes")
@@ -164,6 +182,7 @@ class SparkAnalytics(AnalyticsAdapter, BlueskyQueries, ReadBack):
         cluster = self.engine.cluster
         return {
             "url": self.engine.base_url(),
+            "conf": dict(self.session_conf()),
             "ddl": list(self.ddl()),
             "servers": [str(d) for d in cluster.directories()] if cluster is not None else [],
         }

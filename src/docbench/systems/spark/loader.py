@@ -61,7 +61,7 @@ class SparkLoader(Loader):
 
     def __init__(self, adapter: SparkAnalytics) -> None:
         self.adapter = adapter
-        self.spark = adapter.engine.session()
+        self.spark = adapter.session()
         # A random sentinel per loader, so that no line can imitate it (load.sql).
         self.sentinel = "docbench-end-" + secrets.token_hex(8)
         self.check, self.insert = (
@@ -203,6 +203,37 @@ MISFIT = (
     "(PERMISSIVE mode put it in the corrupt-record column)"
 )
 SAMPLE_FILE = "spark-inferred-schema-sample.json"
+# The Spark Connect client receives a schema as nested protobuf messages (three per level of
+# objects), and protobuf's recursion limit (100) stops it at about 30 levels ("Exception
+# deserializing response!"). Where the first batch's schema cannot be received, its lines that
+# nest deeper than this are refused and the schema is inferred from the others.
+STRUCT_DEPTH_LIMIT = 30
+TOO_DEEP = (
+    "nests {depth} levels: the columns spark.read.json infers for it are deeper than the Spark "
+    "Connect client can receive (protobuf's recursion limit)"
+)
+
+
+def nesting_depth(line: bytes) -> int:
+    """The deepest nesting of objects and arrays in a JSON text (brackets in strings ignored)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x7B, 0x5B):  # { [
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x7D, 0x5D):  # } ]
+            depth -= 1
+    return deepest
 
 
 class InferredSchemaLoader(SparkLoader):
@@ -224,40 +255,54 @@ class InferredSchemaLoader(SparkLoader):
         from pyspark.sql import functions as F
 
         found = super()._refused_lines(lines)
-        if len(found) == len(lines):
+        if len(found) < len(lines):
+            self._ensure_table(lines, found)
+        if self.schema is None or len(found) == len(lines):
             return found
-        self._ensure_table(lines, found)
         misfits = self._parsed(sorted(found)).where(F.col(f"d.{CORRUPT_COLUMN}").isNotNull()).select("i")
         found.update((int(row[0]), MISFIT) for row in misfits.collect())
         return found
 
     def _ensure_table(self, lines: list[bytes], refused: dict[int, str]) -> None:
-        """The table's schema: the existing table's, or inferred from this batch's good lines
-        (and the table created with it)."""
+        """The table's schema: the existing table's, or inferred from this batch's lines not
+        ``refused`` (and the table created with it). Lines too deep for the client to receive
+        their schema are added to ``refused``."""
         if self.schema is not None:
             return
         if self.spark.catalog.tableExists(TABLE):
             self.schema = self.spark.table(TABLE).schema
             return
-        good = [line for index, line in enumerate(lines) if index not in refused]
-        self.sample_path.parent.mkdir(parents=True, exist_ok=True)
-        self.sample_path.write_bytes(b"\n".join(good) + b"\n")
+        good = {index: line for index, line in enumerate(lines) if index not in refused}
         try:
-            inferred = (
-                self.spark.read.option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
-                .json(str(self.sample_path))
-                .schema
-            )
-        finally:
-            self.sample_path.unlink(missing_ok=True)
-        from pyspark.sql.types import StructType
-
-        self.schema = StructType([field for field in inferred.fields if field.name != CORRUPT_COLUMN])
+            self.schema = self._infer(list(good.values()))
+        except Exception:
+            depths = {index: nesting_depth(line) for index, line in good.items()}
+            deep = {index: depth for index, depth in depths.items() if depth > STRUCT_DEPTH_LIMIT}
+            if not deep:
+                raise
+            refused.update((index, TOO_DEEP.format(depth=depth)) for index, depth in deep.items())
+            rest = [line for index, line in good.items() if index not in deep]
+            if not rest:
+                return
+            self.schema = self._infer(rest)
         location = self.adapter.engine.table_location
         writer = self.spark.createDataFrame([], self.schema).write.format("parquet")
         if location is not None:
             writer = writer.option("path", str(location))
         writer.saveAsTable(TABLE)
+
+    def _infer(self, lines: list[bytes]) -> StructType:
+        """The schema spark.read.json infers from the lines (in a file the server reads)."""
+        from pyspark.sql.types import StructType
+
+        self.sample_path.parent.mkdir(parents=True, exist_ok=True)
+        self.sample_path.write_bytes(b"\n".join(lines) + b"\n")
+        try:
+            reader = self.spark.read.option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
+            inferred = reader.json(str(self.sample_path)).schema
+        finally:
+            self.sample_path.unlink(missing_ok=True)
+        return StructType([field for field in inferred.fields if field.name != CORRUPT_COLUMN])
 
     def _parsed(self, refused: list[int]) -> DataFrame:
         """The batch's lines but ``refused``: ``i``, and ``d``, the line read with the schema

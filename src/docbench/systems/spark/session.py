@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from docbench.contracts.analytics import QueryOutcome, QuerySession
-from docbench.core.jsontypes import JsonMapping, as_array, as_str
+from docbench.core.jsontypes import JsonMapping, as_array, as_object, as_str
 from docbench.systems.spark.engine import TABLE, open_session
 from docbench.systems.spark.server import processes_in
 
@@ -23,6 +23,8 @@ CANCEL_RETRY_SECONDS = 0.2
 class SparkQuerySession(QuerySession):
     def __init__(self, spec: JsonMapping) -> None:
         self.spark = open_session(as_str(spec["url"], "url"))
+        for key, value in as_object(spec.get("conf") or {}, "conf").items():
+            self.spark.conf.set(key, as_str(value, key))
         # One catalog lookup; the DDL only where the table is unknown (a restarted server).
         if not self.spark.catalog.tableExists(TABLE):
             for statement in as_array(spec["ddl"], "ddl"):
