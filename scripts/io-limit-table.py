@@ -60,35 +60,29 @@ def runs_table(directories: list[str]) -> None:
     )
     print("| " + " | ".join(columns) + " |")
     print("|---|---|" + "---:|" * (len(columns) - 2))
-    for directory in directories:
-        for path in sorted(Path(directory).glob("throughput.*.json")):
-            if path.name.endswith(".intervals.json"):
-                continue
-            document = json.loads(path.read_text())
-            limit = (document.get("io_limit") or {}).get("asked", "none")
-            for run in document["runs"]:
-                summary = run["summary"]
-                served = run.get("io_served")
-                seconds = run.get("wall_seconds") or 0
-                native = run.get("native_reference") or {}
-                rates = (
-                    [f"{served['read_ios'] / seconds:,.0f}", f"{served['write_ios'] / seconds:,.0f}"]
-                    if served and seconds
-                    else ["-", "-"]
-                )
-                cells = [
-                    limit,
-                    run["mix"],
-                    str(run["clients"]),
-                    f"{summary['tps']:,.0f}",
-                    f"{summary['latency']['p50_ms']:.3f}",
-                    f"{summary['latency']['p99_ms']:.3f}",
-                    *rates,
-                    f"{run['memory_cap']['pages_in_bytes'] / 1e6:,.0f}" if run.get("memory_cap") else "-",
-                    f"{native['tps']:,.0f}" if native.get("tps") else "-",
-                    f"{native['ratio']:.2f}" if native.get("ratio") else "-",
-                ]
-                print("| " + " | ".join(cells) + " |")
+    for limit, run in runs_of(directories):
+        summary = run["summary"]
+        served = run.get("io_served")
+        seconds = run.get("wall_seconds") or 0
+        native = run.get("native_reference") or {}
+        rates = (
+            [f"{served['read_ios'] / seconds:,.0f}", f"{served['write_ios'] / seconds:,.0f}"]
+            if served and seconds
+            else ["-", "-"]
+        )
+        cells = [
+            limit,
+            run["mix"],
+            str(run["clients"]),
+            f"{summary['tps']:,.0f}",
+            f"{summary['latency']['p50_ms']:.3f}",
+            f"{summary['latency']['p99_ms']:.3f}",
+            *rates,
+            f"{run['memory_cap']['pages_in_bytes'] / 1e6:,.0f}" if run.get("memory_cap") else "-",
+            f"{native['tps']:,.0f}" if native.get("tps") else "-",
+            f"{native['ratio']:.2f}" if native.get("ratio") else "-",
+        ]
+        print("| " + " | ".join(cells) + " |")
 
 
 def runs_of(directories: list[str]):  # type: ignore[no-untyped-def]
